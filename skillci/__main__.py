@@ -1,0 +1,3 @@
+from skillci.cli.main import entrypoint
+
+entrypoint()

@@ -1,0 +1,155 @@
+"""Error types for skillci.
+
+Every failure a user can cause or meet is a :class:`SkillciError` subclass that carries an
+exit code and a one-line fix hint. ``skillci.cli.main.main`` turns them into one line on
+stderr (or a ``::error::`` annotation under GitHub Actions) and the process exit code.
+
+Exit codes (see ``ExitCode``): 0 ok, 1 gate rejected (a verdict, not a crash), 2 invalid
+input, 3 internal error, 4 external failure (git, runner, model, forge), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+
+
+class ExitCode(enum.IntEnum):
+    OK = 0
+    REJECTED = 1
+    INVALID_INPUT = 2
+    INTERNAL = 3
+    EXTERNAL = 4
+    INTERRUPTED = 130
+
+
+class SkillciError(Exception):
+    """Root of every error skillci raises on purpose."""
+
+    exit_code: ExitCode = ExitCode.INTERNAL
+    default_hint: str = "re-run with -v and report the traceback"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        file: str | Path | None = None,
+        line: int | None = None,
+        col: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint if hint is not None else self.default_hint
+        self.file = str(file) if file is not None else None
+        self.line = line
+        self.col = col
+
+    @property
+    def location(self) -> str:
+        """``file:line:col`` (as much of it as is known), or ``""``."""
+        if self.file is None:
+            return ""
+        loc = self.file
+        if self.line is not None:
+            loc += f":{self.line}"
+            if self.col is not None:
+                loc += f":{self.col}"
+        return loc
+
+    def one_line(self) -> str:
+        where = f"{self.location}: " if self.location else ""
+        text = f"{where}{self.message}"
+        if self.hint:
+            text += f" (hint: {self.hint})"
+        return text.replace("\n", " ")
+
+    def __str__(self) -> str:
+        return self.one_line()
+
+
+class InvalidInputError(SkillciError):
+    """The user gave us something we cannot use: a bad flag, file, config or skill."""
+
+    exit_code = ExitCode.INVALID_INPUT
+    default_hint = "check the named file or flag"
+
+
+class UsageError(InvalidInputError):
+    default_hint = "see `skillci --help`"
+
+
+class ConfigError(InvalidInputError):
+    default_hint = "fix the named field in the config file"
+
+
+class SkillFormatError(InvalidInputError):
+    """A skill package file cannot be parsed or does not match its schema."""
+
+    default_hint = "fix the named field; `skillci skill lint` lists every problem"
+
+
+class LintFailed(InvalidInputError):
+    """Lint found errors (exit 2), or warnings under --strict."""
+
+    default_hint = "fix the findings listed above"
+
+
+class TaskFormatError(InvalidInputError):
+    default_hint = "compare the task dir with the SkillsBench/Harbor layout (docs/tasks.md)"
+
+
+class PatchError(InvalidInputError):
+    """A patch is malformed, out of bounds, or its preconditions fail."""
+
+    default_hint = "run `skillci patch check` to see every problem"
+
+
+class SealedSplitError(InvalidInputError):
+    """An optimisation code path tried to read the sealed final split."""
+
+    default_hint = "the final split is only read by `skillci eval run --suite final`"
+
+
+class GateRejected(SkillciError):
+    """A release gate said no. This is a verdict, not a crash."""
+
+    exit_code = ExitCode.REJECTED
+    default_hint = "see the gate report for the failing checks"
+
+
+class InternalError(SkillciError):
+    exit_code = ExitCode.INTERNAL
+
+
+class ExternalError(SkillciError):
+    """Something outside skillci failed: git, a runner, a model, a forge."""
+
+    exit_code = ExitCode.EXTERNAL
+    default_hint = "check that the external tool or service is installed and reachable"
+
+
+class GitError(ExternalError):
+    default_hint = "git failed. Is it installed, and are you in a Git repository?"
+
+
+class RunnerError(ExternalError):
+    default_hint = "check the runner's log in the trial dir"
+
+
+class ModelError(ExternalError):
+    default_hint = "check the route in provider_routes.json and its API key env var"
+
+
+class BudgetExceeded(ExternalError):
+    default_hint = "raise the budget (--max-usd/--max-tokens/--max-calls) or narrow the run"
+
+
+class ForgeError(ExternalError):
+    default_hint = "check the forge token and its permissions"
+
+
+class ConflictError(ExternalError):
+    """A compare-and-swap lost the race: someone else moved the ref first."""
+
+    default_hint = "re-run; another skillci process changed the same record"
