@@ -1,0 +1,5 @@
+"""Run records of trials, their redaction and their store (``.skillci/`` by default).
+
+Import the shapes from :mod:`skillci.trace.models`, the store from
+:mod:`skillci.trace.store` and redaction from :mod:`skillci.trace.redact`.
+"""
