@@ -15,8 +15,12 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-import click
 import typer
+
+try:  # typer >= 0.2x vendors click as typer._click; older typer uses click itself
+    import typer._click as click  # type: ignore[import-not-found,unused-ignore]
+except ImportError:  # pragma: no cover
+    import click  # type: ignore[no-redef,unused-ignore]
 
 from skillci import __version__
 from skillci.cli import output
@@ -95,12 +99,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         report_error(err)
         return int(err.exit_code)
-    except click.exceptions.Exit as ex:
+    except typer.Exit as ex:
         return int(ex.exit_code)
-    except click.exceptions.Abort:
+    except typer.Abort:
         print("interrupted", file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
-    except click.ClickException as ex:
+    except click.exceptions.ClickException as ex:
         ex.show()
         return int(ExitCode.INVALID_INPUT)
     except KeyboardInterrupt:

@@ -25,7 +25,7 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
 
-class Lifecycle(str, enum.Enum):
+class Lifecycle(enum.StrEnum):
     """Lifecycle of a rule or a package (the seed's five states)."""
 
     candidate = "candidate"
@@ -110,6 +110,14 @@ class PatchLimits(_Model):
     max_added_tokens: int = Field(default=400, ge=0)
 
 
+class Origin(_Model):
+    """Where an imported skill came from; export gives these files back byte-exact."""
+
+    format: Literal["anthropic", "skillsbench"] = Field(description="Source layout.")
+    source: str | None = Field(default=None, description="Path it was imported from.")
+    files: list[str] = Field(default_factory=list, description="The original files.")
+
+
 class Manifest(_Model):
     """``manifest.yaml``: identity, target runtime, budgets, gates and compatibility."""
 
@@ -125,6 +133,7 @@ class Manifest(_Model):
     release_gate: ReleaseGate = Field(default_factory=ReleaseGate)
     compatibility: Compatibility = Field(default_factory=Compatibility)
     patch_limits: PatchLimits = Field(default_factory=PatchLimits)
+    origin: Origin | None = Field(default=None, description="Set by `skillci skill import`.")
 
     @field_validator("name")
     @classmethod

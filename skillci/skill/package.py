@@ -65,6 +65,7 @@ class SkillPackage:
 
     files: Mapping[str, bytes]
     root: str = field(default="<memory>")
+    executable: frozenset[str] = field(default=frozenset(), compare=False)
     _parsed: dict[str, tuple[Any, yaml.Node | None]] = field(
         default_factory=dict, repr=False, compare=False
     )
@@ -79,14 +80,16 @@ class SkillPackage:
             raise SkillFormatError(
                 "not a directory", file=str(p), hint="pass the skill package directory"
             )
-        pkg = cls(read_tree(p), root=str(p))
+        pkg = cls(read_tree(p), root=str(p), executable=read_executables(p))
         if MANIFEST not in pkg.files:
             hint = (
                 f"this looks like a plain skill: run `skillci skill import {p}`"
                 if SKILL_MD in pkg.files
                 else "a package needs manifest.yaml and SKILL.md"
             )
-            raise SkillFormatError("no manifest.yaml: not a skillci package", file=str(p), hint=hint)
+            raise SkillFormatError(
+                "no manifest.yaml: not a skillci package", file=str(p), hint=hint
+            )
         return pkg
 
     def with_files(self, changes: Mapping[str, bytes | None]) -> SkillPackage:
@@ -98,7 +101,7 @@ class SkillPackage:
                 files.pop(rel, None)
             else:
                 files[rel] = data
-        return SkillPackage(files, root=self.root)
+        return SkillPackage(files, root=self.root, executable=self.executable & set(files))
 
     def to_dir(self, path: str | Path) -> list[str]:
         """Write the package to ``path``: changed files atomically, removed files deleted.
@@ -116,6 +119,7 @@ class SkillPackage:
             if existing.get(rel) != data:
                 atomic_write_bytes(root / rel, data)
                 changed.append(rel)
+            set_executable(root / rel, rel in self.executable)
         for rel in sorted(set(existing) - set(self.files)):
             (root / rel).unlink()
             changed.append(rel)
@@ -161,7 +165,9 @@ class SkillPackage:
         path = self._path(SKILL_MD)
         if not fm.present:
             raise SkillFormatError(
-                "SKILL.md has no YAML frontmatter", file=path, line=1,
+                "SKILL.md has no YAML frontmatter",
+                file=path,
+                line=1,
                 hint="start SKILL.md with ---, name: and description:, then ---",
             )
         data, node = yamlio.load(fm.yaml_text, path, line_offset=1)
@@ -184,7 +190,9 @@ class SkillPackage:
     # ------------------------------------------------------------------ file groups
 
     def rule_files(self) -> list[str]:
-        return sorted(r for r in self.files if _top(r) == RULES_DIR and r.endswith((".yaml", ".yml")))
+        return sorted(
+            r for r in self.files if _top(r) == RULES_DIR and r.endswith((".yaml", ".yml"))
+        )
 
     def on_demand_files(self) -> list[str]:
         return sorted(r for r in self.files if _top(r) in ON_DEMAND_DIRS and r.endswith(".md"))
@@ -196,8 +204,7 @@ class SkillPackage:
         """Files that are neither skillci metadata nor SKILL.md nor on-demand docs."""
         od = set(self.on_demand_files())
         return sorted(
-            r for r in self.files
-            if r != SKILL_MD and _top(r) not in SKILLCI_ONLY and r not in od
+            r for r in self.files if r != SKILL_MD and _top(r) not in SKILLCI_ONLY and r not in od
         )
 
     def iter_rules(self) -> Iterator[LocatedRule]:
@@ -208,10 +215,10 @@ class SkillPackage:
     def rules_in(self, rel: str) -> list[LocatedRule]:
         data, node = self.yaml_doc(rel)
         path = self._path(rel)
-        rf = yamlio.validate(RuleFile, data, node, path)
+        rf = yamlio.validate(RuleFile, data, node, path, strip_prefix=single_rule_prefix(data))
         out = []
         for i, rule in enumerate(rf.rules):
-            loc: list[int | str] = ["rules", i] if isinstance(data, dict) and "rules" in data else []
+            loc: list[int | str] = ["rules", i, "id"] if not single_rule_prefix(data) else ["id"]
             line, _ = yamlio.locate(node, loc)
             out.append(LocatedRule(rule, rel, line + 1, i))
         return out
@@ -236,6 +243,11 @@ class SkillPackage:
         return yamlio.validate(EvalList, data or {}, node, self._path(rel))
 
 
+def single_rule_prefix(data: Any) -> tuple[str, int] | tuple[()]:
+    """Error-location prefix that a one-rule file does not have in its YAML."""
+    return ("rules", 0) if isinstance(data, dict) and "rules" not in data else ()
+
+
 def _top(rel: str) -> str:
     return rel.split("/", 1)[0]
 
@@ -243,7 +255,27 @@ def _top(rel: str) -> str:
 def check_relpath(rel: str) -> None:
     p = PurePosixPath(rel)
     if p.is_absolute() or ".." in p.parts or not rel or rel != p.as_posix():
-        raise SkillFormatError(f"unsafe package path {rel!r}", hint="use a relative path inside the package")
+        raise SkillFormatError(
+            f"unsafe package path {rel!r}", hint="use a relative path inside the package"
+        )
+
+
+def read_executables(root: Path) -> frozenset[str]:
+    """Relative paths of files under ``root`` with the owner-executable bit set."""
+    return frozenset(
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.is_file()
+        and not (set(p.relative_to(root).parts) & IGNORED_DIRS)
+        and p.stat().st_mode & 0o100
+    )
+
+
+def set_executable(path: Path, executable: bool) -> None:
+    mode = path.stat().st_mode
+    new = (mode | 0o111) if executable else (mode & ~0o111)
+    if new != mode:
+        path.chmod(new)
 
 
 def read_tree(root: Path) -> dict[str, bytes]:
@@ -256,13 +288,15 @@ def read_tree(root: Path) -> dict[str, bytes]:
             rel = full.relative_to(root).as_posix()
             if full.is_symlink():
                 raise SkillFormatError(
-                    "symlinks are not allowed in a skill package", file=str(full),
+                    "symlinks are not allowed in a skill package",
+                    file=str(full),
                     hint="replace the link with the file it points to",
                 )
             size = full.stat().st_size
             if size > MAX_FILE_BYTES:
                 raise SkillFormatError(
-                    f"file is {size} bytes; the limit is {MAX_FILE_BYTES}", file=str(full),
+                    f"file is {size} bytes; the limit is {MAX_FILE_BYTES}",
+                    file=str(full),
                     hint="keep large data out of skills",
                 )
             out[rel] = full.read_bytes()

@@ -29,7 +29,9 @@ from skillci.skill.package import ON_DEMAND_DIRS, SKILL_MD, SkillPackage
 RENDER_SCHEMA_VERSION = 1
 HARNESSES = ("folder", "builtin")
 GENERATED_MARKER = "<!-- skillci:generated -->"
-_WHEN_RE = re.compile(r"^\s*>?\s*(?:\*\*)?load when(?:\*\*)?\s*:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
+_WHEN_RE = re.compile(
+    r"^\s*>?\s*(?:\*\*)?load when(?:\*\*)?\s*:\s*(.+)$", re.IGNORECASE | re.MULTILINE
+)
 _H1_RE = re.compile(r"^#\s+(.+)$", re.MULTILINE)
 
 
@@ -140,13 +142,19 @@ def render(pkg: SkillPackage, harness: str = "folder") -> RenderedSkill:
         path = _workflow_path(pkg, wf)
         text, src = od_texts.get(path, (f"# Workflow: {wf}\n", []))
         section = "\n".join(rule_markdown(r) for r in wf_rules)
-        text = text.rstrip("\n") + f"\n\n{GENERATED_MARKER}\n## Rules for this workflow\n\n{section}"
+        text = (
+            text.rstrip("\n") + f"\n\n{GENERATED_MARKER}\n## Rules for this workflow\n\n{section}"
+        )
         od_texts[path] = (text, src + [lr.file for lr in pkg.rules if lr.rule in wf_rules])
     for rel, (text, src) in sorted(od_texts.items()):
         files.append(
             RenderedFile(
-                path=rel, kind="on_demand", content=text.encode(), tokens=pkg.tokens(text),
-                when=when_to_load(text, rel), source=sorted(set(src)),
+                path=rel,
+                kind="on_demand",
+                content=text.encode(),
+                tokens=pkg.tokens(text),
+                when=when_to_load(text, rel),
+                source=sorted(set(src)),
             )
         )
 
@@ -154,32 +162,47 @@ def render(pkg: SkillPackage, harness: str = "folder") -> RenderedSkill:
     skill_text = pkg.text(SKILL_MD)
     generated: list[str] = []
     if boot_rules:
-        generated.append("## Rules (always apply)\n\n" + "\n".join(rule_markdown(r) for r in boot_rules))
-    unlisted = [f for f in files if f.path not in pkg.body]
+        generated.append(
+            "## Rules (always apply)\n\n" + "\n".join(rule_markdown(r) for r in boot_rules)
+        )
+    original = set(m.origin.files) if m.origin else set()
+    unlisted = [f for f in files if f.path not in pkg.body and f.path not in original]
     if unlisted:
-        idx = ["## On-demand files", "", "Load a file with your skill-file tool only when its trigger applies:"]
+        idx = [
+            "## On-demand files",
+            "",
+            "Load a file with your skill-file tool only when its trigger applies:",
+        ]
         idx += [f"- `{f.path}` — load when: {f.when} (~{f.tokens} tokens)" for f in unlisted]
         generated.append("\n".join(idx) + "\n")
     if generated:
-        skill_bytes = (skill_text.rstrip("\n") + f"\n\n{GENERATED_MARKER}\n" + "\n".join(generated)).encode()
-        boot_src = [SKILL_MD] + sorted({lr.file for lr in pkg.rules if lr.rule in boot_rules})
+        skill_bytes = (
+            skill_text.rstrip("\n") + f"\n\n{GENERATED_MARKER}\n" + "\n".join(generated)
+        ).encode()
+        boot_src = [SKILL_MD, *sorted({lr.file for lr in pkg.rules if lr.rule in boot_rules})]
     else:
         skill_bytes = pkg.files[SKILL_MD]
         boot_src = [SKILL_MD]
     files.insert(
         0,
         RenderedFile(
-            path=SKILL_MD, kind="bootstrap", content=skill_bytes,
-            tokens=pkg.tokens(skill_bytes.decode("utf-8-sig")), source=boot_src,
+            path=SKILL_MD,
+            kind="bootstrap",
+            content=skill_bytes,
+            tokens=pkg.tokens(skill_bytes.decode("utf-8-sig")),
+            source=boot_src,
         ),
     )
     for rel in pkg.bundled_files():
-        files.append(RenderedFile(path=rel, kind="bundled", content=pkg.files[rel], tokens=0, source=[rel]))
+        files.append(
+            RenderedFile(path=rel, kind="bundled", content=pkg.files[rel], tokens=0, source=[rel])
+        )
 
     out = RenderedSkill(
         name=m.name, version=m.version, harness=harness, package_hash=pkg.content_hash, files=files
     )
     if harness == "builtin":
+        files = out.files
         index = {
             "schema_version": RENDER_SCHEMA_VERSION,
             "name": m.name,
@@ -189,16 +212,26 @@ def render(pkg: SkillPackage, harness: str = "folder") -> RenderedSkill:
             "bootstrap_tokens": out.bootstrap_tokens,
             "on_demand": [
                 {"path": f.path, "when": f.when, "tokens": f.tokens}
-                for f in files if f.kind == "on_demand"
+                for f in files
+                if f.kind == "on_demand"
             ],
         }
         files.append(
             RenderedFile(
-                path="skill.json", kind="index",
-                content=(json.dumps(index, indent=2, ensure_ascii=False) + "\n").encode(), tokens=0,
+                path="skill.json",
+                kind="index",
+                content=(json.dumps(index, indent=2, ensure_ascii=False) + "\n").encode(),
+                tokens=0,
             )
         )
     return out
 
 
-__all__ = ["HARNESSES", "ON_DEMAND_DIRS", "RenderedFile", "RenderedSkill", "render", "rule_markdown"]
+__all__ = [
+    "HARNESSES",
+    "ON_DEMAND_DIRS",
+    "RenderedFile",
+    "RenderedSkill",
+    "render",
+    "rule_markdown",
+]

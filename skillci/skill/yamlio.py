@@ -17,10 +17,8 @@ from pydantic import BaseModel, ValidationError
 
 from skillci.errors import SkillFormatError
 
-try:  # the C loader is ~10x faster; fall back to pure Python where libyaml is missing
-    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[attr-defined,unused-ignore]
-except AttributeError:  # pragma: no cover
-    _Loader = yaml.SafeLoader
+# the C loader is ~10x faster; fall back to pure Python where libyaml is missing
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -61,7 +59,10 @@ def compose(text: str, file: str, *, line_offset: int = 0) -> yaml.Node | None:
         col = (mark.column + 1) if mark else None
         problem = exc.problem or exc.context or "invalid YAML"
         raise SkillFormatError(
-            f"invalid YAML: {problem}", file=file, line=line, col=col,
+            f"invalid YAML: {problem}",
+            file=file,
+            line=line,
+            col=col,
             hint="fix the YAML syntax at that position",
         ) from None
     except yaml.YAMLError as exc:
@@ -90,7 +91,9 @@ def construct(node: yaml.Node | None, file: str, *, line_offset: int = 0) -> Any
         line = node.start_mark.line + 1 + line_offset
         raise SkillFormatError(f"invalid YAML value: {exc}", file=file, line=line) from None
     except RecursionError:
-        raise SkillFormatError("YAML nesting is too deep", file=file, line=1 + line_offset) from None
+        raise SkillFormatError(
+            "YAML nesting is too deep", file=file, line=1 + line_offset
+        ) from None
     finally:
         loader.dispose()
 
@@ -130,13 +133,24 @@ def locate(node: yaml.Node | None, loc: Sequence[int | str]) -> tuple[int, int]:
 
 
 def problems(
-    exc: ValidationError, node: yaml.Node | None, *, line_offset: int = 0, loc_prefix: Sequence[int | str] = ()
+    exc: ValidationError,
+    node: yaml.Node | None,
+    *,
+    line_offset: int = 0,
+    strip_prefix: Sequence[int | str] = (),
 ) -> list[FieldProblem]:
-    """Turn a pydantic ValidationError into located problems."""
+    """Turn a pydantic ValidationError into located problems.
+
+    ``strip_prefix`` drops a leading part of each error location that does not exist in
+    the YAML (e.g. ``("rules", 0)`` when a rules file holds a single rule mapping).
+    """
     out: list[FieldProblem] = []
+    n = len(strip_prefix)
     for err in exc.errors(include_url=False):
         loc = [p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
-        yloc = list(loc_prefix) + list(loc)
+        if n and tuple(loc[:n]) == tuple(strip_prefix):
+            loc = loc[n:]
+        yloc = list(loc)
         line, col = locate(node, yloc)
         field = ".".join(str(p) for p in loc) or "(document)"
         msg = err["msg"]
@@ -147,13 +161,19 @@ def problems(
 
 
 def validate(
-    model: type[M], data: Any, node: yaml.Node | None, file: str, *, line_offset: int = 0
+    model: type[M],
+    data: Any,
+    node: yaml.Node | None,
+    file: str,
+    *,
+    line_offset: int = 0,
+    strip_prefix: Sequence[int | str] = (),
 ) -> M:
     """Validate ``data`` against ``model``; raise the first problem with its line."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        first = problems(exc, node, line_offset=line_offset)[0]
+        first = problems(exc, node, line_offset=line_offset, strip_prefix=strip_prefix)[0]
         more = len(exc.errors()) - 1
         suffix = f" (+{more} more; run `skillci skill lint`)" if more else ""
         raise SkillFormatError(

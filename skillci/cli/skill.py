@@ -1,0 +1,234 @@
+"""``skillci skill``: lint, render, import, export, schemas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from skillci.cli.output import console, emit_json
+from skillci.errors import InvalidInputError, LintFailed, SkillciError, UsageError
+from skillci.fsutil import atomic_write_bytes
+from skillci.skill.lint import LintReport, lint
+from skillci.skill.package import (
+    SKILL_MD,
+    SkillPackage,
+    read_executables,
+    read_tree,
+    set_executable,
+)
+from skillci.skill.porting import export_plain, find_skill_dir, import_plain
+from skillci.skill.render import HARNESSES, render
+
+app = typer.Typer(help="Inspect and convert skill packages.", no_args_is_help=True)
+
+
+def _load_for_lint(path: Path) -> SkillPackage:
+    if not path.is_dir():
+        raise InvalidInputError(
+            "not a directory", file=str(path), hint="pass a skill package directory"
+        )
+    if not (path / "manifest.yaml").exists() and not (path / SKILL_MD).exists():
+        return SkillPackage({}, root=str(path))  # reports SK002 without reading an unrelated tree
+    return SkillPackage(read_tree(path), root=str(path))
+
+
+@app.command("lint")
+def lint_cmd(
+    paths: list[Path] = typer.Argument(..., help="Skill package directories."),
+    json_out: bool = typer.Option(False, "--json", help="Print findings as JSON."),
+    strict: bool = typer.Option(False, "--strict", help="Warnings fail too."),
+) -> int:
+    """Report everything wrong with skill packages (exit 2 on errors)."""
+    reports: list[LintReport] = []
+    for p in paths:
+        reports.append(lint(_load_for_lint(p)))
+    errors = sum(r.errors for r in reports)
+    warnings = sum(r.warnings for r in reports)
+    if json_out:
+        emit_json({"packages": reports, "errors": errors, "warnings": warnings})
+    else:
+        for r in reports:
+            for f in r.findings:
+                style = "red" if f.severity == "error" else "yellow"
+                console.print(f"[{style}]{f.format()}[/{style}]", markup=True)
+        console.print(f"{len(reports)} package(s): {errors} error(s), {warnings} warning(s)")
+    if errors or (strict and warnings):
+        if not json_out:
+            raise LintFailed(f"lint failed: {errors} error(s), {warnings} warning(s)")
+        return int(LintFailed.exit_code)
+    return 0
+
+
+def write_tree(
+    files: dict[str, bytes], out: Path, executable: frozenset[str] = frozenset()
+) -> None:
+    for rel, data in sorted(files.items()):
+        atomic_write_bytes(out / rel, data)
+        set_executable(out / rel, rel in executable)
+
+
+def _ensure_empty(out: Path, force: bool) -> None:
+    if out.exists() and any(out.iterdir()) and not force:
+        raise UsageError(
+            f"{out} exists and is not empty", hint="choose another --out or pass --force"
+        )
+
+
+@app.command("render")
+def render_cmd(
+    path: Path = typer.Argument(..., help="Skill package directory."),
+    harness: str = typer.Option("folder", "--harness", help=f"One of: {', '.join(HARNESSES)}."),
+    out: Path | None = typer.Option(None, "--out", help="Write the rendered files here."),
+    force: bool = typer.Option(False, "--force", help="Write into a non-empty --out."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> int:
+    """Render what a harness loads at start-up and on demand, with token counts."""
+    rendered = render(SkillPackage.from_dir(path), harness)
+    if out is not None:
+        _ensure_empty(out, force)
+        write_tree({f.path: f.content for f in rendered.files}, out)
+    if json_out:
+        emit_json(
+            {
+                "name": rendered.name,
+                "version": rendered.version,
+                "harness": harness,
+                "package_hash": rendered.package_hash,
+                "bootstrap_tokens": rendered.bootstrap_tokens,
+                "total_tokens": rendered.total_tokens,
+                "out": str(out) if out else None,
+                "files": [
+                    {"path": f.path, "kind": f.kind, "tokens": f.tokens, "when": f.when}
+                    for f in rendered.files
+                ],
+            }
+        )
+        return 0
+    table = Table(title=f"{rendered.name} {rendered.version} for harness {harness}")
+    for col in ("file", "kind", "tokens", "load when"):
+        table.add_column(col)
+    for f in rendered.files:
+        table.add_row(f.path, f.kind, str(f.tokens) if f.kind != "bundled" else "-", f.when or "")
+    console.print(table)
+    console.print(
+        f"bootstrap {rendered.bootstrap_tokens} tokens, everything loadable {rendered.total_tokens} tokens"
+        + (f"; written to {out}" if out else "")
+    )
+    return 0
+
+
+def _find_plain(src: Path) -> tuple[Path, str]:
+    """Resolve DIR to one plain skill folder; returns (folder, format)."""
+    if (src / SKILL_MD).is_file():
+        fmt = (
+            "skillsbench"
+            if src.parent.name == "skills" and src.parent.parent.name == "environment"
+            else "anthropic"
+        )
+        return src, fmt
+    for root, fmt in ((src / "environment" / "skills", "skillsbench"), (src, "anthropic")):
+        if root.is_dir():
+            cands: dict[str, dict[str, bytes]] = {
+                d.name: {} for d in root.iterdir() if (d / SKILL_MD).is_file()
+            }
+            if cands:
+                return root / find_skill_dir(cands, str(root)), fmt
+    raise InvalidInputError(
+        "no SKILL.md here, in its subfolders, or in environment/skills/",
+        file=str(src),
+        hint="point at a skill folder or a SkillsBench task dir",
+    )
+
+
+@app.command("import")
+def import_cmd(
+    src: Path = typer.Argument(..., help="A plain skill folder, or a SkillsBench task dir."),
+    out: Path | None = typer.Option(None, "--out", help="Package dir (default skills/<name>)."),
+    model_family: str = typer.Option("unspecified", "--model-family"),
+    model: str | None = typer.Option(
+        None, "--model", help="Target student route, e.g. sim/student."
+    ),
+    harness: str = typer.Option("any", "--harness", help="Target agent harness."),
+    force: bool = typer.Option(False, "--force", help="Write into a non-empty --out."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be written."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> int:
+    """Turn a plain SKILL.md skill into a skillci package (files kept byte-exact)."""
+    folder, fmt = _find_plain(src)
+    pkg = import_plain(
+        read_tree(folder),
+        executable=read_executables(folder),
+        source=str(folder),
+        fmt=fmt,
+        model_family=model_family,
+        model=model,
+        harness=harness,
+    )
+    name = pkg.manifest.name
+    dest = out or Path("skills") / name
+    if not dry_run:
+        _ensure_empty(dest, force)
+        write_tree(dict(pkg.files), dest, pkg.executable)
+    result = {
+        "name": name,
+        "format": fmt,
+        "source": str(folder),
+        "out": str(dest),
+        "files": sorted(pkg.files),
+        "dry_run": dry_run,
+    }
+    if json_out:
+        emit_json(result)
+    else:
+        verb = "would write" if dry_run else "wrote"
+        console.print(
+            f"{verb} package {name} ({len(pkg.files)} files, manifest generated) to {dest}"
+        )
+    return 0
+
+
+@app.command("export")
+def export_cmd(
+    path: Path = typer.Argument(..., help="Skill package directory."),
+    out: Path = typer.Option(..., "--out", help="Plain skill folder to write."),
+    force: bool = typer.Option(False, "--force"),
+    dry_run: bool = typer.Option(False, "--dry-run"),
+    json_out: bool = typer.Option(False, "--json"),
+) -> int:
+    """Render a package back to a plain skill folder (Anthropic format)."""
+    pkg = SkillPackage.from_dir(path)
+    files = export_plain(pkg)
+    if not dry_run:
+        _ensure_empty(out, force)
+        write_tree(files, out, pkg.executable)
+    if json_out:
+        emit_json({"out": str(out), "files": sorted(files), "dry_run": dry_run})
+    else:
+        console.print(f"{'would write' if dry_run else 'wrote'} {len(files)} files to {out}")
+    return 0
+
+
+@app.command("schemas")
+def schemas_cmd(
+    out: Path = typer.Option(Path("schemas"), "--out", help="Directory for the JSON Schemas."),
+    check: bool = typer.Option(False, "--check", help="Fail if the files differ from the models."),
+) -> int:
+    """Export (or check) the JSON Schemas of every saved shape."""
+    from skillci.schemas import schema_files
+
+    stale = []
+    for name, data in schema_files().items():
+        p = out / name
+        if check:
+            if not p.is_file() or p.read_bytes() != data:
+                stale.append(str(p))
+        else:
+            atomic_write_bytes(p, data)
+    if stale:
+        raise SkillciError(
+            f"schemas out of date: {', '.join(stale)}", hint="run `skillci skill schemas`"
+        )
+    console.print("schemas up to date" if check else f"wrote schemas to {out}")
+    return 0

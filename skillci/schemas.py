@@ -1,0 +1,33 @@
+"""JSON Schemas of every saved shape, exported to ``schemas/`` and checked by a test.
+
+Packages register their saved models in ``SAVED_MODELS`` lists; this module collects them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+from pydantic import BaseModel
+
+#: module path -> attribute holding {schema name: model}
+REGISTRIES = [
+    "skillci.skill.models:SAVED_MODELS",
+]
+
+
+def saved_models() -> dict[str, type[BaseModel]]:
+    out: dict[str, type[BaseModel]] = {}
+    for entry in REGISTRIES:
+        mod, attr = entry.split(":")
+        out.update(getattr(importlib.import_module(mod), attr))
+    return out
+
+
+def schema_files() -> dict[str, bytes]:
+    return {
+        f"{name}.schema.json": (
+            json.dumps(model.model_json_schema(by_alias=True), indent=2, sort_keys=True) + "\n"
+        ).encode()
+        for name, model in sorted(saved_models().items())
+    }
