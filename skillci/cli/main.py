@@ -29,6 +29,7 @@ from skillci.errors import ExitCode, SkillciError
 #: (command group name, module defining ``app``). Each module is a thin CLI over one domain.
 SUBCOMMANDS: list[tuple[str, str]] = [
     ("skill", "skillci.cli.skill"),
+    ("tasks", "skillci.cli.tasks"),
 ]
 
 
