@@ -1,0 +1,137 @@
+"""``skillci pr``: list, show, close and merge pull requests on the configured forge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from skillci.cli.output import console, emit_json
+from skillci.forge.base import PRState
+from skillci.forge.local import LocalForge
+from skillci.vcs.git import Git
+
+app = typer.Typer(
+    help="Pull requests (LocalForge: kept inside the repository).", no_args_is_help=True
+)
+
+REPO_OPT = typer.Option(Path("."), "--repo", help="Repository root (default: current dir).")
+
+
+def open_forge(repo: Path, dry_run: bool = False) -> LocalForge:
+    return LocalForge(Git(repo, dry_run=dry_run))
+
+
+@app.command("list")
+def list_cmd(
+    repo: Path = REPO_OPT,
+    state: PRState | None = typer.Option(None, "--state", help="open, closed or merged."),
+    label: str | None = typer.Option(None, "--label"),
+    json_out: bool = typer.Option(False, "--json"),
+) -> int:
+    """List pull requests."""
+    prs = open_forge(repo).list_prs(state=state, label=label)
+    if json_out:
+        emit_json(prs)
+        return 0
+    table = Table(title=f"{len(prs)} pull request(s)")
+    for col in ("#", "state", "title", "labels", "head", "gate"):
+        table.add_column(col)
+    for p in prs:
+        gate = p.statuses.get("skillci/gate")
+        table.add_row(
+            str(p.number),
+            p.state.value,
+            p.title,
+            ", ".join(p.labels),
+            p.head_sha[:10],
+            f"{gate.state}: {gate.description}" if gate else "-",
+        )
+    console.print(table)
+    return 0
+
+
+@app.command("show")
+def show_cmd(
+    number: int = typer.Argument(..., help="PR number."),
+    repo: Path = REPO_OPT,
+    json_out: bool = typer.Option(False, "--json"),
+    log: bool = typer.Option(False, "--log", help="Also print the event log."),
+) -> int:
+    """Show one pull request: body, labels, statuses, comments (and its event log)."""
+    f = open_forge(repo)
+    pr = f.get_pr(number)
+    if json_out:
+        emit_json({"pr": pr, "log": f.log(number) if log else None})
+        return 0
+    console.print(
+        f"[bold]#{pr.number} {pr.title}[/bold]  ({pr.state.value}; {pr.head_branch} -> {pr.base}; head {pr.head_sha[:12]})"
+    )
+    console.print(f"labels: {', '.join(pr.labels) or '-'}")
+    for st in pr.statuses.values():
+        console.print(f"status {st.context}: {st.state} — {st.description}")
+    console.print(pr.body, markup=False)
+    for c in pr.comments:
+        console.print(
+            f"\n--- comment {c.id} (revisions: {c.revisions}, updated {c.updated_at})", markup=False
+        )
+        console.print(c.body, markup=False)
+    if log:
+        for e in f.log(number):
+            console.print(f"{e.get('at', '')} {e['type']}: {e.get('summary', '')}", markup=False)
+    return 0
+
+
+@app.command("close")
+def close_cmd(
+    number: int = typer.Argument(...),
+    repo: Path = REPO_OPT,
+    comment: str | None = typer.Option(None, "--comment", help="Final comment (the evidence)."),
+    keep_branch: bool = typer.Option(False, "--keep-branch"),
+    dry_run: bool = typer.Option(False, "--dry-run"),
+    json_out: bool = typer.Option(False, "--json"),
+) -> int:
+    """Close without merging (the record and the pinned head ref stay)."""
+    f = open_forge(repo)
+    if dry_run:
+        pr = f.get_pr(number)
+        console.print(
+            f"would close #{number} and delete branch {pr.head_branch}"
+            if not keep_branch
+            else f"would close #{number}"
+        )
+        return 0
+    pr = f.close(number, comment, delete_branch=not keep_branch)
+    if json_out:
+        emit_json(pr)
+    else:
+        console.print(f"closed #{number}")
+    return 0
+
+
+@app.command("merge")
+def merge_cmd(
+    number: int = typer.Argument(...),
+    repo: Path = REPO_OPT,
+    expected_head: str | None = typer.Option(
+        None, "--expected-head", help="Refuse unless the head is this sha."
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run"),
+    json_out: bool = typer.Option(False, "--json"),
+) -> int:
+    """Squash-merge a PR (prefer `skillci release --pr N`, which checks the gate first)."""
+    f = open_forge(repo)
+    pr = f.get_pr(number)
+    head = expected_head or pr.head_sha
+    if dry_run:
+        console.print(f"would squash-merge #{number} ({head[:12]}) into {pr.base}")
+        return 0
+    pr = f.merge(
+        number, title=pr.title, message=f"Squashed from PR #{number}", expected_head_sha=head
+    )
+    if json_out:
+        emit_json(pr)
+    else:
+        console.print(f"merged #{number} into {pr.base} as {pr.merge_sha}")
+    return 0

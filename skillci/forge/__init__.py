@@ -1,0 +1,1 @@
+"""Pull requests: the Forge protocol and its implementations (LocalForge, GitHubForge)."""

@@ -1,0 +1,1 @@
+"""Git access: every git write goes through :class:`skillci.vcs.git.Git`."""
