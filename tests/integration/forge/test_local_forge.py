@@ -141,3 +141,28 @@ def test_dry_run_prints_commands_and_changes_nothing(
     assert "[dry-run] git update-ref -m skillci refs/heads/new" in out
     assert "[dry-run] git tag -a s@1.0.0 HEAD -m msg" in out
     assert sh(repo, "for-each-ref") == before
+
+
+def test_candidate_commit_with_trailers_is_idempotent(repo: Path) -> None:
+    from skillci.vcs.candidate import candidate_branch, commit_candidate, parse_trailers
+
+    g = Git(repo)
+    br = candidate_branch(
+        "repo-debugger", "reported_success_without_verification", "abcdef0123456789"
+    )
+    assert br == "skillci/repo-debugger/reported-success-without-verification-abcdef01"
+    kw = dict(
+        base="main",
+        branch=br,
+        skill_dir="skills/rd",
+        changes={"rules/x.yaml": b"id: x\n"},
+        subject="skill(rd): add x",
+        trailers={"Skill-Patch-Id": "abcdef0123456789", "Compiler": "template"},
+    )
+    c1 = commit_candidate(g, **kw)  # type: ignore[arg-type]
+    c2 = commit_candidate(g, **kw)  # type: ignore[arg-type]
+    assert c1.created and not c2.created and c1.sha == c2.sha
+    msg = sh(repo, "log", "-1", "--format=%B", br)
+    assert parse_trailers(msg) == {"Skill-Patch-Id": "abcdef0123456789", "Compiler": "template"}
+    assert sh(repo, "show", f"{br}:skills/rd/rules/x.yaml") == "id: x"
+    assert sh(repo, "status", "--porcelain") == ""
