@@ -1,0 +1,211 @@
+"""Remove secrets from anything before it is written: run records, blobs, reports.
+
+Three rules, applied to every string value (and to the values of secret-named dict keys):
+
+1. **Shapes** of well-known credentials: OpenAI/Anthropic-style ``sk-…``, GitHub
+   ``ghp_/gho_/ghu_/ghs_/ghr_…`` and ``github_pat_…``, Slack ``xox?-…``, AWS ``AKIA…``/
+   ``ASIA…``, Google ``AIza…``, Hugging Face ``hf_…``, JWTs, PEM private keys,
+   ``Authorization: Bearer …``, credentials in URLs (``https://user:pass@host``) and long
+   hex/base64 values after ``key=``, ``token:``, ``secret=``, ``password=`` (password values
+   of any length).
+2. **Environment values** of variables whose *names* look secret (default ``*_KEY``,
+   ``*_TOKEN``, ``*_SECRET``, ``*PASSWORD*``, ``*_PAT``; add patterns with
+   ``SKILLCI_SECRET_ENV_NAMES=NAME_GLOB,...``): the literal value is replaced wherever it
+   appears. Values shorter than 8 characters are ignored (``DEBUG_TOKEN=1`` must not
+   redact every ``1``).
+3. **Dict keys** that name a secret (``api_key``, ``password``, ``authorization``, an env
+   name matching rule 2): their string value is replaced whatever its shape.
+
+A match becomes ``[REDACTED:<kind>]``. Redaction works on values, not on serialized JSON,
+so structural fields such as ``trial_cache_key`` or ``content_hash`` (bare hex) are kept.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+M = TypeVar("M", bound=BaseModel)
+
+#: Env var name globs whose values are secret (case-insensitive).
+DEFAULT_SECRET_ENV_PATTERNS: tuple[str, ...] = (
+    "*_KEY",
+    "*_TOKEN",
+    "*_SECRET",
+    "*PASSWORD*",
+    "*_PAT",
+    "*_API_KEY*",
+    "*_CREDENTIALS",
+)
+SECRET_ENV_NAMES_ENV = "SKILLCI_SECRET_ENV_NAMES"  # noqa: S105 - a variable name
+MIN_ENV_VALUE_LEN = 8
+
+#: Dict keys whose string values are always secret (case-insensitive globs).
+SECRET_FIELD_PATTERNS: tuple[str, ...] = (
+    "*api_key*",
+    "*apikey*",
+    "*secret*",
+    "*password*",
+    "*passwd*",
+    "authorization",
+    "*access_token*",
+    "*refresh_token*",
+    "*private_key*",
+    "token",
+    "*_token",
+)
+#: Keys that look secret by name but hold content hashes / ids skillci writes itself.
+NON_SECRET_FIELDS = re.compile(r"(cache_key|_hash|_tokens|token_count|tokens)$", re.IGNORECASE)
+
+
+def marker(kind: str) -> str:
+    return f"[REDACTED:{kind}]"
+
+
+_B64 = r"[A-Za-z0-9+/_.~=-]"
+#: (kind, pattern). Order matters: specific shapes before generic ones.
+_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "private_key",
+        re.compile(
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
+            re.DOTALL,
+        ),
+    ),
+    ("github_pat", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}")),
+    ("github_token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}")),
+    ("api_key", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}")),
+    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
+    ("hf_token", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+)
+_BEARER = re.compile(r"(?i)\b(bearer|token|basic)(\s+)([A-Za-z0-9+/_.~=-]{12,})")
+_URL_CREDS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/\s:@]+):([^/\s@]+)@")
+_ASSIGN = re.compile(
+    r"(?i)(?P<name>[A-Za-z0-9_.-]*(?:key|token|secret|password|passwd|pwd)[A-Za-z0-9_]*)"
+    r"(?P<q1>[\"']?)(?P<sep>\s*[=:]\s*)(?P<q2>[\"']?)(?P<val>[^\s\"',;&}]+)"
+)
+_HEXB64_VALUE = re.compile(rf"^{_B64}{{16,}}$")
+
+
+class Redactor:
+    """Replaces secrets in strings and JSON-like data. Cheap to build; reuse per write."""
+
+    def __init__(
+        self,
+        *,
+        env: Mapping[str, str] | None = None,
+        secret_env_patterns: Iterable[str] | None = None,
+        extra_secrets: Iterable[str] = (),
+    ) -> None:
+        env = os.environ if env is None else env
+        patterns = list(DEFAULT_SECRET_ENV_PATTERNS if secret_env_patterns is None else ())
+        if secret_env_patterns is not None:
+            patterns += list(secret_env_patterns)
+        patterns += [p.strip() for p in env.get(SECRET_ENV_NAMES_ENV, "").split(",") if p.strip()]
+        self.secret_env_patterns: tuple[str, ...] = tuple(p.upper() for p in patterns)
+        values: dict[str, str] = {}
+        for name, value in env.items():
+            if len(value) >= MIN_ENV_VALUE_LEN and self.is_secret_env_name(name):
+                values[value] = f"env:{name}"
+        for value in extra_secrets:
+            if len(value) >= MIN_ENV_VALUE_LEN:
+                values.setdefault(value, "secret")
+        # longest first so a value containing another is replaced whole
+        self._literals = sorted(values.items(), key=lambda kv: -len(kv[0]))
+
+    def is_secret_env_name(self, name: str) -> bool:
+        upper = name.upper()
+        return any(fnmatch.fnmatchcase(upper, p) for p in self.secret_env_patterns)
+
+    def is_secret_field(self, key: str) -> bool:
+        if NON_SECRET_FIELDS.search(key):
+            return False
+        low = key.lower()
+        return self.is_secret_env_name(key) or any(
+            fnmatch.fnmatchcase(low, p) for p in SECRET_FIELD_PATTERNS
+        )
+
+    def redact_text(self, text: str) -> str:
+        """``text`` with every secret replaced by ``[REDACTED:<kind>]``."""
+        if not text:
+            return text
+        for value, kind in self._literals:
+            if value in text:
+                text = text.replace(value, marker(kind))
+        for kind, pattern in _SHAPES:
+            text = pattern.sub(marker(kind), text)
+        text = _URL_CREDS.sub(lambda m: f"{m.group(1)}{marker('url_credentials')}@", text)
+        text = _BEARER.sub(self._bearer, text)
+        return _ASSIGN.sub(self._assignment, text)
+
+    @staticmethod
+    def _bearer(m: re.Match[str]) -> str:
+        scheme, value = m.group(1), m.group(3)
+        # "Bearer" is specific; "token"/"basic" are also English words: want a digit too.
+        if scheme.lower() != "bearer" and not (
+            re.search(r"\d", value) and re.search(r"[A-Za-z]", value)
+        ):
+            return m.group(0)
+        return f"{scheme}{m.group(2)}{marker('bearer_token')}"
+
+    @staticmethod
+    def _assignment(m: re.Match[str]) -> str:
+        name, val = m.group("name"), m.group("val")
+        if val.startswith(("[REDACTED", "$")) or NON_SECRET_FIELDS.search(name):
+            return m.group(0)
+        is_password = re.search(r"(?i)pass|pwd", name) is not None
+        # "Password: never print it" is prose; "password: hunter2" is not.
+        prose = ":" in m.group("sep") and not m.group("q2") and re.fullmatch(r"[A-Za-z]+", val)
+        if is_password and prose:
+            return m.group(0)
+        if not is_password and not _HEXB64_VALUE.match(val):
+            return m.group(0)
+        if not is_password and not re.search(r"\d", val):
+            return m.group(0)  # words like 'key: cache_directory_of_tasks' are prose
+        return (
+            f"{name}{m.group('q1')}{m.group('sep')}{m.group('q2')}"
+            f"{marker('password' if is_password else 'secret_assignment')}"
+        )
+
+    def redact_obj(self, obj: Any) -> Any:
+        """Redact a JSON-like structure (dicts, lists, strings; other scalars unchanged)."""
+        if isinstance(obj, str):
+            return self.redact_text(obj)
+        if isinstance(obj, list | tuple):
+            return [self.redact_obj(v) for v in obj]
+        if isinstance(obj, dict):
+            out: dict[Any, Any] = {}
+            for k, v in obj.items():
+                if isinstance(k, str) and isinstance(v, str) and v and self.is_secret_field(k):
+                    out[k] = v if v.startswith("[REDACTED") else marker(f"field:{k}")
+                else:
+                    out[k] = self.redact_obj(v)
+            return out
+        return obj
+
+    def redact_model(self, model: M) -> M:
+        """A copy of ``model`` with every string redacted (validated again)."""
+        data = self.redact_obj(model.model_dump(mode="json", by_alias=True))
+        return type(model).model_validate(data)
+
+
+def redact_text(text: str) -> str:
+    """Redact with the default rules and the current process environment."""
+    return Redactor().redact_text(text)
+
+
+__all__ = [
+    "DEFAULT_SECRET_ENV_PATTERNS",
+    "SECRET_ENV_NAMES_ENV",
+    "Redactor",
+    "marker",
+    "redact_text",
+]

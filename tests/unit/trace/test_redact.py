@@ -1,0 +1,163 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skillci.trace.models import ToolCallEvent, ToolResultEvent
+from skillci.trace.redact import Redactor
+from tests.unit.trace.helpers import make_record
+
+OPENAI = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8t"
+ANTHROPIC = "sk-ant-api03-" + "x1Y2z3W4v5U6t7S8r9Q0"
+GHP = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+PAT = "github_pat_" + "11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz"
+SLACK = "xoxb-" + "1234567890-abcdefGHIJKL"
+AWS = "AKIA" + "IOSFODNN7EXAMPLE"
+JWT = (
+    "eyJhbGciOiJIUzI1NiJ9."
+    + "eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+    + "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+)
+HEX = "9f86d081884c7d659a2feaa0c55ad015"
+
+R = Redactor(env={})
+
+
+@pytest.mark.parametrize(
+    ("secret", "kind"),
+    [
+        (OPENAI, "api_key"),
+        (ANTHROPIC, "api_key"),
+        (GHP, "github_token"),
+        (PAT, "github_pat"),
+        (SLACK, "slack_token"),
+        (AWS, "aws_access_key"),
+        (JWT, "jwt"),
+    ],
+)
+def test_key_shapes(secret: str, kind: str) -> None:
+    out = R.redact_text(f"use {secret} now")
+    assert secret not in out
+    assert out == f"use [REDACTED:{kind}] now"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Authorization: Bearer abc.DEF-123_xyz", "Authorization: Bearer [REDACTED:bearer_token]"),
+        (
+            "curl -H 'Authorization: token ab12cd34ef56gh78'",
+            "curl -H 'Authorization: token [REDACTED:bearer_token]'",
+        ),
+        (f"API_KEY={HEX}", "API_KEY=[REDACTED:secret_assignment]"),
+        (f'{{"client_secret": "{HEX}"}}', '{"client_secret": "[REDACTED:secret_assignment]"}'),
+        ("password=hunter2", "password=[REDACTED:password]"),
+        ("db_password: hunter2", "db_password: [REDACTED:password]"),
+        (
+            "git clone https://bob:s3cr3t@github.com/x/y",
+            "git clone https://[REDACTED:url_credentials]@github.com/x/y",
+        ),
+        (
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIE\nabc\n-----END RSA PRIVATE KEY-----",
+            "[REDACTED:private_key]",
+        ),
+    ],
+)
+def test_contextual_secrets(text: str, expected: str) -> None:
+    assert R.redact_text(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "max_tokens=4096",
+        "input_tokens: 123456789012345678",
+        f"trial_cache_key={HEX}{HEX}",
+        "Password: never print it",
+        "the token accounting_for_everything is fine",
+        "export KEY=$OPENAI_API_KEY",
+        "sk-short",
+        f"content hash {HEX}{HEX}",
+        "Bearer tokens are described in RFC 6750",
+        "key: value",
+    ],
+)
+def test_no_false_positives(text: str) -> None:
+    assert R.redact_text(text) == text
+
+
+def test_env_values_of_secret_names() -> None:
+    env = {
+        "MY_SERVICE_TOKEN": "plainvalue-not-a-known-shape",
+        "DB_PASSWORD": "correct horse battery",
+        "DEBUG_KEY": "1",  # too short to redact
+        "HOME": "/root/somewhere-long",  # not a secret name
+    }
+    r = Redactor(env=env)
+    out = r.redact_text(
+        "a plainvalue-not-a-known-shape b correct horse battery c 1 /root/somewhere-long"
+    )
+    assert out == (
+        "a [REDACTED:env:MY_SERVICE_TOKEN] b [REDACTED:env:DB_PASSWORD] c 1 /root/somewhere-long"
+    )
+
+
+def test_configured_secret_names() -> None:
+    env = {"SKILLCI_SECRET_ENV_NAMES": "CANARY*", "CANARY_VALUE": "planted-canary-0042"}
+    assert (
+        Redactor(env=env).redact_text("leak planted-canary-0042")
+        == "leak [REDACTED:env:CANARY_VALUE]"
+    )
+    assert Redactor(env={"CANARY_VALUE": "planted-canary-0042"}).redact_text(
+        "planted-canary-0042"
+    ) == ("planted-canary-0042")
+
+
+def test_secret_field_values_whatever_their_shape() -> None:
+    obj = {
+        "api_key": "short1",
+        "env": {"OPENAI_API_KEY": "abc"},
+        "trial_cache_key": HEX,
+        "input_tokens": 5,
+        "nested": [{"password": "x"}],
+    }
+    assert R.redact_obj(obj) == {
+        "api_key": "[REDACTED:field:api_key]",
+        "env": {"OPENAI_API_KEY": "[REDACTED:field:OPENAI_API_KEY]"},
+        "trial_cache_key": HEX,
+        "input_tokens": 5,
+        "nested": [{"password": "[REDACTED:field:password]"}],
+    }
+
+
+def test_redact_model_reaches_events_and_keeps_structure() -> None:
+    rec = make_record()
+    events = list(rec.events)
+    events[3] = ToolCallEvent(
+        step=3,
+        tool="run",
+        call_id="c1",
+        arguments={"cmd": f"curl -H 'Authorization: Bearer {OPENAI}'"},
+    )
+    events[4] = ToolResultEvent(step=4, call_id="c1", output=f"token={GHP}")
+    rec = make_record(events=events, final_output=f"the key is {AWS}")
+    clean = R.redact_model(rec)
+    dumped = clean.model_dump_json()
+    for secret in (OPENAI, GHP, AWS):
+        assert secret not in dumped
+    assert clean.trial_cache_key == rec.trial_cache_key
+    assert clean.runtime.skill == rec.runtime.skill
+    assert type(clean) is type(rec)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    prefix=st.text(max_size=40),
+    suffix=st.text(max_size=40),
+    secret=st.sampled_from([OPENAI, ANTHROPIC, GHP, PAT, SLACK, AWS, JWT]),
+)
+def test_known_shapes_never_survive_any_context(prefix: str, suffix: str, secret: str) -> None:
+    out = R.redact_text(f"{prefix} {secret} {suffix}")
+    assert secret not in out
+    assert "[REDACTED:" in out
