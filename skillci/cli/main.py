@@ -30,6 +30,7 @@ from skillci.errors import ExitCode, SkillciError
 SUBCOMMANDS: list[tuple[str, str]] = [
     ("skill", "skillci.cli.skill"),
     ("tasks", "skillci.cli.tasks"),
+    ("trace", "skillci.cli.trace"),
     ("pr", "skillci.cli.pr"),
 ]
 

@@ -292,6 +292,10 @@ class TraceStore:
 
     def resolve(self, run_id: str) -> str:
         """Full run id for an exact id or a unique prefix (as typed on the command line)."""
+        if not self.index_path.exists():
+            raise InvalidInputError(
+                f"no trace store at {self.root}", hint="run an eval first, or pass --home"
+            )
         with self._db() as conn:
             exact = conn.execute("SELECT run_id FROM runs WHERE run_id=?", (run_id,)).fetchone()
             if exact:
@@ -364,6 +368,8 @@ class TraceStore:
         if limit is not None:
             sql += " LIMIT ?"
             args.append(int(limit))
+        if not self.index_path.exists():  # reading never creates a store
+            return []
         with self._db() as conn:
             rows = conn.execute(sql, args).fetchall()
         keys = [c.strip() for c in _RUN_COLUMNS.split(",")]
@@ -374,6 +380,8 @@ class TraceStore:
         return [self._read_record(s.digest) for s in self.query(**filters)]
 
     def count(self) -> int:
+        if not self.index_path.exists():
+            return 0
         with self._db() as conn:
             return int(conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
 

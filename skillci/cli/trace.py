@@ -1,0 +1,218 @@
+"""``skillci trace``: list and show stored run records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from skillci.cli.output import console, emit_json
+from skillci.trace.models import (
+    AgentRole,
+    ErrorEvent,
+    Event,
+    MessageEvent,
+    RunRecord,
+    SkillLoadEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from skillci.trace.store import TraceStore
+
+app = typer.Typer(help="Inspect stored run records (the trace store).", no_args_is_help=True)
+
+HomeOpt = Annotated[
+    Path | None,
+    typer.Option("--home", help="Store root (default: $SKILLCI_HOME or <repo>/.skillci)."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+_STATE_STYLE = {
+    "passed": "green",
+    "failed": "red",
+    "timeout": "yellow",
+    "infra_error": "magenta",
+    "verifier_error": "magenta",
+    "not_run": "dim",
+}
+
+
+@app.command("ls")
+def ls_cmd(
+    task: Annotated[str | None, typer.Option("--task", help="Only this task id.")] = None,
+    role: Annotated[AgentRole | None, typer.Option("--role", help="Only this agent role.")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Only this model route.")] = None,
+    split: Annotated[str | None, typer.Option("--split", help="Only this split.")] = None,
+    skill_hash: Annotated[
+        str | None, typer.Option("--skill-hash", help="Only runs of this skill content hash.")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many rows.")] = 50,
+    home: HomeOpt = None,
+    json_out: JsonOpt = False,
+) -> int:
+    """List run records, newest first."""
+    store = TraceStore(home)
+    rows = store.query(
+        task_id=task,
+        agent_role=role,
+        model_route=model,
+        split=split,
+        skill_hash=skill_hash,
+        limit=limit,
+    )
+    if json_out:
+        emit_json({"store": str(store.root), "runs": rows})
+        return 0
+    skills = {f"{r.skill_name}@{r.skill_version}" if r.skill_name else "-" for r in rows}
+    one_skill = len(skills) == 1
+    title = f"runs in {store.root}" + (f" (skill {next(iter(skills))})" if one_skill else "")
+    table = Table(title=escape(title), show_lines=False)
+    table.add_column("run id", no_wrap=True)
+    table.add_column("task", overflow="fold")
+    table.add_column("role", no_wrap=True)
+    table.add_column("model", overflow="fold")
+    if not one_skill:
+        table.add_column("skill", overflow="fold")
+    table.add_column("split#rep", overflow="fold")
+    table.add_column("state", no_wrap=True)
+    table.add_column("reward", no_wrap=True)
+    table.add_column("created", no_wrap=True)
+    for r in rows:
+        style = _STATE_STYLE.get(r.state.value, "")
+        cells = [escape(r.run_id), escape(r.task_id), r.agent_role.value, escape(r.model_route)]
+        if not one_skill:
+            cells.append(escape(f"{r.skill_name}@{r.skill_version}" if r.skill_name else "-"))
+        cells += [
+            escape(f"{r.split or '-'}#{r.repeat_index}"),
+            f"[{style}]{r.state.value}[/{style}]" if style else r.state.value,
+            "-" if r.reward is None else f"{r.reward:g}",
+            r.created_at.strftime("%m-%d %H:%M"),
+        ]
+        table.add_row(*cells)
+    console.print(table)
+    console.print(f"{len(rows)} run(s)")
+    return 0
+
+
+def _one_line(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _event_summary(ev: Event) -> tuple[str, str]:
+    if isinstance(ev, MessageEvent):
+        return f"message/{ev.role}", _one_line(ev.content)
+    if isinstance(ev, ToolCallEvent):
+        args = ", ".join(f"{k}={v!r}" for k, v in ev.arguments.items())
+        return "tool_call", _one_line(f"{ev.tool}({args}) #{ev.call_id}")
+    if isinstance(ev, ToolResultEvent):
+        head = f"exit={ev.exit_code} " if ev.exit_code is not None else ""
+        cut = " (truncated)" if ev.truncated else ""
+        err = f" error={ev.error}" if ev.error else ""
+        return "tool_result", _one_line(f"#{ev.call_id} {head}{ev.output}{cut}{err}")
+    if isinstance(ev, SkillLoadEvent):
+        tok = f" ({ev.tokens} tokens)" if ev.tokens is not None else ""
+        return "skill_load", f"{ev.path}{tok}"
+    assert isinstance(ev, ErrorEvent)
+    return "error", _one_line(f"{ev.error_type}: {ev.message}")
+
+
+def _render(rec: RunRecord) -> None:
+    rt, ev, cost = rec.runtime, rec.evaluation, rec.cost
+    head = Table(show_header=False, title=f"run {escape(rec.run_id)}", title_justify="left")
+    head.add_column("field", style="bold")
+    head.add_column("value", overflow="fold")
+    skill = (
+        f"{rt.skill.name}@{rt.skill.version} ({rt.skill.content_hash[:12]})" if rt.skill else "-"
+    )
+    model = rec.model.route + (f" = {rec.model.name}" if rec.model.name else "")
+    if rec.model.quantization:
+        model += f" [{rec.model.quantization}]"
+    state_style = _STATE_STYLE.get(ev.state.value, "")
+    rows = [
+        ("task", rec.task_id),
+        ("role", rec.agent_role.value),
+        ("model", model),
+        ("harness", f"{rt.harness} {rt.harness_version or ''}".strip()),
+        ("runner / sandbox", f"{rt.runner or '-'} / {rt.sandbox or '-'}"),
+        ("skill", skill),
+        ("split / repeat", f"{rec.split or '-'} / {rec.repeat_index}"),
+        ("seed", str(rt.seed)),
+        ("stop reason", rec.stop_reason or "-"),
+        ("reward", "-" if ev.reward is None else f"{ev.reward:g}"),
+        ("failure class", ev.failure_class or "-"),
+        (
+            "cost",
+            f"{cost.input_tokens} in / {cost.output_tokens} out tokens, {cost.model_calls} model "
+            f"calls, {cost.tool_calls} tool calls, {cost.wall_time_sec:.1f}s"
+            + (f", ${cost.usd:.4f}" if cost.usd is not None else ""),
+        ),
+        ("created", rec.created_at.isoformat()),
+        ("cache key", rec.trial_cache_key or "-"),
+    ]
+    for k, v in rows:
+        head.add_row(k, escape(v))
+    state = escape(ev.state.value)
+    head.add_row("state", f"[{state_style}]{state}[/{state_style}]" if state_style else state)
+    console.print(head)
+    for w in rec.warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(w)}")
+    events = Table(title=f"{len(rec.events)} event(s) (model/tool text is untrusted)")
+    events.add_column("#", justify="right")
+    events.add_column("t", justify="right")
+    events.add_column("kind")
+    events.add_column("summary", overflow="fold")
+    for e in rec.events:
+        kind, summary = _event_summary(e)
+        t = f"{e.t:.1f}" if e.t is not None else ""
+        mark = "" if not e.untrusted else " [dim](untrusted)[/dim]"
+        events.add_row(str(e.step), t, kind, escape(summary) + mark)
+    console.print(events)
+    if ev.verifier_output:
+        console.print("[bold]verifier output (tail):[/bold]")
+        console.print(escape(ev.verifier_output[-2000:]))
+    if rec.final_output:
+        console.print("[bold]final output:[/bold] " + escape(_one_line(rec.final_output, 400)))
+
+
+@app.command("show")
+def show_cmd(
+    run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
+    home: HomeOpt = None,
+    json_out: JsonOpt = False,
+) -> int:
+    """Show one run record: provenance, evaluation, cost and the event timeline."""
+    rec = TraceStore(home).get(run_id)
+    if json_out:
+        emit_json(rec)
+    else:
+        _render(rec)
+    return 0
+
+
+@app.command("reindex")
+def reindex_cmd(
+    home: HomeOpt = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Count record files; change nothing.")
+    ] = False,
+    json_out: JsonOpt = False,
+) -> int:
+    """Rebuild the SQLite index from the record files (e.g. after merging CI shards)."""
+    store = TraceStore(home)
+    if dry_run:
+        files = len(list(store.records_dir.glob("*/*.json")))
+        if json_out:
+            emit_json({"store": str(store.root), "record_files": files, "dry_run": True})
+        else:
+            console.print(f"would index {files} record file(s) in {store.root}")
+        return 0
+    n = store.reindex()
+    if json_out:
+        emit_json({"store": str(store.root), "indexed": n, "total": store.count()})
+    else:
+        console.print(f"indexed {n} record file(s); {store.count()} run(s) in {store.root}")
+    return 0
