@@ -227,8 +227,12 @@ class Reward(BaseModel):
         return self.value >= self.threshold
 
 
+#: Saved shapes of this package, exported as JSON Schemas (see skillci.schemas).
+SAVED_MODELS: dict[str, type[BaseModel]] = {"suite": Suite}
+
 __all__ = [
     "DEFAULT_PASS_THRESHOLD",
+    "SAVED_MODELS",
     "SCHEMA_VERSION",
     "AgentConfig",
     "EnvironmentConfig",

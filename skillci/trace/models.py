@@ -322,7 +322,11 @@ class RunRecord(_Strict):
         return self.runtime.skill.content_hash if self.runtime.skill else None
 
 
+#: Saved shapes of this package, exported as JSON Schemas (see skillci.schemas).
+SAVED_MODELS: dict[str, type[BaseModel]] = {"run-record": RunRecord}
+
 __all__ = [
+    "SAVED_MODELS",
     "SCHEMA_VERSION",
     "AgentRole",
     "Budgets",
