@@ -1,0 +1,462 @@
+"""Gate metrics from plain trial outcomes (pure).
+
+Input: :class:`TrialOutcome`, one per trial: which task, which side (``base`` = student
+with the current skill, ``head`` = student with the candidate skill, ``baseline`` =
+student without any skill, ``teacher`` = the strong model), which repeat, and what it
+scored and cost. Mapping a RunRecord to a TrialOutcome is the caller's job.
+
+Output: :class:`GateMetrics`: per side pass rate (mean over tasks, mean reward, pass@k,
+pass^k) with a Wilson interval and cost; the Gap Closure Rate of head (and base) with a
+bootstrap CI; per-task before/after (repair / regression / unchanged-pass /
+unchanged-fail) with repair and regression rates; the task-level paired comparison.
+
+Aggregation over k repeats (docs/design/040-paired-statistics.md): every task weighs the
+same, whatever its number of repeats. A task's score on a side is its pass fraction
+``c/n``; it *passes* on that side when it passes in a strict majority of its repeats
+(``2c > n``; a tie counts as failing, on both sides alike).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillci.errors import InvalidInputError
+from skillci.gate.stats import (
+    DEFAULT_BOOTSTRAP,
+    GapClosure,
+    Interval,
+    PairedComparison,
+    gap_closure,
+    paired_comparison,
+    wilson_interval,
+)
+
+METRICS_SCHEMA_VERSION = 1
+
+Side = Literal["base", "head", "teacher", "baseline"]
+SIDES: tuple[Side, ...] = ("base", "head", "teacher", "baseline")
+TaskChangeKind = Literal["repair", "regression", "unchanged_pass", "unchanged_fail"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TrialOutcome(_Frozen):
+    """One trial of one task on one side: the minimal input of the gate's metrics."""
+
+    task_id: str = Field(min_length=1, description="Task id, e.g. the task dir name.")
+    side: Side = Field(
+        description="base: student + current skill; head: student + candidate skill; "
+        "baseline: student without skill; teacher: the strong model."
+    )
+    repeat: int = Field(ge=0, description="Repeat index of this trial within (task, side).")
+    reward: float = Field(ge=0.0, le=1.0, description="Verifier reward in [0, 1].")
+    passed: bool = Field(description="Whether the deterministic verifier passed the trial.")
+    input_tokens: int = Field(default=0, ge=0, description="Model input tokens.")
+    output_tokens: int = Field(default=0, ge=0, description="Model output tokens.")
+    model_calls: int = Field(default=0, ge=0, description="Model calls made.")
+    tool_calls: int = Field(default=0, ge=0, description="Tool calls made.")
+    latency_s: float = Field(default=0.0, ge=0.0, description="Wall time of the trial, seconds.")
+    usd: float = Field(default=0.0, ge=0.0, description="Model cost of the trial, USD.")
+    loaded_skill_files: frozenset[str] = Field(
+        default=frozenset(),
+        description="Rendered skill files the agent loaded (SKILL.md counts as always loaded).",
+    )
+
+
+# ---------------------------------------------------------------------------- outputs
+
+
+class PassRate(_Frozen):
+    """Pass rate of one side over tasks, each task weighted equally."""
+
+    tasks: int = Field(description="Tasks with at least one trial on this side.")
+    trials: int = Field(description="Trials on this side.")
+    pass_rate: float = Field(description="Mean over tasks of the task's pass fraction.")
+    ci: Interval = Field(description="Wilson interval at the effective number of trials.")
+    mean_reward: float = Field(description="Mean over tasks of the task's mean reward.")
+    k: int = Field(description="k of pass@k and pass^k.")
+    pass_at_k: float = Field(description="Mean over tasks of P(at least one of k passes).")
+    pass_hat_k: float = Field(description="Mean over tasks of P(all k pass) (pass^k).")
+
+
+class CostSummary(_Frozen):
+    """What one side's trials cost."""
+
+    trials: int
+    successes: int = Field(description="Trials that passed.")
+    input_tokens: int
+    output_tokens: int
+    model_calls: int
+    tool_calls: int
+    latency_s: float = Field(description="Summed trial wall time, seconds.")
+    usd: float = Field(description="Summed model cost, USD.")
+    usd_per_trial: float
+    usd_per_success: float | None = Field(description="usd / successes; None with no success.")
+    tokens_per_success: float | None = Field(description="(input+output) / successes.")
+    latency_per_trial_s: float
+
+
+class SideMetrics(_Frozen):
+    side: Side
+    pass_rate: PassRate
+    cost: CostSummary
+
+
+class TaskChange(_Frozen):
+    """One task before (base) and after (head)."""
+
+    task_id: str
+    base_pass_fraction: float
+    head_pass_fraction: float
+    base_repeats: int
+    head_repeats: int
+    base_mean_reward: float
+    head_mean_reward: float
+    change: TaskChangeKind = Field(description="By strict-majority pass on each side.")
+
+
+class ChangeSummary(_Frozen):
+    """Repairs and regressions over the tasks both base and head ran."""
+
+    tasks: int
+    repairs: int = Field(description="Failed on base, passes on head.")
+    regressions: int = Field(description="Passed on base, fails on head.")
+    unchanged_pass: int
+    unchanged_fail: int
+    repair_rate: float | None = Field(description="repairs / tasks failing on base.")
+    repair_ci: Interval | None
+    regression_rate: float | None = Field(description="regressions / tasks passing on base.")
+    regression_ci: Interval | None
+
+
+class CostDelta(_Frozen):
+    """Relative change head vs base, (head - base) / base; None when base is 0/absent."""
+
+    usd: float | None
+    tokens: float | None
+    model_calls: float | None
+    tool_calls: float | None
+    latency_s: float | None
+    usd_per_success: float | None
+
+
+class GateMetrics(_Frozen):
+    """Everything the gate measures about one base/head comparison."""
+
+    schema_version: int = Field(default=METRICS_SCHEMA_VERSION, description="Shape version.")
+    confidence: float = Field(description="Coverage of every interval.")
+    n_boot: int = Field(description="Bootstrap resamples.")
+    seed: int = Field(description="Bootstrap seed.")
+    sides: dict[Side, SideMetrics] = Field(description="Per side present in the input.")
+    tasks: list[TaskChange] = Field(description="Per task with base and head trials, by id.")
+    changes: ChangeSummary
+    paired: PairedComparison | None = Field(description="Base vs head; None without both.")
+    gcr_head: GapClosure = Field(description="GCR of the candidate skill.")
+    gcr_base: GapClosure = Field(description="GCR of the current skill.")
+    cost_delta: CostDelta | None = Field(description="Head vs base cost; None without both.")
+
+
+# ---------------------------------------------------------------------------- estimators
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k from ``c`` passes in ``n`` trials: 1 - C(n-c, k) / C(n, k)."""
+    _check_nck(n, c, k)
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass^k (all k trials pass) from ``c`` of ``n``: C(c, k) / C(n, k)."""
+    _check_nck(n, c, k)
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def _check_nck(n: int, c: int, k: int) -> None:
+    if not (0 <= c <= n and 1 <= k <= n):
+        raise ValueError(f"need 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}")
+
+
+def task_passes(passes: int, trials: int) -> bool:
+    """A task passes on a side when a strict majority of its repeats passed."""
+    return 2 * passes > trials
+
+
+@dataclass(slots=True)
+class TaskTally:
+    """Running totals of one (side, task)."""
+
+    trials: int = 0
+    passes: int = 0
+    reward: float = 0.0
+
+    @property
+    def pass_fraction(self) -> float:
+        return self.passes / self.trials
+
+    @property
+    def mean_reward(self) -> float:
+        return self.reward / self.trials
+
+
+@dataclass(slots=True)
+class _CostTally:
+    trials: int = 0
+    successes: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    model_calls: int = 0
+    tool_calls: int = 0
+    latency_s: float = 0.0
+    usd: float = 0.0
+
+
+def tally(outcomes: Iterable[TrialOutcome]) -> dict[Side, dict[str, TaskTally]]:
+    """Group outcomes by side and task in one pass. Duplicate (task, side, repeat) is an
+    input error: the same trial counted twice would bias every number."""
+    tables: dict[Side, dict[str, TaskTally]] = {}
+    seen: set[tuple[str, str, int]] = set()
+    for o in outcomes:
+        key = (o.side, o.task_id, o.repeat)
+        if key in seen:
+            raise InvalidInputError(
+                f"duplicate trial: task {o.task_id!r}, side {o.side}, repeat {o.repeat}",
+                hint="each (task, side, repeat) must appear once; dedupe the run records",
+            )
+        seen.add(key)
+        table = tables.setdefault(o.side, {})
+        t = table.get(o.task_id)
+        if t is None:
+            t = table[o.task_id] = TaskTally()
+        t.trials += 1
+        t.passes += o.passed
+        t.reward += o.reward
+    return tables
+
+
+def _cost_tally(outcomes: Iterable[TrialOutcome]) -> dict[Side, _CostTally]:
+    out: dict[Side, _CostTally] = {}
+    for o in outcomes:
+        c = out.get(o.side)
+        if c is None:
+            c = out[o.side] = _CostTally()
+        c.trials += 1
+        c.successes += o.passed
+        c.input_tokens += o.input_tokens
+        c.output_tokens += o.output_tokens
+        c.model_calls += o.model_calls
+        c.tool_calls += o.tool_calls
+        c.latency_s += o.latency_s
+        c.usd += o.usd
+    return out
+
+
+def pass_rate(
+    table: Mapping[str, TaskTally], *, k: int | None = None, confidence: float = 0.95
+) -> PassRate:
+    """Pass rate of one side. ``k`` defaults to the fewest repeats of any task.
+
+    The Wilson interval uses the effective number of trials ``T^2 / sum(1/n_i)`` (T tasks,
+    n_i repeats of task i), which is ``T*k`` when every task has k repeats.
+    """
+    if not table:
+        raise InvalidInputError("pass_rate: no trials on this side", hint="run the side first")
+    tallies = [table[t] for t in sorted(table)]
+    n_tasks = len(tallies)
+    min_n = min(t.trials for t in tallies)
+    kk = min_n if k is None else k
+    if not 1 <= kk <= min_n:
+        worst = min(sorted(table), key=lambda t: table[t].trials)
+        raise InvalidInputError(
+            f"pass@k with k={kk} needs at least k repeats per task; task {worst!r} has {min_n}",
+            hint=f"lower --repeat/k to at most {min_n} or run more repeats",
+        )
+    rate = math.fsum(t.pass_fraction for t in tallies) / n_tasks
+    n_eff = n_tasks * n_tasks / math.fsum(1.0 / t.trials for t in tallies)
+    cache: dict[tuple[int, int], tuple[float, float]] = {}
+    at_k: list[float] = []
+    hat_k: list[float] = []
+    for t in tallies:
+        key = (t.trials, t.passes)
+        pair = cache.get(key)
+        if pair is None:
+            pair = cache[key] = (
+                pass_at_k(t.trials, t.passes, kk),
+                pass_hat_k(t.trials, t.passes, kk),
+            )
+        at_k.append(pair[0])
+        hat_k.append(pair[1])
+    return PassRate(
+        tasks=n_tasks,
+        trials=sum(t.trials for t in tallies),
+        pass_rate=rate,
+        ci=wilson_interval(min(rate * n_eff, n_eff), n_eff, confidence=confidence),
+        mean_reward=math.fsum(t.mean_reward for t in tallies) / n_tasks,
+        k=kk,
+        pass_at_k=math.fsum(at_k) / n_tasks,
+        pass_hat_k=math.fsum(hat_k) / n_tasks,
+    )
+
+
+def _cost_summary(c: _CostTally) -> CostSummary:
+    tokens = c.input_tokens + c.output_tokens
+    return CostSummary(
+        trials=c.trials,
+        successes=c.successes,
+        input_tokens=c.input_tokens,
+        output_tokens=c.output_tokens,
+        model_calls=c.model_calls,
+        tool_calls=c.tool_calls,
+        latency_s=c.latency_s,
+        usd=c.usd,
+        usd_per_trial=c.usd / c.trials,
+        usd_per_success=c.usd / c.successes if c.successes else None,
+        tokens_per_success=tokens / c.successes if c.successes else None,
+        latency_per_trial_s=c.latency_s / c.trials,
+    )
+
+
+def _relative(before: float | None, after: float | None) -> float | None:
+    if before is None or after is None or before == 0:
+        return None
+    return (after - before) / before
+
+
+def cost_delta(base: CostSummary, head: CostSummary) -> CostDelta:
+    return CostDelta(
+        usd=_relative(base.usd, head.usd),
+        tokens=_relative(
+            base.input_tokens + base.output_tokens, head.input_tokens + head.output_tokens
+        ),
+        model_calls=_relative(base.model_calls, head.model_calls),
+        tool_calls=_relative(base.tool_calls, head.tool_calls),
+        latency_s=_relative(base.latency_s, head.latency_s),
+        usd_per_success=_relative(base.usd_per_success, head.usd_per_success),
+    )
+
+
+def classify_tasks(
+    base: Mapping[str, TaskTally], head: Mapping[str, TaskTally]
+) -> list[TaskChange]:
+    """Per-task before/after for the tasks both sides ran, sorted by task id."""
+    out: list[TaskChange] = []
+    for task_id in sorted(base.keys() & head.keys()):
+        b, h = base[task_id], head[task_id]
+        bp, hp = task_passes(b.passes, b.trials), task_passes(h.passes, h.trials)
+        kind: TaskChangeKind
+        if bp and hp:
+            kind = "unchanged_pass"
+        elif bp:
+            kind = "regression"
+        elif hp:
+            kind = "repair"
+        else:
+            kind = "unchanged_fail"
+        out.append(
+            TaskChange(
+                task_id=task_id,
+                base_pass_fraction=b.pass_fraction,
+                head_pass_fraction=h.pass_fraction,
+                base_repeats=b.trials,
+                head_repeats=h.trials,
+                base_mean_reward=b.mean_reward,
+                head_mean_reward=h.mean_reward,
+                change=kind,
+            )
+        )
+    return out
+
+
+def summarize_changes(changes: Iterable[TaskChange], *, confidence: float = 0.95) -> ChangeSummary:
+    counts = {"repair": 0, "regression": 0, "unchanged_pass": 0, "unchanged_fail": 0}
+    for c in changes:
+        counts[c.change] += 1
+    failing = counts["repair"] + counts["unchanged_fail"]
+    passing = counts["regression"] + counts["unchanged_pass"]
+    return ChangeSummary(
+        tasks=failing + passing,
+        repairs=counts["repair"],
+        regressions=counts["regression"],
+        unchanged_pass=counts["unchanged_pass"],
+        unchanged_fail=counts["unchanged_fail"],
+        repair_rate=counts["repair"] / failing if failing else None,
+        repair_ci=wilson_interval(counts["repair"], failing, confidence=confidence)
+        if failing
+        else None,
+        regression_rate=counts["regression"] / passing if passing else None,
+        regression_ci=wilson_interval(counts["regression"], passing, confidence=confidence)
+        if passing
+        else None,
+    )
+
+
+def _scores(table: Mapping[str, TaskTally] | None) -> dict[str, float]:
+    return {t: v.pass_fraction for t, v in (table or {}).items()}
+
+
+def compute_metrics(
+    outcomes: Iterable[TrialOutcome],
+    *,
+    k: int | None = None,
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> GateMetrics:
+    """All gate metrics from trial outcomes. Deterministic for a given input and seed
+    (independent of the order of ``outcomes``)."""
+    items = outcomes if isinstance(outcomes, list | tuple) else list(outcomes)
+    tables = tally(items)
+    costs = _cost_tally(items)
+    sides = {
+        side: SideMetrics(
+            side=side,
+            pass_rate=pass_rate(tables[side], k=k, confidence=confidence),
+            cost=_cost_summary(costs[side]),
+        )
+        for side in SIDES
+        if side in tables
+    }
+    base, head = tables.get("base"), tables.get("head")
+    task_changes = classify_tasks(base, head) if base and head else []
+    paired = (
+        paired_comparison(
+            _scores(base), _scores(head), n_boot=n_boot, confidence=confidence, seed=seed
+        )
+        if base and head
+        else None
+    )
+    baseline_scores = _scores(tables.get("baseline"))
+    teacher_scores = _scores(tables.get("teacher"))
+
+    def gcr(scores: dict[str, float], offset: int) -> GapClosure:
+        return gap_closure(
+            scores,
+            baseline_scores,
+            teacher_scores,
+            n_boot=n_boot,
+            confidence=confidence,
+            seed=seed + offset,
+        )
+
+    return GateMetrics(
+        confidence=confidence,
+        n_boot=n_boot,
+        seed=seed,
+        sides=sides,
+        tasks=task_changes,
+        changes=summarize_changes(task_changes, confidence=confidence),
+        paired=paired,
+        gcr_head=gcr(_scores(head), 1),
+        gcr_base=gcr(_scores(base), 2),
+        cost_delta=cost_delta(sides["base"].cost, sides["head"].cost)
+        if "base" in sides and "head" in sides
+        else None,
+    )
