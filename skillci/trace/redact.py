@@ -70,13 +70,6 @@ def marker(kind: str) -> str:
 _B64 = r"[A-Za-z0-9+/_.~=-]"
 #: (kind, pattern). Order matters: specific shapes before generic ones.
 _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "private_key",
-        re.compile(
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
-            re.DOTALL,
-        ),
-    ),
     ("github_pat", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}")),
     ("github_token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}")),
     ("api_key", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}")),
@@ -86,11 +79,34 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("hf_token", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
 )
-_BEARER = re.compile(r"(?i)\b(bearer|token|basic)(\s+)([A-Za-z0-9+/_.~=-]{12,})")
-_URL_CREDS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/\s:@]+):([^/\s@]+)@")
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----")
+_PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----")
+
+
+def _redact_pem(text: str) -> str:
+    """Replace PEM private key blocks; a block cut off before its END is redacted to the end."""
+    out: list[str] = []
+    pos = 0
+    while (begin := _PEM_BEGIN.search(text, pos)) is not None:
+        out.append(text[pos : begin.start()])
+        out.append(marker("private_key"))
+        end = _PEM_END.search(text, begin.end())
+        if end is None:
+            return "".join(out)
+        pos = end.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+_BEARER = re.compile(r"(?i)\b(bearer|token|basic)([ \t]{1,8})([A-Za-z0-9+/_.~=-]{12,4096})")
+_URL_CREDS = re.compile(
+    r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,30}://)([^/\s:@]{1,256}):([^/\s@]{1,256})@"
+)
 _ASSIGN = re.compile(
-    r"(?i)(?P<name>[A-Za-z0-9_.-]*(?:key|token|secret|password|passwd|pwd)[A-Za-z0-9_]*)"
-    r"(?P<q1>[\"']?)(?P<sep>\s*[=:]\s*)(?P<q2>[\"']?)(?P<val>[^\s\"',;&}]+)"
+    # Bounded and anchored at a token start: linear time on long runs of word characters.
+    r"(?i)(?<![A-Za-z0-9_.-])"
+    r"(?P<name>[A-Za-z0-9_.-]{0,40}?(?:key|token|secret|password|passwd|pwd)[A-Za-z0-9_]{0,40})"
+    r"(?P<q1>[\"']?)(?P<sep>[ \t]{0,8}[=:][ \t]{0,8})(?P<q2>[\"']?)(?P<val>[^\s\"',;&}]{1,4096})"
 )
 _HEXB64_VALUE = re.compile(rf"^{_B64}{{16,}}$")
 
@@ -140,6 +156,8 @@ class Redactor:
         for value, kind in self._literals:
             if value in text:
                 text = text.replace(value, marker(kind))
+        if "PRIVATE KEY-----" in text:
+            text = _redact_pem(text)
         for kind, pattern in _SHAPES:
             text = pattern.sub(marker(kind), text)
         text = _URL_CREDS.sub(lambda m: f"{m.group(1)}{marker('url_credentials')}@", text)

@@ -214,3 +214,49 @@ def test_concurrent_writers(tmp_path: Path) -> None:
         conn.close()
     for s in store.query(task_id="t2", limit=5):
         assert store.get(s.run_id).task_id == "t2"
+
+
+_KILL_WRITER = """
+import sys
+from pathlib import Path
+from skillci.trace.redact import Redactor
+from skillci.trace.store import TraceStore
+from tests.unit.trace.helpers import make_record
+store = TraceStore(Path(sys.argv[1]), redactor=Redactor(env={}))
+i = 0
+while True:
+    store.put(make_record(f"k-{i}", final_output="x" * 20000))
+    if i == 3:
+        print("ready", flush=True)
+    i += 1
+"""
+
+
+def test_sigkill_mid_write_leaves_a_consistent_store(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = tmp_path / "s"
+    repo = Path(__file__).resolve().parents[2]
+    with subprocess.Popen(
+        [sys.executable, "-c", _KILL_WRITER, str(root)],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    store = TraceStore(root, redactor=Redactor(env={}))
+    indexed = store.count()
+    assert indexed >= 4
+    for s in store.query():
+        assert store.get(s.run_id).run_id == s.run_id  # every indexed record is whole
+    files = list((root / "records").glob("*/*.json"))
+    assert len(files) in (indexed, indexed + 1)  # at most one file written, not yet indexed
+    assert store.reindex() == len(files)
+    assert store.count() == len(files)

@@ -161,3 +161,21 @@ def test_known_shapes_never_survive_any_context(prefix: str, suffix: str, secret
     out = R.redact_text(f"{prefix} {secret} {suffix}")
     assert secret not in out
     assert "[REDACTED:" in out
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    ["x", "a.", "key", "token ", "k=", "sk-", "https://a", "-----BEGIN RSA PRIVATE KEY-----", "_"],
+)
+def test_linear_time_on_adversarial_input(chunk: str) -> None:
+    import time
+
+    text = chunk * (300_000 // len(chunk))
+    start = time.perf_counter()
+    R.redact_text(text)
+    assert time.perf_counter() - start < 2.0
+
+
+def test_truncated_private_key_is_redacted_to_the_end() -> None:
+    text = "cat id_rsa\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA…(truncated)"
+    assert R.redact_text(text) == "cat id_rsa\n[REDACTED:private_key]"
