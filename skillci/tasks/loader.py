@@ -40,7 +40,8 @@ IGNORED_NAMES = frozenset(
     {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".DS_Store", ".git"}
 )
 
-_LAYOUT: dict[TaskFormat, dict[str, str]] = {
+#: File and dir names of each layout (instruction, config, verifier dir, solution dir, script).
+LAYOUTS: dict[TaskFormat, dict[str, str]] = {
     "harbor": {
         "instruction": "instruction.md",
         "config": "task.toml",
@@ -249,7 +250,7 @@ def load_task(
             "(BenchFlow)",
             file=task_dir,
         )
-    lay = _LAYOUT[fmt]
+    lay = LAYOUTS[fmt]
     instruction_path = task_dir / lay["instruction"]
     config_path: Path | None = task_dir / lay["config"]
     if fmt == "harbor":
@@ -343,6 +344,7 @@ def discover_tasks(root: Path) -> list[Path]:
 
 __all__ = [
     "IGNORED_NAMES",
+    "LAYOUTS",
     "VERIFIER_SCRIPT",
     "TaskFormat",
     "check_not_sealed",

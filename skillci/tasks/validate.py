@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillci.errors import SkillciError
-from skillci.tasks.loader import _LAYOUT, detect_format, load_task
+from skillci.tasks.loader import LAYOUTS, detect_format, load_task
 from skillci.tasks.models import (
     AgentConfig,
     EnvironmentConfig,
@@ -89,7 +89,7 @@ def _unknown_keys(cfg: TaskConfig) -> list[str]:
 
 
 def _check_loaded(task: Task, findings: list[Finding]) -> None:
-    lay = _LAYOUT[task.format]
+    lay = LAYOUTS[task.format]
 
     def add(code: str, sev: Severity, msg: str, file: Path | None = None) -> None:
         findings.append(
