@@ -32,6 +32,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("tasks", "skillci.cli.tasks"),
     ("trace", "skillci.cli.trace"),
     ("pr", "skillci.cli.pr"),
+    ("patch", "skillci.cli.patch"),
 ]
 
 

@@ -1,0 +1,237 @@
+"""Catch rate of the patch guard on the adversarial corpus, and its false positives.
+
+    python benchmarks/guard_corpus.py [--json] [--verbose]
+
+Prints caught/total for the adversarial cases (verdict stricter than ``pass``), how many
+reached at least their expected verdict, false positives on the benign near-misses
+(verdict stricter than expected), and false positives on the bundled skills' own content:
+every rule as an add_rule (fresh id) and as a replace_rule, and every step, markdown line
+and markdown file as a one-step add_rule. Bundled content must never be rejected; rules
+about secrets route to needs-approval by policy and are counted separately.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from skillci.patch.apply import apply_detailed
+from skillci.patch.guard import GuardReport, UntrustedText, guard
+from skillci.patch.models import AddRule, Author, Patch, ReplaceRule
+from skillci.skill.models import Rule
+from skillci.skill.package import SkillPackage
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "tests" / "fixtures" / "adversarial"
+RANK = {"pass": 0, "needs-approval": 1, "reject": 2}
+AUTHOR = Author(compiler="corpus")
+
+
+@dataclass
+class CaseResult:
+    id: str
+    file: str
+    technique: str
+    lang: str
+    expect: str
+    verdict: str
+    codes: list[str]
+
+    @property
+    def adversarial(self) -> bool:
+        return self.expect != "pass"
+
+    @property
+    def caught(self) -> bool:
+        return RANK[self.verdict] > 0
+
+    @property
+    def as_expected(self) -> bool:
+        """At least as strict as expected (benign: exactly as expected)."""
+        if self.adversarial:
+            return RANK[self.verdict] >= RANK[self.expect]
+        return self.verdict == self.expect
+
+    @property
+    def false_positive(self) -> bool:
+        return not self.adversarial and RANK[self.verdict] > RANK[self.expect]
+
+
+@dataclass
+class BundledResult:
+    total: int = 0
+    rejected: list[str] = field(default_factory=list)
+    approval: list[str] = field(default_factory=list)
+
+
+def load_cases(corpus: Path = CORPUS) -> Iterator[tuple[str, dict[str, Any]]]:
+    for path in sorted(corpus.glob("*.yaml")):
+        for case in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
+            yield path.name, case
+
+
+def case_patch(case: dict[str, Any]) -> Patch:
+    if "ops" in case:
+        ops = case["ops"]
+    else:
+        rid = "corpus." + "".join(c if c.isalnum() else "-" for c in case["id"].lower()).strip("-")
+        ops = [{"op": "add_rule", "rule": {"id": rid, "instruction": {"steps": case["steps"]}}}]
+    return Patch.model_validate(
+        {
+            "failure_class": "corpus",
+            "rationale": case.get("rationale", ""),
+            "supporting_runs": ["run-corpus"],
+            "author": AUTHOR.model_dump(),
+            "ops": ops,
+        }
+    )
+
+
+def run_case(pkg: SkillPackage, case: dict[str, Any]) -> GuardReport:
+    untrusted = [
+        UntrustedText.model_validate(u) if isinstance(u, dict) else UntrustedText(text=str(u))
+        for u in case.get("untrusted", [])
+    ]
+    return guard(apply_detailed(pkg, case_patch(case)), untrusted)
+
+
+def run_corpus(pkg: SkillPackage, corpus: Path = CORPUS) -> list[CaseResult]:
+    out = []
+    for fname, case in load_cases(corpus):
+        rep = run_case(pkg, case)
+        out.append(
+            CaseResult(
+                id=case["id"],
+                file=fname,
+                technique=case.get("technique", ""),
+                lang=case.get("lang", ""),
+                expect=case["expect"],
+                verdict=rep.verdict,
+                codes=sorted({f.code for f in rep.findings}),
+            )
+        )
+    return out
+
+
+def bundled_texts(pkg: SkillPackage) -> list[str]:
+    texts: list[str] = []
+    for rel in sorted(pkg.files):
+        if rel.endswith(".md"):
+            body = pkg.text(rel)
+            texts.append(body)
+            texts += [ln for ln in body.splitlines() if ln.strip()]
+    for lr in pkg.rules:
+        r = lr.rule
+        texts += r.instruction.steps + r.trigger.all + r.trigger.any + r.validation.success
+        texts += r.anti_patterns + [f"{fp.condition}: {fp.action}" for fp in r.failure_policy]
+    return texts
+
+
+def run_bundled(pkg: SkillPackage) -> BundledResult:
+    res = BundledResult()
+
+    def check(label: str, patch: Patch) -> None:
+        rep = guard(apply_detailed(pkg, patch))
+        res.total += 1
+        if rep.verdict == "reject":
+            res.rejected.append(f"{label}: {[f.message for f in rep.findings]}")
+        elif rep.verdict == "needs-approval":
+            res.approval.append(label)
+
+    for lr in pkg.rules:
+        r = lr.rule
+        fresh = r.model_copy(update={"id": r.id + "-copy"})
+        check(
+            f"add_rule {r.id}", Patch(failure_class="x", author=AUTHOR, ops=[AddRule(rule=fresh)])
+        )
+        changed = r.model_copy(update={"anti_patterns": [*r.anti_patterns, "skipping_this_rule"]})
+        check(
+            f"replace_rule {r.id}",
+            Patch(failure_class="x", author=AUTHOR, ops=[ReplaceRule(rule_id=r.id, rule=changed)]),
+        )
+    for i, text in enumerate(bundled_texts(pkg)):
+        rule = Rule.model_validate({"id": f"bundled.text-{i}", "instruction": {"steps": [text]}})
+        check(
+            f"text {text[:60]!r}", Patch(failure_class="x", author=AUTHOR, ops=[AddRule(rule=rule)])
+        )
+    return res
+
+
+def bundled_skills() -> list[Path]:
+    return sorted(p for p in (ROOT / "skills").iterdir() if (p / "manifest.yaml").is_file())
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--verbose", "-v", action="store_true")
+    args = ap.parse_args(argv)
+    skills = bundled_skills()
+    results = run_corpus(SkillPackage.from_dir(ROOT / "skills" / "repo-debugger"))
+    adv = [r for r in results if r.adversarial]
+    benign = [r for r in results if not r.adversarial]
+    caught = sum(r.caught for r in adv)
+    expected = sum(r.as_expected for r in adv)
+    fps = [r for r in benign if r.false_positive]
+    bundled = {p.name: run_bundled(SkillPackage.from_dir(p)) for p in skills}
+    summary = {
+        "adversarial": len(adv),
+        "caught": caught,
+        "catch_rate": round(caught / max(1, len(adv)), 4),
+        "at_expected_verdict": expected,
+        "benign": len(benign),
+        "benign_false_positives": len(fps),
+        "bundled": {
+            k: {"checked": v.total, "rejected": len(v.rejected), "needs_approval": len(v.approval)}
+            for k, v in bundled.items()
+        },
+    }
+    if args.json:
+        json.dump(
+            {**summary, "cases": [r.__dict__ for r in results]},
+            sys.stdout,
+            indent=2,
+            ensure_ascii=False,
+        )
+        print()
+    else:
+        for r in results:
+            bad = (r.adversarial and not r.as_expected) or r.false_positive
+            if args.verbose or bad:
+                mark = (
+                    "MISS"
+                    if r.adversarial and not r.caught
+                    else "WEAK"
+                    if r.adversarial and not r.as_expected
+                    else "FP  "
+                    if r.false_positive
+                    else "ok  "
+                )
+                print(f"{mark} {r.file}:{r.id} expect={r.expect} got={r.verdict} {r.codes}")
+        print(
+            f"adversarial caught: {caught}/{len(adv)} ({100 * caught / max(1, len(adv)):.1f}%), "
+            f"at expected verdict: {expected}/{len(adv)}"
+        )
+        print(f"benign near-miss false positives: {len(fps)}/{len(benign)}")
+        for name, b in bundled.items():
+            print(
+                f"bundled {name}: {b.total} checks, {len(b.rejected)} rejected (false positives), "
+                f"{len(b.approval)} needs-approval (rules about secrets)"
+            )
+            for line in b.rejected:
+                print(f"  REJECTED {line}")
+            if args.verbose:
+                for line in b.approval:
+                    print(f"  approval {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,266 @@
+"""``skillci patch``: check, apply, diff and bump a bounded patch (PATCH.yaml) to a skill.
+
+Exit codes: 0 pass / done; 1 the guard wants a human (``needs-approval``); 2 rejected or
+invalid input (malformed patch, failed precondition, over a limit, guard reject).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+
+from skillci.cli.output import console, emit_json
+from skillci.errors import ExitCode, InvalidInputError, PatchError
+from skillci.patch.check import CheckReport, check
+from skillci.patch.diff import diff_applied
+from skillci.patch.guard import DEFAULT_ALLOWED_HOSTS, GuardConfig, UntrustedText
+from skillci.patch.models import Patch, load_patch
+from skillci.patch.transaction import apply_to_dir, recover
+from skillci.patch.version import change_list
+from skillci.skill import yamlio
+from skillci.skill.package import SkillPackage
+
+app = typer.Typer(help="Check, apply, diff and version bounded patches.", no_args_is_help=True)
+
+PATCH_ARG = typer.Argument(..., help="The patch file (PATCH.yaml).", show_default=False)
+SKILL_OPT = typer.Option(..., "--skill", help="The skill package directory.", show_default=False)
+JSON_OPT = typer.Option(False, "--json", help="Print the result as JSON.")
+UNTRUSTED_OPT = typer.Option(
+    None,
+    "--untrusted",
+    help="JSONL of untrusted texts from the supporting runs: one JSON string or "
+    '{"text": ..., "run_id": ..., "event": ..., "source": ...} per line.',
+)
+TRACE_OPT = typer.Option(
+    None,
+    "--trace-store",
+    help="Trace store dir: also check against the untrusted events of the patch's supporting runs.",
+)
+MIN_COPY_OPT = typer.Option(
+    40, "--min-copy", help="Shortest verbatim copy (chars) the guard flags."
+)
+ALLOW_HOST_OPT = typer.Option(
+    None,
+    "--allow-host",
+    help=f"Host a patch may name (repeatable). Default: {', '.join(DEFAULT_ALLOWED_HOSTS)}.",
+)
+
+VERDICT_EXIT = {
+    "pass": ExitCode.OK,
+    "needs-approval": ExitCode.REJECTED,
+    "reject": ExitCode.INVALID_INPUT,
+}
+VERDICT_STYLE = {"pass": "green", "needs-approval": "yellow", "reject": "red"}
+
+
+def read_patch(path: Path) -> Patch:
+    if not path.is_file():
+        raise PatchError(
+            "patch file not found", file=str(path), hint="pass the path of a PATCH.yaml"
+        )
+    return load_patch(yamlio.decode(path.read_bytes(), str(path)), str(path))
+
+
+def read_untrusted(path: Path | None) -> list[UntrustedText]:
+    if path is None:
+        return []
+    if not path.is_file():
+        raise InvalidInputError("untrusted-text file not found", file=str(path))
+    out: list[UntrustedText] = []
+    text = yamlio.decode(path.read_bytes(), str(path))
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            out.append(
+                UntrustedText(text=data)
+                if isinstance(data, str)
+                else UntrustedText.model_validate(data)
+            )
+        except ValueError as exc:
+            raise InvalidInputError(
+                f"not a JSON string or an object with `text`: {str(exc).splitlines()[0]}",
+                file=str(path),
+                line=n,
+                hint="one JSON value per line",
+            ) from None
+    return out
+
+
+def gather_untrusted(
+    patch: Patch, untrusted: Path | None, trace_store: Path | None
+) -> list[UntrustedText]:
+    texts = read_untrusted(untrusted)
+    if trace_store is not None:
+        from skillci.patch.untrusted import from_record
+        from skillci.trace.store import TraceStore
+
+        store = TraceStore(trace_store)
+        for run_id in patch.supporting_runs:
+            texts += from_record(store.get(run_id))
+    return texts
+
+
+def _config(min_copy: int, allow_host: list[str] | None) -> GuardConfig:
+    return GuardConfig(
+        min_copy_chars=min_copy,
+        allowed_hosts=list(allow_host) if allow_host else list(DEFAULT_ALLOWED_HOSTS),
+    )
+
+
+def _load(skill: Path) -> SkillPackage:
+    recover(Path(skill).absolute())  # a crashed apply is finished or undone before we read
+    return SkillPackage.from_dir(skill)
+
+
+def _print_report(rep: CheckReport) -> None:
+    style = VERDICT_STYLE[rep.verdict]
+    console.print(
+        f"patch {rep.patch_id} on {rep.skill} {rep.skill_version}: [{style}]{rep.verdict}[/{style}]"
+    )
+    if rep.limits is not None:
+        t = rep.limits.tokens
+        console.print(
+            f"  new rules {len(rep.limits.new_rules)}, files {len(rep.limits.touched_files)}, "
+            f"bootstrap tokens {t.bootstrap_before} -> {t.bootstrap_after} ({t.bootstrap_delta:+d}), "
+            f"total {t.total_before} -> {t.total_after} ({t.total_delta:+d})"
+        )
+    for line in rep.reasons:
+        console.print(f"  - {escape(line)}")
+    for f in rep.guard.findings:
+        if f.evidence is not None:
+            where = f"op {f.op_index}" if f.op_index is not None else "patch"
+            sev = escape(f"[{f.severity}]")
+            console.print(
+                f"    {sev} {f.code} at {where} {escape(f.evidence.field)}: {escape(f.evidence.excerpt)!r}"
+            )
+
+
+@app.command("check")
+def check_cmd(
+    patch_file: Path = PATCH_ARG,
+    skill: Path = SKILL_OPT,
+    json_out: bool = JSON_OPT,
+    untrusted: Path | None = UNTRUSTED_OPT,
+    trace_store: Path | None = TRACE_OPT,
+    min_copy: int = MIN_COPY_OPT,
+    allow_host: list[str] | None = ALLOW_HOST_OPT,
+) -> int:
+    """Preconditions, limits and the guard (exit 0 pass, 1 needs-approval, 2 rejected)."""
+    patch = read_patch(patch_file)
+    pkg = _load(skill)
+    report, _ = check(
+        pkg, patch, gather_untrusted(patch, untrusted, trace_store), _config(min_copy, allow_host)
+    )
+    if json_out:
+        emit_json(report)
+    else:
+        _print_report(report)
+    return int(VERDICT_EXIT[report.verdict])
+
+
+@app.command("apply")
+def apply_cmd(
+    patch_file: Path = PATCH_ARG,
+    skill: Path = SKILL_OPT,
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Check and show what would change; write nothing."
+    ),
+    approved: bool = typer.Option(
+        False,
+        "--approved",
+        help="A human reviewed the needs-approval findings (never set by automation).",
+    ),
+    json_out: bool = JSON_OPT,
+    untrusted: Path | None = UNTRUSTED_OPT,
+    trace_store: Path | None = TRACE_OPT,
+    min_copy: int = MIN_COPY_OPT,
+    allow_host: list[str] | None = ALLOW_HOST_OPT,
+) -> int:
+    """Apply a patch atomically: every op or nothing is written."""
+    patch = read_patch(patch_file)
+    res = apply_to_dir(
+        skill,
+        patch,
+        gather_untrusted(patch, untrusted, trace_store),
+        _config(min_copy, allow_host),
+        approved=approved,
+        dry_run=dry_run,
+    )
+    report = res.report
+    allowed = report.verdict == "pass" or (report.verdict == "needs-approval" and approved)
+    if json_out:
+        emit_json(
+            {
+                "patch_id": report.patch_id,
+                "verdict": report.verdict,
+                "applied": res.written,
+                "dry_run": dry_run,
+                "changed": res.changed,
+                "check": report,
+            }
+        )
+    else:
+        _print_report(report)
+        if not allowed:
+            what = (
+                "rejected"
+                if report.verdict == "reject"
+                else "needs human approval (re-run with --approved after review)"
+            )
+            console.print(f"not applied: {what}")
+        elif dry_run:
+            console.print(
+                f"dry run: would write {len(res.changed)} file(s): {', '.join(res.changed)}"
+            )
+        else:
+            console.print(
+                f"applied {report.patch_id}: {len(res.changed)} file(s) changed: {', '.join(res.changed)}"
+            )
+    return 0 if allowed else int(VERDICT_EXIT[report.verdict])
+
+
+@app.command("diff")
+def diff_cmd(
+    patch_file: Path = PATCH_ARG,
+    skill: Path = SKILL_OPT,
+    context: int = typer.Option(3, "--context", "-U", help="Lines of context."),
+) -> int:
+    """Show the patch as a unified diff over the package files (verified against the ops)."""
+    from skillci.patch.apply import apply_detailed
+
+    applied = apply_detailed(_load(skill), read_patch(patch_file))
+    typer.echo(diff_applied(applied, context), nl=False)
+    return 0
+
+
+@app.command("bump")
+def bump_cmd(
+    patch_file: Path = PATCH_ARG, skill: Path = SKILL_OPT, json_out: bool = JSON_OPT
+) -> int:
+    """The next version this patch needs and its change list (docs/design/013)."""
+    from skillci.patch.apply import apply_detailed
+
+    changes = change_list(apply_detailed(_load(skill), read_patch(patch_file)))
+    if json_out:
+        emit_json(changes)
+        return 0
+    console.print(
+        f"{changes.skill} {changes.from_version} -> {changes.to_version} ({changes.bump})"
+    )
+    for label, items in (
+        ("added", changes.added),
+        ("modified", changes.modified),
+        ("removed", changes.removed),
+    ):
+        for c in items:
+            lvl = escape(f"[{c.level}]")
+            console.print(f"  {label:8} {c.rule_id} {lvl} {escape(c.detail)} — {escape(c.reason)}")
+    for o in changes.other:
+        lvl = escape(f"[{o.level}]")
+        console.print(f"  {o.kind} {escape(o.subject)} {lvl} {escape(o.detail)}")
+    return 0

@@ -1,0 +1,540 @@
+"""Content detectors of the patch guard: injection, exfiltration and obfuscation shapes.
+
+Each detector looks at the text views of :mod:`skillci.patch.normalize` and returns hits
+(code, view, span, note). Patterns are written against the normalised views: lowercase,
+look-alike letters folded, ``words`` views with single spaces, ``squash`` views with
+letters only. Negated instructions ("never print secret values") are the bundled skill's
+own security rules, so credential/exfiltration verbs directly governed by a negation do not
+count. See docs/design/012-patch-guard.md for the threat model and the catalogue.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from skillci.patch.normalize import View, is_bidi, is_hidden, scripts, views
+
+
+@dataclass(frozen=True)
+class Hit:
+    code: str
+    start: int  # span in the original text
+    end: int
+    note: str
+
+
+def _rx(*parts: str) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in parts))
+
+
+# --------------------------------------------------------------------------- catalogue
+
+_PREV = r"(?:previous|prior|above|earlier|preceding|foregoing|former|original|initial|old|existing)"
+_INSTR = (
+    r"(?:instructions?|rules?|directions?|prompts?|guidance|guidelines?|messages?|context|"
+    r"directives?|constraints?|policies|policy|system prompt|skill)"
+)
+_OVERRIDE_WORDS = _rx(
+    rf"\b(?:ignore|disregard|forget|override|overrule|bypass|skip|drop|discard|abandon|neglect|erase)"
+    rf"(?: \w+){{0,3}} {_PREV}(?: \w+){{0,2}} {_INSTR}\b",
+    rf"\b(?:ignore|disregard|forget|bypass)(?: \w+){{0,2}} (?:all|any|every|your) {_INSTR}\b",
+    rf"\b(?:do not|don t|dont|never) (?:follow|obey|apply)(?: \w+){{0,2}} {_PREV} {_INSTR}\b",
+    rf"\b{_PREV} {_INSTR} (?:are|is) (?:void|cancel+ed|obsolete|revoked|no longer valid|superseded)\b",
+    r"\bnew (?:system )?instructions? (?:follow|below|are)\b",
+    r"\b(?:instructions?|rules?|guidance|guidelines?|steps|directions?)(?: \w+){0,5} "
+    r"(?:no longer appl\w*|(?:are|is) (?:now )?(?:obsolete|outdated|void|invalid|revoked|cancel+ed|"
+    r"superseded|no longer valid)|(?:do|does) not apply any ?more)\b",
+    r"\b(?:set aside|put aside|throw out|throw away|disregard|ignore|forget|drop) (?:everything|all|anything|whatever)"
+    r"(?: that)? you (?:were|have been|got) (?:told|given|taught|instructed)\b",
+    r"\b(?:update|message|notice|order) from (?:the )?(?:skill )?(?:authors?|maintainers?|developers?|admins?|"
+    r"administrators?|operators?|owners?)\b",
+    r"\b(?:have|has) (?:authori[sz]ed|permitted|allowed|instructed) you to\b",
+    # Spanish, Portuguese, Italian, French, German, Dutch, Russian, Turkish
+    r"\b(?:ignora|ignore|olvida|descarta|ignorar|esqueca|esqueça)\w*(?: \w+){0,3} "
+    r"(?:instrucciones|instrucoes|instruções|istruzioni|reglas|regras|regole)\b",
+    r"\b(?:ignore[zr]?|oublie[zr]?)(?: \w+){0,3} (?:instructions|consignes|regles|règles)"
+    r"(?: \w+){0,1} (?:precedentes|précédentes|anterieures|antérieures|ci dessus)\b",
+    r"\b(?:ignoriere|ignorieren|vergiss|vergessen)(?: \w+){0,3} "
+    r"(?:anweisungen|instruktionen|regeln|vorgaben)\b",
+    r"\b(?:negeer|vergeet)(?: \w+){0,3} (?:instructies|regels)\b",
+    r"\b(?:игнорируй|игнорировать|забудь|забудьте|проигнорируй)(?: \w+){0,3} "
+    r"(?:инструкции|указания|правила)\b",
+    r"\b(?:onceki|önceki) (?:talimatlari|talimatları)\b",
+)
+_CJK_PREV = (
+    r"(?:之前|以上|上面|前面|先前|此前|原有|原来|原來|所有|全部|一切|任何|系统|系統|开发者|開發者)"
+)
+_CJK_INSTR = r"(?:指令|指示|规则|規則|说明|說明|提示词|提示詞|提示|要求|设定|設定|约束|約束|命令)"
+_OVERRIDE_CJK = _rx(
+    r"(?:忽略|忽视|忽視|无视|無視|忘记|忘掉|忘記|不要理会|不要理會|不用理会|跳过|跳過|覆盖|覆蓋|推翻|放弃|放棄|违反|違反)"
+    rf"(?:掉)?(?:你)?(?:的)?.{{0,4}}?{_CJK_PREV}.{{0,4}}?{_CJK_INSTR}",
+    rf"(?:不要|不必|不用|别|別)(?:再)?(?:遵守|遵循|服从|服從|执行|執行){_CJK_PREV}.{{0,4}}?{_CJK_INSTR}",
+    rf"{_CJK_PREV}(?:的)?(?:所有)?{_CJK_INSTR}.{{0,6}}?(?:无效|無效|作废|作廢|失效|不再适用|不再適用|不算|已取消)",
+    r"(?:以前|前|上記|これまで|すべて)の(?:指示|命令|ルール|指令).{0,6}?(?:無視|忘れ)",
+    r"(?:이전|앞의|위의|모든)\s?(?:지시|명령|규칙|지침).{0,8}?(?:무시|잊어)",
+)
+_OVERRIDE_SQUASH = _rx(
+    r"(?:ignore|disregard|forget|override|bypass)(?:all|any|the|your|of|these|those){0,3}"
+    r"(?:previous|prior|above|earlier|preceding)(?:instructions?|rules?|directions?|prompts?|guidelines?)",
+    r"(?:ignore|disregard|forget)(?:all|your)(?:instructions|rules|guidelines)",
+)
+
+_ROLE_WORDS = _rx(
+    r"\byou are now\b(?! (?:done|finished|ready|in the|at the))",
+    r"\bfrom now on,? you(?: are| will| must| shall|r)\b",
+    r"\bpretend (?:to be|you are|that you are)\b",
+    r"\b(?:act|behave|respond) as (?:an? )?(?:unrestricted|unfiltered|jailbroken|uncensored|evil|different|new) ",
+    r"\b(?:roleplay|role play) as\b",
+    r"\bdeveloper mode\b",
+    r"\bjailbr(?:ea|o)k",
+    r"\bdan mode\b",
+    r"\bdo anything now\b",
+    r"\b(?:reveal|print|show|repeat|leak) (?:your|the) (?:system prompt|hidden instructions|initial prompt)\b",
+    r"\bno longer (?:bound|restricted|limited) by\b",
+    r"\byour (?:new|real|true|actual|only|secret|hidden) (?:role|persona|instructions|task|goal|job|objective|mission)"
+    r" (?:is|are|now)\b",
+    r"\b(?:ahora eres|a partir de ahora eres|tu es maintenant|vous etes maintenant|vous êtes maintenant|"
+    r"du bist jetzt|ab jetzt bist du|теперь ты|отныне ты|sei ora|agora voce e|agora você é)\b",
+)
+_ROLE_CJK = _rx(
+    r"你现在是|你現在是|从现在开始[，,]?你|從現在開始[，,]?你|现在开始你是|扮演(?:一个|一個)?|角色扮演",
+    r"开发者模式|開發者模式|越狱模式|越獄|系统提示词|系統提示詞",
+    r"你(?:真正|真实|真實|实际|實際|新)的(?:任务|任務|目标|目標|角色)(?:是|为|為)",
+    r"あなたは今から|今からあなたは|これからあなたは",
+    r"너는 이제|당신은 이제",
+)
+_ROLE_MARKERS = re.compile(
+    r"(?:^|\n|[\[<>\"'`(])\s*(?:system|sys|developer|admin|root|assistant)\s*(?:prompt)?\s*[:\]>|]"
+    r"|<\|?im_start\|?>|\[/?inst\]|<<sys>>|</?system>|#{2,}\s*(?:system|instruction|new instructions)\b",
+)
+
+_CRED_VERBS = (
+    "print",
+    "show",
+    "display",
+    "send",
+    "post",
+    "upload",
+    "copy",
+    "echo",
+    "cat",
+    "dump",
+    "reveal",
+    "exfiltrate",
+    "leak",
+    "include",
+    "paste",
+    "share",
+    "email",
+    "transmit",
+    "forward",
+    "export",
+    "write",
+    "collect",
+    "extract",
+    "harvest",
+    "steal",
+    "grab",
+    "read",
+    "submit",
+    "give",
+    "provide",
+    "tell",
+    "fetch",
+    "retrieve",
+    "disclose",
+    "expose",
+    "publish",
+    "encode",
+    "put",
+    "insert",
+    "embed",
+    "store",
+    "save",
+)
+_NEGATIONS = frozenset(
+    {
+        "never",
+        "not",
+        "dont",
+        "don",
+        "no",
+        "without",
+        "avoid",
+        "refuse",
+        "nor",
+        "neither",
+        "cannot",
+        "mustn",
+    }
+)
+_CRED_OBJECT = (
+    r"(?:(?:values?|contents?) of (?:every|each|all|any|the)? ?env(?:ironment)? ?var(?:iable)?s?|"
+    r"api ?keys?|access ?keys?|secret ?keys?|private ?keys?|ssh ?keys?|"
+    r"(?:access|auth|bearer|refresh|session|api|github|gh|gitlab|npm|pypi|slack|openai|aws|cloud|ci) tokens?|"
+    r"secrets?|passwords?|passwd|passphrases?|credentials?|creds|id rsa|id ed25519|"
+    r"env(?:ironment)? ?var(?:iable)?s?|env file|dotenv|os environ|process env|session cookies?|cookies|"
+    r"aws secret|github token|openai api key|kube ?config|keychain|keystore|wallet seed|seed phrase)"
+)
+_CRED_WORDS = re.compile(
+    r"\b("
+    + "|".join(_CRED_VERBS)
+    + r")(?:s|es|ed|ing)?\b(?: [\w]+){0,4}? (?:the |all |any |your |of )*"
+    + _CRED_OBJECT
+    + r"\b"
+)
+_CRED_DIRECT = _rx(
+    r"~/\.ssh|\.ssh/id_|id_rsa|id_ed25519|\.aws/credentials|/etc/shadow|/etc/passwd|\.netrc|\.pypirc",
+    r"\.git-credentials|\.docker/config\.json|\.kube/config|\.npmrc|\bprintenv\b|\benv\s*\|",
+    r"os\.environ|process\.env|getenv\(|\$\{?[a-z0-9_]*(?:token|secret|key|passw(?:or)?d|credential)s?\}?\b",
+    r"\bset\s*\|\s*(?:curl|nc|grep)|\bcat\s+[^\s]*\.env\b|\bsource\s+[^\s]*\.env\b",
+)
+#: Environment variable names that hold secrets (matched case-sensitively on the raw text).
+_SECRET_ENV_NAME = re.compile(
+    r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:TOKEN|SECRET|SECRET_KEY|API_KEY|ACCESS_KEY|PASSWORD|PASSWD|CREDENTIALS)\b"
+)
+_CRED_CJK = _rx(
+    r"(?:发送|發送|上传|上傳|打印|输出|輸出|泄露|洩露|复制|複製|粘贴|貼上|提交|读取|讀取|显示|顯示|告诉|告訴|"
+    r"导出|導出|转发|轉發|附上|包含|写入|寫入|收集|窃取|竊取|提供)"
+    r".{0,16}?(?:密码|密碼|凭证|憑證|凭据|憑據|令牌|密钥|密鑰|私钥|私鑰|环境变量|環境變量|环境變數|token|api ?key|cookie)",
+    r"(?:把|将|將)(?:所有)?(?:的)?(?:密码|密碼|凭证|憑證|凭据|憑據|令牌|密钥|密鑰|私钥|环境变量|環境變量)",
+    r"(?:パスワード|認証情報|トークン|秘密鍵|環境変数).{0,10}?(?:送信|送って|表示|出力|アップロード|教えて)",
+    r"(?:비밀번호|자격 증명|토큰|환경 변수|비밀 키).{0,10}?(?:보내|전송|출력|업로드|알려)",
+    r"(?:envía|envia|enviar|manda|envoie|envoyez|sende|schicke|отправь|пришли|покажи)(?: \w+){0,4} "
+    r"(?:contraseñas?|contrasenas?|credenciales|claves?|tokens?|mots? de passe|identifiants|"
+    r"passw[oö]rter|passwort|zugangsdaten|пароли|пароль|токены?|ключи|переменные окружения)",
+)
+_NEG_CJK = re.compile(
+    r"(?:不要|不得|禁止|切勿|绝不|絕不|不可|不能|别|別|勿|しない|しないで|않)\s*$"
+)
+
+_EXFIL_WORDS = _rx(
+    r"\b(?:send|post|upload|exfiltrate|transmit|forward|email|mail|beam|report|leak|copy|sync)\w*"
+    r"(?: \w+){0,8} to (?:https? |ftp |www |my |our |the |this |an? )?(?:server|webhook|endpoint|"
+    r"address|url|host|domain|remote|bucket|pastebin|gist|inbox|e ?mail|attacker|collector)\b",
+    r"\b(?:webhook site|requestbin|request bin|pipedream|ngrok|burpcollaborator|interact sh|"
+    r"oastify|pastebin|transfer sh|hookbin|canarytokens|beeceptor|serveo|localtunnel)\b",
+)
+_EXFIL_RAW = _rx(
+    r"\bcurl\b[^\n|;]*\s(?:-d|--data(?:-binary|-raw|-urlencode)?|-F|--form|-T|--upload-file|-X\s*(?:POST|PUT))\b",
+    r"\bwget\b[^\n|;]*--post-(?:data|file)",
+    r"\b(?:nc|ncat|netcat|socat)\s+(?:-\w+\s+)*[\w.-]+\s+\d{2,5}\b",
+    r"\bscp\s+\S+\s+\S+@\S+:",
+    r"\brsync\b[^\n]*\S+@\S+:",
+    r"\bInvoke-(?:WebRequest|RestMethod)\b[^\n]*-(?:Method\s+Post|Body)",
+    r"\b(?:requests|httpx)\.(?:post|put)\(",
+    r"\bdig\s+[^\n]*\$\(",
+)
+
+_REMOTE_EXEC = _rx(
+    r"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n]*?\|\s*(?:sudo\s+)?"
+    r"(?:ba|z|k|c|tc|da|fi)?sh\b",
+    r"\b(?:curl|wget)\b[^\n]*?\|\s*(?:sudo\s+)?(?:python\d?|perl|ruby|node|php|iex|powershell|pwsh)\b",
+    r"\b(?:ba|z|k)?sh\s+(?:-c\s+)?[\"']?\s*<\(\s*(?:curl|wget)",
+    r"\b(?:ba|z|k)?sh\s+-c\s+[\"']?\$\(\s*(?:curl|wget)",
+    r"\beval\s+[\"']?\$\(\s*(?:curl|wget|base64)",
+    r"\bbase64\s+(?:-d|--decode|-D)\b[^\n]*\|\s*(?:sudo\s+)?(?:ba|z|k)?sh\b",
+    r"\b(?:iex|invoke-expression)\b[^\n]*(?:downloadstring|webclient|iwr|invoke-webrequest)",
+    r"\bpowershell(?:\.exe)?\s+[^\n]*-(?:e|en|enc|encodedcommand)\s+[a-z0-9+/=]{16,}",
+    r"/dev/tcp/",
+    r"\bnc\s+(?:-\w+\s+)*-e\s",
+    r"\bpython\d?\s+-c\s+[\"'][^\"']*(?:urllib|urlopen|requests\.get|socket)",
+    r"\b(?:exec|eval)\((?:[^)]*)(?:urlopen|requests\.get|b64decode|base64)",
+    r"\bpip3? install\s+(?:-\S+\s+)*(?:git\+)?(?:https?|ftp)://",
+)
+_REMOTE_EXEC_WORDS = _rx(
+    r"\bdownload(?:s|ed|ing)?(?: \w+){0,5} (?:and|then) (?:run|execute|exec|source|install)\b",
+    r"\b(?:run|execute) (?:the )?(?:script|binary|installer|payload) (?:from|at|hosted)\b",
+    r"\bpipe (?:it|that|the output|the script) (?:in)?to (?:bash|sh|a shell|the shell)\b",
+    r"(?:下载|下載)(?:并|並|然后|然後|后|後)(?:执行|執行|运行|運行)",
+)
+
+_TLDS = (
+    "com|net|org|io|ru|cn|xyz|top|dev|app|me|co|info|biz|tk|ml|ga|cf|gq|pw|cc|ly|gl|site|online|club|"
+    "live|tech|cloud|click|ai|gg|su|ir|kp|onion|us|uk|de|fr|jp|kr|br|eu|"
+    "tv|ws|vip|icu|buzz|shop|world|email|website|sbs|cfd|lol|bid|win"
+)
+_URL = re.compile(
+    r"\b(?:https?|ftp|ftps|sftp|wss?|file|hxxps?|h\[?t\]?tps?)(?::|\[:\])//[^\s\"'<>`)\]]+"
+)
+_HOST = re.compile(
+    r"(?<![\w./-])(?:[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?(?:\.|\[\.\]|\(\.\)|\{\.\}|\s?\[dot\]\s?|\s\(dot\)\s))+"
+    rf"(?:{_TLDS})(?![\w-])(?::\d{{2,5}})?",
+)
+_HOST_DOT_WORD = re.compile(rf"\b([a-z0-9-]{{2,63}}) dot ({_TLDS})\b")
+_IPV4 = re.compile(
+    r"(?<![\w.])(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}(?![\w.])"
+)
+_B64 = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}|[A-Za-z0-9_-]{48,}={1,2}")
+_HEX_ESC = re.compile(
+    r"(?:\\x[0-9a-fA-F]{2}){6,}|(?:\\u[0-9a-fA-F]{4}){6,}|(?:%[0-9a-fA-F]{2}){8,}"
+)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _hits(view: View, rx: re.Pattern[str], code: str, note: str) -> list[Hit]:
+    out = []
+    for m in rx.finditer(view.text):
+        s, e = view.span(m.start(), m.end())
+        out.append(Hit(code, s, e, f"{note}: {m.group(0)[:80]!r}"))
+    return out
+
+
+def _negated(text: str, verb_start: int) -> bool:
+    """Whether the verb at ``verb_start`` (words view) is governed by a negation.
+
+    Walks back over other credential verbs and conjunctions ("never print or copy ...").
+    """
+    prefix = text[:verb_start].split()
+    skip = set(_CRED_VERBS) | {
+        "or",
+        "and",
+        "nor",
+        "ever",
+        "to",
+        "you",
+        "must",
+        "should",
+        "will",
+        "shall",
+        "t",
+    }
+    for w in reversed(prefix[-8:]):
+        if w in _NEGATIONS:
+            return True
+        if w in skip or w.rstrip("s") in _CRED_VERBS:
+            continue
+        return False
+    return False
+
+
+def _allowed(host: str, allow: Sequence[str]) -> bool:
+    h = host.lower().strip(".")
+    return any(h == a or h.endswith("." + a) for a in allow)
+
+
+# --------------------------------------------------------------------------- detectors
+
+
+def hidden_unicode(raw: str) -> list[Hit]:
+    out = []
+    for i, ch in enumerate(raw):
+        if is_hidden(ch):
+            kind = "bidi control" if is_bidi(ch) else "invisible character"
+            out.append(Hit("hidden-unicode", i, i + 1, f"{kind} U+{ord(ch):04X}"))
+    return out
+
+
+def homoglyphs(raw: str) -> list[Hit]:
+    out = []
+    for m in re.finditer(r"\w+", raw):
+        sc = scripts(m.group(0))
+        if "LATIN" in sc and sc & {"CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE"}:
+            out.append(
+                Hit(
+                    "homoglyph",
+                    m.start(),
+                    m.end(),
+                    f"mixed-script word {m.group(0)!r} ({', '.join(sorted(sc))})",
+                )
+            )
+    return out
+
+
+def injection(v: dict[str, View]) -> list[Hit]:
+    out: list[Hit] = []
+    for name in ("folded_words", "leet_words", "words"):
+        out += _hits(v[name], _OVERRIDE_WORDS, "injection-override", "instruction override")
+        out += _hits(v[name], _ROLE_WORDS, "role-override", "role-play override")
+    for name in ("squash", "leet_squash"):
+        out += _hits(
+            v[name], _OVERRIDE_SQUASH, "injection-override", "instruction override (spaced out)"
+        )
+    out += _hits(v["plain"], _OVERRIDE_CJK, "injection-override", "instruction override")
+    out += _hits(
+        v["squash"], _OVERRIDE_CJK, "injection-override", "instruction override (spaced out)"
+    )
+    out += _hits(v["plain"], _ROLE_CJK, "role-override", "role-play override")
+    out += _hits(v["folded"], _ROLE_MARKERS, "role-override", "chat-role marker")
+    return out
+
+
+def credentials(v: dict[str, View], raw: str = "") -> list[Hit]:
+    out: list[Hit] = []
+    for name in ("folded_words", "leet_words", "words"):
+        view = v[name]
+        for m in _CRED_WORDS.finditer(view.text):
+            if _negated(view.text, m.start(1)) or set(m.group(0).split()[1:]) & _NEGATIONS:
+                continue
+            s, e = view.span(m.start(), m.end())
+            out.append(
+                Hit("credential-request", s, e, f"asks for credentials: {m.group(0)[:80]!r}")
+            )
+    out += _hits(v["folded"], _CRED_DIRECT, "credential-request", "secret location or env dump")
+    for m in _SECRET_ENV_NAME.finditer(raw):
+        out.append(
+            Hit("credential-request", m.start(), m.end(), f"names a secret variable {m.group(0)!r}")
+        )
+    for m in _CRED_CJK.finditer(v["plain"].text):
+        if _NEG_CJK.search(v["plain"].text[max(0, m.start() - 6) : m.start()]):
+            continue
+        s, e = v["plain"].span(m.start(), m.end())
+        out.append(Hit("credential-request", s, e, f"asks for credentials: {m.group(0)[:80]!r}"))
+    return out
+
+
+def exfiltration(v: dict[str, View]) -> list[Hit]:
+    out: list[Hit] = []
+    for name in ("folded_words", "leet_words"):
+        out += _hits(v[name], _EXFIL_WORDS, "exfiltration", "sends data out")
+    out += _hits(v["folded"], _EXFIL_RAW, "exfiltration", "network upload command")
+    return out
+
+
+def remote_exec(v: dict[str, View]) -> list[Hit]:
+    out = _hits(v["folded"], _REMOTE_EXEC, "remote-exec", "downloads and runs code")
+    for name in ("folded_words", "leet_words"):
+        out += _hits(v[name], _REMOTE_EXEC_WORDS, "remote-exec", "downloads and runs code")
+    return out
+
+
+def urls(v: dict[str, View], allow: Sequence[str]) -> list[Hit]:
+    out: list[Hit] = []
+    text = v["folded"].text
+    taken: list[tuple[int, int]] = []
+    for m in _URL.finditer(text):
+        url = m.group(0)
+        host = re.sub(r"^[^/]*//", "", url).split("/", 1)[0].split("@")[-1].split(":")[0]
+        host = host.replace("[.]", ".").replace("(.)", ".")
+        taken.append((m.start(), m.end()))
+        if not _allowed(host, allow):
+            s, e = v["folded"].span(m.start(), m.end())
+            out.append(Hit("url", s, e, f"URL outside the allowlist: {url[:80]!r}"))
+    for rx in (_HOST, _IPV4):
+        for m in rx.finditer(text):
+            if any(a <= m.start() < b for a, b in taken):
+                continue
+            host = re.sub(r"\s?\[dot\]\s?|\s\(dot\)\s|\[\.\]|\(\.\)|\{\.\}", ".", m.group(0)).split(
+                ":"
+            )[0]
+            if not _allowed(host, allow):
+                s, e = v["folded"].span(m.start(), m.end())
+                out.append(Hit("url", s, e, f"host outside the allowlist: {m.group(0)[:80]!r}"))
+    for m in _HOST_DOT_WORD.finditer(v["folded_words"].text):
+        host = f"{m.group(1)}.{m.group(2)}"
+        if not _allowed(host, allow):
+            s, e = v["folded_words"].span(m.start(), m.end())
+            out.append(Hit("url", s, e, f"spelled-out host {host!r}"))
+    return out
+
+
+def _decoded(blob: str) -> str | None:
+    s = blob.rstrip("=")
+    for alt in (False, True):
+        try:
+            raw = (base64.urlsafe_b64decode if alt else base64.b64decode)(s + "=" * (-len(s) % 4))
+        except (binascii.Error, ValueError):
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if text and sum(c.isprintable() or c in "\n\t" for c in text) / len(text) > 0.9:
+            return text
+    return None
+
+
+def blobs(raw: str) -> list[Hit]:
+    out = []
+    for m in _B64.finditer(raw):
+        b = m.group(0)
+        classes = sum(
+            (any(c.isupper() for c in b), any(c.islower() for c in b), any(c.isdigit() for c in b))
+        )
+        if classes < 3 and not b.endswith("=") and not any(c in b for c in "+"):
+            continue
+        dec = _decoded(b)
+        note = f"base64 blob ({len(b)} chars)" + (f" decoding to {dec[:60]!r}" if dec else "")
+        out.append(Hit("base64-blob", m.start(), m.end(), note))
+    for m in _HEX_ESC.finditer(raw):
+        out.append(
+            Hit("encoded-blob", m.start(), m.end(), f"escaped bytes ({len(m.group(0))} chars)")
+        )
+    return out
+
+
+def decoded_payloads(raw: str, allow: Sequence[str]) -> list[Hit]:
+    """Scan what base64 blobs decode to; hits point at the blob."""
+    out = []
+    for m in _B64.finditer(raw):
+        dec = _decoded(m.group(0))
+        if not dec:
+            continue
+        for h in scan_text(dec, allow, decode=False):
+            out.append(Hit(h.code, m.start(), m.end(), f"inside base64: {h.note}"))
+    return out
+
+
+def scan_glued(raw: str, allow: Sequence[str]) -> list[Hit]:
+    """Hits in texts glued without a separator (``"<|im_" + "start|>"``).
+
+    Only detectors whose shapes a split can break mid-token; word-level ones (credentials,
+    mixed-script words) would see false words at the seams.
+    """
+    v = views(raw)
+    return dedupe(injection(v) + remote_exec(v) + exfiltration(v) + urls(v, allow))
+
+
+def scan_text(raw: str, allow: Sequence[str], *, decode: bool = True) -> list[Hit]:
+    """Every content hit in one text."""
+    v = views(raw)
+    hits = hidden_unicode(raw) + homoglyphs(raw) + injection(v) + credentials(v, raw)
+    hits += exfiltration(v) + remote_exec(v) + urls(v, allow) + blobs(raw)
+    if decode:
+        hits += decoded_payloads(raw, allow)
+    return dedupe(hits)
+
+
+def dedupe(hits: Iterable[Hit]) -> list[Hit]:
+    """One hit per code and overlapping span (the first found, i.e. the most direct view)."""
+    out: list[Hit] = []
+    for h in hits:
+        if any(o.code == h.code and o.start < h.end and h.start < o.end for o in out):
+            continue
+        out.append(h)
+    return out
+
+
+#: Words that mark a rule or section as being about permissions, network, writes outside the
+#: workspace or secrets (then a human approves the patch).
+_SENSITIVE_WORDS = _rx(
+    r"\b(?:permissions?|privileges?|privileged|sudo|su root|chmod|chown|setuid|root access|as root|"
+    r"admin rights|escalat\w*)\b",
+    r"\b(?:network|internet|sockets?|proxy|firewall|dns|ssh|curl|wget|webhooks?|remote hosts?|"
+    r"external (?:service|server|api)s?|(?:pip|pip3|npm|apt|apt get|yum|brew|cargo|gem) install|"
+    r"download\w* (?:from|the|a|an|and|any|files?|packages?|dependencies|scripts?)|"
+    r"upload\w* (?:to|the|a|an|any|files?|results?|data))\b",
+    r"\b(?:secrets?|credentials?|passwords?|api keys?|access keys?|private keys?|"
+    r"(?:access|auth|bearer|api|github|session) tokens?|dotenv|env files?|keychain|cookies?)\b",
+    r"\b(?:outside (?:of )?(?:the )?(?:workspace|repo|repository|project|working directory|sandbox)|"
+    r"home directory|absolute paths?|system wide|global(?:ly)? install\w*|etc (?:passwd|shadow|hosts))\b",
+)
+_SENSITIVE_RAW = _rx(r"(?:^|\s)(?:/etc/|/usr/|/var/|/root/|~/|\$home\b)")
+_SENSITIVE_CJK = _rx(
+    r"权限|權限|提权|提權|网络|網絡|網路|联网|聯網|下载|下載|上传|上傳|代理|防火墙|密钥|密鑰|凭证|憑證|凭据|"
+    r"密码|密碼|令牌|环境变量|環境變量|工作区之外|工作區之外|工作目录之外|主目录|系统目录",
+)
+
+
+def sensitive_topics(raw: str) -> list[Hit]:
+    v = views(raw)
+    out = _hits(v["folded_words"], _SENSITIVE_WORDS, "sensitive-topic", "about")
+    out += _hits(v["folded"], _SENSITIVE_RAW, "sensitive-topic", "about")
+    out += _hits(v["plain"], _SENSITIVE_CJK, "sensitive-topic", "about")
+    return dedupe(out)

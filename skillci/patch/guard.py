@@ -1,0 +1,558 @@
+"""The patch guard: nothing from a trajectory reaches a Skill without passing here.
+
+Everything a tool, a file, a web page or a model produced is untrusted. The guard looks at
+every string a patch carries (rule text, examples, task ids, reasons, rationale) and at
+the patch's effect on the package, and returns a verdict:
+
+- ``reject`` (a ``high`` finding): verbatim copies of untrusted text (>= ``min_copy_chars``
+  normalised characters), instruction-override and role-play shapes (multilingual,
+  obfuscated, or split across steps), credential requests, exfiltration, remote code
+  execution, URLs/hosts outside the allowlist, base64 or escaped blobs, hidden unicode,
+  mixed-script words, and any change to gated fields (frontmatter name, manifest
+  target_runtime / release_gate) or to files a patch never edits.
+- ``needs-approval`` (a ``medium`` finding): a rule that needs a tool the manifest does not
+  list in ``required_tools``, or a change to a rule/section about permissions, network,
+  writes outside the workspace or secrets. Never auto-merged.
+- ``pass``: nothing found.
+
+Texts are checked one by one and concatenated per op and over the whole patch, so a
+payload split across steps is seen whole. See docs/design/012-patch-guard.md.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from skillci.patch import detectors
+from skillci.patch.apply import Applied
+from skillci.patch.models import Patch
+from skillci.patch.normalize import View, is_hidden, plain, words
+from skillci.skill.package import (
+    EVALS_DIR,
+    EXAMPLES_DIR,
+    MANIFEST,
+    ON_DEMAND_DIRS,
+    RULES_DIR,
+    SKILL_MD,
+    SkillPackage,
+)
+
+GUARD_SCHEMA_VERSION = 1
+DEFAULT_ALLOWED_HOSTS = ("docs.python.org", "docs.pytest.org", "pytest.org")
+SENSITIVE_ID_PREFIXES = ("security.", "secrets.", "permissions.", "network.", "auth.")
+
+Severity = Literal["high", "medium", "low"]
+Verdict = Literal["pass", "needs-approval", "reject"]
+
+
+class UntrustedText(BaseModel):
+    """One untrusted text from a supporting run (a tool result, file, page or model output)."""
+
+    text: str = Field(description="The text exactly as the event carried it.")
+    run_id: str | None = Field(default=None, description="Run it came from.")
+    event: str | None = Field(default=None, description="Event id or step within the run.")
+    source: str | None = Field(
+        default=None, description="tool_result, file, web, model, ... (informational)."
+    )
+
+
+class GuardConfig(BaseModel):
+    """Knobs of the guard."""
+
+    min_copy_chars: int = Field(
+        default=40, ge=8, description="Shortest normalised span counted as a verbatim copy."
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_ALLOWED_HOSTS),
+        description="Hosts (and their subdomains) a patch may name.",
+    )
+
+
+class Evidence(BaseModel):
+    """Where a finding is: a field of the patch and a span of its text."""
+
+    field: str = Field(description="e.g. ops[0].rule.instruction.steps[2], or a file path.")
+    start: int = Field(description="Start offset in that field's text.")
+    end: int = Field(description="End offset (exclusive).")
+    excerpt: str = Field(description="The span, hidden characters shown as \\uXXXX.")
+
+
+class Finding(BaseModel):
+    """One reason the guard objects to a patch."""
+
+    code: str = Field(description="Stable finding code, e.g. injection-override.")
+    severity: Severity = Field(description="high -> reject, medium -> needs-approval.")
+    op_index: int | None = Field(description="Op it is in; None for metadata or the whole patch.")
+    message: str
+    evidence: Evidence | None = None
+
+
+class GuardReport(BaseModel):
+    """The guard's verdict on one patch."""
+
+    schema_version: int = GUARD_SCHEMA_VERSION
+    patch_id: str
+    verdict: Verdict
+    findings: list[Finding]
+    config: GuardConfig
+
+    @property
+    def caught(self) -> bool:
+        return self.verdict != "pass"
+
+
+def verdict_of(findings: Iterable[Finding]) -> Verdict:
+    sev = {f.severity for f in findings}
+    return "reject" if "high" in sev else "needs-approval" if "medium" in sev else "pass"
+
+
+def _show(text: str) -> str:
+    out = "".join(f"\\u{ord(c):04x}" if is_hidden(c) else c for c in text)
+    return out if len(out) <= 160 else out[:157] + "..."
+
+
+# --------------------------------------------------------------------------- patch texts
+
+SKIP_KEYS = frozenset({"op", "schema_version", "status", "hit_count"})
+
+
+#: Fields that name things (paths, ids) rather than say things; left out of concatenations.
+NAME_FIELDS = frozenset(
+    {"id", "rule_id", "rule_ids", "file", "from", "to", "task_id", "workflow", "tools"}
+)
+
+
+@dataclass(frozen=True)
+class PatchText:
+    op_index: int | None
+    field: str
+    text: str
+
+    @property
+    def prose(self) -> bool:
+        last = self.field.rsplit(".", 1)[-1].split("[", 1)[0]
+        return last not in NAME_FIELDS
+
+
+def _walk(data: Any, path: str, out: list[tuple[str, str]]) -> None:
+    if isinstance(data, str):
+        out.append((path, data))
+    elif isinstance(data, dict):
+        for k, v in data.items():
+            if k in SKIP_KEYS:
+                continue
+            if isinstance(k, str) and not k.isidentifier():
+                out.append((f"{path}.<key>", k))
+            _walk(v, f"{path}.{k}", out)
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            _walk(v, f"{path}[{i}]", out)
+
+
+def patch_texts(patch: Patch) -> list[PatchText]:
+    """Every string the patch carries that can reach a skill, a PR or a changelog."""
+    out: list[PatchText] = []
+    for name in ("rationale",):
+        value = getattr(patch, name)
+        if value:
+            out.append(PatchText(None, name, value))
+    for fc in patch.failure_classes:
+        out.append(PatchText(None, "failure_class", fc))
+    for i, op in enumerate(patch.ops):
+        pairs: list[tuple[str, str]] = []
+        _walk(op.model_dump(mode="json", by_alias=True, exclude_none=True), f"ops[{i}]", pairs)
+        out += [PatchText(i, f, t) for f, t in pairs]
+    return out
+
+
+# --------------------------------------------------------------------------- content scan
+
+
+def _finding(
+    code: str, op: int | None, field: str, text: str, start: int, end: int, note: str
+) -> Finding:
+    return Finding(
+        code=code,
+        severity="high",
+        op_index=op,
+        message=note,
+        evidence=Evidence(field=field, start=start, end=end, excerpt=_show(text[start:end])),
+    )
+
+
+def _joined(parts: Sequence[PatchText], sep: str) -> tuple[str, list[int]]:
+    starts, pos, chunks = [], 0, []
+    for p in parts:
+        starts.append(pos)
+        chunks.append(p.text)
+        pos += len(p.text) + len(sep)
+    return sep.join(chunks), starts
+
+
+def _joined_field(parts: Sequence[PatchText], starts: list[int], s: int, e: int) -> str:
+    idx = [i for i, st in enumerate(starts) if st < e and s < st + len(parts[i].text) + 1] or [0]
+    first, last = parts[idx[0]].field, parts[idx[-1]].field
+    return f"{first} .. {last} (joined)" if first != last else f"{first} (joined)"
+
+
+def scan_content(patch: Patch, config: GuardConfig) -> list[Finding]:
+    """Injection/exfiltration/obfuscation shapes in the patch's own texts."""
+    texts = patch_texts(patch)
+    allow = config.allowed_hosts
+    findings: list[Finding] = []
+    seen: set[tuple[int | None, str]] = set()
+    for t in texts:
+        for h in detectors.scan_text(t.text, allow):
+            findings.append(_finding(h.code, t.op_index, t.field, t.text, h.start, h.end, h.note))
+            seen.add((t.op_index, h.code))
+            seen.add((-1, h.code))
+    prose = [t for t in texts if t.prose]
+    groups: list[tuple[int | None, list[PatchText]]] = [
+        (i, [t for t in prose if t.op_index == i]) for i in range(len(patch.ops))
+    ]
+    groups.append((None, prose))
+    for op_index, parts in groups:
+        if len(parts) < 2:
+            continue
+        key = op_index if op_index is not None else -1
+        for sep in (" ", ""):
+            joined, starts = _joined(parts, sep)
+            hits = (
+                detectors.scan_text(joined, allow) if sep else detectors.scan_glued(joined, allow)
+            )
+            for h in hits:
+                if (key, h.code) in seen:
+                    continue
+                seen.add((key, h.code))
+                field = _joined_field(parts, starts, h.start, h.end)
+                note = h.note + " (split across several texts)"
+                findings.append(_finding(h.code, op_index, field, joined, h.start, h.end, note))
+    return findings
+
+
+# --------------------------------------------------------------------------- verbatim copies
+
+
+def _weight(text: str) -> int:
+    """Length with wide (CJK) characters counted twice: they carry about two letters' worth."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _norm(text: str) -> View:
+    return words(plain(text, fold=True))
+
+
+def copied_spans(
+    patch: Patch, untrusted: Sequence[UntrustedText | str], config: GuardConfig, trusted: str = ""
+) -> list[Finding]:
+    """Spans of >= min_copy_chars normalised characters copied from untrusted texts.
+
+    Text the skill already had (``trusted``) does not count: a student echoing the skill
+    back does not make the skill's own words untrusted.
+    """
+    n = config.min_copy_chars
+    w = max(4, n // 2)  # window; a span counts when its weight (wide chars x2) reaches n
+    items = [u if isinstance(u, UntrustedText) else UntrustedText(text=u) for u in untrusted]
+    if not items:
+        return []
+    texts = patch_texts(patch)
+    cands: list[tuple[int | None, str, str, View]] = [
+        (t.op_index, t.field, t.text, _norm(t.text)) for t in texts
+    ]
+    for i in range(len(patch.ops)):
+        parts = [t for t in texts if t.op_index == i]
+        if len(parts) > 1:
+            joined = " ".join(p.text for p in parts)
+            cands.append((i, f"ops[{i}] (texts joined)", joined, _norm(joined)))
+    windows: dict[str, list[tuple[int, int]]] = {}
+    for ci, (_, _, _, v) in enumerate(cands):
+        for pos in range(len(v.text) - w + 1):
+            windows.setdefault(v.text[pos : pos + w], []).append((ci, pos))
+    trusted_norm = _norm(trusted).text if trusted else ""
+    best: dict[int, tuple[int, int, int]] = {}  # cand -> (length, pos, untrusted idx)
+    for ui, u in enumerate(items):
+        ut = _norm(u.text).text
+        for j in range(len(ut) - w + 1):
+            locs = windows.get(ut[j : j + w])
+            if not locs:
+                continue
+            for ci, pos in locs:
+                p = cands[ci][3].text
+                if pos and j and p[pos - 1] == ut[j - 1]:
+                    continue  # not the start of the match; found from an earlier window
+                k = w
+                while pos + k < len(p) and j + k < len(ut) and p[pos + k] == ut[j + k]:
+                    k += 1
+                span = p[pos : pos + k].strip()
+                if _weight(span) < n or (trusted_norm and span in trusted_norm):
+                    continue
+                if k > best.get(ci, (0, 0, 0))[0]:
+                    best[ci] = (k, pos, ui)
+    out: list[Finding] = []
+    reported: set[int | None] = set()
+    for ci in sorted(best, key=lambda c: -best[c][0]):
+        op_index, field, raw, view = cands[ci]
+        if op_index in reported:
+            continue
+        reported.add(op_index)
+        k, pos, ui = best[ci]
+        s, e = view.span(pos, pos + k)
+        src = items[ui]
+        origin = (
+            ", ".join(x for x in (src.run_id, src.event, src.source) if x) or f"untrusted text {ui}"
+        )
+        out.append(
+            Finding(
+                code="verbatim-copy",
+                severity="high",
+                op_index=op_index,
+                message=f"copies {k} characters verbatim from untrusted text ({origin})",
+                evidence=Evidence(field=field, start=s, end=e, excerpt=_show(raw[s:e])),
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- effect policy
+
+
+#: Files a patch may change at all; anything else is protected.
+def _patchable(rel: str) -> bool:
+    top = rel.split("/", 1)[0]
+    return (
+        rel == SKILL_MD
+        or rel == f"{EVALS_DIR}/regression.yaml"
+        or (top == RULES_DIR and rel.endswith((".yaml", ".yml")))
+        or (top == EXAMPLES_DIR and rel.endswith(".jsonl"))
+        or (top in ON_DEMAND_DIRS and rel.endswith(".md"))
+    )
+
+
+def _rule_strings(data: Any) -> str:
+    pairs: list[tuple[str, str]] = []
+    _walk({k: v for k, v in data.items() if k != "provenance"}, "", pairs)
+    return "\n".join(t for _, t in pairs)
+
+
+def _manifest_findings(before: SkillPackage, after: SkillPackage) -> list[Finding]:
+    out: list[Finding] = []
+    if before.files.get(MANIFEST) == after.files.get(MANIFEST):
+        return out
+    if MANIFEST not in after.files:
+        return [
+            Finding(
+                code="gated-field", severity="high", op_index=None, message="removes manifest.yaml"
+            )
+        ]
+    b, a = before.manifest, after.manifest
+    gated = {
+        "name": (b.name, a.name),
+        "target_runtime": (b.target_runtime, a.target_runtime),
+        "release_gate": (b.release_gate, a.release_gate),
+        "patch_limits": (b.patch_limits, a.patch_limits),
+    }
+    for name, (x, y) in gated.items():
+        if x != y:
+            out.append(
+                Finding(
+                    code="gated-field",
+                    severity="high",
+                    op_index=None,
+                    message=f"changes manifest {name}; only humans change it",
+                )
+            )
+    added = [t for t in a.required_tools if t not in b.required_tools]
+    if added:
+        out.append(
+            Finding(
+                code="new-tool",
+                severity="medium",
+                op_index=None,
+                message=f"adds {', '.join(added)} to required_tools",
+            )
+        )
+    rest_b = b.model_dump(exclude={*gated, "required_tools"})
+    rest_a = a.model_dump(exclude={*gated, "required_tools"})
+    if rest_b != rest_a:
+        out.append(
+            Finding(
+                code="manifest-changed",
+                severity="high",
+                op_index=None,
+                message="changes manifest.yaml; patches never edit the manifest",
+            )
+        )
+    return out
+
+
+def _frontmatter_findings(before: SkillPackage, after: SkillPackage) -> list[Finding]:
+    if SKILL_MD not in before.files or before.files.get(SKILL_MD) == after.files.get(SKILL_MD):
+        return []
+    if SKILL_MD not in after.files:
+        return [
+            Finding(code="gated-field", severity="high", op_index=None, message="removes SKILL.md")
+        ]
+    if before.skill_md.yaml_text == after.skill_md.yaml_text:
+        return []
+    try:
+        renamed = before.frontmatter.name != after.frontmatter.name
+    except Exception:
+        renamed = True
+    if renamed:
+        return [
+            Finding(
+                code="gated-field",
+                severity="high",
+                op_index=None,
+                message="changes the SKILL.md frontmatter name; only humans change it",
+            )
+        ]
+    return [
+        Finding(
+            code="frontmatter-changed",
+            severity="high",
+            op_index=None,
+            message="changes the SKILL.md frontmatter; patches edit the body only",
+        )
+    ]
+
+
+def policy_findings(applied: Applied) -> list[Finding]:
+    """Findings about what the patch *does*: protected files, new tools, sensitive topics."""
+    before, after = applied.before, applied.after
+    out = _manifest_findings(before, after) + _frontmatter_findings(before, after)
+    for rel in applied.changed_files:
+        if rel not in (MANIFEST, SKILL_MD) and not _patchable(rel):
+            out.append(
+                Finding(
+                    code="protected-file",
+                    severity="high",
+                    op_index=None,
+                    message=f"changes {rel}, which patches never edit",
+                )
+            )
+    tools = set(before.manifest.required_tools)
+    for eff in applied.effects:
+        for d in eff.rules:
+            if d.new is not None:
+                missing = [t for t in d.new.scope.tools if t not in tools]
+                if missing:
+                    out.append(
+                        Finding(
+                            code="new-tool",
+                            severity="medium",
+                            op_index=eff.index,
+                            message=f"rule {d.rule_id} uses {', '.join(missing)}, not in required_tools",
+                        )
+                    )
+            for label, rule in (("old", d.old), ("new", d.new)):
+                if rule is None:
+                    continue
+                if rule.id.startswith(SENSITIVE_ID_PREFIXES):
+                    out.append(
+                        Finding(
+                            code="sensitive-topic",
+                            severity="medium",
+                            op_index=eff.index,
+                            message=f"touches {rule.id}, a security rule",
+                        )
+                    )
+                    break
+                text = _rule_strings(rule.model_dump(mode="json", by_alias=True))
+                hits = detectors.sensitive_topics(text)
+                if hits:
+                    h = hits[0]
+                    out.append(
+                        Finding(
+                            code="sensitive-topic",
+                            severity="medium",
+                            op_index=eff.index,
+                            message=f"touches rule {rule.id} ({label} text is about {text[h.start : h.end]!r})",
+                            evidence=Evidence(
+                                field=f"rule {rule.id}",
+                                start=h.start,
+                                end=h.end,
+                                excerpt=_show(text[h.start : h.end]),
+                            ),
+                        )
+                    )
+                    break
+        if eff.moved_text:
+            hits = detectors.sensitive_topics(eff.moved_text)
+            if hits:
+                h = hits[0]
+                out.append(
+                    Finding(
+                        code="sensitive-topic",
+                        severity="medium",
+                        op_index=eff.index,
+                        message=f"moves a section about {eff.moved_text[h.start : h.end]!r} "
+                        f"from {eff.moved_from} to {eff.moved_to}",
+                        evidence=Evidence(
+                            field=eff.moved_from or "",
+                            start=h.start,
+                            end=h.end,
+                            excerpt=_show(eff.moved_text[h.start : h.end]),
+                        ),
+                    )
+                )
+    return _dedupe(out)
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen: set[tuple[str, int | None, str]] = set()
+    out = []
+    for f in findings:
+        key = (f.code, f.op_index, f.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def trusted_text(pkg: SkillPackage) -> str:
+    """All text of the package (what the skill already says is trusted)."""
+    chunks = []
+    for _rel, data in sorted(pkg.files.items()):
+        try:
+            chunks.append(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            continue
+    return "\n".join(chunks)
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def guard_patch(
+    patch: Patch,
+    untrusted: Sequence[UntrustedText | str] = (),
+    config: GuardConfig | None = None,
+    *,
+    trusted: str = "",
+) -> GuardReport:
+    """Content-only guard (no package): what can be said from the patch's texts."""
+    cfg = config or GuardConfig()
+    findings = scan_content(patch, cfg) + copied_spans(patch, untrusted, cfg, trusted)
+    return GuardReport(
+        patch_id=patch.pid, verdict=verdict_of(findings), findings=findings, config=cfg
+    )
+
+
+def guard(
+    applied: Applied,
+    untrusted: Sequence[UntrustedText | str] = (),
+    config: GuardConfig | None = None,
+) -> GuardReport:
+    """Full guard: the patch's texts, its copies from ``untrusted``, and its effect."""
+    cfg = config or GuardConfig()
+    content = guard_patch(applied.patch, untrusted, cfg, trusted=trusted_text(applied.before))
+    findings = content.findings + policy_findings(applied)
+    return GuardReport(
+        patch_id=applied.patch.pid, verdict=verdict_of(findings), findings=findings, config=cfg
+    )
