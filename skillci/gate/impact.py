@@ -11,6 +11,7 @@ bootstrap's index, which then changes too, so additions are covered by the same 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 
@@ -51,7 +52,9 @@ class ImpactSelection(BaseModel):
         return f"re-run {self.selected} of {self.total} tasks{share}, reuse {len(self.reuse)}"
 
 
+@functools.lru_cache(maxsize=4096)
 def _norm(path: str) -> str:
+    """POSIX form without a leading ``./`` (cached: the same few paths recur per trial)."""
     return PurePosixPath(path.replace("\\", "/")).as_posix().removeprefix("./")
 
 

@@ -8,6 +8,11 @@ on every task whatever its difficulty, so the signs are exchangeable Bernoulli(p
 
 - Early stop: Wald's boundaries for H0: p = p0 vs H1: p = p1 (p = P(head won | pair
   discordant)), designed at (``alpha * early_alpha_share``, ``beta``).
+- ``p1`` (the smallest improvement worth detecting) is set, or chosen automatically at the
+  first round with a discordant pair: the critical effect of the full budget, i.e. the
+  head-win share at which a fixed one-sided test at level ``alpha`` on ``max_rounds``
+  rounds (at the discordance rate seen so far) would be just significant. It depends on
+  how many pairs are discordant, never on who won them, so the level under H0 holds.
 - Truncation: after ``max_rounds`` rounds the test decides with an exact threshold on the
   head-win count, computed by dynamic programming over the rounds actually observed so
   that P(accept | H0) <= ``alpha`` overall, early acceptances included (exact level
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from statistics import NormalDist
 from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -42,11 +48,18 @@ class SequentialConfig(BaseModel):
         default=0.05, gt=0, lt=0.5, description="Max false-accept rate (exact under H0)."
     )
     beta: float = Field(
-        default=0.10, gt=0, lt=0.5, description="Design false-reject rate when p = p1."
+        default=0.30,
+        gt=0,
+        lt=0.5,
+        description="Wald design false-reject rate at p1 (sets the early-reject boundary); "
+        "the achieved rate is measured by benchmarks/sequential_gate.py.",
     )
     p0: float = Field(default=0.5, gt=0, lt=1, description="P(head wins | discordant) under H0.")
-    p1: float = Field(
-        default=0.65, gt=0, lt=1, description="The smallest improvement worth detecting."
+    p1: float | None = Field(
+        default=None,
+        gt=0,
+        lt=1,
+        description="P(head wins | discordant) under H1; None chooses it from the budget.",
     )
     early_alpha_share: float = Field(
         default=0.5,
@@ -60,21 +73,23 @@ class SequentialConfig(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> Self:
-        if not self.p0 < self.p1:
+        if self.p1 is not None and not self.p0 < self.p1:
             raise ValueError(f"p1 ({self.p1}) must be greater than p0 ({self.p0})")
         if self.min_rounds > self.max_rounds:
             raise ValueError("min_rounds must be <= max_rounds")
         return self
 
-    @property
-    def step_win(self) -> float:
-        """LLR increment of a discordant pair won by head."""
-        return math.log(self.p1 / self.p0)
+    def auto_p1(self, planned_pairs: float) -> float:
+        """The critical effect of the planned budget: the head-win share at which a fixed
+        one-sided test at level alpha on ``planned_pairs`` discordant pairs is just
+        significant (normal approximation), kept in [p0 + 0.02, 0.95]."""
+        z = NormalDist().inv_cdf(1.0 - self.alpha)
+        p1 = self.p0 + z * math.sqrt(self.p0 * (1.0 - self.p0) / max(planned_pairs, 1.0))
+        return min(max(p1, self.p0 + 0.02), 0.95)
 
-    @property
-    def step_loss(self) -> float:
-        """LLR increment of a discordant pair won by base (negative)."""
-        return math.log((1.0 - self.p1) / (1.0 - self.p0))
+    def steps(self, p1: float) -> tuple[float, float]:
+        """LLR increments of a discordant pair won by head (> 0) and by base (< 0)."""
+        return math.log(p1 / self.p0), math.log((1.0 - p1) / (1.0 - self.p0))
 
     @property
     def upper(self) -> float:
@@ -99,6 +114,7 @@ class Decision(BaseModel):
     head_wins: int = Field(description="Discordant pairs where only head passed.")
     base_wins: int = Field(description="Discordant pairs where only base passed.")
     concordant: int = Field(description="Pairs where both passed or both failed.")
+    p1: float | None = Field(description="The alternative in use; None until it is chosen.")
     llr: float = Field(description="Log-likelihood ratio H1:H0 of the discordant signs.")
     upper: float = Field(description="Early-accept boundary on the LLR.")
     lower: float = Field(description="Early-reject boundary on the LLR.")
@@ -112,14 +128,14 @@ class Decision(BaseModel):
 
 
 def truncation_threshold(
-    discordant_per_round: list[int], config: SequentialConfig
+    discordant_per_round: list[int], config: SequentialConfig, p1: float
 ) -> tuple[int, float]:
     """Smallest head-win count ``c`` at the last round such that, under H0 and given the
     per-round discordant counts, P(early accept) + P(no early stop and wins >= c) <= alpha.
 
     Returns ``(c, p_early_accept)``; ``c = total + 1`` means "never accept".
     """
-    up, dn = config.step_win, config.step_loss
+    up, dn = config.steps(p1)
     dist: dict[int, float] = {0: 1.0}
     total = 0
     early = 0.0
@@ -172,6 +188,7 @@ class SequentialTest:
         self._losses = 0
         self._concordant = 0
         self._llr = 0.0
+        self._p1 = self.config.p1
         self._final: Decision | None = None
 
     @property
@@ -231,10 +248,16 @@ class SequentialTest:
         self._losses += base_wins
         self._concordant += concordant
         self._per_round.append(head_wins + base_wins)
-        self._llr += head_wins * cfg.step_win + base_wins * cfg.step_loss
         rounds = len(self._per_round)
+        discordant = self._wins + self._losses
+        if self._p1 is None and discordant:
+            # Chosen from how many pairs are discordant, never from who won them.
+            self._p1 = cfg.auto_p1(discordant / rounds * cfg.max_rounds)
+        if self._p1 is not None:
+            up, dn = cfg.steps(self._p1)
+            self._llr += head_wins * up + base_wins * dn
         if rounds >= cfg.max_rounds:
-            c, _ = truncation_threshold(self._per_round, cfg)
+            c, _ = truncation_threshold(self._per_round, cfg, self._p1 or cfg.auto_p1(1.0))
             if self._wins >= c:
                 return self._decide(
                     "accept",
@@ -298,6 +321,7 @@ class SequentialTest:
             head_wins=self._wins,
             base_wins=self._losses,
             concordant=self._concordant,
+            p1=self._p1,
             llr=self._llr,
             upper=self.config.upper,
             lower=self.config.lower,

@@ -39,7 +39,7 @@ def test_no_data_never_decides() -> None:
 
 
 def test_update_pairs_by_task_and_repeat() -> None:
-    test = SequentialTest(SequentialConfig(max_rounds=3))
+    test = SequentialTest(SequentialConfig(max_rounds=3, p1=0.65))
     d = test.update(
         [
             outcome("base", "a", 0, False),
@@ -52,8 +52,7 @@ def test_update_pairs_by_task_and_repeat() -> None:
         ]
     )
     assert (d.head_wins, d.base_wins, d.concordant, d.trials_used) == (1, 1, 1, 7)
-    cfg = test.config
-    assert d.llr == pytest.approx(cfg.step_win + cfg.step_loss)
+    assert d.llr == pytest.approx(math.log(0.65 / 0.5) + math.log(0.35 / 0.5))
     with pytest.raises(InvalidInputError, match="duplicate trial"):
         test.update([outcome("head", "a", 1, True)])
     with pytest.raises(InvalidInputError, match="teacher trial"):
@@ -64,7 +63,7 @@ def test_one_round_budget_is_the_fixed_exact_sign_test() -> None:
     # max_rounds=1: no early stop, so the threshold is the one-sided critical value of
     # Binomial(10, 1/2) at 0.05: P(X>=9) = 11/1024 = 0.0107 <= 0.05 < P(X>=8) = 56/1024.
     cfg = SequentialConfig(max_rounds=1)
-    assert truncation_threshold([10], cfg) == (9, 0.0)
+    assert truncation_threshold([10], cfg, 0.65) == (9, 0.0)
     assert SequentialTest(cfg).observe(9, 1).outcome == "accept"
     assert SequentialTest(cfg).observe(8, 2).outcome == "reject"
 
@@ -94,12 +93,26 @@ def _enumerate_accept_probability(cfg: SequentialConfig, per_round: list[int]) -
     return total
 
 
-@pytest.mark.parametrize("per_round", [[4, 4], [4, 6, 3], [7, 2, 5]])
-def test_exact_level_by_enumeration(per_round: list[int]) -> None:
-    # Loose boundaries so that early acceptance really happens: p1 = 0.9 makes four
-    # straight head wins cross log(0.8/0.1) = 2.08 (4 * log 1.8 = 2.35).
-    cfg = SequentialConfig(alpha=0.2, beta=0.2, p1=0.9, max_rounds=len(per_round))
-    c, early = truncation_threshold(per_round, cfg)
+LOOSE = SequentialConfig(alpha=0.2, beta=0.2, p1=0.9, max_rounds=3)
+# auto p1 = 0.5 + z(0.7) * 0.5 / sqrt(6 * 3) = 0.562; 11 wins of 12 cross log(0.7/0.3).
+LOOSE_AUTO = SequentialConfig(alpha=0.3, beta=0.3, early_alpha_share=1.0, max_rounds=3)
+
+
+@pytest.mark.parametrize(
+    ("cfg", "per_round"),
+    [
+        (LOOSE.model_copy(update={"max_rounds": 2}), [4, 4]),
+        (LOOSE, [4, 6, 3]),
+        (LOOSE, [7, 2, 5]),
+        (LOOSE_AUTO, [6, 6, 4]),
+    ],
+)
+def test_exact_level_by_enumeration(cfg: SequentialConfig, per_round: list[int]) -> None:
+    # Loose boundaries so that early acceptance really happens (with p1 = 0.9, four
+    # straight head wins cross log(0.8/0.1) = 2.08 since 4 * log 1.8 = 2.35).
+    p1 = SequentialTest(cfg).observe(per_round[0], 0).p1
+    assert p1 is not None
+    c, early = truncation_threshold(per_round, cfg, p1)
     level = _enumerate_accept_probability(cfg, per_round)
     assert early > 0
     assert level <= cfg.alpha + 1e-12
@@ -109,11 +122,24 @@ def test_exact_level_by_enumeration(per_round: list[int]) -> None:
     assert _level_with_threshold(cfg, per_round, c) == level
 
 
+def test_auto_p1_uses_discordant_counts_only() -> None:
+    cfg = SequentialConfig()  # p1 chosen from the budget
+    a, b = SequentialTest(cfg), SequentialTest(cfg)
+    # no discordant pair yet: nothing to choose from
+    assert a.observe(0, 0, 10).p1 is None and b.observe(0, 0, 10).p1 is None
+    da, db = a.observe(3, 2, 5), b.observe(2, 3, 5)
+    # planned discordant pairs = 5 per 2 rounds * 5 rounds = 12.5;
+    # p1 = 0.5 + 1.6449 * sqrt(0.25 / 12.5) = 0.7326, whoever won the pairs.
+    assert da.p1 == db.p1 == pytest.approx(0.5 + 1.6448536 * math.sqrt(0.25 / 12.5))
+    assert cfg.auto_p1(1e9) == pytest.approx(0.52)  # floor p0 + 0.02
+    assert cfg.auto_p1(0.0) == pytest.approx(0.95)  # ceiling
+
+
 def _level_with_threshold(cfg: SequentialConfig, per_round: list[int], c: int) -> float:
     from skillci.gate import sequential
 
     original = sequential.truncation_threshold
-    sequential.truncation_threshold = lambda rounds, config: (c, 0.0)  # type: ignore[assignment]
+    sequential.truncation_threshold = lambda rounds, config, p1: (c, 0.0)  # type: ignore[assignment]
     try:
         return _enumerate_accept_probability(cfg, per_round)
     finally:
@@ -139,6 +165,7 @@ def _simulate(p: float, cfg: SequentialConfig, runs: int, seed: int) -> tuple[fl
 
 def test_sprt_error_rates_on_fixed_seed() -> None:
     runs = 3000
+    # A fixed alternative and a budget that rarely binds: Wald's own error bounds apply.
     cfg = SequentialConfig(alpha=0.05, beta=0.10, p1=0.65, max_rounds=60)
     false_accept, rounds_h0 = _simulate(0.5, cfg, runs, seed=1)
     power, rounds_h1 = _simulate(0.65, cfg, runs, seed=2)
@@ -158,7 +185,7 @@ def test_sprt_error_rates_on_fixed_seed() -> None:
 
 
 def test_decided_test_ignores_further_rounds() -> None:
-    test = SequentialTest(SequentialConfig(max_rounds=10))
+    test = SequentialTest(SequentialConfig(max_rounds=10, p1=0.65))
     d = test.observe(30, 0)
     assert d.outcome == "accept" and d.rounds == 1
     assert d.rounds_saved == 9 and d.trials_saved_estimate == 9 * 60
@@ -174,7 +201,7 @@ def test_config_validation() -> None:
 
 
 def test_min_rounds_delays_early_decisions() -> None:
-    test = SequentialTest(SequentialConfig(min_rounds=2, max_rounds=5))
+    test = SequentialTest(SequentialConfig(min_rounds=2, max_rounds=5, p1=0.65))
     assert test.observe(30, 0).outcome == "continue"
     assert test.observe(1, 0).outcome == "accept"
 
@@ -197,3 +224,14 @@ def test_decisions_are_deterministic_and_need_data(
         if da.outcome != "continue":
             assert da.rounds >= 1 and da.head_wins + da.base_wins + da.concordant > 0
         assert da.rounds <= max_rounds
+
+
+def test_default_config_false_accept_on_fixed_seed() -> None:
+    # Defaults: p1 from the budget, 5 rounds, exact threshold at truncation.
+    runs = 3000
+    cfg = SequentialConfig()
+    false_accept, rounds = _simulate(0.5, cfg, runs, seed=4)
+    assert false_accept <= cfg.alpha + 3 * math.sqrt(cfg.alpha * (1 - cfg.alpha) / runs)
+    assert rounds < cfg.max_rounds  # it does stop early under H0
+    power, _ = _simulate(0.7, cfg, 1000, seed=5)
+    assert power > 0.8  # ~60 discordant pairs at p = 0.7: a fixed test has power ~0.9
