@@ -27,9 +27,9 @@ class TaskImpact(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    task_id: str
-    rerun: bool
-    reason: str
+    task_id: str = Field(description="Task id.")
+    rerun: bool = Field(description="True: run on head; False: reuse base trials.")
+    reason: str = Field(description="One line: why.")
     changed_loaded: list[str] = Field(description="Changed files this task loaded.")
 
 

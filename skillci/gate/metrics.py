@@ -89,62 +89,62 @@ class PassRate(_Frozen):
 class CostSummary(_Frozen):
     """What one side's trials cost."""
 
-    trials: int
+    trials: int = Field(description="Trials on this side.")
     successes: int = Field(description="Trials that passed.")
-    input_tokens: int
-    output_tokens: int
-    model_calls: int
-    tool_calls: int
+    input_tokens: int = Field(description="Summed model input tokens.")
+    output_tokens: int = Field(description="Summed model output tokens.")
+    model_calls: int = Field(description="Summed model calls.")
+    tool_calls: int = Field(description="Summed tool calls.")
     latency_s: float = Field(description="Summed trial wall time, seconds.")
     usd: float = Field(description="Summed model cost, USD.")
-    usd_per_trial: float
+    usd_per_trial: float = Field(description="usd / trials.")
     usd_per_success: float | None = Field(description="usd / successes; None with no success.")
     tokens_per_success: float | None = Field(description="(input+output) / successes.")
-    latency_per_trial_s: float
+    latency_per_trial_s: float = Field(description="latency_s / trials.")
 
 
 class SideMetrics(_Frozen):
-    side: Side
-    pass_rate: PassRate
-    cost: CostSummary
+    side: Side = Field(description="Which side these numbers are for.")
+    pass_rate: PassRate = Field(description="Pass rate, pass@k, pass^k, mean reward.")
+    cost: CostSummary = Field(description="Tokens, calls, latency and USD.")
 
 
 class TaskChange(_Frozen):
     """One task before (base) and after (head)."""
 
-    task_id: str
-    base_pass_fraction: float
-    head_pass_fraction: float
-    base_repeats: int
-    head_repeats: int
-    base_mean_reward: float
-    head_mean_reward: float
+    task_id: str = Field(description="Task id.")
+    base_pass_fraction: float = Field(description="Passes / repeats on base.")
+    head_pass_fraction: float = Field(description="Passes / repeats on head.")
+    base_repeats: int = Field(description="Trials of this task on base.")
+    head_repeats: int = Field(description="Trials of this task on head.")
+    base_mean_reward: float = Field(description="Mean reward on base.")
+    head_mean_reward: float = Field(description="Mean reward on head.")
     change: TaskChangeKind = Field(description="By strict-majority pass on each side.")
 
 
 class ChangeSummary(_Frozen):
     """Repairs and regressions over the tasks both base and head ran."""
 
-    tasks: int
+    tasks: int = Field(description="Tasks with base and head trials.")
     repairs: int = Field(description="Failed on base, passes on head.")
     regressions: int = Field(description="Passed on base, fails on head.")
-    unchanged_pass: int
-    unchanged_fail: int
+    unchanged_pass: int = Field(description="Passes on both sides.")
+    unchanged_fail: int = Field(description="Fails on both sides.")
     repair_rate: float | None = Field(description="repairs / tasks failing on base.")
-    repair_ci: Interval | None
+    repair_ci: Interval | None = Field(description="Wilson interval of repair_rate.")
     regression_rate: float | None = Field(description="regressions / tasks passing on base.")
-    regression_ci: Interval | None
+    regression_ci: Interval | None = Field(description="Wilson interval of regression_rate.")
 
 
 class CostDelta(_Frozen):
     """Relative change head vs base, (head - base) / base; None when base is 0/absent."""
 
-    usd: float | None
-    tokens: float | None
-    model_calls: float | None
-    tool_calls: float | None
-    latency_s: float | None
-    usd_per_success: float | None
+    usd: float | None = Field(description="Relative change of total USD.")
+    tokens: float | None = Field(description="Relative change of input + output tokens.")
+    model_calls: float | None = Field(description="Relative change of model calls.")
+    tool_calls: float | None = Field(description="Relative change of tool calls.")
+    latency_s: float | None = Field(description="Relative change of summed latency.")
+    usd_per_success: float | None = Field(description="Relative change of USD per success.")
 
 
 class GateMetrics(_Frozen):
@@ -156,7 +156,7 @@ class GateMetrics(_Frozen):
     seed: int = Field(description="Bootstrap seed.")
     sides: dict[Side, SideMetrics] = Field(description="Per side present in the input.")
     tasks: list[TaskChange] = Field(description="Per task with base and head trials, by id.")
-    changes: ChangeSummary
+    changes: ChangeSummary = Field(description="Repairs, regressions and their rates.")
     paired: PairedComparison | None = Field(description="Base vs head; None without both.")
     gcr_head: GapClosure = Field(description="GCR of the candidate skill.")
     gcr_base: GapClosure = Field(description="GCR of the current skill.")

@@ -217,9 +217,9 @@ class PairedComparison(_Frozen):
     diff: float = Field(description="head_mean - base_mean.")
     diff_ci: Interval | None = Field(description="Paired task-level bootstrap CI of diff.")
     sign_test: SignTest = Field(description="Two-sided exact sign test over tasks.")
-    tasks_head_better: int
-    tasks_base_better: int
-    tasks_tied: int
+    tasks_head_better: int = Field(description="Tasks where head scored higher.")
+    tasks_base_better: int = Field(description="Tasks where base scored higher.")
+    tasks_tied: int = Field(description="Tasks with equal scores (not in the sign test).")
     unpaired_tasks: list[str] = Field(description="Tasks present on one side only (ignored).")
 
 
@@ -274,9 +274,9 @@ class GapClosure(_Frozen):
     review: bool = Field(description="True when GCR > 1: beat the teacher; check the eval.")
     reason: str | None = Field(default=None, description="Why value or ci is missing.")
     tasks: int = Field(description="Tasks with head, baseline and teacher scores.")
-    head_rate: float | None = None
-    baseline_rate: float | None = None
-    teacher_rate: float | None = None
+    head_rate: float | None = Field(default=None, description="Student + skill pass rate.")
+    baseline_rate: float | None = Field(default=None, description="Student, no skill.")
+    teacher_rate: float | None = Field(default=None, description="Teacher pass rate.")
 
 
 def interpret_gcr(value: float | None) -> GcrLabel:
