@@ -153,3 +153,16 @@ class ConflictError(ExternalError):
     """A compare-and-swap lost the race: someone else moved the ref first."""
 
     default_hint = "re-run; another skillci process changed the same record"
+
+
+class CompileError(PatchError):
+    """A diagnosis cannot be compiled into a bounded patch (not compilable, nothing to add,
+    or over the manifest's patch limits)."""
+
+    default_hint = "see the diagnosis: route it to its upgrade path or widen patch_limits"
+
+
+class ModelOutputError(ModelError):
+    """A model's answer did not match the required schema, even after a retry."""
+
+    default_hint = "try another --compiler route, or use the deterministic template compiler"

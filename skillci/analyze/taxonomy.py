@@ -35,7 +35,7 @@ class FailureClass(enum.StrEnum):
     wrong_target_file = "wrong_target_file"
     scope_creep = "scope_creep"
     followed_injected_instruction = "followed_injected_instruction"
-    leaked_secret = "leaked_secret"  # noqa: S105 - a class name, not a secret
+    secret_in_final_answer = "secret_in_final_answer"  # noqa: S105 - a class name
     # planning
     scanning_before_localization = "scanning_before_localization"
     editing_before_reproduction = "editing_before_reproduction"
@@ -130,10 +130,10 @@ TAXONOMY: dict[FailureClass, ClassInfo] = {
         "security.untrusted-content",
         priority=3,
     ),
-    FailureClass.leaked_secret: ClassInfo(
+    FailureClass.secret_in_final_answer: ClassInfo(
         C.task_understanding,
         "copied a secret value from a file or tool output into its answer",
-        ("leaking_secrets", "printing_secret_values", "leaked_secret"),
+        ("leaking_secrets", "printing_secret_values", "secret_in_final_answer"),
         "security.untrusted-content",
         priority=4,
     ),

@@ -549,6 +549,11 @@ class Trajectory:
         return _milestones(self)
 
 
+def is_broad_run(a: Action) -> bool:
+    """A test run of whole test files or the whole suite (not single test ids)."""
+    return a.is_test and (not a.tests or all(t.endswith(".py") for t in a.tests))
+
+
 def runs_target(a: Action, targets: Sequence[str]) -> bool:
     """Whether test action ``a`` exercises one of ``targets`` (a whole-suite run covers all;
     with no known targets any test run counts)."""
@@ -627,11 +632,7 @@ def _milestones(t: Trajectory) -> Milestones:
     target_passed = next((a.step for a in after_edit if t.is_target_run(a) and a.ok), None)
     diff = next((a.step for a in after_edit if a.kind is ActionKind.inspect_diff), None)
     related = next(
-        (
-            a.step
-            for a in after_edit
-            if a.is_test and a.ok and (not a.tests or any("::" not in x for x in a.tests))
-        ),
+        (a.step for a in after_edit if is_broad_run(a) and a.ok),
         None,
     )
     log = next((a.step for a in acts if a.kind is ActionKind.read_log), None)
@@ -656,6 +657,7 @@ __all__ = [
     "Trajectory",
     "call_key",
     "classify_call",
+    "is_broad_run",
     "is_doc_path",
     "is_log_path",
     "is_test_path",

@@ -1,0 +1,198 @@
+"""Talking to a model safely: the call protocol, quoting untrusted data, parsing JSON answers.
+
+Pure helpers used by the LLM diagnosis (``skillci.analyze.llm``) and the LLM compiler
+(``skillci.compile.llm``). The model itself is a callable the caller provides (for
+example ``ModelClient.complete`` from ``skillci.models``), so nothing here does I/O.
+
+Quoting rule (ARCHITECTURE.md: untrusted text is quoted, never concatenated): trajectory
+data goes into a prompt only as JSON inside a block fenced by markers that carry a hash of
+the block's own content, with every non-ASCII character escaped. A payload cannot close
+the block (it would have to predict the hash of a text containing its own guess), cannot
+hide zero-width or bidi characters, and cannot start a new line outside a JSON string.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillci.trace.models import (
+    ErrorEvent,
+    MessageEvent,
+    RunRecord,
+    SkillLoadEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+
+Message = dict[str, Any]
+
+
+class ModelReply(Protocol):
+    """What a model call returns (``skillci.models.types.Completion`` fits)."""
+
+    @property
+    def content(self) -> str | None: ...
+
+    @property
+    def input_tokens(self) -> int: ...
+
+    @property
+    def output_tokens(self) -> int: ...
+
+    @property
+    def usd(self) -> float | None: ...
+
+
+ModelCall = Callable[[list[Message]], ModelReply]
+"""One chat call: messages in, reply out. Raise ``ModelError`` on transport failures."""
+
+
+class ModelExchange(BaseModel):
+    """Everything said to and by a model for one decision (kept with the proposal)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = Field(default=1, description="ModelExchange schema version.")
+    purpose: str = Field(description="diagnosis or compile.")
+    model: str | None = Field(default=None, description="Route or model name, when known.")
+    messages: list[Message] = Field(
+        default_factory=list, description="The prompt of the first attempt (system + user)."
+    )
+    responses: list[str] = Field(
+        default_factory=list, description="Raw model answers, one per attempt (untrusted)."
+    )
+    errors: list[str] = Field(
+        default_factory=list, description="Why each rejected answer was rejected (ours)."
+    )
+    input_tokens: int = Field(default=0, ge=0, description="Prompt tokens over all attempts.")
+    output_tokens: int = Field(default=0, ge=0, description="Completion tokens.")
+    usd: float = Field(default=0.0, ge=0, description="Dollars over all attempts (0 if unknown).")
+
+    @property
+    def attempts(self) -> int:
+        return len(self.responses)
+
+    def record(self, reply: ModelReply) -> str:
+        text = reply.content or ""
+        self.responses.append(text)
+        self.input_tokens += int(reply.input_tokens or 0)
+        self.output_tokens += int(reply.output_tokens or 0)
+        self.usd += float(reply.usd or 0.0)
+        return text
+
+
+# ---------------------------------------------------------------------------- quoting
+
+
+def quote_untrusted(label: str, payload: Any) -> str:
+    """``payload`` as escaped JSON inside content-hash-tagged markers (see module doc)."""
+    body = json.dumps(payload, ensure_ascii=True, indent=1, sort_keys=True, default=str)
+    tag = hashlib.sha256(f"{label}\0{body}".encode()).hexdigest()[:16]
+    safe_label = re.sub(r"[^A-Za-z0-9_-]", "_", label)[:40]
+    return f"<<<UNTRUSTED-DATA {safe_label} {tag}>>>\n{body}\n<<<END-UNTRUSTED-DATA {safe_label} {tag}>>>"
+
+
+def _clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return text[:half] + f" …[{len(text) - limit} chars cut]… " + text[-half:]
+
+
+def trajectory_digest(
+    record: RunRecord, *, max_text: int = 400, steps: Sequence[int] | None = None, window: int = 2
+) -> dict[str, Any]:
+    """A compact, prompt-sized view of a run: its events with long texts clipped.
+
+    With ``steps``, only events within ``window`` of those steps are kept (plus the end).
+    Everything a model or tool produced stays marked as untrusted by the caller's quoting.
+    """
+    keep: set[int] | None = None
+    if steps is not None:
+        keep = {s + d for s in steps for d in range(-window, window + 1)}
+        keep |= {len(record.events) - 1}
+    events: list[dict[str, Any]] = []
+    for ev in record.events:
+        if keep is not None and ev.step not in keep:
+            continue
+        item: dict[str, Any] = {"step": ev.step, "kind": ev.kind}
+        if isinstance(ev, ToolCallEvent):
+            args = json.dumps(ev.arguments, sort_keys=True, ensure_ascii=True, default=str)
+            item.update(tool=ev.tool, call_id=ev.call_id, arguments=_clip(args, max_text))
+        elif isinstance(ev, ToolResultEvent):
+            item.update(
+                call_id=ev.call_id, exit_code=ev.exit_code, output=_clip(ev.output, max_text)
+            )
+            if ev.error:
+                item["error"] = _clip(ev.error, max_text)
+        elif isinstance(ev, MessageEvent):
+            if ev.role == "system":
+                continue  # the skill and harness prompt are ours; not needed here
+            item.update(role=ev.role, content=_clip(ev.content, max_text))
+        elif isinstance(ev, SkillLoadEvent):
+            item.update(path=ev.path)
+        elif isinstance(ev, ErrorEvent):
+            item.update(error_type=ev.error_type, message=_clip(ev.message, max_text))
+        events.append(item)
+    return {
+        "run_id": record.run_id,
+        "role": record.agent_role.value,
+        "verdict": record.evaluation.state.value,
+        "stop_reason": record.stop_reason,
+        "n_events": len(record.events),
+        "events": events,
+        "final_output": _clip(record.final_output or "", max_text),
+    }
+
+
+# ---------------------------------------------------------------------------- parsing
+
+_FENCE_RE = re.compile(r"```(?:json)?\s*\n(.*?)\n```", re.DOTALL)
+
+
+def parse_json_object(text: str) -> dict[str, Any]:
+    """The one JSON object in a model answer (bare, or in a ```json fence).
+
+    Raises ValueError with a one-line reason when there is none.
+    """
+    candidates = [m.group(1) for m in _FENCE_RE.finditer(text)] or [text]
+    for cand in candidates:
+        s = cand.strip()
+        start, end = s.find("{"), s.rfind("}")
+        if start < 0 or end <= start:
+            continue
+        try:
+            data = json.loads(s[start : end + 1])
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"the answer is not valid JSON: {exc.msg} at char {exc.pos}") from None
+        if isinstance(data, dict):
+            return data
+    raise ValueError("the answer contains no JSON object")
+
+
+def retry_message(error: str) -> Message:
+    """The user turn that asks for a corrected answer (our text only)."""
+    return {
+        "role": "user",
+        "content": "Your answer was rejected: "
+        + error[:600]
+        + "\nAnswer again with only the corrected JSON object, nothing else.",
+    }
+
+
+__all__ = [
+    "Message",
+    "ModelCall",
+    "ModelExchange",
+    "ModelReply",
+    "parse_json_object",
+    "quote_untrusted",
+    "retry_message",
+    "trajectory_digest",
+]
