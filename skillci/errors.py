@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
+from typing import Any
 
 
 class ExitCode(enum.IntEnum):
@@ -163,6 +164,13 @@ class CompileError(PatchError):
 
 
 class ModelOutputError(ModelError):
-    """A model's answer did not match the required schema, even after a retry."""
+    """A model's answer did not match the required schema, even after a retry.
+
+    ``exchange`` carries the prompt and the raw answers (a ``ModelExchange``) so the caller
+    can record what the model said."""
 
     default_hint = "try another --compiler route, or use the deterministic template compiler"
+
+    def __init__(self, message: str, *, exchange: object | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.exchange = exchange

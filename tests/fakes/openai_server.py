@@ -1,0 +1,101 @@
+"""A loopback OpenAI-compatible chat server for tests (http.server in a thread).
+
+Serves ``POST /v1/chat/completions`` (and ``/chat/completions``) with fixed answers, in
+order, and records every request body. Talk to it through litellm with
+``model="openai/<anything>"`` and ``api_base=server.base_url``.
+
+    with FakeOpenAI(["first answer", "second answer"]) as server:
+        ...  # server.requests holds the parsed JSON bodies
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Answer = str | Callable[[dict[str, Any]], str]
+
+
+class FakeOpenAI:
+    """Fixed answers, one per request; the last one repeats when they run out."""
+
+    def __init__(
+        self, answers: Sequence[Answer], *, prompt_tokens: int = 100, completion_tokens: int = 50
+    ) -> None:
+        if not answers:
+            raise ValueError("give at least one answer")
+        self.answers = list(answers)
+        self.requests: list[dict[str, Any]] = []
+        self.paths: list[str] = []
+        self.prompt_tokens = prompt_tokens
+        self.completion_tokens = completion_tokens
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def _answer(self, body: dict[str, Any]) -> str:
+        with self._lock:
+            i = len(self.requests)
+            self.requests.append(body)
+            a = self.answers[min(i, len(self.answers) - 1)]
+        return a(body) if callable(a) else a
+
+    def __enter__(self) -> FakeOpenAI:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                return
+
+            def do_POST(self) -> None:
+                fake.paths.append(self.path)
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self.send_error(404)
+                    return
+                n = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(n) or b"{}")
+                content = fake._answer(body)
+                payload = {
+                    "id": f"chatcmpl-fake-{len(fake.requests)}",
+                    "object": "chat.completion",
+                    "created": 1700000000,
+                    "model": body.get("model", "fake"),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": content},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {
+                        "prompt_tokens": fake.prompt_tokens,
+                        "completion_tokens": fake.completion_tokens,
+                        "total_tokens": fake.prompt_tokens + fake.completion_tokens,
+                    },
+                }
+                data = json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._server is not None and self._thread is not None
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
