@@ -1,0 +1,84 @@
+"""The repository a command works in: git, state dir, trace store, forge, worktrees."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from skillci.errors import InvalidInputError
+from skillci.forge.local import LocalForge
+from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec
+from skillci.trace.store import TraceStore
+from skillci.vcs.git import Git
+
+
+@dataclass
+class RepoContext:
+    root: Path
+    git: Git
+    state_dir: Path
+    dry_run: bool = False
+    _store: TraceStore | None = field(default=None, repr=False)
+
+    @classmethod
+    def open(
+        cls, repo: Path | str = ".", *, dry_run: bool = False, state_dir: Path | None = None
+    ) -> RepoContext:
+        git = Git(Path(repo))
+        root = git.toplevel()
+        env_home = os.environ.get("SKILLCI_HOME")
+        sd = state_dir or (Path(env_home) if env_home else root / ".skillci")
+        ctx = cls(root=root, git=Git(root, dry_run=dry_run), state_dir=sd, dry_run=dry_run)
+        return ctx
+
+    @property
+    def store(self) -> TraceStore:
+        if self._store is None:
+            self._store = TraceStore(self.state_dir)
+        return self._store
+
+    @property
+    def forge(self) -> LocalForge:
+        return LocalForge(self.git)
+
+    def worktree(self, sha: str) -> Path:
+        """A detached worktree of ``sha`` under the state dir (created once, then reused)."""
+        path = self.state_dir / "worktrees" / sha[:16]
+        if (path / ".git").exists():
+            return path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        Git(self.root).worktree_add(path, sha)
+        return path
+
+    def skill_dir(self, skill: str) -> str:
+        """Relative path of a skill package inside the repo: a name or a path."""
+        p = Path(skill)
+        if (self.root / p / "manifest.yaml").is_file():
+            return (self.root / p).resolve().relative_to(self.root.resolve()).as_posix()
+        if (self.root / "skills" / skill / "manifest.yaml").is_file():
+            return f"skills/{skill}"
+        if p.is_absolute() and (p / "manifest.yaml").is_file():
+            try:
+                return p.resolve().relative_to(self.root.resolve()).as_posix()
+            except ValueError:
+                pass
+        raise InvalidInputError(
+            f"no skill package {skill!r} in {self.root}",
+            hint="pass skills/<name> or a name under skills/",
+        )
+
+
+def student_agent(
+    route_name: str, *, role: str = "student", max_steps: int | None = None
+) -> AgentSpec:
+    from skillci.models.routes import resolve_route
+
+    route = resolve_route(route_name)
+    return AgentSpec(
+        kind="builtin",
+        role=role,
+        route_name=route_name,
+        route=route,
+        max_steps=max_steps or DEFAULT_MAX_STEPS.get(role, 40),
+    )

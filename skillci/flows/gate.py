@@ -1,0 +1,378 @@
+"""``skillci gate``: re-run the student on base and head and decide with the release gate.
+
+Load: both refs into worktrees, the skill package at each, the suites' tasks at each.
+Run: base trials (cached), then head trials in rounds — only for tasks whose loaded skill
+content changed (test-impact selection; the rest reuse base trials) — stopping early when
+the sequential test has decided. Decide: metrics, paired statistics and the checks of the
+base manifest's ``release_gate``. Keep: the GateReport in the trace store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from skillci.flows.context import RepoContext, student_agent
+from skillci.gate.impact import ImpactSelection, changed_files, select_tasks
+from skillci.gate.metrics import TrialOutcome, compute_metrics
+from skillci.gate.outcomes import Comparability, comparability, loaded_files, to_outcome
+from skillci.gate.sequential import SequentialConfig, SequentialTest
+from skillci.gate.verdict import (
+    Complexity,
+    GateReport,
+    SameInstance,
+    SuiteResult,
+    decide,
+    never_hit,
+    reasons,
+)
+from skillci.runners.base import AgentSpec, plan
+from skillci.runners.outcome import TrialOutcome as RunOutcome
+from skillci.runners.scheduler import Scheduler
+from skillci.skill.lint import lint
+from skillci.skill.package import SkillPackage
+from skillci.skill.render import RenderedSkill, render
+from skillci.tasks.loader import load_suite_tasks
+from skillci.tasks.models import Purpose, Task
+from skillci.tasks.suites import load_suite
+from skillci.trace.models import RunRecord
+
+GATE_BLOB = "gate-report"
+DEFAULT_SUITES = ("validation", "regression", "security")
+Progress = Callable[[RunOutcome], None]
+
+
+@dataclass
+class GateOptions:
+    skill: str
+    base: str
+    head: str
+    suites: tuple[str, ...] = DEFAULT_SUITES
+    repeat: int = 3
+    student: str = "sim/student"
+    parallel: int = 2
+    sequential: bool = True
+    impact: bool = True
+    same_instance_task: str | None = None
+    guard_verdict: str = "pass"
+    guard_findings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Side:
+    sha: str
+    pkg: SkillPackage
+    rendered: RenderedSkill
+    tasks: dict[str, list[Task]]  # suite -> tasks
+
+
+def gate_id(opts: GateOptions, base_sha: str, head_sha: str) -> str:
+    h = hashlib.sha256(
+        f"{opts.skill}|{base_sha}|{head_sha}|{opts.suites}|{opts.repeat}|{opts.student}".encode()
+    )
+    return f"gate-{h.hexdigest()[:16]}"
+
+
+def _load_side(ctx: RepoContext, sha: str, skill_dir: str, suites: tuple[str, ...]) -> _Side:
+    wt = ctx.worktree(sha)
+    pkg = SkillPackage.from_dir(wt / skill_dir)
+    tasks: dict[str, list[Task]] = {}
+    for s in suites:
+        suite = load_suite(s, wt, purpose=Purpose.optimize)
+        tasks[s] = load_suite_tasks(suite, wt, purpose=Purpose.optimize)
+    return _Side(sha, pkg, render(pkg, "builtin"), tasks)
+
+
+class _Runner:
+    """Runs trial specs through the scheduler and fetches their records."""
+
+    def __init__(self, ctx: RepoContext, parallel: int, progress: Progress | None) -> None:
+        self.ctx = ctx
+        self.scheduler = Scheduler(parallel=parallel, store=ctx.store, progress=progress)
+        self.ran = 0
+        self.cached = 0
+        self.model_calls = 0
+
+    def run(
+        self,
+        agent: AgentSpec,
+        tasks: list[Task],
+        rendered: RenderedSkill | None,
+        pkg_hash: str | None,
+        *,
+        repeats: int,
+        first_repeat: int = 0,
+        suite: str | None = None,
+    ) -> list[RunRecord]:
+        specs = [
+            s
+            for s in plan(
+                tasks,
+                agent,
+                repeats=first_repeat + repeats,
+                state_dir=self.ctx.state_dir,
+                skill=rendered,
+                skill_package_hash=pkg_hash,
+                suite=suite,
+                split=suite,
+            )
+            if s.repeat_index >= first_repeat
+        ]
+        result = self.scheduler.run(specs)
+        records = []
+        for o in result.trials:
+            if o.cached:
+                self.cached += 1
+            else:
+                self.ran += 1
+                self.model_calls += o.model_calls
+            if o.run_id:
+                records.append(self.ctx.store.get(o.run_id))
+        return records
+
+
+def _complexity(pkg: SkillPackage, rendered: RenderedSkill, records: list[RunRecord]) -> Complexity:
+    report = lint(pkg)
+    rule_files: dict[str, list[str]] = {}
+    for lr in pkg.rules:
+        if lr.rule.status.rendered:
+            f = (
+                "SKILL.md"
+                if lr.rule.scope.workflow is None
+                else f"{pkg.manifest.entrypoints.workflows.rstrip('/')}/{lr.rule.scope.workflow}.md"
+            )
+            rule_files.setdefault(f, []).append(lr.rule.id)
+    tokens = {f.path: f.tokens for f in rendered.files}
+    loaded = [loaded_files(r) for r in records]
+    avg = (sum(sum(tokens.get(p, 0) for p in s) for s in loaded) / len(loaded)) if loaded else None
+    return Complexity(
+        bootstrap_tokens=rendered.bootstrap_tokens,
+        total_tokens=rendered.total_tokens,
+        avg_loaded_tokens=avg,
+        rules=sum(1 for lr in pkg.rules if lr.rule.status.rendered),
+        conflicting_rules=sum(1 for f in report.findings if f.code == "SK031"),
+        never_hit_rules=never_hit(rule_files, loaded) if loaded else [],
+        lint_errors=report.errors,
+    )
+
+
+def _change_size(a: SkillPackage, b: SkillPackage) -> dict[str, int]:
+    import difflib
+
+    files = sorted(set(a.files) | set(b.files))
+    changed = added = removed = 0
+    for f in files:
+        x, y = a.files.get(f), b.files.get(f)
+        if x == y:
+            continue
+        changed += 1
+        xl = (x or b"").decode(errors="replace").splitlines()
+        yl = (y or b"").decode(errors="replace").splitlines()
+        for line in difflib.unified_diff(xl, yl, lineterm="", n=0):
+            if line.startswith("+") and not line.startswith("+++"):
+                added += 1
+            elif line.startswith("-") and not line.startswith("---"):
+                removed += 1
+    return {"files": changed, "lines_added": added, "lines_removed": removed}
+
+
+def run_gate(ctx: RepoContext, opts: GateOptions, progress: Progress | None = None) -> GateReport:
+    t0 = time.monotonic()
+    base_sha, head_sha = ctx.git.rev(opts.base), ctx.git.rev(opts.head)
+    from skillci.errors import InvalidInputError
+
+    if base_sha is None or head_sha is None:
+        raise InvalidInputError(
+            f"unknown ref {opts.base if base_sha is None else opts.head!r}",
+            hint="pass branch names, tags or shas that exist in this repo",
+        )
+    skill_dir = ctx.skill_dir(opts.skill)
+    base = _load_side(ctx, base_sha, skill_dir, opts.suites)
+    head = _load_side(ctx, head_sha, skill_dir, opts.suites)
+    agent = student_agent(opts.student)
+    runner = _Runner(ctx, opts.parallel, progress)
+    changed = changed_files(
+        {f.path: f.content for f in base.rendered.files},
+        {f.path: f.content for f in head.rendered.files},
+    )
+
+    suite_results: list[SuiteResult] = []
+    all_base: list[RunRecord] = []
+    all_head: list[RunRecord] = []
+    evidence: dict[str, dict[str, list[str]]] = {}
+    impact_all: ImpactSelection | None = None
+    reused = 0
+    for s in opts.suites:
+        btasks = {t.id: t for t in base.tasks[s]}
+        htasks = {t.id: t for t in head.tasks[s]}
+        base_recs = runner.run(
+            agent,
+            list(btasks.values()),
+            base.rendered,
+            base.pkg.content_hash,
+            repeats=opts.repeat,
+            suite=s,
+        )
+        by_task: dict[str, list[RunRecord]] = {}
+        for r in base_recs:
+            by_task.setdefault(r.task_id, []).append(r)
+        # test-impact selection: tasks whose loaded skill files did not change and whose
+        # task content is identical on both sides reuse their base trials for head
+        loaded = {
+            tid: frozenset().union(*(loaded_files(r) for r in recs))
+            for tid, recs in by_task.items()
+        }
+        sel = select_tasks(changed, loaded, tasks=sorted(htasks))
+        same_task = {
+            tid
+            for tid in htasks
+            if tid in btasks and htasks[tid].content_hash == btasks[tid].content_hash
+        }
+        rerun = [
+            htasks[t]
+            for t in sorted(htasks)
+            if not opts.impact or t in sel.rerun or t not in same_task
+        ]
+        reuse = [t for t in sorted(htasks) if t not in {x.id for x in rerun}]
+        impact_all = (
+            sel
+            if impact_all is None
+            else impact_all.model_copy(
+                update={
+                    "rerun": sorted({*impact_all.rerun, *sel.rerun}),
+                    "reuse": sorted({*impact_all.reuse, *sel.reuse}),
+                    "selected": impact_all.selected + sel.selected,
+                    "total": impact_all.total + sel.total,
+                    "tasks": [*impact_all.tasks, *sel.tasks],
+                }
+            )
+        )
+        head_recs: list[RunRecord] = []
+        seq = (
+            SequentialTest(SequentialConfig(max_rounds=opts.repeat))
+            if (opts.sequential and rerun)
+            else None
+        )
+        decision = None
+        for rnd in range(opts.repeat if rerun else 0):
+            recs = runner.run(
+                agent,
+                rerun,
+                head.rendered,
+                head.pkg.content_hash,
+                repeats=1,
+                first_repeat=rnd,
+                suite=s,
+            )
+            head_recs += recs
+            if seq is not None:
+                pairs = [
+                    to_outcome(r, "base")
+                    for r in base_recs
+                    if r.repeat_index == rnd and r.task_id in {t.id for t in rerun}
+                ]
+                pairs += [to_outcome(r, "head") for r in recs]
+                decision = seq.update(pairs)
+                if decision.outcome != "continue":
+                    break
+        outcomes: list[TrialOutcome] = [to_outcome(r, "base") for r in base_recs]
+        outcomes += [to_outcome(r, "head") for r in head_recs]
+        for tid in reuse:
+            for r in by_task.get(tid, []):
+                outcomes.append(to_outcome(r, "head"))
+                reused += 1
+        metrics = compute_metrics(outcomes)
+        suite_results.append(
+            SuiteResult(suite=s, tasks=sorted(htasks), metrics=metrics, sequential=decision)
+        )
+        for r in base_recs:
+            evidence.setdefault(r.task_id, {}).setdefault("base", []).append(r.run_id)
+        for r in head_recs:
+            evidence.setdefault(r.task_id, {}).setdefault("head", []).append(r.run_id)
+        all_base += base_recs
+        all_head += head_recs
+
+    same: SameInstance | None = None
+    if opts.same_instance_task:
+        same = _same_instance(ctx, runner, agent, base, head, opts)
+    comp: Comparability = comparability(all_base, all_head)
+    bc = _complexity(base.pkg, base.rendered, all_base)
+    hc = _complexity(head.pkg, head.rendered, all_head or all_base)
+    verdict, checks = decide(
+        gate=base.pkg.manifest.release_gate,
+        suites=suite_results,
+        comparability=comp,
+        base=bc,
+        head=hc,
+        guard_verdict=opts.guard_verdict,
+        same_instance=same,
+    )
+    report = GateReport(
+        gate_id=gate_id(opts, base_sha, head_sha),
+        skill=base.pkg.manifest.name,
+        base_ref=opts.base,
+        head_ref=opts.head,
+        base_sha=base_sha,
+        head_sha=head_sha,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        student=opts.student,
+        repeat=opts.repeat,
+        verdict=verdict,
+        reasons=reasons(checks),
+        checks=checks,
+        suites=suite_results,
+        comparability=comp,
+        impact=impact_all,
+        base_complexity=bc,
+        head_complexity=hc,
+        change_size=_change_size(base.pkg, head.pkg),
+        guard_verdict=opts.guard_verdict,
+        guard_findings=opts.guard_findings,
+        same_instance=same,
+        evidence=evidence,
+        trials_run=runner.ran,
+        trials_cached=runner.cached,
+        trials_reused=reused,
+        model_calls=runner.model_calls,
+        config={
+            "suites": list(opts.suites),
+            "sequential": opts.sequential,
+            "impact": opts.impact,
+            "wall_time_sec": round(time.monotonic() - t0, 3),
+        },
+    )
+    if not ctx.dry_run:
+        ctx.store.put_blob(GATE_BLOB, report, key=report.gate_id, replace=True)
+    return report
+
+
+def _same_instance(
+    ctx: RepoContext, runner: _Runner, agent: AgentSpec, base: _Side, head: _Side, opts: GateOptions
+) -> SameInstance:
+    from skillci.tasks.loader import load_task
+
+    assert opts.same_instance_task
+    wt = ctx.worktree(head.sha)
+    task = load_task(
+        wt / "evals" / "tasks" / opts.same_instance_task, purpose=Purpose.optimize, suites_root=wt
+    )
+    before = runner.run(agent, [task], base.rendered, base.pkg.content_hash, repeats=opts.repeat)
+    after = runner.run(agent, [task], head.rendered, head.pkg.content_hash, repeats=opts.repeat)
+    return SameInstance(
+        task_id=task.id,
+        before_passed=_majority(before),
+        after_passed=_majority(after),
+        before_runs=[r.run_id for r in before],
+        after_runs=[r.run_id for r in after],
+    )
+
+
+def _majority(records: list[RunRecord]) -> bool:
+    return sum(r.evaluation.passed for r in records) * 2 > len(records)
+
+
+def load_report(ctx: RepoContext, gid: str) -> GateReport:
+    return ctx.store.get_blob(GATE_BLOB, gid, GateReport)

@@ -1,0 +1,91 @@
+"""``skillci review --pr N``: gate a PR, then one sticky comment and one status on it."""
+
+from __future__ import annotations
+
+from skillci.flows.context import RepoContext
+from skillci.flows.gate import GateOptions, Progress, run_gate
+from skillci.forge.base import PRState, PullRequest
+from skillci.gate.report import render_markdown, status_line
+from skillci.gate.verdict import GateReport
+from skillci.vcs.candidate import parse_trailers
+
+GATE_CONTEXT = "skillci/gate"
+
+
+def pr_gate_options(
+    ctx: RepoContext,
+    pr: PullRequest,
+    *,
+    repeat: int,
+    student: str,
+    suites: tuple[str, ...],
+    parallel: int,
+) -> GateOptions:
+    """Gate options for a PR: its skill, base/head, and the proposal's guard/same-instance."""
+    msg = ctx.git.read("log", "-1", "--format=%B", pr.head_sha)
+    trailers = parse_trailers(msg)
+    guard_verdict = "needs-approval" if "needs-approval" in pr.labels else "pass"
+    findings: list[str] = []
+    same_task = trailers.get("Same-Instance-Task")
+    proposal = None
+    if pr.patch_id:
+        from skillci.flows.proposal_store import load_proposal
+
+        proposal = load_proposal(ctx, pr.patch_id)
+    if proposal is not None:
+        guard_verdict = proposal.guard_verdict
+        findings = proposal.guard_findings
+        same_task = same_task or proposal.task_id
+    skill = pr.skill or trailers.get("Skill", "")
+    return GateOptions(
+        skill=skill,
+        base=pr.base,
+        head=pr.head_sha,
+        suites=suites,
+        repeat=repeat,
+        student=student,
+        parallel=parallel,
+        same_instance_task=same_task,
+        guard_verdict=guard_verdict,
+        guard_findings=findings,
+    )
+
+
+def review(
+    ctx: RepoContext,
+    number: int,
+    *,
+    repeat: int,
+    student: str,
+    suites: tuple[str, ...],
+    parallel: int = 2,
+    post: bool = True,
+    progress: Progress | None = None,
+) -> GateReport:
+    forge = ctx.forge
+    pr = forge.refresh_head(number)
+    if pr.state != PRState.open:
+        from skillci.errors import InvalidInputError
+
+        raise InvalidInputError(
+            f"PR #{number} is {pr.state.value}", hint="only open PRs are reviewed"
+        )
+    if post:
+        forge.set_status(
+            number,
+            context=GATE_CONTEXT,
+            state="pending",
+            description="skillci gate running",
+            sha=pr.head_sha,
+        )
+    opts = pr_gate_options(
+        ctx, pr, repeat=repeat, student=student, suites=suites, parallel=parallel
+    )
+    report = run_gate(ctx, opts, progress=progress)
+    if post:
+        forge.upsert_comment(number, render_markdown(report))
+        state, desc = status_line(report)
+        forge.set_status(
+            number, context=GATE_CONTEXT, state=state, description=desc, sha=pr.head_sha
+        )
+    return report

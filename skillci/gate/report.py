@@ -1,0 +1,172 @@
+"""Markdown rendering of a GateReport: what a reviewer reads on the PR (pure)."""
+
+from __future__ import annotations
+
+from skillci.forge.base import STICKY_MARKER
+from skillci.gate.verdict import Complexity, GateReport, SuiteResult
+
+_MARK = {
+    "repair": "✓ repair",
+    "regression": "✗ regression",
+    "unchanged_pass": "= pass",
+    "unchanged_fail": "= fail",
+}
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.1%}"
+
+
+def _ci(lo: float, hi: float) -> str:
+    return f"[{lo:.1%}, {hi:.1%}]"
+
+
+def _delta(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:+.1%}"
+
+
+def _suite_section(s: SuiteResult) -> list[str]:
+    m = s.metrics
+    out = [f"### Suite `{s.suite}` ({len(s.tasks)} tasks)", ""]
+    rows = [
+        "| side | pass rate | 95% CI | pass@k | pass^k | mean reward |",
+        "|---|---|---|---|---|---|",
+    ]
+    for side in ("base", "head", "baseline", "teacher"):
+        sm = m.sides.get(side)
+        if sm is None:
+            continue
+        pr = sm.pass_rate
+        rows.append(
+            f"| {side} | {_pct(pr.pass_rate)} | {_ci(pr.ci.low, pr.ci.high)} | {_pct(pr.pass_at_k)} | {_pct(pr.pass_hat_k)} | {pr.mean_reward:.3f} |"
+        )
+    out += [*rows, ""]
+    c = m.changes
+    out.append(
+        f"Repairs {c.repairs}, regressions {c.regressions}, unchanged {c.unchanged_pass} pass / {c.unchanged_fail} fail. "
+        f"Repair rate {_pct(c.repair_rate)}, regression rate {_pct(c.regression_rate)}."
+    )
+    if m.paired is not None:
+        p = m.paired
+        ci = _ci(p.diff_ci.low, p.diff_ci.high) if p.diff_ci else ""
+        out.append(
+            f"Paired (task-level): head − base {p.diff:+.1%} {ci}, exact sign test "
+            f"p = {p.sign_test.p_value:.3g} ({p.tasks_head_better} better, "
+            f"{p.tasks_base_better} worse, {p.tasks_tied} tied)."
+        )
+    if m.gcr_head.value is not None:
+        out.append(f"Gap closure (head): {m.gcr_head.value:.2f} — {m.gcr_head.label}.")
+    if s.sequential is not None:
+        out.append(f"Sequential test: {s.sequential.outcome} — {s.sequential.reason}")
+    out.append("")
+    table = ["| task | base | head | change |", "|---|---|---|---|"]
+    for t in m.tasks:
+        table.append(
+            f"| `{t.task_id}` | {t.base_pass_fraction:.0%} ({t.base_repeats}) | {t.head_pass_fraction:.0%} ({t.head_repeats}) | {_MARK[t.change]} |"
+        )
+    if len(m.tasks) > 10:
+        out += [
+            "<details><summary>Per-task before/after</summary>",
+            "",
+            *table,
+            "",
+            "</details>",
+            "",
+        ]
+    else:
+        out += [*table, ""]
+    return out
+
+
+def _avg(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.0f}"
+
+
+def _complexity_rows(b: Complexity, h: Complexity) -> list[str]:
+    rows = ["| | base | head |", "|---|---|---|"]
+    rows.append(f"| bootstrap tokens | {b.bootstrap_tokens} | {h.bootstrap_tokens} |")
+    rows.append(f"| all loadable tokens | {b.total_tokens} | {h.total_tokens} |")
+    rows.append(
+        f"| avg loaded tokens / trial | {_avg(b.avg_loaded_tokens)} | {_avg(h.avg_loaded_tokens)} |"
+    )
+    rows.append(f"| rules | {b.rules} | {h.rules} |")
+    rows.append(f"| conflicting rules | {b.conflicting_rules} | {h.conflicting_rules} |")
+    rows.append(f"| never-hit rules | {len(b.never_hit_rules)} | {len(h.never_hit_rules)} |")
+    rows.append(f"| lint errors | {b.lint_errors} | {h.lint_errors} |")
+    return rows
+
+
+def render_markdown(r: GateReport, *, marker: bool = True) -> str:
+    icon = "✅" if r.accepted else "❌"
+    lines = [STICKY_MARKER] if marker else []
+    lines += [
+        f"## {icon} skillci gate: **{r.verdict.upper()}** — `{r.skill}`",
+        "",
+        f"Student `{r.student}` re-run on base `{r.base_ref}` ({(r.base_sha or '')[:10]}) and head `{r.head_ref}` "
+        f"({(r.head_sha or '')[:10]}), {r.repeat} repeat(s). Gate `{r.gate_id}`.",
+        "",
+    ]
+    if r.reasons:
+        lines += ["**Why rejected:**", *[f"- {x}" for x in r.reasons], ""]
+    lines += ["| check | value | threshold | |", "|---|---|---|---|"]
+    for c in r.checks:
+        lines.append(
+            f"| {c.name} | {c.value} | {c.threshold} | {'pass' if c.passed else '**FAIL**'} |"
+        )
+    lines.append("")
+    if r.same_instance is not None:
+        si = r.same_instance
+        lines += [
+            f"Same instance `{si.task_id}`: {'pass' if si.before_passed else 'fail'} → {'pass' if si.after_passed else 'fail'}.",
+            "",
+        ]
+    for s in r.suites:
+        lines += _suite_section(s)
+    val = r.suite("validation")
+    if val is not None and val.metrics.cost_delta is not None:
+        cd = val.metrics.cost_delta
+        lines += [
+            "### Cost (validation, head vs base)",
+            "",
+            f"tokens {_delta(cd.tokens)}, model calls {_delta(cd.model_calls)}, tool calls {_delta(cd.tool_calls)}, "
+            f"latency {_delta(cd.latency_s)}, USD {_delta(cd.usd)}, USD per success {_delta(cd.usd_per_success)}",
+            "",
+        ]
+    lines += [
+        "### Skill complexity",
+        "",
+        *_complexity_rows(r.base_complexity, r.head_complexity),
+        "",
+    ]
+    if r.change_size:
+        lines.append(
+            f"Change size: {r.change_size.get('files', 0)} file(s), +{r.change_size.get('lines_added', 0)} / -{r.change_size.get('lines_removed', 0)} lines."
+        )
+    lines.append(
+        f"Guard: {r.guard_verdict}"
+        + (" — " + "; ".join(r.guard_findings[:5]) if r.guard_findings else "")
+    )
+    if r.impact is not None:
+        lines.append(f"Test impact: {r.impact.summary}.")
+    lines.append(
+        f"Trials: {r.trials_run} run, {r.trials_cached} cached, {r.trials_reused} reused from base; {r.model_calls} model call(s)."
+    )
+    if r.evidence:
+        lines += ["", "<details><summary>Evidence runs</summary>", ""]
+        for task, sides in sorted(r.evidence.items()):
+            parts = [
+                f"{side}: {', '.join(f'`{x}`' for x in ids[:5])}"
+                for side, ids in sorted(sides.items())
+            ]
+            lines.append(f"- `{task}` — " + "; ".join(parts))
+        lines += ["", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def status_line(r: GateReport) -> tuple[str, str]:
+    """(state, description) for the ``skillci/gate`` commit status."""
+    if r.accepted:
+        return "success", "accepted: " + ", ".join(
+            c.value for c in r.checks if c.name in ("improvement", "regression_rate")
+        )[:130]
+    return "failure", ("rejected: " + "; ".join(r.reasons))[:140]
