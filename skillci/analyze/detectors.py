@@ -257,6 +257,8 @@ def detect_no_replan_after_failure(ctx: DetectContext) -> Hit | None:
     if any(a.ok for a in tests_after):
         return None
     t = ctx.teacher
+    if t is not None and t.edited_files and not set(s.edited_files) & set(t.edited_files):
+        return None  # the edit was in the wrong file: re-planning it cannot help
     replanned = False
     if t is not None:
         for a in t.test_runs:

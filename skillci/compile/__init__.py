@@ -6,6 +6,8 @@ Public API::
     LLMCompiler(call, model=...).compile(CompileInput(...)) -> CompileOutput
     check_patch(package, patch, untrusted) -> (PatchCheck, Applied | None)
     untrusted_texts(records) -> list[UntrustedText]
+    propose_task(task, package, run_student=..., run_teacher=..., compiler=...,
+                 budget=LoopBudget(...)) -> ProposeResult (.proposal, .candidate, .runs)
 
 See docs/design/054-template-compiler.md .. 056-propose-loop.md.
 """
@@ -14,15 +16,26 @@ from __future__ import annotations
 
 from skillci.compile.base import CompileInput, CompileOutput, Compiler
 from skillci.compile.check import PatchCheck, check_patch, new_lint_errors, untrusted_texts
+from skillci.compile.llm import LLMCompiler
+from skillci.compile.loop import LoopBudget, ProposeResult, propose_task
+from skillci.compile.proposal import CostSummary, EvalSummary, Proposal, Round
 from skillci.compile.template import TemplateCompiler
 
 __all__ = [
     "CompileInput",
     "CompileOutput",
     "Compiler",
+    "CostSummary",
+    "EvalSummary",
+    "LLMCompiler",
+    "LoopBudget",
     "PatchCheck",
+    "Proposal",
+    "ProposeResult",
+    "Round",
     "TemplateCompiler",
     "check_patch",
     "new_lint_errors",
+    "propose_task",
     "untrusted_texts",
 ]

@@ -240,6 +240,20 @@ def test_no_replan_after_failure_fires_when_the_only_edit_failed_its_test() -> N
     assert hit.details["test_runs_after_edit"] == 2
 
 
+def test_no_replan_negative_when_the_edit_was_in_the_wrong_file() -> None:
+    s = (
+        T()
+        .localize()
+        .reproduce()
+        .patch("src/helpers.py")
+        .test(exit_code=1)
+        .say("Cannot fix.")
+        .build()
+    )
+    assert d.detect_no_replan_after_failure(ctx(s)) is not None  # no teacher: cannot tell
+    assert d.detect_no_replan_after_failure(ctx(s, teacher_ok())) is None
+
+
 def test_no_replan_negative_when_it_tried_another_edit_or_passed() -> None:
     tried = (
         T()
