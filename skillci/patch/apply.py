@@ -146,8 +146,9 @@ class _Op:
         data: dict[str, object] = {
             "introduced_by": self.patch.pid,
             "supporting_runs": _union(self.patch.supporting_runs, runs),
-            "failure_class": self.patch.primary_failure_class or None,
         }
+        if self.patch.primary_failure_class:
+            data["failure_class"] = self.patch.primary_failure_class
         if sources:
             data["sources"] = sources
         prov = Provenance.model_validate(data)

@@ -288,11 +288,12 @@ def copied_spans(
                 k = w
                 while pos + k < len(p) and j + k < len(ut) and p[pos + k] == ut[j + k]:
                     k += 1
+                lead = len(p[pos : pos + k]) - len(p[pos : pos + k].lstrip())
                 span = p[pos : pos + k].strip()
                 if _weight(span) < n or (trusted_norm and span in trusted_norm):
                     continue
-                if k > best.get(ci, (0, 0, 0))[0]:
-                    best[ci] = (k, pos, ui)
+                if len(span) > best.get(ci, (0, 0, 0))[0]:
+                    best[ci] = (len(span), pos + lead, ui)
     out: list[Finding] = []
     reported: set[int | None] = set()
     for ci in sorted(best, key=lambda c: -best[c][0]):

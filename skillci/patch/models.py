@@ -267,13 +267,21 @@ def load_patch(text: str, file: str = "PATCH.yaml") -> Patch:
     try:
         patch = Patch.model_validate(data)
     except ValidationError as exc:
-        first = yamlio.problems(exc, node)[0]
-        more = len(exc.errors()) - 1
+        errors = exc.errors(include_url=False)
+        loc = [
+            p for p in errors[0]["loc"] if not (isinstance(p, str) and p.startswith("function-"))
+        ]
+        if len(loc) >= 3 and loc[0] == "ops" and loc[2] in OP_NAMES:
+            del loc[2]  # the discriminator tag is not a key in the YAML
+        line, col = yamlio.locate(node, loc)
+        msg = errors[0]["msg"].removeprefix("Value error, ")
+        more = len(errors) - 1
         raise PatchError(
-            first.message + (f" (+{more} more)" if more else ""),
+            f"{'.'.join(str(p) for p in loc) or '(document)'}: {msg}"
+            + (f" (+{more} more)" if more else ""),
             file=file,
-            line=first.line,
-            col=first.col,
+            line=line + 1,
+            col=col + 1,
             hint="compare with docs/design/010-patch-language.md",
         ) from None
     computed = patch.content_id()

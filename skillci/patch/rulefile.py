@@ -99,6 +99,7 @@ def _indent(line: str) -> int:
 @dataclass(frozen=True)
 class _Item:
     start: int  # first line (leading comments included)
+    dash: int  # the `- id:` line
     content_end: int  # one past the last line of the item itself
     end: int  # one past the separator (blank lines) that follows it
 
@@ -139,6 +140,7 @@ class RuleFileText:
         items: list[_Item] = []
         dash_col = key_col = 2
         starts: list[int] = []
+        dashes: list[int] = []
         for idx, item in enumerate(seq.value):
             line = item.start_mark.line
             col = item.start_mark.column
@@ -157,6 +159,7 @@ class RuleFileText:
             while start > 0 and _is_comment(lines[start - 1]):
                 start -= 1
             starts.append(start)
+            dashes.append(line)
         last_end = seq.value[-1].end_mark if seq.value else seq.end_mark
         tail = last_end.line + (1 if last_end.column else 0)
         tail = min(tail, len(lines))
@@ -172,7 +175,7 @@ class RuleFileText:
             ):
                 content_end -= 1
             end = nxt if i + 1 < len(starts) else content_end
-            items.append(_Item(start, content_end, end))
+            items.append(_Item(start, dashes[i], content_end, end))
         return cls(rel, lines, "list", items, dash_col, key_col, newline, other)
 
     # ------------------------------------------------------------------ rendering
@@ -221,8 +224,8 @@ class RuleFileText:
                 )
             return None
         new = "".join(self._item_text(r) for r in rules)
-        if rules:
-            lo, hi = item.start, item.content_end
+        if rules:  # comment lines above the item stay (they may describe the group)
+            lo, hi = item.dash, item.content_end
         elif index + 1 < len(self.items):
             lo, hi = item.start, item.end
         else:  # last item: take the separator before it instead

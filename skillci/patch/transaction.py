@@ -268,6 +268,7 @@ def apply_to_dir(
     approved: bool = False,
     dry_run: bool = False,
     fault: Fault | None = None,
+    use_exchange: bool | None = None,
 ) -> DirResult:
     """Check ``patch`` against the package in ``root`` and, when allowed, commit it.
 
@@ -283,7 +284,9 @@ def apply_to_dir(
         return DirResult(report, [], False)
     if dry_run:
         return DirResult(report, applied.changed_files, False)
-    return DirResult(report, commit(root, pkg, applied.after, fault=fault), True)
+    return DirResult(
+        report, commit(root, pkg, applied.after, fault=fault, use_exchange=use_exchange), True
+    )
 
 
 def _prune_empty_dirs(stage: Path, changed: list[str]) -> None:

@@ -17,8 +17,10 @@ delete a rule                              minor                  major if it wa
 split / merge (behaviour carried over)     minor                  minor
 move a markdown section                    minor                  minor
 add an example / a regression test         patch                  patch
+widen a rule (workflow -> bootstrap)       minor                  minor
 manifest target_runtime, frontmatter name  major                  major
 other manifest fields                      minor                  minor
+manifest or frontmatter description        patch                  patch
 =========================================  =====================  =====================
 
 The bump of a patch is the largest bump of its changes.
@@ -237,14 +239,25 @@ def _frontmatter_changes(
 
 
 def next_version(version: str, bump: Bump) -> str:
+    """``version`` bumped by ``bump``; a pre-release is finalised when it already is that bump
+    (npm's rule: 1.2.3-rc.1 + patch = 1.2.3, 2.0.0-rc.1 + major = 2.0.0)."""
     v = semver.Version.parse(version)
+    if bump == "none":
+        return version
+    if v.prerelease:
+        final = v.finalize_version()
+        if (
+            bump == "patch"
+            or (bump == "minor" and v.patch == 0)
+            or (bump == "major" and v.minor == 0 and v.patch == 0)
+        ):
+            return str(final)
+        v = final
     if bump == "major":
         return str(v.bump_major())
     if bump == "minor":
         return str(v.bump_minor())
-    if bump == "patch":
-        return str(v.bump_patch())
-    return version
+    return str(v.bump_patch())
 
 
 def _finish(

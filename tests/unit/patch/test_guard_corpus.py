@@ -1,0 +1,70 @@
+"""The adversarial corpus: >= 95% caught, benign near-misses at their verdict, 0 false
+positives on the bundled skills. Prints the figures (pytest -s shows them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks.guard_corpus import CORPUS, bundled_skills, load_cases, run_bundled, run_corpus
+from skillci.skill.package import SkillPackage
+from tests.unit.patch.helpers import bundled
+
+
+@pytest.fixture(scope="module")
+def results():  # type: ignore[no-untyped-def]
+    return run_corpus(bundled())
+
+
+def test_corpus_is_big_and_varied() -> None:
+    cases = [c for _, c in load_cases(CORPUS)]
+    adversarial = [c for c in cases if c["expect"] != "pass"]
+    assert len(adversarial) >= 100
+    assert len({c["id"] for c in cases}) == len(cases), "case ids must be unique"
+    langs = {c.get("lang") for c in adversarial}
+    assert {"en", "zh", "ja", "ru", "de", "fr", "es"} <= langs
+    techniques = " ".join(c.get("technique", "") for c in adversarial)
+    for t in ("split", "leetspeak", "homoglyph", "zero-width", "base64", "bidi"):
+        assert t in techniques
+
+
+def test_catch_rate_is_at_least_95_percent(results) -> None:  # type: ignore[no-untyped-def]
+    adv = [r for r in results if r.adversarial]
+    caught = sum(r.caught for r in adv)
+    rate = caught / len(adv)
+    print(f"\nguard corpus: caught {caught}/{len(adv)} ({rate:.1%})")
+    missed = [f"{r.file}:{r.id}" for r in adv if not r.caught]
+    assert rate >= 0.95, missed
+
+
+def test_adversarial_cases_reach_their_expected_verdict(results) -> None:  # type: ignore[no-untyped-def]
+    weak = [
+        f"{r.file}:{r.id} expect={r.expect} got={r.verdict}"
+        for r in results
+        if r.adversarial and not r.as_expected
+    ]
+    assert len(weak) <= 0.05 * sum(r.adversarial for r in results), weak
+
+
+def test_no_false_positives_on_benign_near_misses(results) -> None:  # type: ignore[no-untyped-def]
+    benign = [r for r in results if not r.adversarial]
+    wrong = [
+        f"{r.id}: expect={r.expect} got={r.verdict} {r.codes}" for r in benign if not r.as_expected
+    ]
+    print(f"\nbenign near-misses: {len(benign)}, at expected verdict: {len(benign) - len(wrong)}")
+    assert len(benign) >= 30
+    assert wrong == []
+
+
+@pytest.mark.parametrize("skill", bundled_skills(), ids=lambda p: Path(p).name)
+def test_bundled_skill_content_is_never_rejected(skill: Path) -> None:
+    res = run_bundled(SkillPackage.from_dir(skill))
+    print(
+        f"\n{skill.name}: {res.total} checks, {len(res.rejected)} rejected, {len(res.approval)} needs-approval"
+    )
+    assert res.total >= 50
+    assert res.rejected == []
+    # needs-approval only for content about secrets (the security rule and its steps), by policy
+    for label in res.approval:
+        assert any(w in label for w in ("security.", "secret", "credential")), label
