@@ -177,6 +177,7 @@ class FakeGitHub:
         self._ids = 1000
         self._next_number = 1
         self._inject: list[Injected] = []
+        self._before: dict[str, list[Callable[[], None]]] = {}
         self._lock = threading.RLock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -220,7 +221,9 @@ class FakeGitHub:
         self._server = ThreadingHTTPServer(("localhost", 0), Handler)
         self._server.daemon_threads = True
         self.port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self._thread.start()
 
     def stop(self) -> None:
@@ -274,6 +277,21 @@ class FakeGitHub:
             )
         )
 
+    def before(self, operation_id: str, fn: Callable[[], None]) -> None:
+        """Run ``fn`` once, just before the next request for ``operation_id`` (races).
+
+        ``fn`` runs inside the fake's lock: it may change state or run git on the bare
+        repository, but must not send HTTP requests to the fake.
+        """
+        self._before.setdefault(operation_id, []).append(fn)
+
+    def add_comment(self, issue: int, body: str) -> IssueComment:
+        """A comment written by someone else (state change, no HTTP: usable in hooks)."""
+        now = ts()
+        c = IssueComment(self._id(), issue, body, now, now)
+        self.comments[c.id] = c
+        return c
+
     def requests_for(self, operation_template: str) -> int:
         return sum(1 for _, t, _ in self.log if t == operation_template)
 
@@ -318,6 +336,8 @@ class FakeGitHub:
                 inj.times -= 1
                 self.log.append((method, op.template, inj.status))
                 return self._send(op, inj.status, inj.body, inj.headers)
+        for fn in self._before.pop(op.operation_id, []):
+            fn()
         handler = getattr(self, "op_" + op.operation_id.replace("/", "_").replace("-", "_"), None)
         if handler is None:
             return self._violation(f"{op.operation_id}: the fake does not implement it")
@@ -341,6 +361,8 @@ class FakeGitHub:
             status, out, extra = result if len(result) == 3 else (*result, {})
         except Reply as r:
             status, out, extra = r.status, r.body, r.headers
+        except Exception as exc:  # a bug in the fake must fail the test, not hang the client
+            return self._violation(f"{op.operation_id}: the fake crashed: {exc!r}")
         self.log.append((method, op.template, status))
         return self._send(op, status, out, extra)
 
@@ -1303,6 +1325,3 @@ def _unsigned() -> dict[str, Any]:
         "payload": None,
         "verified_at": None,
     }
-
-
-Handler = Callable[[dict[str, str], dict[str, str], Any], tuple[Any, ...]]

@@ -115,13 +115,13 @@ class BareRepo:
             env = {"GIT_INDEX_FILE": os.path.join(tmp, "index")}
             if base_tree:
                 self.run("read-tree", base_tree, env=env)
-            for path, mode, sha in entries:
-                if sha is None:
-                    self.run("update-index", "--force-remove", "--", path, env=env)
-                else:
-                    self.run(
-                        "update-index", "--add", "--cacheinfo", f"{mode},{sha},{path}", env=env
-                    )
+            # --index-info works without a worktree; mode 0 removes the path
+            info = "".join(
+                f"{mode} {sha}\t{path}\n" if sha is not None else f"0 {ZERO}\t{path}\n"
+                for path, mode, sha in entries
+            )
+            if info:
+                self.run("update-index", "--index-info", input=info.encode(), env=env)
             return self.run("write-tree", env=env).stdout.decode().strip()
 
     def commit_tree(

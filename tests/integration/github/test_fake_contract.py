@@ -1,0 +1,115 @@
+"""The OpenAPI check on the fake can fail: drifted shapes, unknown routes and bad requests
+are caught. Without these, "every response is validated" could be an empty promise."""
+
+from __future__ import annotations
+
+import copy
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.github_api import FakeGitHub
+from tests.fakes.openapi import OCTOKIT_OPENAPI_VERSION, Contract, spec_path, to_json_schema
+from tests.integration.github.conftest import push_branch
+
+
+def _op(contract: Contract, method: str, path: str):  # type: ignore[no-untyped-def]
+    found = contract.operation(method, path)
+    assert found is not None, f"{method} {path}"
+    return found[0]
+
+
+def test_the_pinned_description_is_installed(contract: Contract) -> None:
+    assert spec_path().is_file()
+    assert contract.version == OCTOKIT_OPENAPI_VERSION
+    assert str(json.loads(spec_path().read_text())["openapi"]).startswith("3.0")
+
+
+def test_nullable_is_translated() -> None:
+    doc = {
+        "a": {"type": "string", "nullable": True},
+        "b": {"type": "string", "enum": ["x"], "nullable": True},
+        "c": {"allOf": [{"$ref": "#/x"}], "nullable": True},
+        "d": {"nullable": True, "description": "anything"},
+        "e": {"type": "integer"},
+    }
+    out = to_json_schema(doc)
+    assert out["a"] == {"type": ["string", "null"]}
+    assert out["b"]["enum"] == ["x", None]
+    assert out["c"] == {"anyOf": [{"allOf": [{"$ref": "#/x"}]}, {"type": "null"}]}
+    assert out["d"] == {"description": "anything"}
+    assert out["e"] == {"type": "integer"}
+
+
+def test_a_drifted_pull_request_is_caught(fake: FakeGitHub, work: Path) -> None:
+    push_branch(work, "feature", {"b.txt": "two\n"})
+    pr = fake.op_pulls_create({}, {}, {"title": "t", "head": "feature", "base": "main"})[1]
+    op = _op(fake.contract, "GET", "/repos/o/r/pulls/1")
+    assert fake.contract.check_response(op, 200, pr, True) == []
+    assert fake.contract.check_response(op, 200, {**pr, "body": None}, True) == []  # nullable
+    missing = {k: v for k, v in pr.items() if k != "head"}
+    assert any(
+        "'head' is a required property" in e
+        for e in fake.contract.check_response(op, 200, missing, True)
+    )
+    bad = copy.deepcopy(pr)
+    bad["title"] = None
+    assert any("at title" in e for e in fake.contract.check_response(op, 200, bad, True))
+    bad = copy.deepcopy(pr)
+    bad["created_at"] = "yesterday"
+    assert any("date-time" in e for e in fake.contract.check_response(op, 200, bad, True))
+    bad = copy.deepcopy(pr)
+    bad["state"] = "merged"  # GitHub says closed + merged_at
+    assert any("at state" in e for e in fake.contract.check_response(op, 200, bad, True))
+
+
+def test_undocumented_statuses_and_bodies_are_caught(contract: Contract) -> None:
+    op = _op(contract, "DELETE", "/repos/o/r/git/refs/heads/x")
+    assert contract.check_response(op, 204, None, False) == []
+    assert contract.check_response(op, 204, {"x": 1}, True) != []
+    assert "not documented" in contract.check_response(op, 201, None, False)[0]
+    # GitHub's undocumented errors are held to basic-error
+    assert contract.check_response(op, 500, {"message": "boom"}, True) == []
+    assert contract.check_response(op, 500, {"message": 5}, True) != []
+
+
+def test_requests_are_checked_too(contract: Contract) -> None:
+    labels = _op(contract, "POST", "/repos/o/r/issues/1/labels")
+    assert contract.check_request(labels, {}, {"labels": ["a"]}, True) == []
+    # what PyGithub's add_to_labels() sends; hence GitHubForge posts the object form
+    assert contract.check_request(labels, {}, ["a"], True) != []
+    issues = _op(contract, "GET", "/repos/o/r/issues")
+    assert (
+        contract.check_request(issues, {"state": ["all"], "per_page": ["100"]}, None, False) == []
+    )
+    errs = contract.check_request(issues, {"state": ["merged"], "bogus": ["1"]}, None, False)
+    assert any("'merged' is not one of" in e for e in errs)
+    assert any("'bogus' is not in the description" in e for e in errs)
+
+
+def test_unknown_route_is_a_violation_and_a_418(fake: FakeGitHub) -> None:
+    req = urllib.request.Request(
+        f"{fake.base_url}/repos/{fake.owner}/{fake.name}/no-such-thing",
+        headers={"Authorization": f"token {fake.token}"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as exc:
+        urllib.request.urlopen(req, timeout=10)
+    assert exc.value.code == 418
+    assert fake.violations and "no such operation" in fake.violations[0]
+    fake.violations.clear()
+
+
+def test_every_request_of_a_session_is_counted(fake: FakeGitHub, work: Path) -> None:
+    before = (fake.contract.responses_validated, fake.contract.requests_validated)
+    push_branch(work, "feature", {"b.txt": "two\n"})
+    req = urllib.request.Request(
+        f"{fake.base_url}/repos/{fake.owner}/{fake.name}/pulls?state=all",
+        headers={"Authorization": f"token {fake.token}"},
+    )
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        assert json.loads(resp.read()) == []
+    after = (fake.contract.responses_validated, fake.contract.requests_validated)
+    assert after == (before[0] + 1, before[1] + 1)
