@@ -35,6 +35,12 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("patch", "skillci.cli.patch"),
 ]
 
+#: Modules defining top-level commands: each has ``register(app: typer.Typer) -> None``.
+TOP_LEVEL: list[str] = [
+    "skillci.cli.gate",
+    "skillci.cli.propose",
+]
+
 
 def _version(value: bool) -> None:
     if value:
@@ -66,6 +72,8 @@ def build_app() -> typer.Typer:
         sub = mod.app
         if isinstance(sub, typer.Typer):
             app.add_typer(sub, name=name)
+    for module in TOP_LEVEL:
+        importlib.import_module(module).register(app)
     return app
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from skillci.compile.proposal import Proposal
+from skillci.errors import SkillciError
 from skillci.flows.context import RepoContext
 
 PROPOSAL_BLOB = "proposal"
@@ -19,27 +20,30 @@ class ProposalSummary:
     failure_class: str | None
     guard_verdict: str
     guard_findings: list[str] = field(default_factory=list)
-    raw: dict[str, Any] = field(default_factory=dict)
+    proposal: Proposal | None = None
 
 
 def load_proposal(ctx: RepoContext, patch_id: str) -> ProposalSummary | None:
+    """The stored proposal of a patch, or None when this machine never proposed it."""
     try:
-        data = ctx.store.get_blob_json(PROPOSAL_BLOB, patch_id)
-    except Exception:
+        prop = ctx.store.get_blob(PROPOSAL_BLOB, patch_id, Proposal)
+    except (SkillciError, FileNotFoundError, KeyError):
         return None
-    if not isinstance(data, dict):
-        return None
-    guard = data.get("guard") or {}
-    findings = [
-        f"{f.get('code')}: {f.get('message', '')}"
-        for f in guard.get("findings", [])
-        if isinstance(f, dict)
-    ]
+    verdict = "pass"
+    findings: list[str] = []
+    for r in prop.rounds:
+        if r.check is None or r.check.guard is None:
+            continue
+        if r.check.guard_verdict == "reject":
+            verdict = "reject"
+        elif r.check.guard_verdict == "needs-approval" and verdict == "pass":
+            verdict = "needs-approval"
+        findings += [f"{f.code}: {f.message}" for f in r.check.guard.findings]
     return ProposalSummary(
         patch_id=patch_id,
-        task_id=data.get("task_id"),
-        failure_class=(data.get("diagnosis") or {}).get("failure_class"),
-        guard_verdict=str(guard.get("verdict", "pass")),
+        task_id=prop.task_id or None,
+        failure_class=prop.failure_class,
+        guard_verdict=verdict,
         guard_findings=findings,
-        raw=data,
+        proposal=prop,
     )

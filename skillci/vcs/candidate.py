@@ -20,7 +20,7 @@ TRAILER_KEYS = (
 def candidate_branch(skill: str, failure_class: str, patch_id: str) -> str:
     """``skillci/<skill>/<failure-class>-<patch-hash8>``."""
     fc = re.sub(r"[^a-z0-9-]+", "-", failure_class.lower().replace("_", "-")).strip("-") or "patch"
-    return f"skillci/{skill}/{fc}-{patch_id[:8]}"
+    return f"skillci/{skill}/{fc}-{patch_id.removeprefix('patch-')[:8]}"
 
 
 def commit_message(subject: str, body: str, trailers: Mapping[str, str]) -> str:

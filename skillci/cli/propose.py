@@ -1,0 +1,106 @@
+"""``skillci propose``: diagnose a failing task, compile a bounded patch, open a PR."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from skillci.cli.output import console, emit_json
+from skillci.errors import InvalidInputError
+from skillci.flows.context import RepoContext
+from skillci.flows.propose import ProposeOptions, ProposeOutcome, propose
+
+
+def _show(o: ProposeOutcome) -> None:
+    p = o.proposal
+    console.print(f"[bold]{p.task_id or '?'}[/bold]: {p.status} — {p.reason}", highlight=False)
+    if p.diagnosis is not None:
+        d = p.diagnosis
+        console.print(
+            f"  diagnosis: {d.failure_class.value} (confidence {d.confidence:.2f}, "
+            f"compilable: {d.skill_compilable})",
+            highlight=False,
+        )
+    if p.upgrade_path is not None:
+        console.print(f"  not skill-compilable: upgrade path {p.upgrade_path.value} (no PR opened)")
+    if p.before is not None:
+        after = f" -> after {p.after.passed}/{p.after.total}" if p.after is not None else ""
+        console.print(f"  same instance: before {p.before.passed}/{p.before.total}{after}")
+    console.print(f"  {o.message}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("propose")
+    def propose_cmd(
+        task: list[str] = typer.Option([], "--task", help="Task id(s) under evals/tasks."),
+        suite: str | None = typer.Option(
+            None, "--suite", help="Propose for every failing task of a suite."
+        ),
+        skill: str = typer.Option(
+            "repo-debugger", "--skill", help="Skill package (skills/<name> or a name)."
+        ),
+        model: str = typer.Option("sim/student", "--model", help="Student route."),
+        teacher: str = typer.Option("sim/teacher", "--teacher", help="Teacher route."),
+        compiler: str = typer.Option(
+            "template", "--compiler", help="'template' or a model route (LLM compiler)."
+        ),
+        repeat: int = typer.Option(1, "--repeat", min=1, help="Student repeats per evaluation."),
+        base: str = typer.Option("main", "--base", help="Branch the PR targets."),
+        force: bool = typer.Option(
+            False, "--force", help="Re-propose a patch whose PR was closed."
+        ),
+        repo: Path = typer.Option(Path("."), "--repo"),
+        dry_run: bool = typer.Option(
+            False, "--dry-run", help="Run and diagnose; write no branch or PR."
+        ),
+        json_out: bool = typer.Option(False, "--json"),
+    ) -> int:
+        """From a failing student trial to a PR with a bounded, evidenced patch."""
+        ctx = RepoContext.open(repo, dry_run=dry_run)
+        tasks = list(task)
+        if suite is not None:
+            from skillci.tasks.models import Purpose
+            from skillci.tasks.suites import load_suite
+
+            tasks += [
+                t
+                for t in load_suite(suite, ctx.root, purpose=Purpose.optimize).tasks
+                if t not in tasks
+            ]
+        if not tasks:
+            raise InvalidInputError("nothing to propose for", hint="pass --task ID or --suite NAME")
+        outcomes = []
+        for t in tasks:
+            o = propose(
+                ctx,
+                ProposeOptions(
+                    skill=skill,
+                    task=t,
+                    student=model,
+                    teacher=teacher,
+                    compiler=compiler,
+                    repeat=repeat,
+                    base=base,
+                    force=force,
+                ),
+            )
+            outcomes.append(o)
+            if not json_out:
+                _show(o)
+        if json_out:
+            emit_json(
+                [
+                    {
+                        "task": o.proposal.task_id,
+                        "action": o.action,
+                        "message": o.message,
+                        "pr": o.pr.number if o.pr else None,
+                        "branch": o.branch,
+                        "patch_id": o.patch_id,
+                        "proposal": o.proposal,
+                    }
+                    for o in outcomes
+                ]
+            )
+        return 0

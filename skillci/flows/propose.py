@@ -1,0 +1,390 @@
+"""``skillci propose``: from a failing student trial to a pull request with a bounded patch.
+
+Load the skill at the base ref and the task; run the propose loop (skillci.compile.loop)
+with real runners (cached trials); keep the Proposal in the trace store; when it is
+``proposed``, commit one candidate commit per patch on ``skillci/<skill>/<class>-<hash8>``
+and open (or update) a PR whose body carries the evidence. Closed = rejected: a patch whose
+id matches a closed-unmerged PR is not proposed again unless ``force``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Literal
+
+import yaml
+
+from skillci.analyze.models import Diagnosis
+from skillci.compile.base import Compiler
+from skillci.compile.loop import LoopBudget, propose_task
+from skillci.compile.proposal import Proposal
+from skillci.compile.template import TemplateCompiler
+from skillci.errors import ConflictError, InvalidInputError
+from skillci.flows.context import RepoContext, student_agent
+from skillci.flows.proposal_store import PROPOSAL_BLOB
+from skillci.forge.base import PRState, PullRequest
+from skillci.patch.apply import apply
+from skillci.patch.diff import render_diff
+from skillci.runners.base import plan
+from skillci.runners.scheduler import Scheduler
+from skillci.skill.package import SkillPackage
+from skillci.skill.render import render
+from skillci.tasks.loader import load_task
+from skillci.tasks.models import Purpose, Task
+from skillci.trace.models import RunRecord
+from skillci.vcs.candidate import candidate_branch, commit_candidate
+
+Action = Literal[
+    "opened", "updated", "unchanged", "refused_closed", "already_merged", "no_pr", "dry_run"
+]
+PATCH_MARKER = "<!-- skillci:patch-id={} -->"
+
+
+@dataclass
+class ProposeOptions:
+    skill: str
+    task: str
+    student: str = "sim/student"
+    teacher: str = "sim/teacher"
+    compiler: str = "template"
+    repeat: int = 1
+    base: str = "main"
+    force: bool = False
+    max_rounds: int = 3
+    parallel: int = 1
+
+
+@dataclass
+class ProposeOutcome:
+    proposal: Proposal
+    action: Action
+    message: str
+    pr: PullRequest | None = None
+    branch: str | None = None
+    patch_id: str | None = None
+    commits: list[str] = field(default_factory=list)
+
+
+class _Runs:
+    """run_student / run_teacher callables over the scheduler (every trial cached)."""
+
+    def __init__(self, ctx: RepoContext, opts: ProposeOptions) -> None:
+        self.ctx = ctx
+        self.student = student_agent(opts.student)
+        self.teacher = student_agent(opts.teacher, role="teacher")
+        self.scheduler = Scheduler(parallel=opts.parallel, store=ctx.store)
+        self.repeats: Counter[tuple[str, str | None]] = Counter()
+
+    def _one(self, task: Task, pkg: SkillPackage | None, teacher: bool) -> RunRecord:
+        key = (task.id, pkg.content_hash if pkg else None)
+        idx = self.repeats[key]
+        self.repeats[key] += 1
+        specs = plan(
+            [task],
+            self.teacher if teacher else self.student,
+            repeats=idx + 1,
+            state_dir=self.ctx.state_dir,
+            skill=render(pkg, "builtin") if pkg else None,
+            skill_package_hash=pkg.content_hash if pkg else None,
+        )
+        result = self.scheduler.run([specs[idx]])
+        (o,) = result.trials
+        if o.run_id is None:
+            from skillci.errors import RunnerError
+
+            raise RunnerError(
+                f"trial of {task.id} produced no record: {o.state} {o.error or ''}".strip()
+            )
+        return self.ctx.store.get(o.run_id)
+
+    def run_student(self, task: Task, pkg: SkillPackage) -> RunRecord:
+        return self._one(task, pkg, teacher=False)
+
+    def run_teacher(self, task: Task) -> RunRecord:
+        return self._one(task, None, teacher=True)
+
+
+def make_compiler(ctx: RepoContext, name: str) -> tuple[Compiler, Compiler | None]:
+    """``template``, or a model route for the LLM compiler (the template is its fallback).
+
+    Compiler calls go through the response cache (the same prompt is never paid twice).
+    """
+    if name == "template":
+        return TemplateCompiler(), None
+    from skillci.compile.llm import LLMCompiler
+    from skillci.models.cache import ResponseCache
+    from skillci.models.client import ModelClient
+    from skillci.models.routes import resolve_route
+
+    client = ModelClient(
+        name,
+        resolve_route(name),
+        cache=ResponseCache(ctx.state_dir / "model-cache"),
+        use_cache=True,
+    )
+    return LLMCompiler(lambda messages: client.complete(messages), model=name), TemplateCompiler()
+
+
+def combined_patch_id(proposal: Proposal) -> str:
+    ids = [p.pid for p in proposal.patches]
+    if len(ids) == 1:
+        return ids[0]
+    return "patch-" + hashlib.sha256("|".join(ids).encode()).hexdigest()[:16]
+
+
+def _diagnosis_text(d: Diagnosis) -> str:
+    sb, tb, pc = d.student_behavior, d.teacher_behavior, d.proposed_skill_change
+    lines = [
+        f"- **Failure class:** `{d.failure_class.value}` (confidence {d.confidence:.2f}, skill-compilable: {d.skill_compilable})",
+        f"- **Student:** last action `{sb.last_action}`; missing `{sb.missing_action}`; assumed `{sb.incorrect_assumption}`",
+        f"- **Teacher:** {', '.join(f'`{a}`' for a in tb.relevant_actions) or '-'}",
+    ]
+    if pc is not None:
+        lines.append(
+            f"- **Change:** `{pc.operation}` on `{pc.target_rule_id}` — {pc.required_behavior}"
+        )
+    return "\n".join(lines)
+
+
+def pr_body(
+    proposal: Proposal, before_pkg: SkillPackage, candidate: SkillPackage, patch_id: str
+) -> str:
+    d = proposal.diagnosis
+    parts = [PATCH_MARKER.format(patch_id), f"## skillci proposal for `{proposal.task_id}`", ""]
+    if d is not None:
+        parts += [
+            "### Diagnosis",
+            "",
+            _diagnosis_text(d),
+            "",
+            "<details><summary>Diagnosis JSON</summary>",
+            "",
+            "```json",
+            d.model_dump_json(indent=2),
+            "```",
+            "",
+            "</details>",
+            "",
+        ]
+    b, a = proposal.before, proposal.after
+    parts += ["### Same instance", ""]
+    if b is not None:
+        parts.append(
+            f"- before: {b.passed}/{b.total} passed (runs {', '.join(f'`{x}`' for x in b.run_ids)})"
+        )
+    if a is not None:
+        parts.append(
+            f"- after: {a.passed}/{a.total} passed (runs {', '.join(f'`{x}`' for x in a.run_ids)})"
+        )
+    if proposal.teacher_run_id:
+        parts.append(f"- teacher: `{proposal.teacher_run_id}`")
+    parts += ["", "### Patch", ""]
+    for p in proposal.patches:
+        parts += [
+            f"`{p.pid}` — {p.rationale}",
+            "",
+            "```yaml",
+            yaml.safe_dump(
+                p.model_dump(mode="json", exclude_none=True), sort_keys=False, allow_unicode=True
+            ).rstrip(),
+            "```",
+            "",
+        ]
+    parts += [
+        "<details><summary>Diff</summary>",
+        "",
+        "```diff",
+        render_diff(before_pkg, candidate).rstrip(),
+        "```",
+        "",
+        "</details>",
+        "",
+    ]
+    parts += ["### Limits and guard", ""]
+    for r in proposal.rounds:
+        if r.check is None:
+            continue
+        lim = r.check.limits
+        parts.append(
+            f"- round {r.index}: limits {'ok' if lim and lim.ok else 'violated'}; guard `{r.check.guard_verdict}`"
+            + (
+                f"; {len(r.check.guard.findings)} finding(s)"
+                if r.check.guard and r.check.guard.findings
+                else ""
+            )
+        )
+    c = proposal.cost
+    parts += [
+        "",
+        "### Cost",
+        "",
+        f"{c.student_runs} student run(s), {c.teacher_runs} teacher run(s), {c.compiler_calls} compiler call(s), "
+        f"{c.input_tokens + c.output_tokens} tokens, ${c.usd:.4f}, {c.wall_time_sec:.1f}s of trials.",
+        "",
+        "Review with `skillci review --pr <N>`; release with `skillci release --pr <N>`.",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def propose(ctx: RepoContext, opts: ProposeOptions) -> ProposeOutcome:
+    base_sha = ctx.git.rev(opts.base)
+    if base_sha is None:
+        raise InvalidInputError(f"base branch {opts.base!r} does not exist", hint="pass --base")
+    skill_dir = ctx.skill_dir(opts.skill)
+    files = ctx.git.files_at(base_sha, skill_dir)
+    if "manifest.yaml" not in files:
+        raise InvalidInputError(
+            f"{skill_dir} is not committed on {opts.base}", hint="commit the skill first"
+        )
+    pkg = SkillPackage(files, root=skill_dir)
+    task_dir = ctx.root / "evals" / "tasks" / opts.task
+    if not task_dir.is_dir():
+        raise InvalidInputError(
+            f"no task {opts.task!r} under evals/tasks",
+            hint="see `skillci tasks validate evals/tasks`",
+        )
+    task = load_task(task_dir, purpose=Purpose.optimize, suites_root=ctx.root)
+
+    runs = _Runs(ctx, opts)
+    compiler, fallback = make_compiler(ctx, opts.compiler)
+    result = propose_task(
+        task,
+        pkg,
+        run_student=runs.run_student,
+        run_teacher=runs.run_teacher,
+        compiler=compiler,
+        fallback=fallback,
+        budget=LoopBudget(max_rounds=opts.max_rounds, repeats=opts.repeat),
+    )
+    prop = result.proposal
+    if not ctx.dry_run:
+        key = combined_patch_id(prop) if prop.patches else f"task-{task.id}-{pkg.content_hash[:12]}"
+        ctx.store.put_blob(PROPOSAL_BLOB, prop, key=key, replace=True)
+    if not prop.ready or result.candidate is None:
+        extra = ""
+        if prop.upgrade_path is not None:
+            extra = f"; upgrade path: {prop.upgrade_path.value}"
+        return ProposeOutcome(prop, "no_pr", f"{prop.status}: {prop.reason}{extra}")
+
+    pid = combined_patch_id(prop)
+    existing = ctx.forge.find_by_patch(pid)
+    merged = [p for p in existing if p.state == PRState.merged]
+    closed = [p for p in existing if p.state == PRState.closed]
+    open_prs = [p for p in existing if p.state == PRState.open]
+    if merged and not opts.force:
+        return ProposeOutcome(
+            prop,
+            "already_merged",
+            f"patch {pid} was merged in PR #{merged[-1].number}",
+            merged[-1],
+            patch_id=pid,
+        )
+    if closed and not open_prs and not opts.force:
+        return ProposeOutcome(
+            prop,
+            "refused_closed",
+            f"patch {pid} was rejected in PR #{closed[-1].number} (closed); pass --force to propose it again",
+            closed[-1],
+            patch_id=pid,
+        )
+    fc = prop.failure_class or "patch"
+    branch = candidate_branch(pkg.manifest.name, fc, pid)
+    body = pr_body(prop, pkg, result.candidate, pid)
+    if ctx.dry_run:
+        return ProposeOutcome(
+            prop,
+            "dry_run",
+            f"would commit {len(prop.patches)} patch(es) on {branch} and open a PR",
+            branch=branch,
+            patch_id=pid,
+        )
+
+    commits = _commit_patches(ctx, prop, pkg, base_sha, branch, skill_dir, task.id)
+    labels = sorted({"skillci", fc} | ({"needs-approval"} if prop.needs_approval else set()))
+    title = f"skill({pkg.manifest.name}): {fc.replace('_', ' ')} — {task.id}"
+    if open_prs:
+        pr = open_prs[-1]
+        ctx.forge.update_body(pr.number, body)
+        ctx.forge.refresh_head(pr.number)
+        return ProposeOutcome(
+            prop,
+            "updated",
+            f"updated PR #{pr.number}",
+            ctx.forge.get_pr(pr.number),
+            branch,
+            pid,
+            commits,
+        )
+    try:
+        pr = ctx.forge.open_pr(
+            title=title,
+            body=body,
+            base=opts.base,
+            head_branch=branch,
+            labels=labels,
+            patch_id=pid,
+            skill=skill_dir,
+        )
+        action: Action = "opened"
+    except ConflictError:  # another process claimed this patch a moment ago
+        pr = ctx.forge.wait_for_patch_pr(pid)
+        ctx.forge.update_body(pr.number, body)
+        action = "updated"
+    return ProposeOutcome(
+        prop, action, f"{action} PR #{pr.number} on {branch}", pr, branch, pid, commits
+    )
+
+
+def _commit_patches(
+    ctx: RepoContext,
+    prop: Proposal,
+    pkg: SkillPackage,
+    base_sha: str,
+    branch: str,
+    skill_dir: str,
+    task_id: str,
+) -> list[str]:
+    """One commit per patch, stacked on the base; idempotent for an identical candidate."""
+    d = prop.diagnosis
+    current, parent = pkg, base_sha
+    commits: list[str] = []
+    existing = ctx.git.rev(f"refs/heads/{branch}")
+    for i, patch in enumerate(prop.patches):
+        nxt = apply(current, patch)
+        changes: dict[str, bytes | None] = {
+            rel: data for rel, data in nxt.files.items() if current.files.get(rel) != data
+        }
+        changes.update({rel: None for rel in current.files if rel not in nxt.files})
+        trailers = {
+            "Skill-Patch-Id": patch.pid,
+            "Failure-Class": patch.primary_failure_class,
+            "Supporting-Runs": ", ".join(patch.supporting_runs[:8]),
+            "Diagnosis-Confidence": f"{d.confidence:.2f}" if d else "",
+            "Compiler": patch.author.compiler
+            + (f" ({patch.author.model})" if patch.author.model else ""),
+            "Skill": skill_dir,
+            "Same-Instance-Task": task_id,
+        }
+        last = i == len(prop.patches) - 1
+        tmp_branch = branch if last else f"{branch}.{i}"
+        c = commit_candidate(
+            ctx.git,
+            base=parent,
+            branch=tmp_branch,
+            skill_dir=skill_dir,
+            changes=changes,
+            subject=f"skill({pkg.manifest.name}): {patch.rationale or patch.primary_failure_class}"[
+                :100
+            ],
+            body=json.dumps([op.op for op in patch.ops]),
+            trailers=trailers,
+        )
+        if not last:
+            ctx.git.delete_ref(f"refs/heads/{tmp_branch}")
+        commits.append(c.sha)
+        current, parent = nxt, c.sha
+    _ = existing
+    return commits
