@@ -43,8 +43,15 @@ class RepoContext:
         return LocalForge(self.git)
 
     def worktree(self, sha: str) -> Path:
-        """A detached worktree of ``sha`` under the state dir (created once, then reused)."""
-        path = self.state_dir / "worktrees" / sha[:16]
+        """A detached worktree of ``sha`` inside this repo's git dir (created once, reused).
+
+        Worktrees belong to one repository, so they live under ``.git/skillci/worktrees``
+        rather than the (possibly shared) state dir.
+        """
+        common = Path(self.git.read("rev-parse", "--git-common-dir"))
+        if not common.is_absolute():
+            common = self.root / common
+        path = common / "skillci" / "worktrees" / sha[:16]
         if (path / ".git").exists():
             return path
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,87 @@
+"""propose -> review on a scratch repo made from the bundled skill with one rule removed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from skillci.flows.context import RepoContext
+from skillci.flows.propose import ProposeOptions, propose
+from skillci.flows.review import review
+from skillci.forge.base import PRState
+from tests.integration.loop.conftest import git
+
+TASK = "py-page-count"  # needs finish.report-success: the sim student stops at its first edit
+
+
+def test_propose_opens_pr_that_restores_the_rule(scratch: Path) -> None:
+    ctx = RepoContext.open(scratch)
+    out = propose(ctx, ProposeOptions(skill="repo-debugger", task=TASK))
+    assert out.action == "opened", out.message
+    prop = out.proposal
+    assert prop.before is not None and prop.before.passed == 0
+    assert prop.after is not None and prop.after.passed == prop.after.total == 1
+    assert prop.diagnosis is not None
+    assert prop.diagnosis.failure_class.value == "reported_success_without_verification"
+    assert out.pr is not None and out.pr.number == 1
+    assert set(out.pr.labels) >= {"skillci", "reported_success_without_verification"}
+    # the candidate branch holds the restored rule, with provenance trailers
+    changed = git(scratch, "diff", "--name-only", "main", out.branch or "")
+    assert changed.startswith("skills/repo-debugger/rules/")
+    rule = git(scratch, "show", f"{out.branch}:{changed}")
+    assert "id: finish.report-success" in rule and "status: candidate" in rule
+    trailers = git(scratch, "log", "-1", "--format=%B", out.branch or "")
+    assert (
+        f"Skill-Patch-Id: {out.patch_id}" in trailers
+        and "Failure-Class: reported_success_without_verification" in trailers
+    )
+    # the body carries the evidence
+    assert (
+        "### Diagnosis" in out.pr.body
+        and "```diff" in out.pr.body
+        and prop.before.run_ids[0] in out.pr.body
+    )
+
+    # proposing again updates the same PR instead of opening another
+    again = propose(ctx, ProposeOptions(skill="repo-debugger", task=TASK))
+    assert again.action == "updated" and again.pr is not None and again.pr.number == 1
+    assert [p.number for p in ctx.forge.list_prs()] == [1]
+
+    # review: the gate accepts; three reviews keep one sticky comment with three revisions
+    for _ in range(3):
+        report = review(
+            ctx, 1, repeat=1, student="sim/student", suites=("validation", "regression", "security")
+        )
+        assert report.verdict == "accept", report.reasons
+    pr = ctx.forge.get_pr(1)
+    sticky = [c for c in pr.comments if c.marker]
+    assert len(sticky) == 1 and sticky[0].revisions == 3
+    assert pr.statuses["skillci/gate"].state == "success"
+    assert report.same_instance is not None and report.same_instance.after_passed
+    changes = {t.task_id: t.change for s in report.suites for t in s.metrics.tasks}
+    assert changes[TASK] == "repair" and "regression" not in changes.values()
+    # the third review re-ran nothing: every trial was cached
+    assert report.trials_run == 0 and report.model_calls == 0
+
+    # closed = rejected: the same patch is not proposed again unless forced
+    ctx.forge.close(1, "rejected by a maintainer")
+    refused = propose(ctx, ProposeOptions(skill="repo-debugger", task=TASK))
+    assert refused.action == "refused_closed"
+    assert ctx.forge.get_pr(1).state == PRState.closed and len(ctx.forge.list_prs()) == 1
+
+
+def test_two_concurrent_proposals_open_one_pr(scratch: Path) -> None:
+    env = dict(os.environ)
+    cmd = [sys.executable, "-m", "skillci", "propose", "--task", TASK, "--repo", str(scratch)]
+    procs = [
+        subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    ctx = RepoContext.open(scratch)
+    assert [p.number for p in ctx.forge.list_prs()] == [1]
+    text = outs[0][0] + outs[1][0]
+    assert "opened PR #1" in text and "updated PR #1" in text
