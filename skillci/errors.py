@@ -174,3 +174,15 @@ class ModelOutputError(ModelError):
     def __init__(self, message: str, *, exchange: object | None = None, **kw: Any) -> None:
         super().__init__(message, **kw)
         self.exchange = exchange
+
+
+class ContextWindowExceeded(ModelError):
+    """The prompt no longer fits the model's context window."""
+
+    default_hint = "shorten what the agent reads (skill size, tool output) or use a larger model"
+
+
+class SandboxError(RunnerError):
+    """The trial sandbox could not be set up or refused an operation."""
+
+    default_hint = "check that bubblewrap works (`bwrap --ro-bind / / true`) or pass --no-sandbox"

@@ -1,0 +1,5 @@
+from textutil.slug import slugify
+
+
+def test_slugify():
+    assert slugify("Hello Big World") == "hello-big-world"

@@ -1,0 +1,6 @@
+from textutil.slug import slugify
+
+
+def test_slugify():
+    assert slugify("A") == "a"
+    assert slugify("Hello Big World") == "hello-big-world"

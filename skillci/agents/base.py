@@ -1,0 +1,94 @@
+"""What every agent gets and returns. Runners build the context; agents fill the result."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from skillci.skill.render import RenderedSkill
+from skillci.trace.models import Cost, ErrorEvent, Event
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """A shell command's outcome, as the ``run`` tool reports it."""
+
+    exit_code: int
+    output: str
+    timed_out: bool = False
+    duration_sec: float = 0.0
+
+
+class Shell(Protocol):
+    """Runs a shell command in the trial's sandbox with cwd = the workspace."""
+
+    kind: str
+
+    def run(self, command: str, *, timeout: float) -> CommandResult: ...
+
+
+@dataclass
+class AgentContext:
+    """Everything an agent may use. Nothing outside this reaches the agent."""
+
+    task_id: str
+    instruction: str
+    workspace: Path
+    shell: Shell
+    skill: RenderedSkill | None
+    seed: int
+    deadline: float
+    """``time.monotonic()`` value after which the agent must stop."""
+    solution_script: str | None = None
+    """Path of solve.sh as the shell sees it (oracle only)."""
+
+
+@dataclass
+class AgentResult:
+    """What the agent did: ordered events, final output, why it stopped, what it cost."""
+
+    events: list[Event] = field(default_factory=list)
+    final_output: str | None = None
+    stop_reason: str = "final_answer"
+    cost: Cost = field(default_factory=Cost)
+    system_prompt_hash: str | None = None
+    tool_schema_version: str | None = None
+    tool_schema_hash: str | None = None
+    model_params: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def skill_loads(self) -> int:
+        return sum(1 for e in self.events if e.kind == "skill_load")
+
+
+class EventLog:
+    """Appends events with consecutive ``step`` numbers and time offsets."""
+
+    def __init__(self, events: list[Event], start: float) -> None:
+        self.events = events
+        self.start = start
+
+    def add(self, cls: Any, **fields: Any) -> Any:
+        ev = cls(step=len(self.events), t=round(time.monotonic() - self.start, 4), **fields)
+        self.events.append(ev)
+        return ev
+
+    def error(self, error_type: str, message: str, *, untrusted: bool = False) -> None:
+        self.add(ErrorEvent, error_type=error_type, message=message[:2000], untrusted=untrusted)
+
+
+class Agent(Protocol):
+    """One way of acting on a task. ``run`` must not raise for agent-level failures: it
+    records them and sets ``stop_reason`` instead."""
+
+    name: str
+    version: str
+    role: str
+
+    def run(self, ctx: AgentContext) -> AgentResult: ...
+
+
+__all__ = ["Agent", "AgentContext", "AgentResult", "CommandResult", "EventLog", "Shell"]

@@ -1,0 +1,39 @@
+"""The built-in agent's system prompt. Its sha256 is recorded in every run record.
+
+The skill bootstrap (rendered SKILL.md, with the always-on rules and the on-demand index)
+is embedded between ``<skill>`` tags; on-demand files are loaded with ``load_skill_file``.
+The harness text itself gives no procedural advice: that is the skill's job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from skillci.agents.workspace import WORKSPACE_MOUNT
+from skillci.skill.render import RenderedSkill
+
+PROMPT_VERSION = "skillci-prompt-1"
+
+_HARNESS = f"""You are a software agent working on one task in a repository at {WORKSPACE_MOUNT} \
+(your working directory). Use the tools to read and change files and to run commands; \
+paths are relative to {WORKSPACE_MOUNT}. The sandbox has no network access.
+When you are finished, reply with your final answer and call no tool."""
+
+
+def system_prompt(skill: RenderedSkill | None) -> str:
+    if skill is None:
+        return _HARNESS + "\n"
+    boot = skill.file("SKILL.md")
+    text = boot.content.decode("utf-8") if boot else ""
+    return (
+        f"{_HARNESS}\n\nYou have one skill installed. Follow it.\n"
+        f'<skill name="{skill.name}" version="{skill.version}">\n{text.rstrip()}\n</skill>\n'
+        "Load the skill's on-demand files with the load_skill_file tool when the skill says so.\n"
+    )
+
+
+def prompt_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+__all__ = ["PROMPT_VERSION", "prompt_hash", "system_prompt"]

@@ -1,0 +1,10 @@
+"""Where trials execute, and how many.
+
+- :mod:`.base` — :class:`~skillci.runners.base.TrialSpec` (what determines a trial), the
+  :class:`~skillci.runners.base.Runner` protocol, the trial cache key.
+- :mod:`.sandbox` — bubblewrap (or a loudly-recorded plain subprocess) for every command.
+- :mod:`.trialdir` — trial dir layout, the completeness check, ``.incomplete/`` quarantine.
+- :mod:`.local` — :class:`~skillci.runners.local.LocalRunner`: workspace copy, agent,
+  verifier, run record.
+- :mod:`.scheduler` — repeats, parallel trials, the trial cache, per-command budgets.
+"""

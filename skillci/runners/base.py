@@ -1,0 +1,148 @@
+"""What determines a trial, and the runner protocol.
+
+A :class:`TrialSpec` holds everything that can change a trial's outcome; its
+:meth:`~TrialSpec.cache_key` is the content hash of exactly those things (task content,
+rendered skill, model route fingerprint and parameters, harness and its version, seed,
+repeat index, agent limits and per-run budget, sandbox kind). Two specs with the same key
+are the same trial: the scheduler never runs it twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillci.models.budget import Budget
+from skillci.models.routes import ModelRoute
+from skillci.skill.render import RenderedSkill
+from skillci.tasks.models import Task
+from skillci.trace.models import RunRecord
+
+RUNNER_VERSION = "local-1"
+AgentKind = Literal["builtin", "oracle", "noop"]
+SandboxMode = Literal["auto", "bwrap", "none"]
+
+#: Default step budgets per role (the teacher needs room to try more fixes).
+DEFAULT_MAX_STEPS = {"student": 40, "teacher": 60}
+
+
+class AgentSpec(BaseModel):
+    """Which agent acts and with what limits."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: AgentKind = Field(description="builtin (model loop), oracle (solve.sh) or noop.")
+    role: Literal["student", "teacher", "oracle"] = Field(description="Role in the run record.")
+    route_name: str | None = Field(default=None, description="Model route (builtin only).")
+    route: ModelRoute | None = Field(default=None, description="Resolved route (builtin only).")
+    max_steps: int = Field(default=40, ge=1, description="Model calls per trial.")
+    tool_timeout_sec: float = Field(default=60.0, gt=0, description="Per shell command.")
+    budget: Budget = Field(default_factory=Budget, description="Per-run model budget.")
+    cache_responses: bool = Field(
+        default=False, description="Serve repeated identical model requests from the cache."
+    )
+
+    def identity(self) -> dict[str, object]:
+        from skillci.agents.loop import HARNESS_VERSION
+
+        out: dict[str, object] = {"kind": self.kind, "role": self.role}
+        if self.kind == "builtin":
+            assert self.route is not None
+            out |= {
+                "route": self.route_name,
+                "model": self.route.fingerprint(),
+                "harness": HARNESS_VERSION,
+                "max_steps": self.max_steps,
+                "tool_timeout": self.tool_timeout_sec,
+                "budget": self.budget.model_dump(),
+                "cache_responses": self.cache_responses,
+            }
+        return out
+
+
+class TrialSpec(BaseModel):
+    """One trial: an agent, a task, a skill, a seed, a repeat index."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    task: Task = Field(description="The loaded task.")
+    agent: AgentSpec = Field(description="Who acts.")
+    skill: RenderedSkill | None = Field(
+        default=None, description="Rendered skill (builtin harness)."
+    )
+    skill_package_hash: str | None = Field(default=None, description="Package content hash.")
+    seed: int = Field(default=0, description="Seed for the model and tools.")
+    repeat_index: int = Field(default=0, ge=0, description="0-based repeat.")
+    suite: str | None = Field(default=None, description="Suite name, if any.")
+    split: str | None = Field(default=None, description="Split of the suite.")
+    sandbox: SandboxMode = Field(default="auto", description="auto, bwrap or none.")
+    require_skill: bool = Field(
+        default=False, description="Fail trials that never loaded the skill."
+    )
+    keep_workspace: bool = Field(default=False, description="Keep the workspace dir afterwards.")
+    state_dir: Path = Field(description="skillci state root (.skillci): trials, caches, store.")
+
+    def cache_key(self, sandbox_kind: str) -> str:
+        """Content hash of everything that determines this trial's outcome."""
+        data = {
+            "runner": RUNNER_VERSION,
+            "task": self.task.content_hash,
+            "skill": self.skill.content_hash if self.skill else None,
+            "agent": self.agent.identity(),
+            "seed": self.seed,
+            "repeat": self.repeat_index,
+            "sandbox": sandbox_kind,
+            "require_skill": self.require_skill,
+        }
+        return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def plan(
+    tasks: list[Task],
+    agent: AgentSpec,
+    *,
+    repeats: int,
+    state_dir: Path,
+    skill: RenderedSkill | None = None,
+    skill_package_hash: str | None = None,
+    seed: int = 0,
+    suite: str | None = None,
+    split: str | None = None,
+    sandbox: SandboxMode = "auto",
+    require_skill: bool = False,
+    keep_workspace: bool = False,
+) -> list[TrialSpec]:
+    """Every (task, repeat) trial, task-major. Repeat ``i`` uses seed ``seed + i``."""
+    return [
+        TrialSpec(
+            task=t,
+            agent=agent,
+            skill=skill,
+            skill_package_hash=skill_package_hash,
+            seed=seed + i,
+            repeat_index=i,
+            suite=suite,
+            split=split,
+            sandbox=sandbox,
+            require_skill=require_skill,
+            keep_workspace=keep_workspace,
+            state_dir=state_dir,
+        )
+        for t in tasks
+        for i in range(repeats)
+    ]
+
+
+class Runner(Protocol):
+    """Runs one trial into ``trial_dir`` and returns its (unredacted) run record."""
+
+    name: str
+
+    def run_trial(self, spec: TrialSpec, trial_dir: Path, key: str) -> RunRecord: ...
+
+
+__all__ = ["DEFAULT_MAX_STEPS", "RUNNER_VERSION", "AgentSpec", "Runner", "TrialSpec", "plan"]

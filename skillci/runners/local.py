@@ -1,0 +1,301 @@
+"""The local runner: one trial in a fresh workspace on this machine.
+
+Steps: copy ``environment/`` (minus Dockerfile and skills/) into ``<trial>/workspace`` and
+commit it as a git baseline (like a CI checkout); write the rendered skill to
+``<trial>/skill/<name>``; run the agent with its shell in the sandbox (workspace at /app,
+``<trial>/logs/agent`` at /logs/agent, the skill read-only at /skills/<name>); then run
+``tests/test.sh`` under the same sandbox rules (tests read-only at /tests, logs at /logs)
+and read the reward; assemble, redact and write the run record, the trajectory and last the
+completion marker (see :mod:`skillci.runners.trialdir`).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from skillci.agents.base import Agent, AgentContext, AgentResult
+from skillci.agents.workspace import WORKSPACE_MOUNT
+from skillci.fsutil import atomic_write_text
+from skillci.runners.base import RUNNER_VERSION, TrialSpec
+from skillci.runners.sandbox import Mount, make_shell
+from skillci.runners.trialdir import FINAL_OUTPUT, RECORD, TRAJECTORY, write_marker
+from skillci.tasks.reward import logs_layout, read_reward, rewrite_logs_paths
+from skillci.trace.evaluation import evaluation_from_reward
+from skillci.trace.models import (
+    Budgets,
+    EvalState,
+    Evaluation,
+    ModelInfo,
+    RunRecord,
+    RuntimeInfo,
+    SkillRef,
+    Timeouts,
+    new_run_id,
+)
+from skillci.trace.redact import Redactor
+
+WORKSPACE_EXCLUDE = ("Dockerfile", ".dockerignore", "skills")
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "skillci",
+    "GIT_AUTHOR_EMAIL": "runner@skillci.invalid",
+    "GIT_COMMITTER_NAME": "skillci",
+    "GIT_COMMITTER_EMAIL": "runner@skillci.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "HOME": "/nonexistent",
+    "PATH": "/usr/bin:/bin",
+}
+
+
+def prepare_workspace(task_env: Path | None, workspace: Path) -> None:
+    """Copy the task environment and make it a git repo with one baseline commit."""
+    if task_env is not None and task_env.is_dir():
+        shutil.copytree(
+            task_env, workspace, ignore=shutil.ignore_patterns(*WORKSPACE_EXCLUDE, "__pycache__")
+        )
+    else:
+        workspace.mkdir(parents=True)
+    if shutil.which("git") is None:
+        return
+    for args in (
+        ["init", "-q"],
+        ["add", "-A"],
+        ["commit", "-q", "--allow-empty", "-m", "baseline"],
+    ):
+        subprocess.run(["git", *args], cwd=workspace, env=GIT_ENV, check=True, capture_output=True)
+
+
+def workspace_diff(workspace: Path) -> str:
+    if not (workspace / ".git").is_dir():
+        return ""
+
+    def run(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=workspace, env=GIT_ENV, capture_output=True, text=True, check=False
+        ).stdout
+
+    run("add", "-A", "--intent-to-add")
+    return run("status", "--porcelain") + "\n" + run("diff", "--no-color")[:200_000]
+
+
+def make_agent(spec: TrialSpec) -> Agent:
+    a = spec.agent
+    if a.kind == "oracle":
+        from skillci.agents.oracle import OracleAgent
+
+        return OracleAgent()
+    if a.kind == "noop":
+        from skillci.agents.oracle import NoopAgent
+
+        return NoopAgent()
+    from skillci.agents.loop import BuiltinAgent, LoopLimits
+    from skillci.models.budget import BudgetMeter
+    from skillci.models.cache import ResponseCache
+    from skillci.models.client import ModelClient
+
+    assert a.route is not None and a.route_name is not None
+    use_cache = a.cache_responses or a.role == "teacher"
+    client = ModelClient(
+        a.route_name,
+        a.route,
+        meter=BudgetMeter(a.budget, name="run"),
+        cache=ResponseCache(spec.state_dir / "cache" / "responses"),
+        use_cache=use_cache,
+    )
+    limits = LoopLimits(max_steps=a.max_steps, tool_timeout_sec=a.tool_timeout_sec)
+    return BuiltinAgent(client, role=a.role, limits=limits)
+
+
+class LocalRunner:
+    name = "local"
+
+    def run_trial(self, spec: TrialSpec, trial_dir: Path, key: str) -> RunRecord:
+        start = time.monotonic()
+        task = spec.task
+        if trial_dir.exists():
+            shutil.rmtree(trial_dir)
+        logs = logs_layout(trial_dir).ensure()
+        ws = trial_dir / "workspace"
+        prepare_workspace(task.environment_dir, ws)
+        mounts = [Mount(ws, WORKSPACE_MOUNT, True), Mount(logs.agent, "/logs/agent", True)]
+        if spec.skill is not None:
+            skill_dir = trial_dir / "skill" / spec.skill.name
+            for f in spec.skill.files:
+                (skill_dir / f.path).parent.mkdir(parents=True, exist_ok=True)
+                (skill_dir / f.path).write_bytes(f.content)
+            mounts.append(Mount(skill_dir, f"/skills/{spec.skill.name}"))
+        solution = None
+        if spec.agent.kind == "oracle" and task.solution_dir is not None and task.solution_script:
+            mounts.append(Mount(task.solution_dir, "/solution"))
+        shell, warnings = make_shell(
+            mounts, sandbox=spec.sandbox, allow_network=task.config.environment.allow_internet
+        )
+        if task.solution_script is not None:
+            solution = (
+                ("/solution/" + task.solution_script.name)
+                if shell.kind == "bwrap"
+                else str(task.solution_script)
+            )
+        agent = make_agent(spec)
+        ctx = AgentContext(
+            task_id=task.id,
+            instruction=task.instruction,
+            workspace=ws,
+            shell=shell,
+            skill=spec.skill,
+            seed=spec.seed,
+            deadline=time.monotonic() + task.agent_timeout_sec,
+            solution_script=solution,
+        )
+        try:
+            result = agent.run(ctx)
+        except Exception as exc:  # an agent bug is an infra error of this trial, not a crash
+            result = AgentResult(
+                stop_reason="agent_crash", warnings=[f"{type(exc).__name__}: {exc}"]
+            )
+        atomic_write_text(logs.agent / FINAL_OUTPUT, result.final_output or "")
+        evaluation = self._verify(spec, trial_dir, ws, result)
+        redactor = Redactor()
+        atomic_write_text(
+            logs.agent / FINAL_OUTPUT, redactor.redact_text(result.final_output or "")
+        )
+        (trial_dir / "workspace.diff").write_text(redactor.redact_text(workspace_diff(ws)))
+        if not spec.keep_workspace:
+            shutil.rmtree(ws, ignore_errors=True)
+        result.cost.wall_time_sec = round(time.monotonic() - start, 4)
+        record = redactor.redact_model(
+            self._record(spec, key, result, evaluation, shell.kind, warnings)
+        )
+        atomic_write_text(
+            logs.agent / TRAJECTORY, json.dumps([e.model_dump(mode="json") for e in record.events])
+        )
+        atomic_write_text(trial_dir / RECORD, record.model_dump_json(indent=1))
+        write_marker(trial_dir, record, key)
+        return record
+
+    def _verify(
+        self, spec: TrialSpec, trial_dir: Path, ws: Path, result: AgentResult
+    ) -> Evaluation:
+        task = spec.task
+        logs = logs_layout(trial_dir)
+        shutil.rmtree(logs.verifier, ignore_errors=True)  # the agent must not pre-write a reward
+        logs.verifier.mkdir(parents=True)
+        if spec.require_skill and result.skill_loads == 0:
+            return Evaluation(
+                state=EvalState.failed,
+                passed=False,
+                reward=0.0,
+                failure_class="skill_not_loaded",
+                verifier_output="--require-skill: the agent never loaded the skill",
+            )
+        mounts = [
+            Mount(ws, WORKSPACE_MOUNT, True),
+            Mount(task.verifier_dir, "/tests"),
+            Mount(logs.root, "/logs", True),
+        ]
+        shell, _ = make_shell(
+            mounts, sandbox=spec.sandbox, allow_network=task.config.environment.allow_internet
+        )
+        if shell.kind == "bwrap":
+            command = f"bash /tests/{task.verifier_script.name}"
+        else:  # no bind mounts: run a copy whose literal /logs paths point at this trial
+            copy = trial_dir / "verifier-tests"
+            shutil.copytree(task.verifier_dir, copy, dirs_exist_ok=True)
+            script = copy / task.verifier_script.name
+            script.write_text(rewrite_logs_paths(script.read_text(), logs.root))
+            command = f"bash {script}"
+        out = shell.run(command, timeout=task.verifier_timeout_sec)
+        reward = read_reward(logs.root)
+        return evaluation_from_reward(
+            reward,
+            verifier_exit_code=out.exit_code,
+            timed_out=out.timed_out,
+            verifier_output=out.output,
+        )
+
+    def _record(
+        self,
+        spec: TrialSpec,
+        key: str,
+        res: AgentResult,
+        ev: Evaluation,
+        sandbox: str,
+        warnings: list[str],
+    ) -> RunRecord:
+        a, task, skill = spec.agent, spec.task, spec.skill
+        route = a.route
+        model = ModelInfo(
+            route=a.route_name or a.kind,
+            name=route.model_id if route else None,
+            revision=route.revision if route else None,
+            quantization=route.quantization if route else None,
+            context_window=route.context_window if route else None,
+            params=res.model_params,
+        )
+        skill_ref = None
+        if skill is not None:
+            skill_ref = SkillRef(
+                name=skill.name,
+                version=skill.version,
+                content_hash=spec.skill_package_hash or skill.package_hash,
+                rendered_hash=skill.content_hash,
+            )
+        runtime = RuntimeInfo(
+            harness=getattr(self._agent_cls(spec), "name", a.kind),
+            harness_version=getattr(self._agent_cls(spec), "version", None),
+            runner=f"local ({RUNNER_VERSION})",
+            sandbox=sandbox,
+            seed=spec.seed,
+            skill=skill_ref,
+            system_prompt_hash=res.system_prompt_hash,
+            tool_schema_version=res.tool_schema_version,
+            tool_schema_hash=res.tool_schema_hash,
+            timeouts=Timeouts(
+                agent_sec=task.agent_timeout_sec,
+                verifier_sec=task.verifier_timeout_sec,
+                tool_sec=a.tool_timeout_sec,
+            ),
+            budgets=Budgets(
+                max_steps=a.max_steps if a.kind == "builtin" else None,
+                max_input_tokens=a.budget.max_input_tokens,
+                max_output_tokens=a.budget.max_output_tokens,
+                max_model_calls=a.budget.max_calls,
+                max_usd=a.budget.max_usd,
+            ),
+            evaluator_version=task.verifier_hash,
+            task_hash=task.content_hash,
+        )
+        return RunRecord(
+            run_id=new_run_id(),
+            task_id=task.id,
+            agent_role=a.role,
+            model=model,
+            runtime=runtime,
+            events=res.events,
+            final_output=res.final_output,
+            stop_reason=res.stop_reason,
+            evaluation=ev,
+            cost=res.cost,
+            split=spec.split,
+            suite=spec.suite,
+            repeat_index=spec.repeat_index,
+            trial_cache_key=key,
+            warnings=[*warnings, *res.warnings],
+            metadata={"trial_dir": str(Path(spec.state_dir.name) / "trials" / key[:2] / key)},
+        )
+
+    @staticmethod
+    def _agent_cls(spec: TrialSpec) -> object:
+        if spec.agent.kind == "builtin":
+            from skillci.agents.loop import BuiltinAgent
+
+            return BuiltinAgent
+        from skillci.agents.oracle import NoopAgent, OracleAgent
+
+        return OracleAgent if spec.agent.kind == "oracle" else NoopAgent
+
+
+__all__ = ["LocalRunner", "make_agent", "prepare_workspace"]

@@ -1,0 +1,203 @@
+"""Where trial commands run: bubblewrap when it works, else a plain subprocess (loudly).
+
+Inside bubblewrap a trial sees a minimal root: read-only ``/usr`` ``/etc`` (and the
+``/bin``-style links), the Python installation skillci runs on (so ``python`` and
+``pytest`` exist), a private ``/tmp``, no network (``--unshare-all``), and exactly the
+trial's mounts: ``/app`` (the workspace, writable), ``/logs`` (writable), ``/skills/<name>``,
+``/tests``, ``/solution`` (read-only, only when given). Nothing else of the host — other
+trials, the task dirs, the repository, ``$HOME`` — is visible. The environment is cleared
+(no API keys leak in). Commands are killed with their whole process tree on timeout.
+
+Without a usable bwrap the same command runs as a host subprocess in the workspace with a
+cleared environment; that is *not* isolation, and every record says so (:data:`NO_SANDBOX_WARNING`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from skillci.agents.base import CommandResult
+
+MAX_CAPTURE = 2 * 1024 * 1024
+NO_SANDBOX_WARNING = (
+    "NO SANDBOX: bubblewrap is not available, so agent and verifier commands ran as plain "
+    "host subprocesses with network and filesystem access"
+)
+
+
+@dataclass(frozen=True)
+class Mount:
+    host: Path
+    target: str
+    writable: bool = False
+
+
+@functools.lru_cache(maxsize=1)
+def bwrap_path() -> str | None:
+    """Path of a *working* bwrap (probed once), or None."""
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return None
+    try:
+        probe = subprocess.run(
+            [exe, "--unshare-all", "--ro-bind", "/", "/", "true"], capture_output=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return exe if probe.returncode == 0 else None
+
+
+def _python_roots() -> list[Path]:
+    roots = {
+        Path(sys.prefix),
+        Path(sys.base_prefix),
+        Path(os.path.realpath(sys.executable)).parent.parent,
+    }
+    return sorted(r for r in roots if r.is_dir() and str(r) not in ("/", "/usr"))
+
+
+def _path_env() -> str:
+    return os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"])
+
+
+def base_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {
+        "PATH": _path_env(),
+        "HOME": "/tmp",  # noqa: S108 - inside the sandbox /tmp is a private tmpfs
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "TERM": "dumb",
+        # skillci's own venv runs task tests: its dev pytest plugins are not the task's
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    }
+    env.update(extra or {})
+    return env
+
+
+def _capture(
+    argv: list[str], *, cwd: Path | None, env: dict[str, str], timeout: float
+) -> CommandResult:
+    start = time.monotonic()
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        timed_out = False
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            code = 124
+        out.seek(0)
+        data = out.read(MAX_CAPTURE)
+    return CommandResult(
+        exit_code=code,
+        output=data.decode("utf-8", errors="replace"),
+        timed_out=timed_out,
+        duration_sec=round(time.monotonic() - start, 4),
+    )
+
+
+@dataclass
+class BwrapShell:
+    """Runs commands in a fresh bubblewrap sandbox each time (cwd /app)."""
+
+    mounts: list[Mount]
+    allow_network: bool = False
+    env: dict[str, str] = field(default_factory=dict)
+    kind: str = "bwrap"
+
+    def argv(self, command: str) -> list[str]:
+        exe = bwrap_path() or "bwrap"
+        args = [exe, "--die-with-parent", "--new-session", "--unshare-all"]
+        if self.allow_network:
+            args.append("--share-net")
+        args += ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
+        for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+            p = Path("/") / name
+            if p.is_symlink():
+                args += ["--symlink", os.readlink(p), f"/{name}"]
+            elif p.is_dir():
+                args += ["--ro-bind", str(p), f"/{name}"]
+        for root in _python_roots():
+            args += ["--ro-bind", str(root), str(root)]
+        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]  # noqa: S108 - private tmpfs
+        for m in self.mounts:
+            args += ["--bind" if m.writable else "--ro-bind", str(m.host), m.target]
+        args += ["--chdir", "/app", "--clearenv"]
+        for k, v in base_env(
+            {"LOGS_DIR": "/logs", "SKILLCI_LOGS_DIR": "/logs", **self.env}
+        ).items():
+            args += ["--setenv", k, v]
+        return [*args, "--", "bash", "-c", command]
+
+    def run(self, command: str, *, timeout: float) -> CommandResult:
+        return _capture(self.argv(command), cwd=None, env={"PATH": _path_env()}, timeout=timeout)
+
+
+@dataclass
+class PlainShell:
+    """No isolation: a host subprocess in the workspace with a cleared environment."""
+
+    workspace: Path
+    env: dict[str, str] = field(default_factory=dict)
+    kind: str = "none"
+
+    def run(self, command: str, *, timeout: float) -> CommandResult:
+        return _capture(
+            ["bash", "-c", command], cwd=self.workspace, env=base_env(self.env), timeout=timeout
+        )
+
+
+def make_shell(
+    mounts: list[Mount],
+    *,
+    sandbox: str = "auto",
+    allow_network: bool = False,
+    env: dict[str, str] | None = None,
+) -> tuple[BwrapShell | PlainShell, list[str]]:
+    """A shell for these mounts (one must target /app) and the warnings to record."""
+    ws = next(m.host for m in mounts if m.target == "/app")
+    if sandbox not in ("auto", "bwrap", "none"):
+        from skillci.errors import UsageError
+
+        raise UsageError(f"unknown sandbox {sandbox!r}", hint="use auto, bwrap or none")
+    if sandbox != "none" and bwrap_path() is not None:
+        return BwrapShell(mounts, allow_network=allow_network, env=dict(env or {})), []
+    if sandbox == "bwrap":
+        from skillci.errors import SandboxError
+
+        raise SandboxError("bubblewrap was requested but does not work here")
+    host_env = {k: str(m.host) for m in mounts for k in _ENV_FOR.get(m.target, ())}
+    return PlainShell(ws, env={**host_env, **(env or {})}), [NO_SANDBOX_WARNING]
+
+
+#: In the unsandboxed fallback, mount targets are exposed as environment variables instead.
+_ENV_FOR = {
+    "/logs": ("LOGS_DIR", "SKILLCI_LOGS_DIR"),
+    "/tests": ("TESTS_DIR",),
+    "/solution": ("SOLUTION_DIR",),
+}
+
+__all__ = ["NO_SANDBOX_WARNING", "BwrapShell", "Mount", "PlainShell", "bwrap_path", "make_shell"]

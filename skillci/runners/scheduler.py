@@ -1,0 +1,242 @@
+"""Run many trials: the trial cache, parallelism, per-command budgets, the trace store.
+
+For each :class:`~skillci.runners.base.TrialSpec` the scheduler computes its cache key and
+looks at its trial dir: a *complete* dir (see :mod:`skillci.runners.trialdir`) is reused
+and never re-run; anything else is quarantined and the trial runs. Trials run in this
+process (``parallel=1``) or in a process pool whose workers die with the parent
+(``PR_SET_PDEATHSIG``), at most ``parallel`` at a time. Each trial holds a file lock while
+it runs, so a second scheduler (or a survivor of a killed one) never runs it twice.
+
+Completed records go into the trace store (idempotent: a record already there is not added
+again). A per-command :class:`~skillci.models.budget.Budget` is charged with each finished
+trial's cost; once it is spent no new trial starts and the rest are ``skipped`` with the
+reason — a clean stop, not a crash.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import multiprocessing as mp
+import signal
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
+
+from skillci.models.budget import Budget, BudgetMeter
+from skillci.runners.base import TrialSpec
+from skillci.runners.outcome import EvalResult, TrialOutcome, summarize
+from skillci.runners.sandbox import bwrap_path
+from skillci.runners.trialdir import lock_for, quarantine, read_complete, trial_dir
+from skillci.trace.models import RunRecord
+from skillci.trace.store import TraceStore
+
+Progress = Callable[[TrialOutcome], None]
+
+
+def sandbox_kind(spec: TrialSpec) -> str:
+    if spec.sandbox == "none":
+        return "none"
+    return "bwrap" if bwrap_path() is not None else "none"
+
+
+def _outcome(spec: TrialSpec, key: str, record: RunRecord, *, cached: bool) -> TrialOutcome:
+    ev, cost = record.evaluation, record.cost
+    return TrialOutcome(
+        key=key,
+        task_id=spec.task.id,
+        repeat_index=spec.repeat_index,
+        cached=cached,
+        state=ev.state.value,
+        passed=ev.passed,
+        reward=ev.reward,
+        run_id=record.run_id,
+        stop_reason=record.stop_reason,
+        wall_time_sec=cost.wall_time_sec,
+        trial_dir=str(trial_dir(spec.state_dir, key)),
+        usd=cost.usd,
+        input_tokens=cost.input_tokens,
+        output_tokens=cost.output_tokens,
+        model_calls=cost.model_calls,
+        warnings=record.warnings,
+    )
+
+
+def execute(spec: TrialSpec, key: str) -> TrialOutcome:
+    """Run one trial unless a complete copy exists (checked again under the lock)."""
+    from skillci.runners.local import LocalRunner
+
+    path = trial_dir(spec.state_dir, key)
+    start = time.monotonic()
+    with lock_for(spec.state_dir, key):
+        done = read_complete(path, key)
+        if done is not None:
+            return _outcome(spec, key, done[1], cached=True)
+        quarantine(path, spec.state_dir)
+        try:
+            record = LocalRunner().run_trial(spec, path, key)
+        except Exception as exc:
+            return TrialOutcome(
+                key=key,
+                task_id=spec.task.id,
+                repeat_index=spec.repeat_index,
+                state="error",
+                error=f"{type(exc).__name__}: {exc}",
+                trial_dir=str(path),
+                wall_time_sec=round(time.monotonic() - start, 3),
+            )
+    return _outcome(spec, key, record, cached=False)
+
+
+def _die_with_parent() -> None:
+    """Pool initializer: get SIGKILLed when the parent dies (Linux), ignore Ctrl-C here."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+class Scheduler:
+    """Plans, caches and runs trials; reports each state change to ``progress``."""
+
+    def __init__(
+        self,
+        *,
+        parallel: int = 1,
+        budget: Budget | None = None,
+        store: TraceStore | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.parallel = max(1, parallel)
+        self.meter = BudgetMeter(budget, name="command")
+        self.store = store
+        self.progress = progress or (lambda _o: None)
+
+    def run(self, specs: list[TrialSpec]) -> EvalResult:
+        outcomes: dict[str, TrialOutcome] = {}
+        pending: list[tuple[TrialSpec, str]] = []
+        for spec in specs:
+            key = spec.cache_key(sandbox_kind(spec))
+            if key in outcomes:
+                continue
+            outcomes[key] = self._queued(spec, key)  # keeps plan order
+            done = read_complete(trial_dir(spec.state_dir, key), key)
+            if done is not None:
+                outcomes[key] = _outcome(spec, key, done[1], cached=True)
+                self._store(done[1])
+                self.progress(outcomes[key])
+            else:
+                pending.append((spec, key))
+                self.progress(self._queued(spec, key))
+        stop = self._run_pending(pending, outcomes)
+        return summarize(list(outcomes.values()), budget_stop=stop)
+
+    @staticmethod
+    def _queued(spec: TrialSpec, key: str) -> TrialOutcome:
+        return TrialOutcome(
+            key=key, task_id=spec.task.id, repeat_index=spec.repeat_index, state="queued"
+        )
+
+    def _finish(
+        self, spec: TrialSpec, out: TrialOutcome, outcomes: dict[str, TrialOutcome]
+    ) -> None:
+        outcomes[out.key] = out
+        if out.state != "error":
+            self.meter.charge(
+                input_tokens=out.input_tokens,
+                output_tokens=out.output_tokens,
+                usd=out.usd or 0.0,
+                calls=out.model_calls,
+            )
+            if self.store is not None and out.trial_dir is not None:
+                done = read_complete(Path(out.trial_dir), out.key)
+                if done is not None:
+                    self._store(done[1])
+        self.progress(out)
+
+    def _skip_rest(
+        self, rest: list[tuple[TrialSpec, str]], reason: str, outcomes: dict[str, TrialOutcome]
+    ) -> None:
+        for spec, key in rest:
+            outcomes[key] = TrialOutcome(
+                key=key,
+                task_id=spec.task.id,
+                repeat_index=spec.repeat_index,
+                state="skipped",
+                error=reason,
+            )
+            self.progress(outcomes[key])
+
+    def _running(self, spec: TrialSpec, key: str) -> None:
+        self.progress(
+            TrialOutcome(
+                key=key,
+                task_id=spec.task.id,
+                repeat_index=spec.repeat_index,
+                state="running",
+                started_at=time.time(),
+            )
+        )
+
+    def _run_pending(
+        self, pending: list[tuple[TrialSpec, str]], outcomes: dict[str, TrialOutcome]
+    ) -> str | None:
+        if not pending:
+            return None
+        if self.parallel == 1 or len(pending) == 1:
+            for i, (spec, key) in enumerate(pending):
+                if (reason := self.meter.exceeded()) is not None:
+                    self._skip_rest(pending[i:], reason, outcomes)
+                    return reason
+                self._running(spec, key)
+                self._finish(spec, execute(spec, key), outcomes)
+            return None
+        uses_models = any(s.agent.kind == "builtin" for s, _ in pending)
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(
+            ["skillci.models.preload"] if uses_models else ["skillci.runners.local"]
+        )
+        queue = list(pending)
+        stop: str | None = None
+        running: dict[Future[TrialOutcome], TrialSpec] = {}
+        with ProcessPoolExecutor(
+            max_workers=self.parallel, mp_context=ctx, initializer=_die_with_parent
+        ) as pool:
+            while queue or running:
+                while queue and len(running) < self.parallel:
+                    if (reason := self.meter.exceeded()) is not None:
+                        self._skip_rest(queue, reason, outcomes)
+                        queue, stop = [], reason
+                        break
+                    spec, key = queue.pop(0)
+                    self._running(spec, key)
+                    running[pool.submit(execute, spec, key)] = spec
+                if not running:
+                    break
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    spec = running.pop(fut)
+                    try:
+                        out = fut.result()
+                    except Exception as exc:  # a worker died: this trial stays incomplete
+                        key = spec.cache_key(sandbox_kind(spec))
+                        out = TrialOutcome(
+                            key=key,
+                            task_id=spec.task.id,
+                            repeat_index=spec.repeat_index,
+                            state="error",
+                            error=f"worker failed: {type(exc).__name__}: {exc}",
+                        )
+                    self._finish(spec, out, outcomes)
+        return stop
+
+    def _store(self, record: RunRecord) -> None:
+        if self.store is None:
+            return
+        if not self.store.query(trial_cache_key=record.trial_cache_key, limit=1):
+            self.store.put(record)
+
+
+__all__ = ["Scheduler", "execute", "sandbox_kind"]
