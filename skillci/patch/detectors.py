@@ -220,30 +220,30 @@ _EXFIL_WORDS = _rx(
     r"oastify|pastebin|transfer sh|hookbin|canarytokens|beeceptor|serveo|localtunnel)\b",
 )
 _EXFIL_RAW = _rx(
-    r"\bcurl\b[^\n|;]*\s(?:-d|--data(?:-binary|-raw|-urlencode)?|-F|--form|-T|--upload-file|-X\s*(?:POST|PUT))\b",
-    r"\bwget\b[^\n|;]*--post-(?:data|file)",
+    r"\bcurl\b[^\n|;]{0,300}\s(?:-d|--data(?:-binary|-raw|-urlencode)?|-F|--form|-T|--upload-file|-X\s*(?:POST|PUT))\b",
+    r"\bwget\b[^\n|;]{0,300}--post-(?:data|file)",
     r"\b(?:nc|ncat|netcat|socat)\s+(?:-\w+\s+)*[\w.-]+\s+\d{2,5}\b",
     r"\bscp\s+\S+\s+\S+@\S+:",
-    r"\brsync\b[^\n]*\S+@\S+:",
-    r"\bInvoke-(?:WebRequest|RestMethod)\b[^\n]*-(?:Method\s+Post|Body)",
+    r"\brsync\b[^\n]{0,300}\S+@\S+:",
+    r"\bInvoke-(?:WebRequest|RestMethod)\b[^\n]{0,300}-(?:Method\s+Post|Body)",
     r"\b(?:requests|httpx)\.(?:post|put)\(",
-    r"\bdig\s+[^\n]*\$\(",
+    r"\bdig\s+[^\n]{0,300}\$\(",
 )
 
 _REMOTE_EXEC = _rx(
-    r"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n]*?\|\s*(?:sudo\s+)?"
+    r"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n]{0,300}?\|\s*(?:sudo\s+)?"
     r"(?:ba|z|k|c|tc|da|fi)?sh\b",
-    r"\b(?:curl|wget)\b[^\n]*?\|\s*(?:sudo\s+)?(?:python\d?|perl|ruby|node|php|iex|powershell|pwsh)\b",
+    r"\b(?:curl|wget)\b[^\n]{0,300}?\|\s*(?:sudo\s+)?(?:python\d?|perl|ruby|node|php|iex|powershell|pwsh)\b",
     r"\b(?:ba|z|k)?sh\s+(?:-c\s+)?[\"']?\s*<\(\s*(?:curl|wget)",
     r"\b(?:ba|z|k)?sh\s+-c\s+[\"']?\$\(\s*(?:curl|wget)",
     r"\beval\s+[\"']?\$\(\s*(?:curl|wget|base64)",
-    r"\bbase64\s+(?:-d|--decode|-D)\b[^\n]*\|\s*(?:sudo\s+)?(?:ba|z|k)?sh\b",
-    r"\b(?:iex|invoke-expression)\b[^\n]*(?:downloadstring|webclient|iwr|invoke-webrequest)",
-    r"\bpowershell(?:\.exe)?\s+[^\n]*-(?:e|en|enc|encodedcommand)\s+[a-z0-9+/=]{16,}",
+    r"\bbase64\s+(?:-d|--decode|-D)\b[^\n]{0,300}\|\s*(?:sudo\s+)?(?:ba|z|k)?sh\b",
+    r"\b(?:iex|invoke-expression)\b[^\n]{0,300}(?:downloadstring|webclient|iwr|invoke-webrequest)",
+    r"\bpowershell(?:\.exe)?\s+[^\n]{0,300}-(?:e|en|enc|encodedcommand)\s+[a-z0-9+/=]{16,}",
     r"/dev/tcp/",
     r"\bnc\s+(?:-\w+\s+)*-e\s",
-    r"\bpython\d?\s+-c\s+[\"'][^\"']*(?:urllib|urlopen|requests\.get|socket)",
-    r"\b(?:exec|eval)\((?:[^)]*)(?:urlopen|requests\.get|b64decode|base64)",
+    r"\bpython\d?\s+-c\s+[\"'][^\"']{0,300}(?:urllib|urlopen|requests\.get|socket)",
+    r"\b(?:exec|eval)\([^)]{0,300}(?:urlopen|requests\.get|b64decode|base64)",
     r"\bpip3? install\s+(?:-\S+\s+)*(?:git\+)?(?:https?|ftp)://",
 )
 _REMOTE_EXEC_WORDS = _rx(
@@ -262,14 +262,18 @@ _URL = re.compile(
     r"\b(?:https?|ftp|ftps|sftp|wss?|file|hxxps?|h\[?t\]?tps?)(?::|\[:\])//[^\s\"'<>`)\]]+"
 )
 _HOST = re.compile(
-    r"(?<![\w./-])(?:[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?(?:\.|\[\.\]|\(\.\)|\{\.\}|\s?\[dot\]\s?|\s\(dot\)\s))+"
+    r"(?<![\w./-])(?:[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?(?:\.|\[\.\]|\(\.\)|\{\.\}|\s?\[dot\]\s?|\s\(dot\)\s)){1,8}"
     rf"(?:{_TLDS})(?![\w-])(?::\d{{2,5}})?",
 )
 _HOST_DOT_WORD = re.compile(rf"\b([a-z0-9-]{{2,63}}) dot ({_TLDS})\b")
 _IPV4 = re.compile(
     r"(?<![\w.])(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}(?![\w.])"
 )
-_B64 = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}|[A-Za-z0-9_-]{48,}={1,2}")
+#: Anchored at the start of a run (lookbehinds) so that a long run is scanned once, not
+#: once per start position (which would be quadratic).
+_B64 = re.compile(
+    r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40,}+={0,2}|(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{48,}+={1,2}"
+)
 _HEX_ESC = re.compile(
     r"(?:\\x[0-9a-fA-F]{2}){6,}|(?:\\u[0-9a-fA-F]{4}){6,}|(?:%[0-9a-fA-F]{2}){8,}"
 )

@@ -43,6 +43,10 @@ from skillci.skill.package import (
 )
 
 GUARD_SCHEMA_VERSION = 1
+#: Longest text scanned in full. A bounded patch has no business carrying more in one
+#: string (the rest is not scanned, and the text is rejected as oversized).
+MAX_TEXT_CHARS = 20_000
+MAX_JOINED_CHARS = 100_000
 DEFAULT_ALLOWED_HOSTS = ("docs.python.org", "docs.pytest.org", "pytest.org")
 SENSITIVE_ID_PREFIXES = ("security.", "secrets.", "permissions.", "network.", "auth.")
 
@@ -207,7 +211,17 @@ def scan_content(patch: Patch, config: GuardConfig) -> list[Finding]:
     findings: list[Finding] = []
     seen: set[tuple[int | None, str]] = set()
     for t in texts:
-        for h in detectors.scan_text(t.text, allow):
+        if len(t.text) > MAX_TEXT_CHARS:
+            findings.append(
+                Finding(
+                    code="oversized-text",
+                    severity="high",
+                    op_index=t.op_index,
+                    message=f"{len(t.text)} characters in one field; the limit is {MAX_TEXT_CHARS}",
+                    evidence=Evidence(field=t.field, start=0, end=80, excerpt=_show(t.text[:80])),
+                )
+            )
+        for h in detectors.scan_text(t.text[:MAX_TEXT_CHARS], allow):
             findings.append(_finding(h.code, t.op_index, t.field, t.text, h.start, h.end, h.note))
             seen.add((t.op_index, h.code))
             seen.add((-1, h.code))
@@ -222,6 +236,7 @@ def scan_content(patch: Patch, config: GuardConfig) -> list[Finding]:
         key = op_index if op_index is not None else -1
         for sep in (" ", ""):
             joined, starts = _joined(parts, sep)
+            joined = joined[:MAX_JOINED_CHARS]
             hits = (
                 detectors.scan_text(joined, allow) if sep else detectors.scan_glued(joined, allow)
             )

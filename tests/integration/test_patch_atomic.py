@@ -66,13 +66,14 @@ def _hash(d: Path) -> str:
     return tree_hash(read_tree(d).items())
 
 
-@pytest.mark.parametrize("method", METHODS)
-@pytest.mark.parametrize("point", POINTS)
+#: The exchange swap has no intermediate state, so no "moved-old" checkpoint.
+CASES = [(m, p) for m in METHODS for p in POINTS if not (m == "exchange" and p == "moved-old")]
+
+
+@pytest.mark.parametrize(("method", "point"), CASES)
 def test_kill_at_each_checkpoint_is_all_or_nothing(
     tmp_path: Path, method: str, point: str, states: tuple[str, str]
 ) -> None:
-    if method == "exchange" and point == "moved-old":
-        pytest.skip("the exchange swap has no intermediate state")
     old, new = states
     root = tmp_path / "repo-debugger"
     shutil.copytree(ROOT / "skills" / "repo-debugger", root)

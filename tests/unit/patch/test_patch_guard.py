@@ -287,3 +287,42 @@ def test_allowlist_is_configurable() -> None:
     p = steps_patch("read https://internal.example.com/runbook")
     assert guard_patch(p).verdict == "reject"
     assert guard_patch(p, config=GuardConfig(allowed_hosts=["example.com"])).verdict == "pass"
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "ab-",
+        "a [dot] ",
+        "curl ",
+        "nc -a ",
+        "python -c '",
+        "eval(",
+        "A1b2",
+        "a.",
+        "ignore the ",
+        "忽略",
+        "\\x4",
+        "$a_",
+    ],
+)
+def test_detectors_stay_linear_on_long_adversarial_text(unit: str) -> None:
+    """No regex backtracks quadratically: 20k characters of a repeated unit scan fast."""
+    import time
+
+    raw = unit * (detectors_max() // len(unit))
+    t0 = time.perf_counter()
+    detectors.scan_text(raw, ALLOW)
+    assert time.perf_counter() - t0 < 3.0
+
+
+def detectors_max() -> int:
+    from skillci.patch.guard import MAX_TEXT_CHARS
+
+    return MAX_TEXT_CHARS
+
+
+def test_oversized_text_is_rejected() -> None:
+    rep = guard_patch(steps_patch("rerun " * 5000))
+    assert rep.verdict == "reject"
+    assert [f.code for f in rep.findings] == ["oversized-text"]
