@@ -15,6 +15,7 @@ REGISTRIES = [
     "skillci.skill.models:SAVED_MODELS",
     "skillci.tasks.models:SAVED_MODELS",
     "skillci.trace.models:SAVED_MODELS",
+    "skillci.patch:SAVED_MODELS",
 ]
 
 

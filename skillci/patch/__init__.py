@@ -16,7 +16,11 @@ from skillci.patch.limits import LimitReport, check_limits
 from skillci.patch.models import Patch, dump_patch, load_patch
 from skillci.patch.version import ChangeList, change_list, compare
 
+#: Saved shapes of this package, exported as JSON Schemas (see skillci.schemas).
+SAVED_MODELS = {"patch": Patch, "change-list": ChangeList, "patch-check-report": CheckReport}
+
 __all__ = [
+    "SAVED_MODELS",
     "Applied",
     "ChangeList",
     "CheckReport",

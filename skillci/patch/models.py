@@ -303,8 +303,6 @@ def dump_patch(patch: Patch) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
-SAVED_MODELS: dict[str, type[BaseModel]] = {"patch": Patch}
-
 __all__ = [
     "OP_NAMES",
     "PATCH_SCHEMA_VERSION",

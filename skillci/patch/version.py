@@ -356,5 +356,3 @@ def compare(before: SkillPackage, after: SkillPackage, reason: str = "") -> Chan
     other = _manifest_changes(before, after, reason) + _frontmatter_changes(before, after, reason)
     return _finish(before, rules, other, None, None)
 
-
-SAVED_MODELS = {"change-list": ChangeList}
