@@ -25,7 +25,7 @@ from skillci.skill.package import SkillPackage
 
 app = typer.Typer(help="Check, apply, diff and version bounded patches.", no_args_is_help=True)
 
-PATCH_ARG = typer.Argument(..., help="The patch file (PATCH.yaml).", show_default=False)
+PATCH_ARG = typer.Argument(..., metavar="PATCH.yaml", help="The patch file.", show_default=False)
 SKILL_OPT = typer.Option(..., "--skill", help="The skill package directory.", show_default=False)
 JSON_OPT = typer.Option(False, "--json", help="Print the result as JSON.")
 UNTRUSTED_OPT = typer.Option(
@@ -40,7 +40,7 @@ TRACE_OPT = typer.Option(
     help="Trace store dir: also check against the untrusted events of the patch's supporting runs.",
 )
 MIN_COPY_OPT = typer.Option(
-    40, "--min-copy", help="Shortest verbatim copy (chars) the guard flags."
+    40, "--min-copy", min=8, help="Shortest verbatim copy (chars) the guard flags."
 )
 ALLOW_HOST_OPT = typer.Option(
     None,
