@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from skillci.flows.context import RepoContext, student_agent
+from skillci.gate.change_guard import guard_change
 from skillci.gate.impact import ImpactSelection, changed_files, select_tasks
 from skillci.gate.metrics import TrialOutcome, compute_metrics
 from skillci.gate.outcomes import Comparability, comparability, loaded_files, to_outcome
@@ -299,6 +300,9 @@ def run_gate(ctx: RepoContext, opts: GateOptions, progress: Progress | None = No
     if opts.same_instance_task:
         same = _same_instance(ctx, runner, agent, base, head, opts)
     comp: Comparability = comparability(all_base, all_head)
+    change_verdict, change_findings = guard_change(base.pkg, head.pkg)
+    guard_verdict = _worst(opts.guard_verdict, change_verdict)
+    guard_findings = list(opts.guard_findings) + [f"{f.code}: {f.message}" for f in change_findings]
     bc = _complexity(base.pkg, base.rendered, all_base)
     hc = _complexity(head.pkg, head.rendered, all_head or all_base)
     verdict, checks = decide(
@@ -307,7 +311,7 @@ def run_gate(ctx: RepoContext, opts: GateOptions, progress: Progress | None = No
         comparability=comp,
         base=bc,
         head=hc,
-        guard_verdict=opts.guard_verdict,
+        guard_verdict=guard_verdict,
         same_instance=same,
     )
     report = GateReport(
@@ -329,8 +333,8 @@ def run_gate(ctx: RepoContext, opts: GateOptions, progress: Progress | None = No
         base_complexity=bc,
         head_complexity=hc,
         change_size=_change_size(base.pkg, head.pkg),
-        guard_verdict=opts.guard_verdict,
-        guard_findings=opts.guard_findings,
+        guard_verdict=guard_verdict,
+        guard_findings=guard_findings,
         same_instance=same,
         evidence=evidence,
         trials_run=runner.ran,
@@ -368,6 +372,11 @@ def _same_instance(
         before_runs=[r.run_id for r in before],
         after_runs=[r.run_id for r in after],
     )
+
+
+def _worst(a: str, b: str) -> str:
+    order = {"pass": 0, "needs-approval": 1, "reject": 2}
+    return a if order.get(a, 2) >= order.get(b, 2) else b
 
 
 def _majority(records: list[RunRecord]) -> bool:

@@ -1,0 +1,123 @@
+"""Guard an arbitrary base -> head change of a skill package (pure).
+
+A PR does not always come from ``skillci propose`` (a human may edit a rule), so the gate
+checks the change itself, with the same detectors the patch guard uses: injection and
+exfiltration shapes in every *added* line of every changed text file (and in the added
+text joined per file, so a payload split across steps is caught), new required tools and
+rules about sensitive topics (needs approval), and changes to fields only humans change
+(frontmatter name, target_runtime, release_gate: reject).
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from skillci.errors import SkillciError
+from skillci.patch import detectors
+from skillci.patch.guard import DEFAULT_ALLOWED_HOSTS, Evidence, Finding, GuardConfig, verdict_of
+from skillci.skill.package import MANIFEST, SKILL_MD, SkillPackage
+
+
+def _added_lines(before: bytes | None, after: bytes) -> list[str]:
+    try:
+        new = after.decode("utf-8").splitlines()
+        old = before.decode("utf-8").splitlines() if before is not None else []
+    except UnicodeDecodeError:
+        return []
+    return [
+        ln[1:]
+        for ln in difflib.unified_diff(old, new, lineterm="", n=0)
+        if ln.startswith("+") and not ln.startswith("+++")
+    ]
+
+
+def _hit(code: str, severity: str, rel: str, text: str, start: int, end: int, note: str) -> Finding:
+    return Finding(
+        code=code,
+        severity=severity,
+        op_index=None,
+        message=f"{rel}: {note}",
+        evidence=Evidence(field=rel, start=start, end=end, excerpt=text[start:end][:120]),
+    )
+
+
+def guard_change(
+    before: SkillPackage, after: SkillPackage, config: GuardConfig | None = None
+) -> tuple[str, list[Finding]]:
+    """(verdict, findings) for the change from ``before`` to ``after``."""
+    cfg = config or GuardConfig()
+    allow = cfg.allowed_hosts or list(DEFAULT_ALLOWED_HOSTS)
+    findings: list[Finding] = []
+    for rel in sorted(set(after.files)):
+        new = after.files[rel]
+        old = before.files.get(rel)
+        if old == new:
+            continue
+        added = _added_lines(old, new)
+        for line in added:
+            for h in detectors.scan_text(line, allow):
+                findings.append(_hit(h.code, "high", rel, line, h.start, h.end, h.note))
+        joined = " ".join(s.strip(" -#*>") for s in added)
+        if not findings and joined:
+            for h in detectors.scan_text(joined, allow) + detectors.scan_glued(
+                joined.replace(" ", ""), allow
+            ):
+                findings.append(
+                    _hit(h.code, "high", rel, joined, h.start, h.end, h.note + " (across lines)")
+                )
+        if rel.startswith("rules/") and joined:
+            for h in detectors.sensitive_topics(joined)[:1]:
+                findings.append(
+                    _hit(
+                        "sensitive-topic",
+                        "medium",
+                        rel,
+                        joined,
+                        h.start,
+                        h.end,
+                        "changes a rule about a sensitive topic",
+                    )
+                )
+    findings += _protected(before, after)
+    return verdict_of(findings), findings
+
+
+def _protected(before: SkillPackage, after: SkillPackage) -> list[Finding]:
+    out: list[Finding] = []
+    try:
+        mb, ma = before.manifest, after.manifest
+    except SkillciError:
+        return out
+    for fieldname in ("name", "target_runtime", "release_gate"):
+        if getattr(mb, fieldname) != getattr(ma, fieldname):
+            out.append(
+                Finding(
+                    code="gated-field",
+                    severity="high",
+                    op_index=None,
+                    message=f"{MANIFEST}: changes {fieldname}; only humans change it",
+                )
+            )
+    added_tools = sorted(set(ma.required_tools) - set(mb.required_tools))
+    if added_tools:
+        out.append(
+            Finding(
+                code="new-tool",
+                severity="medium",
+                op_index=None,
+                message=f"{MANIFEST}: adds required tools {', '.join(added_tools)}",
+            )
+        )
+    try:
+        if before.frontmatter.name != after.frontmatter.name:
+            out.append(
+                Finding(
+                    code="gated-field",
+                    severity="high",
+                    op_index=None,
+                    message=f"{SKILL_MD}: changes the frontmatter name",
+                )
+            )
+    except SkillciError:
+        pass
+    return out
