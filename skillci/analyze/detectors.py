@@ -214,12 +214,16 @@ def detect_verified_wrong_target(ctx: DetectContext) -> Hit | None:
 
 
 def detect_premature_stop(ctx: DetectContext) -> Hit | None:
-    """Stopped on its own without any edit, while the teacher went on to edit and verify."""
+    """Stopped on its own without any edit and before reading the file the teacher fixed."""
     s, t = ctx.student, ctx.teacher
     if t is None or not s.finished_voluntarily or s.claims_success:
         return None
     sm, tm = s.milestones, t.milestones
     if tm.first_edit is None or sm.first_edit is not None or any(a.is_edit for a in s.actions):
+        return None
+    if set(s.read_files) & set(t.edited_files):
+        # it reached the file the teacher fixed and still made no edit: that is not a
+        # stop rule missing but an edit it cannot find (residual: capability gap)
         return None
     return Hit(
         F.premature_stop,

@@ -16,6 +16,7 @@ compared and hashed, never copied into a diagnosis or a skill.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import hashlib
 import json
@@ -272,6 +273,10 @@ class Action:
     """Hash of the content written by write_file (for revert detection)."""
     output: str = field(default="", repr=False, compare=False)
     """Raw tool output (untrusted): compared by detectors, never copied anywhere."""
+    edit_sig: tuple[str, str, str] | None = field(default=None, repr=False, compare=False)
+    """(file, hash of old text, hash of new text) of a search/replace edit."""
+    revert: bool = False
+    """This edit undoes an earlier edit of the same file (new/old swapped)."""
     command: str = field(default="", repr=False, compare=False)
     """Normalized command of a run call ('' for other tools)."""
 
@@ -394,6 +399,7 @@ class Milestones:
     """First failing test run before the first edit."""
     first_edit: int | None = None
     last_edit: int | None = None
+    """Last successful edit that is not an undo of an earlier one."""
     verified: int | None = None
     """A passing test run after the last edit."""
     target_test_passed: int | None = None
@@ -462,6 +468,7 @@ class Trajectory:
                     final_text, final_step = ev.content, ev.step
         if record.final_output:
             final_text = record.final_output
+        actions = _mark_reverts(actions)
         tgt = tuple(norm_path(t) for t in targets) or _infer_targets(actions)
         return cls(
             run_id=record.run_id,
@@ -587,9 +594,36 @@ def _infer_targets(actions: Sequence[Action]) -> tuple[str, ...]:
     return ()
 
 
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _mark_reverts(actions: list[Action]) -> list[Action]:
+    """Flag search/replace edits that swap back an earlier, not yet undone edit."""
+    open_edits: list[tuple[str, str, str]] = []
+    out: list[Action] = []
+    for a in actions:
+        sig = a.edit_sig
+        if sig is not None and a.ok:
+            inverse = (sig[0], sig[2], sig[1])
+            if inverse in open_edits:
+                open_edits.remove(inverse)
+                a = dataclasses.replace(a, revert=True)
+            else:
+                open_edits.append(sig)
+        out.append(a)
+    return out
+
+
 def _action(index: int, call: ToolCallEvent, result: ToolResultEvent | None) -> Action:
     kind, target, files, tests = classify_call(call.tool, call.arguments)
     content = _first_str(call.arguments, _CONTENT_KEYS) if kind.is_edit else None
+    old, new = call.arguments.get("old"), call.arguments.get("new")
+    edit_sig = (
+        (files[0], _digest(old), _digest(new))
+        if kind.is_edit and len(files) == 1 and isinstance(old, str) and isinstance(new, str)
+        else None
+    )
     return Action(
         index=index,
         step=call.step,
@@ -606,6 +640,7 @@ def _action(index: int, call: ToolCallEvent, result: ToolResultEvent | None) -> 
         truncated=result.truncated if result else False,
         content_digest=hashlib.sha256(content.encode()).hexdigest()[:16] if content else None,
         output=result.output if result else "",
+        edit_sig=edit_sig,
         command=norm_command(_first_str(call.arguments, _COMMAND_KEYS) or "")
         if call.tool.strip().lower() in RUN_TOOLS
         else "",
@@ -615,7 +650,8 @@ def _action(index: int, call: ToolCallEvent, result: ToolResultEvent | None) -> 
 def _milestones(t: Trajectory) -> Milestones:
     acts = t.actions
     first_edit = next((a.step for a in acts if a.is_edit and a.ok), None)
-    last_edit = next((a.step for a in reversed(acts) if a.is_edit and a.ok), None)
+    # the last edit that changed something (an undo of an earlier edit does not count)
+    last_edit = next((a.step for a in reversed(acts) if a.is_edit and a.ok and not a.revert), None)
     loc = next((a.step for a in acts if a.kind is ActionKind.read_source), None)
     repro = next(
         (

@@ -91,6 +91,23 @@ def test_missing_validation_fires_without_a_claim() -> None:
     assert hit.confidence == pytest.approx(0.85)
 
 
+def test_an_undo_after_the_last_failing_test_is_not_an_unverified_edit() -> None:
+    s = (
+        T()
+        .localize()
+        .reproduce()
+        .patch(old="a - b", new="a * b")
+        .test(exit_code=1)
+        .patch(old="a * b", new="a - b")
+        .say("I could not fix it.")
+        .build()
+    )
+    t = Trajectory.from_record(s)
+    assert [a.revert for a in t.edits] == [False, True]
+    assert t.milestones.last_edit == t.edits[0].step
+    assert d.detect_missing_validation(ctx(s, teacher_ok())) is None
+
+
 def test_missing_validation_negative_when_a_test_followed_the_edit() -> None:
     s = T().localize().reproduce().patch().test(exit_code=0).say("Edited.").build()
     assert d.detect_missing_validation(ctx(s)) is None
@@ -161,15 +178,17 @@ def test_unchecked_workspace_changes_negative() -> None:
     assert d.detect_unchecked_workspace_changes(ctx(unverified, teacher_ok())) is None
 
 
-def test_premature_stop_fires_when_student_never_edits() -> None:
-    s = T().localize().reproduce().say("I could not find a fix.").build()
+def test_premature_stop_fires_when_student_stops_before_the_fixed_file() -> None:
+    s = T().read(LOG).read("src/helpers.py").reproduce().say("I could not find the code.").build()
     hit = d.detect_premature_stop(ctx(s, teacher_ok()))
     assert hit is not None and hit.missing_action == "edit_source_file"
 
 
 def test_premature_stop_negative() -> None:
-    s = T().localize().reproduce().say("I could not find a fix.").build()
+    s = T().read(LOG).reproduce().say("I could not find a fix.").build()
     assert d.detect_premature_stop(ctx(s)) is None  # no teacher: cannot say it was early
+    reached = T().localize().reproduce().say("I could not find a fix.").build()
+    assert d.detect_premature_stop(ctx(reached, teacher_ok())) is None  # residual instead
     edited = T().localize().reproduce().patch().test(exit_code=1).say("Could not fix.").build()
     assert d.detect_premature_stop(ctx(edited, teacher_ok())) is None
 
