@@ -16,6 +16,10 @@ REGISTRIES = [
     "skillci.tasks.models:SAVED_MODELS",
     "skillci.trace.models:SAVED_MODELS",
     "skillci.patch:SAVED_MODELS",
+    "skillci.analyze.models:SAVED_MODELS",
+    "skillci.analyze.cluster:SAVED_MODELS",
+    "skillci.compile.proposal:SAVED_MODELS",
+    "skillci.compile.suite:SAVED_MODELS",
 ]
 
 

@@ -8,6 +8,7 @@ Public API::
     untrusted_texts(records) -> list[UntrustedText]
     propose_task(task, package, run_student=..., run_teacher=..., compiler=...,
                  budget=LoopBudget(...)) -> ProposeResult (.proposal, .candidate, .runs)
+    propose_suite(tasks, package, ...) -> SuiteResult (.suite, .candidates, .runs)
 
 See docs/design/054-template-compiler.md .. 056-propose-loop.md.
 """
@@ -19,9 +20,11 @@ from skillci.compile.check import PatchCheck, check_patch, new_lint_errors, untr
 from skillci.compile.llm import LLMCompiler
 from skillci.compile.loop import LoopBudget, ProposeResult, propose_task
 from skillci.compile.proposal import CostSummary, EvalSummary, Proposal, Round
+from skillci.compile.suite import ClusterProposal, SuiteProposal, SuiteResult, propose_suite
 from skillci.compile.template import TemplateCompiler
 
 __all__ = [
+    "ClusterProposal",
     "CompileInput",
     "CompileOutput",
     "Compiler",
@@ -33,9 +36,12 @@ __all__ = [
     "Proposal",
     "ProposeResult",
     "Round",
+    "SuiteProposal",
+    "SuiteResult",
     "TemplateCompiler",
     "check_patch",
     "new_lint_errors",
+    "propose_suite",
     "propose_task",
     "untrusted_texts",
 ]

@@ -140,12 +140,14 @@ def propose_task(
     targets: Sequence[str] = (),
     regression_test: bool = False,
     guard_config: GuardConfig | None = None,
+    baseline: Sequence[RunRecord] | None = None,
 ) -> ProposeResult[TaskT]:
     """Run the propose loop for ``task`` (see the module docstring).
 
     ``fallback`` compiles when ``compiler`` raises ``ModelOutputError`` (e.g. the template
     compiler behind an LLM compiler). ``regression_test`` adds the task to the skill's
-    regression list in the first patch.
+    regression list in the first patch. ``baseline``: student runs of this task with
+    ``package`` that already exist (not run again, not charged).
     """
     b = budget or LoopBudget()
     spend = _Spend(b)
@@ -183,7 +185,7 @@ def propose_task(
         return out
 
     # 1. baseline
-    before = students(package)
+    before = list(baseline) if baseline else students(package)
     if before is None:
         return finish("budget_exhausted", "no budget for the baseline student runs")
     prop.task_id = before[0].task_id

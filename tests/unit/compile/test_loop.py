@@ -47,6 +47,7 @@ class ScriptedStudent:
 
     always_unverified: bool = False
     flaky: bool = False
+    unverified_tasks: frozenset[str] = frozenset()
     ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     calls: int = 0
 
@@ -68,7 +69,7 @@ class ScriptedStudent:
                 .say("Fixed; the test exits 0.")
                 .build(passed=self.calls % 2 == 0)
             )
-        if b.verify and not self.always_unverified:
+        if b.verify and not self.always_unverified and task not in self.unverified_tasks:
             ok = target == SRC
             t.test(exit_code=0 if ok else 1)
             if ok:
