@@ -186,3 +186,10 @@ class SandboxError(RunnerError):
     """The trial sandbox could not be set up or refused an operation."""
 
     default_hint = "check that bubblewrap works (`bwrap --ro-bind / / true`) or pass --no-sandbox"
+
+
+class ReleaseRefused(InvalidInputError):
+    """``skillci release`` refused: no accepting gate report for the PR's current head, the
+    PR is not open, or the version is already released."""
+
+    default_hint = "run `skillci review --pr N` on the PR's current head, then release again"

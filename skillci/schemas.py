@@ -20,6 +20,7 @@ REGISTRIES = [
     "skillci.analyze.cluster:SAVED_MODELS",
     "skillci.compile.proposal:SAVED_MODELS",
     "skillci.compile.suite:SAVED_MODELS",
+    "skillci.release.models:SAVED_MODELS",
 ]
 
 

@@ -38,6 +38,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
 #: Modules defining top-level commands: each has ``register(app: typer.Typer) -> None``.
 TOP_LEVEL: list[str] = [
     "skillci.cli.gate",
+    "skillci.cli.release",
     "skillci.cli.propose",
 ]
 

@@ -216,3 +216,37 @@ def reindex_cmd(
     else:
         console.print(f"indexed {n} record file(s); {store.count()} run(s) in {store.root}")
     return 0
+
+
+@app.command("ingest")
+def ingest_cmd(
+    file: Annotated[Path, typer.Argument(help="JSONL file: one production RunRecord per line.")],
+    home: HomeOpt = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Validate every line; store nothing.")
+    ] = False,
+    json_out: JsonOpt = False,
+) -> int:
+    """Store production run records from a deployment (agent_role production, skill version
+    set); the whole file is validated first and a bad line is named."""
+    from skillci.release.production import IngestResult, ingest, parse_jsonl
+
+    store = TraceStore(home)
+    if dry_run:
+        res = IngestResult(path=str(file), records=len(parse_jsonl(file)))
+    else:
+        res = ingest(store, file)
+    if json_out:
+        emit_json({"store": str(store.root), "dry_run": dry_run, **vars(res)})
+    else:
+        verb = "would store" if dry_run else "stored"
+        console.print(
+            f"{verb} {res.stored if not dry_run else res.records} of {res.records} record(s)"
+            + (f" ({res.already} already present)" if res.already else "")
+            + (
+                f": {', '.join(f'{k} x{v}' for k, v in res.versions.items())}"
+                if res.versions
+                else ""
+            )
+        )
+    return 0

@@ -94,12 +94,39 @@ class CompatEntry(_Model):
     score: float | None = None
     eval_id: str | None = None
     reason: str | None = None
+    version: str | None = Field(
+        default=None, description="Skill version the row was verified (or rolled back) at."
+    )
 
 
 class Compatibility(_Model):
     verified: list[CompatEntry] = Field(default_factory=list)
     unverified: list[CompatEntry] = Field(default_factory=list)
     incompatible: list[CompatEntry] = Field(default_factory=list)
+
+
+class CanaryPolicy(_Model):
+    """Thresholds ``skillci canary analyze`` applies to canary vs stable production traces."""
+
+    max_success_drop: float = Field(
+        default=0.05, ge=0, le=1, description="Max drop of the success rate (absolute)."
+    )
+    max_token_growth: float = Field(
+        default=0.2, ge=0, description="Max relative growth of mean tokens per request."
+    )
+    max_latency_growth: float = Field(
+        default=0.3, ge=0, description="Max relative growth of mean latency per request."
+    )
+    min_samples: int = Field(
+        default=30, ge=1, description="Records needed on each side before deciding."
+    )
+    tracked_tasks: list[str] = Field(
+        default_factory=list,
+        description="Task ids that must not regress (pass on stable, fail on canary).",
+    )
+    min_task_samples: int = Field(
+        default=3, ge=1, description="Records per side a tracked task needs to be judged."
+    )
 
 
 class PatchLimits(_Model):
@@ -134,6 +161,9 @@ class Manifest(_Model):
     compatibility: Compatibility = Field(default_factory=Compatibility)
     patch_limits: PatchLimits = Field(default_factory=PatchLimits)
     origin: Origin | None = Field(default=None, description="Set by `skillci skill import`.")
+    canary: CanaryPolicy = Field(
+        default_factory=CanaryPolicy, description="Canary analysis thresholds."
+    )
 
     @field_validator("name")
     @classmethod

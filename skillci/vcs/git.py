@@ -233,6 +233,38 @@ class Git:
                 f"git update-ref {ref} failed: {proc.stderr.decode(errors='replace').strip()}"
             )
 
+    def update_refs(
+        self, updates: Sequence[tuple[str, str | None, str | None]], *, reason: str = "skillci"
+    ) -> None:
+        """Move several refs at once, all or none: ``(ref, new, old)`` with ``new`` None to
+        delete and ``old`` None for "must not exist" (one ``update-ref --stdin`` transaction)."""
+        lines = []
+        for ref, new, old in updates:
+            if new is None and old is None:
+                lines.append(f"verify {ref} {ZERO_SHA}")
+            elif new is None:
+                lines.append(f"delete {ref} {old}")
+            elif new == old:
+                lines.append(f"verify {ref} {old}")
+            else:
+                lines.append(f"update {ref} {new} {old or ZERO_SHA}")
+        script = "\n".join(lines) + "\n"
+        if self.dry_run:
+            self.write("update-ref", "-m", reason, "--stdin")
+            for line in lines:
+                print(f"[dry-run]   {line}")
+            return
+        proc = self._run(
+            ["update-ref", "-m", reason, "--stdin"], input=script.encode(), check=False
+        )
+        if proc.returncode != 0:
+            moved = [ref for ref, _new, old in updates if self.ref_target(ref) != (old or None)]
+            if moved:
+                raise ConflictError(f"{', '.join(moved)} moved concurrently; nothing was changed")
+            raise GitError(
+                f"git update-ref --stdin failed: {proc.stderr.decode(errors='replace').strip()}"
+            )
+
     def delete_ref(self, ref: str, old: str | None = None) -> None:
         args = ["update-ref", "-d", ref] + ([old] if old else [])
         if self.dry_run:

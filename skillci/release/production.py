@@ -1,0 +1,116 @@
+"""Production evidence: run records from deployments, ingested into the trace store.
+
+A deployment writes one :class:`~skillci.trace.models.RunRecord` per request as a JSON line
+(same schema as any trial; ``agent_role: production``; ``runtime.skill`` names the skill
+version it loaded — see :func:`skillci.runtime.resolve`). Ingest validates the whole file
+first and stores nothing when any line is bad, naming the line.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from skillci.errors import InvalidInputError
+from skillci.release.models import Sample
+from skillci.trace.models import AgentRole, RunRecord
+from skillci.trace.store import TraceStore
+
+
+@dataclass
+class IngestResult:
+    """What ``skillci trace ingest`` did."""
+
+    path: str
+    records: int = 0
+    stored: int = 0
+    already: int = 0
+    versions: dict[str, int] = field(default_factory=dict)
+
+
+def parse_jsonl(path: Path) -> list[RunRecord]:
+    """Every record of ``path``; the first bad line raises with its number."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {path}: {exc.strerror}", file=path) from None
+    out: list[RunRecord] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(
+                f"not JSON: {exc.msg}", file=path, line=n, hint="one RunRecord object per line"
+            ) from None
+        try:
+            rec = RunRecord.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(x) for x in err["loc"])
+            raise InvalidInputError(
+                f"not a RunRecord: {loc}: {err['msg']}",
+                file=path,
+                line=n,
+                hint="see schemas/run-record.schema.json",
+            ) from None
+        if rec.agent_role is not AgentRole.production:
+            raise InvalidInputError(
+                f"run {rec.run_id} has agent_role {rec.agent_role.value}, not production",
+                file=path,
+                line=n,
+                hint="deployments record agent_role: production",
+            )
+        if rec.runtime.skill is None or not rec.runtime.skill.version:
+            raise InvalidInputError(
+                f"run {rec.run_id} has no skill version (runtime.skill.version)",
+                file=path,
+                line=n,
+                hint="record the version skillci.runtime.resolve() returned",
+            )
+        out.append(rec)
+    return out
+
+
+def ingest(store: TraceStore, path: Path) -> IngestResult:
+    """Validate every line of ``path``, then store the records (idempotent per run id)."""
+    records = parse_jsonl(path)
+    res = IngestResult(path=str(path), records=len(records))
+    for rec in records:
+        if store.put(rec).created:
+            res.stored += 1
+        else:
+            res.already += 1
+        assert rec.runtime.skill is not None
+        v = f"{rec.runtime.skill.name}@{rec.runtime.skill.version}"
+        res.versions[v] = res.versions.get(v, 0) + 1
+    return res
+
+
+def samples(
+    store: TraceStore, skill: str, version: str, since: datetime, until: datetime
+) -> list[Sample]:
+    """Production samples of ``skill@version`` created in [since, until)."""
+    records = store.records(
+        agent_role=AgentRole.production,
+        skill_name=skill,
+        since=since,
+        until=until,
+        newest_first=False,
+    )
+    return [
+        Sample(
+            run_id=rec.run_id,
+            task_id=rec.task_id,
+            passed=rec.passed,
+            tokens=rec.cost.input_tokens + rec.cost.output_tokens,
+            latency_s=rec.cost.wall_time_sec,
+        )
+        for rec in records
+        if rec.runtime.skill is not None and rec.runtime.skill.version == version
+    ]
