@@ -107,7 +107,7 @@ def grouped_bars(
 ) -> Safe:
     """Vertical bars per group (suite) and side, with optional CI whiskers.
 
-    ``groups``: (name, sub-label, bars); ``y_fmt``: ``pct`` or ``num``.
+    ``groups``: (name, sub-label, bars); ``y_fmt``: ``pct``, ``usd`` or ``num``.
     """
     h, left, right, top, bottom = 250, 46, 10, 16, 40
     pw, ph = W - left - right, h - top - bottom
@@ -121,16 +121,16 @@ def grouped_bars(
     parts: list[Safe] = []
     for t in y_ticks:
         parts.append(_line(left, y(t), W - right, y(t), GRID))
-        txt = f"{t:.0%}" if y_fmt == "pct" else _compact(t)
+        txt = f"{t:.0%}" if y_fmt == "pct" else (f"${t:.2g}" if y_fmt == "usd" else _compact(t))
         parts.append(_text(left - 6, y(t) + 4, txt, anchor_="end", cls="axis"))
     for gi, (name, sub, bars) in enumerate(groups):
         gx = left + gi * gw
-        x0 = gx + (gw - bw * len(sides)) / 2
         by_side = {b.side: b for b in bars}
-        for si, side in enumerate(sides):
-            b = by_side.get(side)
-            if b is None:
-                continue
+        present = [side for side in sides if side in by_side]  # no gaps for absent sides
+        x0 = gx + (gw - bw * len(present)) / 2
+        tight = any(len(by_side[x].label) * 5.8 > bw + 4 for x in present)
+        for si, side in enumerate(present):
+            b = by_side[side]
             x = x0 + si * bw
             cx = x + bw / 2
             if b.value is None:
@@ -159,7 +159,8 @@ def grouped_bars(
                     _line(cx - cap, hi, cx + cap, hi, INK, 1.4),
                 ]
                 label_y = min(label_y, hi)
-            parts.append(_text(cx, max(label_y - 4, 10), b.label, cls="small"))
+            lift = 11 if tight and si % 2 else 0  # stagger labels wider than their bar
+            parts.append(_text(cx, max(label_y - 4 - lift, 10), b.label, cls="small"))
         parts.append(_text(gx + gw / 2, h - bottom + 16, _clip_label(name, gw), cls="bold"))
         parts.append(_text(gx + gw / 2, h - bottom + 30, _clip_label(sub, gw), cls="axis"))
     parts.append(_line(left, y(0), W - right, y(0), INK))
@@ -240,11 +241,12 @@ def cost_chart(suites: Sequence[SuiteResult]) -> tuple[str, Safe]:
             )
         groups.append((s.suite, f"{len(s.tasks)} tasks", bars))
     top = nice_max(peak * 1.12) if peak > 0 else 1.0
+    steps = 4 if f"{top:.1e}".startswith("2.0") else 5  # 0.5-, 1- or 2-unit steps
     svg = grouped_bars(
         groups,
         y_max=top,
-        y_ticks=[top * i / 4 for i in range(5)],
-        y_fmt="num",
+        y_ticks=[top * i / steps for i in range(steps + 1)],
+        y_fmt="usd" if by_usd else "num",
         label=title,
     )
     sides = {side for s in suites for side in s.metrics.sides}

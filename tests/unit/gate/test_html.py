@@ -111,6 +111,7 @@ def test_page_is_self_contained_and_pins_its_style_and_script(page: str) -> None
     doc = Page(page)
     for _tag, attrs in doc.tags:
         assert "src" not in attrs
+        assert "style" not in attrs  # the CSP allows only the pinned <style> element
         href = attrs.get("href")
         assert href is None or href.startswith("#") or href == "data:,"
     assert "http://" not in page and "https://" not in page
