@@ -12,7 +12,7 @@ Public API::
     DETECTORS / run_detectors(ctx) -> list[Hit]
     llm_diagnose(...)  (see skillci.analyze.llm)
 
-See docs/design/050-failure-taxonomy.md .. 053-llm-diagnosis.md.
+See docs/design/050-failure-taxonomy.md, 051-detectors-and-compileability.md, 052-llm-paths.md.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ Public API::
                  budget=LoopBudget(...)) -> ProposeResult (.proposal, .candidate, .runs)
     propose_suite(tasks, package, ...) -> SuiteResult (.suite, .candidates, .runs)
 
-See docs/design/054-template-compiler.md .. 056-propose-loop.md.
+See docs/design/052-llm-paths.md, 053-template-compiler.md, 054-propose-loop.md.
 """
 
 from __future__ import annotations

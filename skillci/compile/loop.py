@@ -35,6 +35,8 @@ from typing import Generic, TypeVar
 
 from skillci.analyze.cluster import Cluster, find_cluster
 from skillci.analyze.diagnose import diagnose
+from skillci.analyze.llm import llm_diagnose
+from skillci.analyze.modelio import ModelCall, ModelExchange
 from skillci.analyze.models import Diagnosis
 from skillci.analyze.taxonomy import info
 from skillci.compile.base import CompileInput, CompileOutput, Compiler
@@ -93,10 +95,6 @@ class _Spend:
 
     def add_exchange(self, out: CompileOutput | None, exchange: object | None = None) -> None:
         ex = out.exchange if out is not None else exchange
-        if ex is None:
-            return
-        from skillci.analyze.modelio import ModelExchange
-
         if isinstance(ex, ModelExchange):
             self.cost.compiler_calls += ex.attempts
             self.cost.input_tokens += ex.input_tokens
@@ -117,6 +115,22 @@ class ProposeResult(Generic[TaskT]):
 
 def _fails(runs: Sequence[RunRecord]) -> int:
     return sum(not r.passed for r in runs)
+
+
+def _second_opinion(
+    residual: Diagnosis,
+    current: Sequence[RunRecord],
+    teacher: RunRecord,
+    package: SkillPackage,
+    call: ModelCall,
+    model: str | None,
+) -> tuple[Diagnosis, ModelExchange | None]:
+    """The LLM's diagnosis of a failure no detector explains (the residual one on failure)."""
+    try:
+        d, ex = llm_diagnose(current[0], teacher, package, call, model=model, hint=residual)
+    except ModelOutputError as exc:
+        return residual, exc.exchange if isinstance(exc.exchange, ModelExchange) else None
+    return d, ex
 
 
 def _check_status(check: PatchCheck) -> Status:
@@ -141,13 +155,18 @@ def propose_task(
     regression_test: bool = False,
     guard_config: GuardConfig | None = None,
     baseline: Sequence[RunRecord] | None = None,
+    llm_diagnosis: ModelCall | None = None,
+    llm_model: str | None = None,
 ) -> ProposeResult[TaskT]:
     """Run the propose loop for ``task`` (see the module docstring).
 
     ``fallback`` compiles when ``compiler`` raises ``ModelOutputError`` (e.g. the template
     compiler behind an LLM compiler). ``regression_test`` adds the task to the skill's
     regression list in the first patch. ``baseline``: student runs of this task with
-    ``package`` that already exist (not run again, not charged).
+    ``package`` that already exist (not run again, not charged). ``llm_diagnosis``: a
+    model asked for a second opinion when no deterministic detector explains the failure
+    (its answer replaces the residual diagnosis only when it is valid; the exchange is
+    kept in the round either way).
     """
     b = budget or LoopBudget()
     spend = _Spend(b)
@@ -234,9 +253,15 @@ def propose_task(
     all_records: list[RunRecord] = [*before, teacher]
     for index in range(1, b.max_rounds + 1):
         d = diagnose(current, teacher, candidate, history=history, targets=targets)
+        diag_exchange: ModelExchange | None = None
+        if llm_diagnosis is not None and d.detector == "residual" and spend.can_compile():
+            d, diag_exchange = _second_opinion(
+                d, current, teacher, candidate, llm_diagnosis, llm_model
+            )
+            spend.add_exchange(None, diag_exchange)
         if prop.diagnosis is None:
             prop.diagnosis = d
-        rnd = Round(index=index, diagnosis=d, outcome="stopped")
+        rnd = Round(index=index, diagnosis=d, diagnosis_exchange=diag_exchange, outcome="stopped")
         prop.rounds.append(rnd)
         if not d.skill_compilable:
             prop.upgrade_path = d.upgrade_path

@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skillci.analyze.modelio import ModelExchange
 from skillci.analyze.models import Diagnosis
 from skillci.analyze.taxonomy import UpgradePath
 from skillci.compile.base import CompileOutput
@@ -99,6 +100,9 @@ class Round(_Strict):
 
     index: int = Field(ge=1, description="1-based round number.")
     diagnosis: Diagnosis = Field(description="Diagnosis this round compiled from.")
+    diagnosis_exchange: ModelExchange | None = Field(
+        default=None, description="LLM second opinion (prompt, raw answers), when one was asked."
+    )
     compile: CompileOutput | None = Field(
         default=None, description="Compiler output, incl. the LLM prompt/responses."
     )

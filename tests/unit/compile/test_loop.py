@@ -378,3 +378,94 @@ def test_regression_test_op_rides_along_in_the_first_patch() -> None:
     assert p.status == "proposed"
     assert [op.op for op in p.patches[0].ops] == ["add_rule", "add_regression_test"]
     assert res.candidate is not None and "task-calc" in res.candidate.eval_list("regression").tasks
+
+
+def _stuck_student(task: str, pkg: SkillPackage) -> RunRecord:
+    """Follows the procedure, edits the right file twice, still fails: residual."""
+    return (
+        T(task=task)
+        .localize()
+        .reproduce()
+        .patch(new="x")
+        .test(exit_code=1)
+        .patch(old="x", new="a - b")
+        .patch(new="y")
+        .test(exit_code=1)
+        .say("I could not fix the failure in src/calc.py.")
+        .build()
+    )
+
+
+def test_llm_second_opinion_only_for_residual_failures() -> None:
+    import json
+
+    answer = {
+        "failure_class": "skipped_related_tests",
+        "student_behavior": {"missing_action": "run_related_tests"},
+        "teacher_behavior": {"relevant_actions": ["run_related_tests"]},
+        "proposed_skill_change": {
+            "operation": "add_rule",
+            "target_rule_id": "test.run-related-tests",
+        },
+        "evidence": [
+            {"run_id": "run-student-1", "role": "student", "step": 10, "note": "test_failed"}
+        ],
+        "confidence": 0.6,
+        "skill_compilable": True,
+        "rationale": "The teacher ran the whole test file.",
+    }
+
+    class Reply:
+        content, input_tokens, output_tokens, usd = json.dumps(answer), 7, 3, None
+
+    asked: list[int] = []
+
+    def model(messages: list[dict[str, object]]) -> Reply:
+        asked.append(len(messages))
+        return Reply()
+
+    res = propose_task(
+        "task-calc",
+        bundled(),
+        run_student=_stuck_student,
+        run_teacher=Teacher(),
+        compiler=TemplateCompiler(),
+        llm_diagnosis=model,
+        llm_model="fake/diag",
+    )
+    p = res.proposal
+    r1 = p.rounds[0]
+    assert r1.diagnosis.detector == "llm" and r1.diagnosis.failure_class is F.skipped_related_tests
+    assert r1.diagnosis_exchange is not None and r1.diagnosis_exchange.model == "fake/diag"
+    assert r1.compile is not None and r1.check is not None and r1.check.ok
+    assert p.status == "diagnosis_repeated" and len(asked) == 2  # asked again in round 2
+    assert p.cost.compiler_calls == 2 and p.cost.input_tokens == 14
+
+    class Bad:
+        content, input_tokens, output_tokens, usd = "no idea", 1, 1, None
+
+    res2 = propose_task(
+        "task-calc",
+        bundled(),
+        run_student=_stuck_student,
+        run_teacher=Teacher(),
+        compiler=TemplateCompiler(),
+        llm_diagnosis=lambda m: Bad(),
+    )
+    r = res2.proposal.rounds[0]
+    assert r.diagnosis.detector == "residual" and r.diagnosis.failure_class is F.capability_gap
+    assert r.diagnosis_exchange is not None and r.diagnosis_exchange.attempts == 2
+    assert res2.proposal.status == "not_compilable"
+
+
+def test_detector_diagnoses_are_not_sent_to_the_model() -> None:
+    asked: list[object] = []
+    res = propose_task(
+        "task-calc",
+        cut("rules/finish.yaml"),
+        run_student=ScriptedStudent(),
+        run_teacher=Teacher(),
+        compiler=TemplateCompiler(),
+        llm_diagnosis=lambda m: asked.append(m),  # type: ignore[arg-type,func-returns-value]
+    )
+    assert res.proposal.status == "proposed" and asked == []
