@@ -33,6 +33,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("trace", "skillci.cli.trace"),
     ("pr", "skillci.cli.pr"),
     ("patch", "skillci.cli.patch"),
+    ("eval", "skillci.cli.eval"),
 ]
 
 #: Modules defining top-level commands: each has ``register(app: typer.Typer) -> None``.

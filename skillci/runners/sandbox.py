@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,14 +101,21 @@ def _capture(
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        timed_out = False
-        try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+        fired = threading.Event()
+
+        def kill() -> None:  # a timer, not wait(timeout=): that polls with sleeps
+            fired.set()
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+
+        timer = threading.Timer(timeout, kill)
+        timer.start()
+        try:
+            code = proc.wait()
+        finally:
+            timer.cancel()
+        timed_out = fired.is_set()
+        if timed_out:
             code = 124
         out.seek(0)
         data = out.read(MAX_CAPTURE)

@@ -19,7 +19,12 @@ from typing import Any
 
 from skillci.models.sim import evidence as ev
 from skillci.models.sim.injection import injections, mask_secrets
-from skillci.models.sim.repair import Edit, config_candidates, python_candidates, test_shortcut
+from skillci.models.sim.repair import (
+    Edit,
+    config_candidates,
+    expectation_shortcut,
+    python_candidates,
+)
 from skillci.models.sim.skilltext import (
     KEYWORDS,
     Behaviours,
@@ -332,19 +337,18 @@ class Mind:
                 if self.b.retry:
                     yield from self.apply(edit, revert=True)
                     continue
-                return (yield from self.stuck(test_id)), edit
+                return (yield from self.stuck(result)), edit
             if not progressed:
                 break
         if not self.teacher and not self.b.never_edit_tests and test_id:
             return (yield from self.shortcut(test_id))
         return "exhausted", None
 
-    def stuck(self, test_id: str | None) -> Gen:
+    def stuck(self, last: str) -> Gen:
         """Verification failed and no rule says what to do next: rerun it unchanged."""
-        last = ""
-        for n in range(_REPEAT_CAP):
+        for _ in range(_REPEAT_CAP):
             result = yield from self.call("run", command=self.test_cmd)
-            if self.b.no_repeat and n >= 1 and result == last:
+            if self.b.no_repeat and result == last:
                 yield from self.load_for("repeated_failure")
                 return "gave_up"
             last = result
@@ -359,7 +363,7 @@ class Mind:
         src = self.files.get(path) or (yield from self.read(path))
         if not pair or not frame or not src:
             return "exhausted", None
-        edit = test_shortcut(path, src, frame.line, *pair)
+        edit = expectation_shortcut(path, src, frame.line, *pair)
         if edit is None:
             return "exhausted", None
         yield from self.apply(edit)

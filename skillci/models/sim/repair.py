@@ -270,7 +270,9 @@ def config_candidates(
     return [_unique_edit(path, source, line, new, op) for op, new in news if new != text]
 
 
-def test_shortcut(path: str, source: str, line: int, actual: str, expected: str) -> Edit | None:
+def expectation_shortcut(
+    path: str, source: str, line: int, actual: str, expected: str
+) -> Edit | None:
     """The over-fitting shortcut: rewrite a test's expected value to what the code returns."""
     lines = source.splitlines()
     if not 1 <= line <= len(lines) or expected not in lines[line - 1]:
@@ -279,4 +281,4 @@ def test_shortcut(path: str, source: str, line: int, actual: str, expected: str)
     return _unique_edit(path, source, line, new, "edit_test_expectation")
 
 
-__all__ = ["Edit", "config_candidates", "python_candidates", "test_shortcut"]
+__all__ = ["Edit", "config_candidates", "expectation_shortcut", "python_candidates"]

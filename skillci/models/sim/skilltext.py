@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, fields
 
 _ACTION_RE = re.compile(r"(?<![\w/.-])[a-z0-9]+(?:_[a-z0-9][\w./-]*){2,}")
-_PATH_RE = re.compile(r"_((?:[\w-]+/)+[\w-]+\.(?:py|ini|cfg|toml|json|ya?ml|txt|env))\b")
+_PATH_RE = re.compile(r"_((?:[\w.-]+/)+[\w.-]+\.(?:py|ini|cfg|toml|json|ya?ml|txt|env))\b")
 _INDEX_RE = re.compile(r"^- `([^`]+)` — load when: (.+?)(?: \(~\d+ tokens\))?$", re.MULTILINE)
 _LOAD_RE = re.compile(r"\bload_(workflows?|tools?|recovery)_([\w-]+)")
 
@@ -133,7 +133,11 @@ def named_paths(text: str) -> list[str]:
     """Workspace paths named inside action phrases (the sim obeys them as targets)."""
     out: list[str] = []
     for phrase in action_phrases(text):
-        out += [p for p in _PATH_RE.findall(phrase) if p not in out]
+        for raw in _PATH_RE.findall(phrase):
+            head, _, rest = raw.partition("/")
+            path = f"{head.rsplit('_', 1)[-1]}/{rest}"  # edit_only_src/a.py -> src/a.py
+            if path not in out:
+                out.append(path)
     return out
 
 

@@ -1,0 +1,79 @@
+"""Local-runner overhead per trial: a no-op agent trial vs a bare ``bash tests/test.sh``.
+
+    .venv/bin/python benchmarks/trial_overhead.py [--task py-cache-expiry] [--n 10] [--sandbox auto]
+
+The bare run copies nothing and isolates nothing: it runs the task's verifier on a
+prepared copy of environment/ (as `cd env && LOGS_DIR=... bash tests/test.sh` would). The
+runner trial does everything a real trial does except calling a model: fresh workspace
+copy + git baseline, sandboxed verifier, reward, redacted run record, trajectory, marker.
+Prints the medians and their ratio (target: <= 1.2x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from skillci.runners.base import AgentSpec, TrialSpec
+from skillci.runners.local import LocalRunner
+from skillci.runners.sandbox import base_env
+from skillci.tasks.loader import load_task
+from skillci.tasks.models import Purpose
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def bare(task_dir: Path, tmp: Path, i: int) -> float:
+    ws, logs = tmp / f"bare-ws-{i}", tmp / f"bare-logs-{i}"
+    shutil.copytree(task_dir / "environment", ws)
+    env = base_env({"LOGS_DIR": str(logs)})
+    start = time.perf_counter()
+    subprocess.run(
+        ["bash", str(task_dir / "tests" / "test.sh")],
+        cwd=ws,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    return time.perf_counter() - start
+
+
+def trial(task_dir: Path, tmp: Path, i: int, sandbox: str) -> float:
+    task = load_task(task_dir, purpose=Purpose.final_report)
+    spec = TrialSpec(
+        task=task,
+        agent=AgentSpec(kind="noop", role="student"),
+        state_dir=tmp / "state",
+        sandbox=sandbox,
+        seed=i,
+    )  # type: ignore[arg-type]
+    start = time.perf_counter()
+    LocalRunner().run_trial(spec, tmp / f"trial-{i}", spec.cache_key(sandbox))
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--task", default="py-cache-expiry")
+    ap.add_argument("--n", type=int, default=10)
+    ap.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "none"])
+    args = ap.parse_args()
+    task_dir = ROOT / "evals" / "tasks" / args.task
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        bare(task_dir, tmp, -1), trial(task_dir, tmp, -1, args.sandbox)  # warm caches
+        b = statistics.median(bare(task_dir, tmp, i) for i in range(args.n))
+        r = statistics.median(trial(task_dir, tmp, i, args.sandbox) for i in range(args.n))
+    print(f"task {args.task}, n={args.n}, sandbox={args.sandbox}")
+    print(f"bare bash tests/test.sh : {b * 1000:7.1f} ms (median)")
+    print(f"local runner, noop agent: {r * 1000:7.1f} ms (median)")
+    print(f"overhead ratio          : {r / b:7.2f}x (target <= 1.20x)")
+
+
+if __name__ == "__main__":
+    main()

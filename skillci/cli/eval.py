@@ -1,0 +1,182 @@
+"""``skillci eval run``: run a suite for a skill and a model, with a live trial display."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+from rich.live import Live
+from rich.table import Table
+
+from skillci.cli.output import console, emit_json, err_console
+from skillci.errors import ExitCode
+from skillci.models.budget import Budget
+from skillci.runners.evalrun import EvalRequest, cached, plan_eval, run_eval
+from skillci.runners.outcome import EvalResult, TrialOutcome
+
+app = typer.Typer(help="Run evaluation suites.", no_args_is_help=True)
+
+_STYLE = {
+    "passed": "green",
+    "failed": "red",
+    "running": "yellow",
+    "queued": "dim",
+    "skipped": "dim",
+}
+
+
+class TrialBoard:
+    """Per-trial state and elapsed time: a live table on a terminal, lines otherwise."""
+
+    def __init__(self, live: bool) -> None:
+        self.rows: dict[str, TrialOutcome] = {}
+        self.started: dict[str, float] = {}
+        self.live = live
+
+    def update(self, o: TrialOutcome) -> None:
+        if o.state == "running":
+            self.started[o.key] = time.monotonic()
+        self.rows[o.key] = o
+        if not self.live and o.state not in ("queued", "running"):
+            tag = "cached" if o.cached else f"{o.wall_time_sec:.1f}s"
+            err_console.print(f"{o.task_id} #{o.repeat_index}: {o.state} ({tag})", highlight=False)
+
+    def __rich__(self) -> Table:
+        table = Table(box=None, pad_edge=False)
+        for col in ("task", "#", "state", "elapsed"):
+            table.add_column(col)
+        now = time.monotonic()
+        for o in self.rows.values():
+            if o.state == "running":
+                elapsed = f"{now - self.started.get(o.key, now):.1f}s"
+            elif o.cached:
+                elapsed = "cached"
+            else:
+                elapsed = f"{o.wall_time_sec:.1f}s" if o.state not in ("queued", "skipped") else ""
+            style = _STYLE.get(o.state, "magenta")
+            table.add_row(o.task_id, str(o.repeat_index), f"[{style}]{o.state}[/]", elapsed)
+        return table
+
+
+def _rate(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
+def render_summary(res: EvalResult) -> None:
+    table = Table(title="pass rate per task")
+    for col in ("task", "trials", "passed", "pass rate", "mean reward", "no verdict"):
+        table.add_column(col, justify="left" if col == "task" else "right")
+    for t in res.tasks:
+        table.add_row(
+            t.task_id,
+            str(t.trials),
+            str(t.passed),
+            _rate(t.pass_rate),
+            _rate(t.mean_reward),
+            str(t.errors),
+        )
+    console.print(table)
+    tokens = sum(t.input_tokens + t.output_tokens for t in res.trials)
+    usd = sum(t.usd or 0.0 for t in res.trials)
+    console.print(
+        f"overall pass rate {_rate(res.pass_rate)}; {res.cached} cached, {res.ran} run"
+        + (f", {res.skipped} skipped" if res.skipped else "")
+        + (f", {res.errors} errors" if res.errors else "")
+        + f"; {tokens} tokens, ${usd:.4f}",
+        highlight=False,
+    )
+    if res.budget_stop:
+        console.print(f"[yellow]stopped early: {res.budget_stop}[/yellow]")
+    for w in res.warnings:
+        err_console.print(f"[bold red]warning:[/bold red] {w}")
+
+
+@app.command("run")
+def run_cmd(
+    suite: str = typer.Option(None, "--suite", help="Suite name (evals/suites/<name>.yaml)."),
+    task: list[str] = typer.Option(
+        [], "--task", help="Task id or dir (repeatable) instead of a suite."
+    ),
+    skill: str = typer.Option("none", "--skill", help="Skill package dir, or 'none'."),
+    model: str = typer.Option("sim/student", "--model", help="Model route (provider_routes.json)."),
+    role: str = typer.Option("student", "--role", help="student or teacher."),
+    agent: str = typer.Option("builtin", "--agent", help="builtin, oracle (solve.sh) or noop."),
+    repeat: int = typer.Option(1, "--repeat", min=1, help="Trials per task."),
+    parallel: int = typer.Option(1, "--parallel", min=1, help="Trials at once (process pool)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of repeat 0 (repeat i uses seed + i)."),
+    max_steps: int = typer.Option(None, "--max-steps", min=1, help="Model calls per trial."),
+    sandbox: str = typer.Option("auto", "--sandbox", help="auto, bwrap or none."),
+    require_skill: bool = typer.Option(
+        False, "--require-skill", help="Fail trials that never loaded the skill."
+    ),
+    cache_responses: bool = typer.Option(
+        False, "--cache-responses", help="Cache student answers too."
+    ),
+    max_usd: float = typer.Option(None, "--max-usd", min=0, help="Budget for the whole command."),
+    max_tokens: int = typer.Option(
+        None, "--max-tokens", min=0, help="Token budget for the command."
+    ),
+    max_calls: int = typer.Option(
+        None, "--max-calls", min=0, help="Model-call budget for the command."
+    ),
+    trial_max_usd: float = typer.Option(None, "--trial-max-usd", min=0, help="Budget per trial."),
+    trial_max_tokens: int = typer.Option(
+        None, "--trial-max-tokens", min=0, help="Tokens per trial."
+    ),
+    keep_workspace: bool = typer.Option(False, "--keep-workspace", help="Keep trial workspaces."),
+    home: Path = typer.Option(None, "--home", help="State dir (default: <repo>/.skillci)."),
+    root: Path = typer.Option(Path("."), "--root", help="Repo root holding evals/."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List the trials; run nothing."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> int:
+    """Run trials of a suite: `skillci eval run --suite validation --skill skills/x --model sim/student`."""
+    from skillci.trace.store import default_home
+
+    req = EvalRequest(
+        root=root.resolve(),
+        suite=suite,
+        tasks=task,
+        skill=None if skill == "none" else Path(skill),
+        agent=agent,
+        model=model,
+        role=role,
+        repeats=repeat,
+        parallel=parallel,
+        seed=seed,
+        max_steps=max_steps,
+        sandbox=sandbox,
+        require_skill=require_skill,
+        cache_responses=cache_responses,
+        keep_workspace=keep_workspace,
+        trial_budget=Budget(max_usd=trial_max_usd, max_tokens=trial_max_tokens),
+        command_budget=Budget(max_usd=max_usd, max_tokens=max_tokens, max_calls=max_calls),
+        home=(home or default_home(root.resolve())).resolve(),
+    )
+    if dry_run:
+        specs = plan_eval(req)
+        rows = [
+            {"task": s.task.id, "repeat": s.repeat_index, "seed": s.seed, "cached": cached(s)}
+            for s in specs
+        ]
+        if json_out:
+            emit_json(rows)
+        else:
+            for r in rows:
+                console.print(
+                    f"would {'reuse' if r['cached'] else 'run'} {r['task']} #{r['repeat']} (seed {r['seed']})"
+                )
+            n = sum(bool(r["cached"]) for r in rows)
+            console.print(f"{len(rows)} trials: {n} cached, {len(rows) - n} to run")
+        return 0
+    board = TrialBoard(live=console.is_terminal and not json_out)
+    if board.live:
+        with Live(board, console=console, refresh_per_second=4, transient=False):
+            result = run_eval(req, progress=board.update)
+    else:
+        result = run_eval(req, progress=board.update if not json_out else None)
+    if json_out:
+        emit_json(result)
+    else:
+        render_summary(result)
+    return int(ExitCode.EXTERNAL if result.errors else ExitCode.OK)
