@@ -221,7 +221,7 @@ def llm_diagnose(
     """Diagnose with a model (see the module docstring). Returns the diagnosis and the
     exchange (prompt, raw answers, tokens, cost) for the proposal record."""
     messages = diagnosis_messages(student, teacher, package, hint)
-    exchange = ModelExchange(purpose="diagnosis", model=model, messages=messages)
+    exchange = ModelExchange(kind="diagnosis", model=model, messages=messages)
     convo = list(messages)
     for _ in range(max_attempts):
         reply = call(convo)

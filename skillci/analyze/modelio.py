@@ -59,7 +59,7 @@ class ModelExchange(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     schema_version: int = Field(default=1, description="ModelExchange schema version.")
-    purpose: str = Field(description="diagnosis or compile.")
+    kind: str = Field(description="What the model was asked for: diagnosis or compile.")
     model: str | None = Field(default=None, description="Route or model name, when known.")
     messages: list[Message] = Field(
         default_factory=list, description="The prompt of the first attempt (system + user)."

@@ -234,7 +234,7 @@ class LLMCompiler:
                 hint="record the upgrade path instead of proposing a patch",
             )
         messages = compile_messages(request, evidence_chars=self.evidence_chars)
-        exchange = ModelExchange(purpose="compile", model=self.model, messages=messages)
+        exchange = ModelExchange(kind="compile", model=self.model, messages=messages)
         convo = list(messages)
         for _ in range(self.max_attempts):
             text = exchange.record(self.call(convo))
