@@ -138,6 +138,16 @@ class GitHubRepo:
         kw.setdefault("details_url", details)
         return cls(repo, token=token, base_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL, **kw)
 
+    def disconnect(self) -> None:
+        """Close the HTTP connections (PyGithub keeps a pool). ``close`` closes PRs."""
+        self._gh.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.disconnect()
+
     # ------------------------------------------------------------------ plumbing
 
     def _call(

@@ -6,6 +6,7 @@ them, like a developer or a workflow would.
 
 from __future__ import annotations
 
+import gc
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from tests.fakes.github_api import FakeGitHub
 from tests.fakes.openapi import Contract, SpecUnavailable, npm_install_command
 
 _LOADED: list[Contract] = []
+_FORGES: list[GitHubForge] = []
 
 
 def sh(cwd: Path, *args: str) -> str:
@@ -100,13 +102,25 @@ def sleeps() -> Sleeps:
 def make_forge(fake: FakeGitHub, sleeps: Sleeps | None = None, **kw: Any) -> GitHubForge:
     kw.setdefault("retry", RetryPolicy(sleep=sleeps if sleeps is not None else Sleeps()))
     kw.setdefault("token", fake.token)
-    return GitHubForge(
+    forge = GitHubForge(
         f"{fake.owner}/{fake.name}",
         base_url=fake.base_url,
         seconds_between_requests=0,
         seconds_between_writes=0,
         **kw,
     )
+    _FORGES.append(forge)
+    return forge
+
+
+@pytest.fixture(autouse=True)
+def _close_forges() -> Iterator[None]:
+    """Close every forge a test made, so no pooled socket outlives its test (an unclosed
+    socket found by a later garbage collection fails whichever test runs then)."""
+    yield
+    while _FORGES:
+        _FORGES.pop().disconnect()
+    gc.collect()
 
 
 @pytest.fixture

@@ -10,10 +10,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from github import Auth, Github
 
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.openapi import OCTOKIT_OPENAPI_VERSION, Contract, spec_path, to_json_schema
-from tests.integration.github.conftest import push_branch
+from tests.integration.github.conftest import push_branch, sh
 
 
 def _op(contract: Contract, method: str, path: str):  # type: ignore[no-untyped-def]
@@ -98,6 +99,7 @@ def test_unknown_route_is_a_violation_and_a_418(fake: FakeGitHub) -> None:
     with pytest.raises(urllib.error.HTTPError) as exc:
         urllib.request.urlopen(req, timeout=10)
     assert exc.value.code == 418
+    exc.value.close()
     assert fake.violations and "no such operation" in fake.violations[0]
     fake.violations.clear()
 
@@ -113,3 +115,19 @@ def test_every_request_of_a_session_is_counted(fake: FakeGitHub, work: Path) -> 
         assert json.loads(resp.read()) == []
     after = (fake.contract.responses_validated, fake.contract.requests_validated)
     assert after == (before[0] + 1, before[1] + 1)
+
+
+def test_tag_objects_get_no_ref_like_on_github(fake: FakeGitHub) -> None:
+    """The GitHub behaviour GitHubRepo.create_tag works around (it creates the ref too)."""
+    main = sh(fake.git.path, "rev-parse", "main")
+    with Github(
+        auth=Auth.Token(fake.token),
+        base_url=fake.base_url,
+        retry=None,
+        lazy=True,
+        seconds_between_requests=0,
+        seconds_between_writes=0,
+    ) as gh:
+        tag = gh.get_repo(f"{fake.owner}/{fake.name}").create_git_tag("loose", "m", main, "commit")
+    assert sh(fake.git.path, "cat-file", "-t", tag.sha) == "tag"
+    assert sh(fake.git.path, "tag", "--list") == ""

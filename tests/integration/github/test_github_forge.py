@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-from github import Auth, Github
 
 from skillci.errors import ConfigError, ConflictError, ForgeError, InvalidInputError
 from skillci.forge.base import PRState
@@ -20,6 +19,7 @@ from skillci.vcs.git import Git
 from tests.fakes.github_api import ALL_PERMISSIONS, FakeGitHub
 from tests.fakes.openapi import Contract
 from tests.integration.github.conftest import (
+    _FORGES,
     Sleeps,
     commit_on,
     make_forge,
@@ -240,14 +240,16 @@ def test_bad_token_is_a_clear_error(fake: FakeGitHub) -> None:
 
 
 def test_unknown_repository_names_access(fake: FakeGitHub) -> None:
-    forge = GitHubForge(
-        "someone/else",
-        token=fake.token,
-        base_url=fake.base_url,
-        seconds_between_requests=0,
-        seconds_between_writes=0,
-    )
-    with pytest.raises(ForgeError, match=r"not found \(404.*cannot see it.*pull-requests: read"):
+    with (
+        GitHubForge(
+            "someone/else",
+            token=fake.token,
+            base_url=fake.base_url,
+            seconds_between_requests=0,
+            seconds_between_writes=0,
+        ) as forge,
+        pytest.raises(ForgeError, match=r"not found \(404.*cannot see it.*pull-requests: read"),
+    ):
         forge.list_prs()
 
 
@@ -387,15 +389,6 @@ def test_annotated_tag_is_object_and_ref(forge: GitHubForge, fake: FakeGitHub, w
         forge.create_tag("demo@1.0.0", other, "moved?")
 
 
-def test_pygithub_create_git_tag_alone_leaves_no_ref(forge: GitHubForge, fake: FakeGitHub) -> None:
-    """Why create_tag makes the ref itself: the tag object call does not (on GitHub either)."""
-    main = sh(fake.git.path, "rev-parse", "main")
-    gh = Github(auth=Auth.Token(fake.token), base_url=fake.base_url, retry=None, lazy=True)
-    tag = gh.get_repo(f"{fake.owner}/{fake.name}").create_git_tag("loose", "m", main, "commit")
-    assert sh(fake.git.path, "cat-file", "-t", tag.sha) == "tag"
-    assert sh(fake.git.path, "tag", "--list") == ""
-
-
 def test_release_is_created_then_updated(forge: GitHubForge, fake: FakeGitHub) -> None:
     main = sh(fake.git.path, "rev-parse", "main")
     forge.create_tag("demo@1.1.0", main, "demo 1.1.0")
@@ -428,6 +421,7 @@ def test_from_env_uses_the_actions_variables(fake: FakeGitHub, work: Path) -> No
         seconds_between_writes=0,
         retry=RetryPolicy(sleep=Sleeps()),
     )
+    _FORGES.append(forge)  # closed after the test
     head = push_branch(work, BRANCH, {"b.txt": "two\n"})
     n = _open(forge)
     forge.set_status(n, state="success", description="ok")
