@@ -13,7 +13,14 @@ import pytest
 from github import Auth, Github
 
 from tests.fakes.github_api import FakeGitHub
-from tests.fakes.openapi import OCTOKIT_OPENAPI_VERSION, Contract, spec_path, to_json_schema
+from tests.fakes.openapi import (
+    OCTOKIT_OPENAPI_VERSION,
+    Contract,
+    SpecUnavailable,
+    ensure_spec,
+    spec_path,
+    to_json_schema,
+)
 from tests.integration.github.conftest import push_branch, sh
 
 
@@ -131,3 +138,14 @@ def test_tag_objects_get_no_ref_like_on_github(fake: FakeGitHub) -> None:
         tag = gh.get_repo(f"{fake.owner}/{fake.name}").create_git_tag("loose", "m", main, "commit")
     assert sh(fake.git.path, "cat-file", "-t", tag.sha) == "tag"
     assert sh(fake.git.path, "tag", "--list") == ""
+
+
+def test_an_unreachable_registry_fails_loudly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No cached description and no registry: an error with the command, never a skip."""
+    monkeypatch.setenv("SKILLCI_TEST_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("npm_config_registry", "http://localhost:9/")
+    monkeypatch.setenv("npm_config_fetch_retries", "0")
+    with pytest.raises(SpecUnavailable, match=r"npm install --prefix .*@octokit/openapi@"):
+        ensure_spec()

@@ -437,3 +437,62 @@ def test_from_env_without_token_or_repo_is_a_config_error() -> None:
         GitHubForge.from_env(env={"GITHUB_TOKEN": "t"})
     with pytest.raises(ConfigError, match="not owner/name"):
         GitHubForge("just-a-name", token="t")
+
+
+# --------------------------------------------------------------------------- lifecycles
+
+
+def test_propose_review_release_then_reject_and_refuse_to_repropose(
+    forge: GitHubForge, fake: FakeGitHub, work: Path
+) -> None:
+    """The life of two patches, as skillci's commands will drive it."""
+    g = Git(work)
+    # accepted: candidate pushed through the API, gated, merged on the gated sha, released
+    cand = commit_on(work, BRANCH, {"skills/demo/rules/verify.yaml": "id: verify\n"})
+    head = forge.push_commit(g, cand, BRANCH).remote_sha
+    n = forge.open_pr(
+        title="skill(demo): verify before reporting success",
+        body="diagnosis…",
+        base="main",
+        head_branch=BRANCH,
+        labels=["reported_success_without_verification"],
+        patch_id="aaaa1111",
+        skill="demo",
+    ).number
+    assert forge.changed_skills(n) == ["demo"]
+    forge.set_status(n, state="pending", description="gate running")
+    forge.upsert_comment(n, f"{STICKY}\ngate: running")
+    forge.upsert_comment(n, f"{STICKY}\ngate: accepted 5/5")
+    forge.set_status(n, state="success", description="accepted 5/5")
+    merged = forge.merge(
+        n, title="skill(demo): 1.1.0", message="changelog entry", expected_head_sha=head
+    )
+    tag = forge.create_tag("demo@1.1.0", merged.merge_sha or "", "demo 1.1.0")
+    rel = forge.create_release("demo@1.1.0", name="demo 1.1.0", notes="changelog entry")
+    assert sh(fake.git.path, "rev-parse", "demo@1.1.0^{commit}") == merged.merge_sha
+    assert sh(fake.git.path, "rev-parse", "refs/tags/demo@1.1.0") == tag
+    assert rel.tag == "demo@1.1.0"
+    pr = forge.get_pr(n)
+    assert pr.state == PRState.merged and len(pr.comments) == 1
+    assert pr.statuses["skillci/gate"].state == "success"
+
+    # rejected: closed with the evidence; the same patch is then known as rejected
+    other = "skillci/demo/premature-stop-bbbb2222"
+    push_branch(work, other, {"skills/demo/rules/stop.yaml": "id: stop\n"})
+    m = forge.open_pr(
+        title="skill(demo): do not stop early",
+        body="diagnosis…",
+        base="main",
+        head_branch=other,
+        labels=["premature_stop"],
+        patch_id="bbbb2222",
+        skill="demo",
+    ).number
+    forge.set_status(m, state="failure", description="regression on 1/5 tasks")
+    forge.close(m, "rejected: regression on task-3 (evidence: run-17)")
+    previous = forge.find_by_patch("bbbb2222")
+    assert [(p.number, p.state) for p in previous] == [(m, PRState.closed)]
+    assert forge.find_by_patch("aaaa1111")[0].state == PRState.merged
+    assert [p.number for p in forge.list_prs(state=PRState.closed, label="skillci")] == [m]
+    assert [p.number for p in forge.list_prs(state=PRState.merged, label="skillci")] == [n]
+    assert forge.branch_sha(other) is None
