@@ -22,25 +22,19 @@ payload split across steps is seen whole. See docs/design/012-patch-guard.md.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from skillci.patch import detectors
 from skillci.patch.apply import Applied
+from skillci.patch.findings import Evidence, Finding, Severity, Verdict, verdict_of, walk_strings
+from skillci.patch.findings import show as _show
 from skillci.patch.models import Patch
-from skillci.patch.normalize import View, is_hidden, plain, words
-from skillci.skill.package import (
-    EVALS_DIR,
-    EXAMPLES_DIR,
-    MANIFEST,
-    ON_DEMAND_DIRS,
-    RULES_DIR,
-    SKILL_MD,
-    SkillPackage,
-)
+from skillci.patch.normalize import View, plain, words
+from skillci.patch.policy import SENSITIVE_ID_PREFIXES, policy_findings
+from skillci.skill.package import SkillPackage
 
 GUARD_SCHEMA_VERSION = 1
 #: Longest text scanned in full. A bounded patch has no business carrying more in one
@@ -48,10 +42,6 @@ GUARD_SCHEMA_VERSION = 1
 MAX_TEXT_CHARS = 20_000
 MAX_JOINED_CHARS = 100_000
 DEFAULT_ALLOWED_HOSTS = ("docs.python.org", "docs.pytest.org", "pytest.org")
-SENSITIVE_ID_PREFIXES = ("security.", "secrets.", "permissions.", "network.", "auth.")
-
-Severity = Literal["high", "medium", "low"]
-Verdict = Literal["pass", "needs-approval", "reject"]
 
 
 class UntrustedText(BaseModel):
@@ -77,25 +67,6 @@ class GuardConfig(BaseModel):
     )
 
 
-class Evidence(BaseModel):
-    """Where a finding is: a field of the patch and a span of its text."""
-
-    field: str = Field(description="e.g. ops[0].rule.instruction.steps[2], or a file path.")
-    start: int = Field(description="Start offset in that field's text.")
-    end: int = Field(description="End offset (exclusive).")
-    excerpt: str = Field(description="The span, hidden characters shown as \\uXXXX.")
-
-
-class Finding(BaseModel):
-    """One reason the guard objects to a patch."""
-
-    code: str = Field(description="Stable finding code, e.g. injection-override.")
-    severity: Severity = Field(description="high -> reject, medium -> needs-approval.")
-    op_index: int | None = Field(description="Op it is in; None for metadata or the whole patch.")
-    message: str
-    evidence: Evidence | None = None
-
-
 class GuardReport(BaseModel):
     """The guard's verdict on one patch."""
 
@@ -110,19 +81,7 @@ class GuardReport(BaseModel):
         return self.verdict != "pass"
 
 
-def verdict_of(findings: Iterable[Finding]) -> Verdict:
-    sev = {f.severity for f in findings}
-    return "reject" if "high" in sev else "needs-approval" if "medium" in sev else "pass"
-
-
-def _show(text: str) -> str:
-    out = "".join(f"\\u{ord(c):04x}" if is_hidden(c) else c for c in text)
-    return out if len(out) <= 160 else out[:157] + "..."
-
-
 # --------------------------------------------------------------------------- patch texts
-
-SKIP_KEYS = frozenset({"op", "schema_version", "status", "hit_count"})
 
 
 #: Fields that name things (paths, ids) rather than say things; left out of concatenations.
@@ -143,21 +102,6 @@ class PatchText:
         return last not in NAME_FIELDS
 
 
-def _walk(data: Any, path: str, out: list[tuple[str, str]]) -> None:
-    if isinstance(data, str):
-        out.append((path, data))
-    elif isinstance(data, dict):
-        for k, v in data.items():
-            if k in SKIP_KEYS:
-                continue
-            if isinstance(k, str) and not k.isidentifier():
-                out.append((f"{path}.<key>", k))
-            _walk(v, f"{path}.{k}", out)
-    elif isinstance(data, list):
-        for i, v in enumerate(data):
-            _walk(v, f"{path}[{i}]", out)
-
-
 def patch_texts(patch: Patch) -> list[PatchText]:
     """Every string the patch carries that can reach a skill, a PR or a changelog."""
     out: list[PatchText] = []
@@ -169,7 +113,9 @@ def patch_texts(patch: Patch) -> list[PatchText]:
         out.append(PatchText(None, "failure_class", fc))
     for i, op in enumerate(patch.ops):
         pairs: list[tuple[str, str]] = []
-        _walk(op.model_dump(mode="json", by_alias=True, exclude_none=True), f"ops[{i}]", pairs)
+        walk_strings(
+            op.model_dump(mode="json", by_alias=True, exclude_none=True), f"ops[{i}]", pairs
+        )
         out += [PatchText(i, f, t) for f, t in pairs]
     return out
 
@@ -334,203 +280,6 @@ def copied_spans(
     return out
 
 
-# --------------------------------------------------------------------------- effect policy
-
-
-#: Files a patch may change at all; anything else is protected.
-def _patchable(rel: str) -> bool:
-    top = rel.split("/", 1)[0]
-    return (
-        rel == SKILL_MD
-        or rel == f"{EVALS_DIR}/regression.yaml"
-        or (top == RULES_DIR and rel.endswith((".yaml", ".yml")))
-        or (top == EXAMPLES_DIR and rel.endswith(".jsonl"))
-        or (top in ON_DEMAND_DIRS and rel.endswith(".md"))
-    )
-
-
-def _rule_strings(data: Any) -> str:
-    pairs: list[tuple[str, str]] = []
-    _walk({k: v for k, v in data.items() if k != "provenance"}, "", pairs)
-    return "\n".join(t for _, t in pairs)
-
-
-def _manifest_findings(before: SkillPackage, after: SkillPackage) -> list[Finding]:
-    out: list[Finding] = []
-    if before.files.get(MANIFEST) == after.files.get(MANIFEST):
-        return out
-    if MANIFEST not in after.files:
-        return [
-            Finding(
-                code="gated-field", severity="high", op_index=None, message="removes manifest.yaml"
-            )
-        ]
-    b, a = before.manifest, after.manifest
-    gated = {
-        "name": (b.name, a.name),
-        "target_runtime": (b.target_runtime, a.target_runtime),
-        "release_gate": (b.release_gate, a.release_gate),
-        "patch_limits": (b.patch_limits, a.patch_limits),
-    }
-    for name, (x, y) in gated.items():
-        if x != y:
-            out.append(
-                Finding(
-                    code="gated-field",
-                    severity="high",
-                    op_index=None,
-                    message=f"changes manifest {name}; only humans change it",
-                )
-            )
-    added = [t for t in a.required_tools if t not in b.required_tools]
-    if added:
-        out.append(
-            Finding(
-                code="new-tool",
-                severity="medium",
-                op_index=None,
-                message=f"adds {', '.join(added)} to required_tools",
-            )
-        )
-    rest_b = b.model_dump(exclude={*gated, "required_tools"})
-    rest_a = a.model_dump(exclude={*gated, "required_tools"})
-    if rest_b != rest_a:
-        out.append(
-            Finding(
-                code="manifest-changed",
-                severity="high",
-                op_index=None,
-                message="changes manifest.yaml; patches never edit the manifest",
-            )
-        )
-    return out
-
-
-def _frontmatter_findings(before: SkillPackage, after: SkillPackage) -> list[Finding]:
-    if SKILL_MD not in before.files or before.files.get(SKILL_MD) == after.files.get(SKILL_MD):
-        return []
-    if SKILL_MD not in after.files:
-        return [
-            Finding(code="gated-field", severity="high", op_index=None, message="removes SKILL.md")
-        ]
-    if before.skill_md.yaml_text == after.skill_md.yaml_text:
-        return []
-    try:
-        renamed = before.frontmatter.name != after.frontmatter.name
-    except Exception:
-        renamed = True
-    if renamed:
-        return [
-            Finding(
-                code="gated-field",
-                severity="high",
-                op_index=None,
-                message="changes the SKILL.md frontmatter name; only humans change it",
-            )
-        ]
-    return [
-        Finding(
-            code="frontmatter-changed",
-            severity="high",
-            op_index=None,
-            message="changes the SKILL.md frontmatter; patches edit the body only",
-        )
-    ]
-
-
-def policy_findings(applied: Applied) -> list[Finding]:
-    """Findings about what the patch *does*: protected files, new tools, sensitive topics."""
-    before, after = applied.before, applied.after
-    out = _manifest_findings(before, after) + _frontmatter_findings(before, after)
-    for rel in applied.changed_files:
-        if rel not in (MANIFEST, SKILL_MD) and not _patchable(rel):
-            out.append(
-                Finding(
-                    code="protected-file",
-                    severity="high",
-                    op_index=None,
-                    message=f"changes {rel}, which patches never edit",
-                )
-            )
-    tools = set(before.manifest.required_tools)
-    for eff in applied.effects:
-        for d in eff.rules:
-            if d.new is not None:
-                missing = [t for t in d.new.scope.tools if t not in tools]
-                if missing:
-                    out.append(
-                        Finding(
-                            code="new-tool",
-                            severity="medium",
-                            op_index=eff.index,
-                            message=f"rule {d.rule_id} uses {', '.join(missing)}, not in required_tools",
-                        )
-                    )
-            for label, rule in (("old", d.old), ("new", d.new)):
-                if rule is None:
-                    continue
-                if rule.id.startswith(SENSITIVE_ID_PREFIXES):
-                    out.append(
-                        Finding(
-                            code="sensitive-topic",
-                            severity="medium",
-                            op_index=eff.index,
-                            message=f"touches {rule.id}, a security rule",
-                        )
-                    )
-                    break
-                text = _rule_strings(rule.model_dump(mode="json", by_alias=True))
-                hits = detectors.sensitive_topics(text)
-                if hits:
-                    h = hits[0]
-                    out.append(
-                        Finding(
-                            code="sensitive-topic",
-                            severity="medium",
-                            op_index=eff.index,
-                            message=f"touches rule {rule.id} ({label} text is about {text[h.start : h.end]!r})",
-                            evidence=Evidence(
-                                field=f"rule {rule.id}",
-                                start=h.start,
-                                end=h.end,
-                                excerpt=_show(text[h.start : h.end]),
-                            ),
-                        )
-                    )
-                    break
-        if eff.moved_text:
-            hits = detectors.sensitive_topics(eff.moved_text)
-            if hits:
-                h = hits[0]
-                out.append(
-                    Finding(
-                        code="sensitive-topic",
-                        severity="medium",
-                        op_index=eff.index,
-                        message=f"moves a section about {eff.moved_text[h.start : h.end]!r} "
-                        f"from {eff.moved_from} to {eff.moved_to}",
-                        evidence=Evidence(
-                            field=eff.moved_from or "",
-                            start=h.start,
-                            end=h.end,
-                            excerpt=_show(eff.moved_text[h.start : h.end]),
-                        ),
-                    )
-                )
-    return _dedupe(out)
-
-
-def _dedupe(findings: list[Finding]) -> list[Finding]:
-    seen: set[tuple[str, int | None, str]] = set()
-    out = []
-    for f in findings:
-        key = (f.code, f.op_index, f.message)
-        if key not in seen:
-            seen.add(key)
-            out.append(f)
-    return out
-
-
 def trusted_text(pkg: SkillPackage) -> str:
     """All text of the package (what the skill already says is trusted)."""
     chunks = []
@@ -572,3 +321,25 @@ def guard(
     return GuardReport(
         patch_id=applied.patch.pid, verdict=verdict_of(findings), findings=findings, config=cfg
     )
+
+
+__all__ = [
+    "DEFAULT_ALLOWED_HOSTS",
+    "SENSITIVE_ID_PREFIXES",
+    "Evidence",
+    "Finding",
+    "GuardConfig",
+    "GuardReport",
+    "PatchText",
+    "Severity",
+    "UntrustedText",
+    "Verdict",
+    "copied_spans",
+    "guard",
+    "guard_patch",
+    "patch_texts",
+    "policy_findings",
+    "scan_content",
+    "trusted_text",
+    "verdict_of",
+]

@@ -355,4 +355,3 @@ def compare(before: SkillPackage, after: SkillPackage, reason: str = "") -> Chan
     rules = [classify(d, version, reason, None) for d in deltas]
     other = _manifest_changes(before, after, reason) + _frontmatter_changes(before, after, reason)
     return _finish(before, rules, other, None, None)
-

@@ -227,7 +227,11 @@ def test_the_strategy_reaches_every_verdict() -> None:
     """Guards the properties above against vacuity: accepted patches are generated too."""
     pkg = bundled()
     cfg = settings(
-        max_examples=2000, database=None, derandomize=True, suppress_health_check=list(HealthCheck)
+        max_examples=2000,
+        database=None,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
     )
     for verdict in ("pass", "needs-approval", "reject"):
         p = find(patches(), lambda p, v=verdict: check(pkg, p)[0].verdict == v, settings=cfg)  # type: ignore[misc]
