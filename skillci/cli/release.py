@@ -318,6 +318,12 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option("--to", help="Move stable to this released version.")
         ] = None,
         reason: Annotated[str | None, typer.Option("--reason", help="Why (one line).")] = None,
+        mark_only: Annotated[
+            bool,
+            typer.Option(
+                "--mark-only", help="Move nothing; mark rolled-back versions that are not yet."
+            ),
+        ] = False,
         repo: RepoOpt = Path("."),
         actor: ActorOpt = None,
         dry_run: DryOpt = False,
@@ -325,8 +331,15 @@ def register(app: typer.Typer) -> None:
     ) -> int:
         """Clear a running canary; without one (or with --to) move stable back. The rolled
         back version is marked in the skill's CHANGELOG.md and compatibility."""
-        from skillci.flows.canary import rollback
+        from skillci.flows.canary import mark_pending, rollback
 
+        if mark_only:
+            commits = mark_pending(_ctx(repo, dry_run), skill, actor=_actor(actor))
+            if json_out:
+                emit_json({"marked_commits": commits})
+            else:
+                console.print(f"{len(commits)} marking commit(s)")
+            return 0
         ev, commit = rollback(_ctx(repo, dry_run), skill, to=to, reason=reason, actor=_actor(actor))
         if json_out:
             emit_json({"event": ev, "marked_commit": commit})

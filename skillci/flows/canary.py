@@ -12,7 +12,7 @@ written only by the process whose rollback event won.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from skillci.errors import ConflictError, GitError, InvalidInputError
 from skillci.flows.context import RepoContext
@@ -413,8 +413,22 @@ def _mark(
         raise type(exc)(
             f"channels moved, but marking {', '.join(versions)} in the changelog failed: "
             f"{exc.message}",
-            hint="re-run `skillci rollback --mark-only` after fixing the cause",
+            hint="fix the cause, then run `skillci rollback <skill> --mark-only`",
         ) from None
+
+
+def mark_pending(ctx: RepoContext, skill: str, *, actor: str) -> list[str]:
+    """Mark every rolled-back release in CHANGELOG.md/compatibility (idempotent): repairs a
+    rollback whose marking commit failed. Returns the commits written."""
+    state = _state(ctx, skill)
+    out = []
+    for v, info in state.releases.items():
+        if info.rolled_back:
+            note = f"{utcnow():%Y-%m-%d} by {actor} — {info.rolled_back}"
+            commit = mark_rolled_back(ctx, state, [v], note, info.rolled_back)
+            if commit:
+                out.append(commit)
+    return out
 
 
 # ---------------------------------------------------------------------------- analyze
@@ -437,7 +451,7 @@ def canary_analyze(
             f"{skill} has no running canary", hint=f"`skillci canary start {skill}@<version>`"
         )
     policy = _pkg_at(ctx, s.commit, state.path).manifest.canary  # stable's bar, not the canary's
-    end = now or utcnow()
+    end = now or datetime.now(UTC)  # full precision: records of this second count
     result = analyze(
         skill=skill,
         stable=(s.version, samples(ctx.store, skill, s.version, c.since, end)),
@@ -484,6 +498,9 @@ def canary_analyze(
                 _mark(ctx, draft.state, rolled, note, reason)
         if result.action == "none":
             result.note = "the canary was already resolved by another run; nothing moved"
+    if auto and ctx.dry_run and result.outcome != "inconclusive":
+        verb = "promote" if result.outcome == "pass" else "roll back"
+        result.note = f"dry run: would {verb} {c.version}; nothing moved"
     if not ctx.dry_run:
         ctx.store.put_blob(ANALYSIS_BLOB, result, key=result.analysis_id, replace=True)
     return result
