@@ -150,8 +150,8 @@ class ModelClient:
         *,
         seed: int | None = None,
     ) -> Completion:
-        """One call. Raises BudgetExceeded before the call when the budget is spent."""
-        self.meter.check()
+        """One call. Cache hits are free; otherwise raises BudgetExceeded before calling when
+        the budget is spent."""
         req = self.request(messages, tools, seed)
         key = request_key({"route": self.route.fingerprint(), "request": req})
         if self.use_cache and self.cache is not None:
@@ -159,6 +159,7 @@ class ModelClient:
             if hit is not None:
                 self.meter.charge(cached=True)
                 return hit
+        self.meter.check()
         completion = self._call(req)
         self.meter.charge(
             input_tokens=completion.input_tokens,
@@ -181,7 +182,9 @@ class ModelClient:
         retrying = Retrying(
             retry=retry_if_exception(lambda e: isinstance(e, _transient_types(litellm))),
             stop=stop_after_attempt(self.max_retries + 1),
-            wait=wait_exponential_jitter(initial=self.backoff_initial, max=self.backoff_max),
+            wait=wait_exponential_jitter(
+                multiplier=self.backoff_initial, max=self.backoff_max, jitter=self.backoff_initial
+            ),
             reraise=False,
         )
         try:

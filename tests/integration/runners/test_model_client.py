@@ -1,0 +1,224 @@
+"""Model calls through litellm against a loopback OpenAI-compatible server (the network boundary)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillci.agents.base import AgentContext
+from skillci.agents.loop import BuiltinAgent, LoopLimits
+from skillci.errors import BudgetExceeded, ModelError
+from skillci.models.budget import Budget, BudgetMeter
+from skillci.models.cache import ResponseCache
+from skillci.models.client import ModelClient
+from skillci.models.routes import ModelRoute, resolve_route
+from skillci.runners.sandbox import Mount, make_shell
+
+KEY = "sk-loopback-0123456789abcdef"
+
+
+def _reply(content: str | None = None, calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    msg: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        msg["tool_calls"] = [
+            {
+                "id": f"call_{i}",
+                "type": "function",
+                "function": {"name": c["name"], "arguments": json.dumps(c["args"])},
+            }
+            for i, c in enumerate(calls)
+        ]
+    return {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "fake",
+        "choices": [
+            {"index": 0, "message": msg, "finish_reason": "tool_calls" if calls else "stop"}
+        ],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 7, "total_tokens": 127},
+    }
+
+
+class Scripted:
+    """Answers (status, body) pairs in order; the last repeats. Records headers and bodies."""
+
+    def __init__(self, script: list[tuple[int, dict[str, Any]]]) -> None:
+        self.script = script
+        self.seen: list[tuple[dict[str, str], dict[str, Any]]] = []
+        fake = self
+
+        class H(BaseHTTPRequestHandler):
+            def log_message(self, *a: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.seen.append(({k.lower(): v for k, v in self.headers.items()}, body))
+                status, payload = fake.script[min(len(fake.seen), len(fake.script)) - 1]
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def route(self) -> ModelRoute:
+        return ModelRoute(
+            model="openai/fake",
+            api_base=f"http://127.0.0.1:{self.server.server_address[1]}/v1",
+            api_key_env="LOOPBACK_KEY",
+            input_cost_per_token=1e-6,
+            output_cost_per_token=2e-6,
+            timeout=10,
+            temperature=0.0,
+        )
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+ERR = {"error": {"message": "slow down", "type": "rate_limit", "code": 429}}
+
+
+@pytest.fixture
+def key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOOPBACK_KEY", KEY)
+
+
+@pytest.fixture
+def server() -> Iterator[Scripted]:
+    s = Scripted([(200, _reply("hi"))])
+    yield s
+    s.close()
+
+
+@pytest.mark.usefixtures("key")
+def test_transient_errors_are_retried_then_the_answer_parsed(server: Scripted) -> None:
+    server.script = [
+        (429, ERR),
+        (503, ERR),
+        (200, _reply(calls=[{"name": "run", "args": {"command": "ls"}}])),
+    ]
+    client = ModelClient(
+        "fake", server.route, max_retries=3, backoff_initial=0.01, backoff_max=0.05
+    )
+    c = client.complete([{"role": "user", "content": "go"}], seed=7)
+    assert len(server.seen) == 3
+    assert c.tool_calls[0].name == "run" and c.tool_calls[0].arguments == {"command": "ls"}
+    assert (c.input_tokens, c.output_tokens) == (120, 7)
+    assert c.usd == pytest.approx(120e-6 + 14e-6)
+    headers, body = server.seen[-1]
+    assert headers["authorization"] == f"Bearer {KEY}"
+    assert body["seed"] == 7 and body["temperature"] == 0.0
+
+
+@pytest.mark.usefixtures("key")
+def test_giving_up_and_non_transient_errors_are_model_errors(server: Scripted) -> None:
+    server.script = [(429, ERR)]
+    with pytest.raises(ModelError, match="gave up after 2 attempts"):
+        ModelClient("fake", server.route, max_retries=1, backoff_initial=0.01).complete(
+            [{"role": "user", "content": "x"}]
+        )
+    server.seen.clear()
+    server.script = [(400, {"error": {"message": "bad request", "type": "invalid_request_error"}})]
+    with pytest.raises(ModelError):
+        ModelClient("fake", server.route, max_retries=3, backoff_initial=0.01).complete(
+            [{"role": "user", "content": "x"}]
+        )
+    assert len(server.seen) == 1
+
+
+def test_a_missing_key_fails_before_any_request(
+    server: Scripted, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("LOOPBACK_KEY", raising=False)
+    with pytest.raises(ModelError, match=r"\$LOOPBACK_KEY is not set"):
+        ModelClient("fake", server.route).complete([{"role": "user", "content": "x"}])
+    assert server.seen == []
+
+
+@pytest.mark.usefixtures("key")
+def test_cache_and_budget(server: Scripted, tmp_path: Path) -> None:
+    meter = BudgetMeter(Budget(max_calls=1))
+    cache = ResponseCache(tmp_path)
+    client = ModelClient("fake", server.route, meter=meter, cache=cache, use_cache=True)
+    msgs = [{"role": "user", "content": "same"}]
+    first, second = client.complete(msgs), client.complete(msgs)
+    assert not first.cached and second.cached and second.content == "hi"
+    assert len(server.seen) == 1 and meter.spent.cached_calls == 1
+    assert KEY not in "".join(p.read_text() for p in tmp_path.rglob("*.json"))
+    with pytest.raises(BudgetExceeded, match="max_calls=1"):
+        client.complete([{"role": "user", "content": "different"}])
+    assert len(server.seen) == 1
+
+
+@pytest.mark.usefixtures("key")
+def test_the_agent_loop_over_a_real_http_model(server: Scripted, tmp_path: Path) -> None:
+    server.script = [
+        (
+            200,
+            _reply(
+                calls=[{"name": "run", "args": {"command": "echo hello > out.txt; cat out.txt"}}]
+            ),
+        ),
+        (200, _reply("done: wrote out.txt")),
+    ]
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    shell, _ = make_shell([Mount(ws, "/app", True)])
+    agent = BuiltinAgent(ModelClient("fake", server.route), limits=LoopLimits(max_steps=5))
+    res = agent.run(
+        AgentContext(
+            task_id="t",
+            instruction="write hello",
+            workspace=ws,
+            shell=shell,
+            skill=None,
+            seed=0,
+            deadline=time.monotonic() + 60,
+        )
+    )
+    assert res.final_output == "done: wrote out.txt" and res.stop_reason == "final_answer"
+    assert (ws / "out.txt").read_text() == "hello\n"
+    result = next(e for e in res.events if e.kind == "tool_result")
+    assert result.exit_code == 0 and "hello" in result.output
+    assert (res.cost.input_tokens, res.cost.output_tokens, res.cost.model_calls) == (240, 14, 2)
+    tools_sent = {t["function"]["name"] for t in server.seen[0][1]["tools"]}
+    assert "run" in tools_sent and "load_skill_file" not in tools_sent
+
+
+def test_per_run_budget_stops_the_sim_agent_cleanly(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "ci.log").write_text("FAILED tests/test_x.py::test_y - assert 1 == 2\n")
+    shell, _ = make_shell([Mount(ws, "/app", True)])
+    client = ModelClient(
+        "sim/student", resolve_route("sim/student"), meter=BudgetMeter(Budget(max_calls=3))
+    )
+    res = BuiltinAgent(client).run(
+        AgentContext(
+            task_id="t",
+            instruction="CI failed; the log is in `ci.log`.",
+            workspace=ws,
+            shell=shell,
+            skill=None,
+            seed=0,
+            deadline=time.monotonic() + 60,
+        )
+    )
+    assert res.stop_reason == "budget: run budget: 3 model calls reached max_calls=3"
+    assert res.cost.model_calls == 3
+    assert res.events[-1].kind == "error"

@@ -1,0 +1,87 @@
+"""The trial cache: complete dirs are reused, anything else is quarantined and re-run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skillci.models.budget import Budget
+from skillci.runners.base import AgentSpec
+from skillci.runners.scheduler import Scheduler, sandbox_kind
+from skillci.runners.trialdir import INCOMPLETE, read_complete, trial_dir
+from skillci.trace.store import TraceStore
+
+from .helpers import model_agent, specs
+
+ORACLE = AgentSpec(kind="oracle", role="oracle")
+
+
+def test_second_run_reuses_the_trial_and_stores_it_once(tmp_path: Path) -> None:
+    store = TraceStore(tmp_path)
+    plan = specs(["cfg-log-level"], ORACLE, tmp_path, repeats=2)
+    first = Scheduler(store=store).run(plan)
+    second = Scheduler(store=store).run(plan)
+    assert (first.ran, first.cached) == (2, 0)
+    assert (second.ran, second.cached) == (0, 2)
+    assert [t.run_id for t in first.trials] == [t.run_id for t in second.trials]
+    assert store.count() == 2
+
+
+def test_the_key_changes_with_what_determines_the_trial(tmp_path: Path) -> None:
+    (a,) = specs(["cfg-log-level"], ORACLE, tmp_path)
+    (b,) = specs(["cfg-log-level"], ORACLE, tmp_path, seed=5)
+    (c,) = specs(["cfg-bool-flag"], ORACLE, tmp_path)
+    (d,) = specs(["cfg-log-level"], model_agent(), tmp_path)
+    (e,) = specs(["cfg-log-level"], model_agent(route="sim/student-noisy"), tmp_path)
+    keys = {s.cache_key(sandbox_kind(s)) for s in (a, b, c, d, e)}
+    assert len(keys) == 5
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda d: (d / "logs" / "verifier" / "reward.txt").write_text("0\n"),
+        lambda d: (d / "logs" / "agent" / "trajectory.json").write_text("[]"),
+        lambda d: (d / "trial.json").unlink(),
+        lambda d: (d / "record.json").write_text(
+            (d / "record.json").read_text().replace('"repeat_index": 0', '"repeat_index": 0 ')[:-40]
+        ),
+    ],
+    ids=["reward", "trajectory", "marker", "record"],
+)
+def test_a_damaged_trial_is_quarantined_and_run_again(tmp_path: Path, damage: object) -> None:
+    plan = specs(["cfg-log-level"], ORACLE, tmp_path)
+    key = plan[0].cache_key(sandbox_kind(plan[0]))
+    Scheduler().run(plan)
+    path = trial_dir(tmp_path, key)
+    damage(path)  # type: ignore[operator]
+    assert read_complete(path, key) is None
+    res = Scheduler().run(plan)
+    assert (res.ran, res.cached) == (1, 0) and res.trials[0].passed
+    assert read_complete(path, key) is not None
+    assert len(list((tmp_path / "trials" / INCOMPLETE).iterdir())) == 1
+
+
+def test_a_half_written_dir_from_a_killed_run_is_moved_aside(tmp_path: Path) -> None:
+    plan = specs(["cfg-log-level"], ORACLE, tmp_path)
+    key = plan[0].cache_key(sandbox_kind(plan[0]))
+    half = trial_dir(tmp_path, key)
+    (half / "workspace").mkdir(parents=True)
+    (half / "record.json").write_text(json.dumps({"run_id": "partial"}))
+    res = Scheduler().run(plan)
+    assert res.ran == 1 and res.trials[0].passed
+    (moved,) = (tmp_path / "trials" / INCOMPLETE).iterdir()
+    assert moved.name.startswith(key) and (moved / "workspace").is_dir()
+
+
+def test_a_command_budget_stops_cleanly_and_says_why(tmp_path: Path) -> None:
+    plan = specs(["cfg-log-level", "cfg-bool-flag", "cfg-unknown-key"], model_agent(), tmp_path)
+    res = Scheduler(budget=Budget(max_calls=5)).run(plan)
+    states = [t.state for t in res.trials]
+    assert states[0] in ("passed", "failed") and states[1:] == ["skipped", "skipped"]
+    assert res.budget_stop is not None and "max_calls=5" in res.budget_stop
+    assert res.skipped == 2 and res.trials[1].error == res.budget_stop
+    again = Scheduler().run(plan)
+    assert (again.cached, again.ran) == (1, 2)
