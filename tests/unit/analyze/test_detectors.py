@@ -47,6 +47,10 @@ def test_every_observed_class_has_a_detector_and_the_rest_are_residual() -> None
     assert set(DETECTORS) == set(TAXONOMY) - residual
 
 
+def test_registry_keys_match_detector_names() -> None:
+    assert all(det.__name__ == f"detect_{cls.value}" for cls, det in DETECTORS.items())
+
+
 def test_the_textbook_student_triggers_no_procedural_detector() -> None:
     hits = d.run_detectors(ctx(good_student(), teacher_ok()))
     assert hits == []
