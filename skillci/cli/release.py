@@ -307,7 +307,10 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(r)
         else:
-            b = f" (bucket {r.bucket}, canary weight {r.weight}%)" if r.bucket is not None else ""
+            b = f" (bucket {r.bucket}" if r.bucket is not None else ""
+            if r.weight is not None:
+                b += f"{', ' if b else ' ('}canary weight {r.weight}%"
+            b += ")" if b else ""
             console.print(f"{r.skill}@{r.version} {r.channel} {r.commit} {r.path}{b}")
         return 0
 

@@ -323,11 +323,19 @@ def _rollback_builder(
                 raise InvalidInputError(f"{skill} has no stable version to roll back")
             target = to
             if target is None:
-                history = [v for v in st.stable_history if v != old.version]
+
+                def usable(v: str) -> bool:
+                    return v != old.version and not (
+                        v in st.releases and st.releases[v].rolled_back
+                    )
+
+                history = [v for v in st.stable_history if usable(v)]
                 if history:
                     target = history[-1]
                 else:
-                    older = [v for v in release_tags(ctx.git, skill) if _lt(v, old.version)]
+                    older = [
+                        v for v in release_tags(ctx.git, skill) if _lt(v, old.version) and usable(v)
+                    ]
                     if not older:
                         raise InvalidInputError(
                             f"no release before {skill}@{old.version} to roll back to",

@@ -350,6 +350,25 @@ def _tag_merged(ctx: RepoContext, pr: PullRequest, actor: str) -> ReleaseResult:
     return res
 
 
+def _check_base(ctx: RepoContext, pr: PullRequest, report: GateReport, skill_dir: str) -> None:
+    """Refuse when the base changed the skill since the gate ran: the verdict compared the
+    head with a base that no longer is (a base that moved elsewhere is fine)."""
+    tip = ctx.git.rev(f"refs/heads/{pr.base}")
+    if tip is None or report.base_sha is None or tip == report.base_sha:
+        return
+    prefix = skill_dir.rstrip("/") + "/"
+    moved = [p for p in ctx.git.changed_paths(report.base_sha, tip) if p.startswith(prefix)]
+    if moved:
+        raise ReleaseRefused(
+            f"PR #{pr.number}: {pr.base} changed {skill_dir} since gate {report.gate_id} ran "
+            f"(gate base {report.base_sha[:12]}, {pr.base} now {tip[:12]}: {moved[0]}"
+            + (f" and {len(moved) - 1} more" if len(moved) > 1 else "")
+            + ")",
+            hint=f"update the candidate branch (re-run `skillci propose`), then "
+            f"`skillci review --pr {pr.number}`",
+        )
+
+
 def release_pr(ctx: RepoContext, number: int, *, actor: str | None = None) -> ReleaseResult:
     """Release PR ``number`` if an accepting gate report covers its current head; close it
     when the gate rejected it; refuse (ReleaseRefused) otherwise."""
@@ -373,6 +392,7 @@ def release_pr(ctx: RepoContext, number: int, *, actor: str | None = None) -> Re
         raise ReleaseRefused(f"PR #{number}: release commit {head[:12]} names another gate")
     if not report.accepted:
         return _close_rejected(ctx, pr, report)
+    _check_base(ctx, pr, report, skill_dir)
 
     if resume:
         version = tr[RELEASE_TRAILER]

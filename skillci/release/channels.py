@@ -5,7 +5,7 @@ Refs (push/fetch them with ``refs/skillci/*``, see docs/release.md):
 - ``refs/skillci/channels/<skill>/stable`` and ``.../canary`` point at the commit of the
   release tag the channel serves. No ref means an empty channel.
 - ``refs/skillci/channel-log/<skill>`` is a chain of commits, one per event (init,
-  released, canary_start, promote, rollback, set). Each commit's tree holds ``event.json``
+  released, canary_start, promote, rollback). Each commit's tree holds ``event.json``
   (who/what/why, from -> to, gate or analysis id, time) and ``state.json`` (every channel,
   the canary weight, the releases after the event).
 

@@ -18,7 +18,7 @@ RELEASE_SCHEMA_VERSION = 1
 
 Channel = Literal["stable", "canary"]
 CHANNELS: tuple[Channel, ...] = ("stable", "canary")
-EventType = Literal["init", "released", "canary_start", "promote", "rollback", "set"]
+EventType = Literal["init", "released", "canary_start", "promote", "rollback"]
 Outcome = Literal["pass", "fail", "inconclusive"]
 
 

@@ -83,7 +83,11 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return r
 
 
-def open_candidate_pr(repo: Path, branch: str = "skillci/repo-debugger/fix-1") -> PullRequest:
+def open_candidate_pr(
+    repo: Path,
+    branch: str = "skillci/repo-debugger/fix-1",
+    patch_id: str = "patch-0123456789abcdef",
+) -> PullRequest:
     """A PR like `skillci propose` opens: finish.report-success back as a candidate, and one
     more step in test.run-smallest-first."""
     ctx = RepoContext.open(repo)
@@ -100,7 +104,7 @@ def open_candidate_pr(repo: Path, branch: str = "skillci/repo-debugger/fix-1") -
         changes={"rules/finish.yaml": FINISH_RULE.encode(), "rules/testing.yaml": testing.encode()},
         subject="skill(repo-debugger): verify before reporting success",
         trailers={
-            "Skill-Patch-Id": "patch-0123456789abcdef",
+            "Skill-Patch-Id": patch_id,
             "Failure-Class": "reported_success_without_verification",
             "Skill": SKILL_DIR,
         },
@@ -111,7 +115,7 @@ def open_candidate_pr(repo: Path, branch: str = "skillci/repo-debugger/fix-1") -
         base="main",
         head_branch=branch,
         labels=["skillci"],
-        patch_id="patch-0123456789abcdef",
+        patch_id=patch_id,
         skill=SKILL,
     )
 

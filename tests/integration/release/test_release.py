@@ -225,3 +225,29 @@ def test_release_resumes_a_pushed_release_commit(repo: Path) -> None:
     res = flow.release_pr(ctx, pr.number)
     assert res.action == "released" and res.release_commit == head and res.entry == ENTRY
     assert git(repo, "rev-parse", "repo-debugger@0.8.0^{commit}") == res.merge_sha
+
+
+def test_release_refuses_when_the_base_changed_the_skill_since_the_gate(repo: Path) -> None:
+    first = open_candidate_pr(repo)
+    make_report(repo, first)
+    second = open_candidate_pr(repo, "skillci/repo-debugger/fix-2", "patch-2")
+    make_report(repo, second, gate_id="gate-0000000000000002")
+    ctx = RepoContext.open(repo)
+    assert release_pr(ctx, first.number).version == "0.8.0"
+    with pytest.raises(ReleaseRefused, match=r"main changed skills/repo-debugger since gate"):
+        release_pr(ctx, second.number)
+    assert ctx.forge.get_pr(second.number).state == PRState.open
+
+
+def test_a_base_that_moved_outside_the_skill_keeps_the_verdict(repo: Path) -> None:
+    pr = open_candidate_pr(repo)
+    make_report(repo, pr)
+    g = Git(repo)
+    tip = g.rev("main")
+    assert tip is not None
+    docs = g.commit_tree(g.tree_with(tip, {"docs/notes.md": b"notes\n"}), [tip], "docs\n")
+    g.advance_branch("main", docs, tip)
+    res = release_pr(RepoContext.open(repo), pr.number)
+    assert res.entry == ENTRY
+    assert git(repo, "rev-parse", "main^") == docs  # squashed on top of the moved base
+    assert (repo / "docs" / "notes.md").read_text() == "notes\n"
