@@ -275,7 +275,7 @@ def test_window_end_inclusive():
         family="repo-repair",
         difficulty="medium",
         needs=["verify", "retry"],
-        description="Same repository layout as py-window-end, bug in another module; several wrong edits come first.",
+        description="Same repository layout as py-window-end, bug in another module; the first plausible edit is wrong.",
         files=_pages_repo(),
         hidden="""from ranges.pages import page_count
 
@@ -455,7 +455,7 @@ def test_helper_still_strict():
         family="repo-repair",
         difficulty="easy",
         needs=["smallest_test|no_repeat"],
-        description="The CI log's command (tox) does not exist here; repeating it never works.",
+        description="The CI log's command (tox) does not exist here; a student that runs it and repeats it never gets a verdict.",
         files={
             "src/textutil/__init__.py": "",
             "src/textutil/slug.py": '''"""URL slugs."""
@@ -492,7 +492,7 @@ def test_slugify():
         family="repo-repair",
         difficulty="medium",
         needs=["smallest_test"],
-        description="The full suite also fails here for an unrelated reason (a fixture CI downloads); only the single test is a usable check.",
+        description="The full suite also fails here for an unrelated reason (a fixture CI downloads); a student that verifies with the full suite never sees green.",
         files={
             "src/invoicing/__init__.py": "",
             "src/invoicing/totals.py": '''"""Invoice totals."""
