@@ -369,6 +369,16 @@ def _check_base(ctx: RepoContext, pr: PullRequest, report: GateReport, skill_dir
         )
 
 
+def _ensure_stable(ctx: RepoContext, skill: str, base: str, actor: str) -> None:
+    """The first release of a skill makes the version it replaces stable (tagged if needed),
+    so that the new release can be canaried against it and rolled back to."""
+    state = ChannelStore(ctx.git).state(skill)
+    if state is None or state.stable is None:
+        from skillci.flows.canary import channel_init
+
+        channel_init(ctx, skill, ref=base, actor=actor)
+
+
 def release_pr(ctx: RepoContext, number: int, *, actor: str | None = None) -> ReleaseResult:
     """Release PR ``number`` if an accepting gate report covers its current head; close it
     when the gate rejected it; refuse (ReleaseRefused) otherwise."""
@@ -428,6 +438,7 @@ def release_pr(ctx: RepoContext, number: int, *, actor: str | None = None) -> Re
     )
     if ctx.dry_run:
         return res
+    _ensure_stable(ctx, skill, pr.base, actor)
     trailers = f"{RELEASE_TRAILER}: {version}\n{GATE_TRAILER}: {report.gate_id}\nPR: #{number}\n"
     if not resume:
         tree = ctx.git.tree_with(gated, plan.files)

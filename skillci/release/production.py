@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from skillci.errors import InvalidInputError
 from skillci.release.models import Sample
-from skillci.trace.models import AgentRole, RunRecord
+from skillci.trace.models import AgentRole, RunRecord, new_run_id
 from skillci.trace.store import TraceStore
 
 
@@ -90,6 +90,31 @@ def ingest(store: TraceStore, path: Path) -> IngestResult:
         v = f"{rec.runtime.skill.name}@{rec.runtime.skill.version}"
         res.versions[v] = res.versions.get(v, 0) + 1
     return res
+
+
+def as_production(
+    record: RunRecord,
+    *,
+    run_id: str | None = None,
+    created_at: datetime | None = None,
+    request_id: str | None = None,
+) -> RunRecord:
+    """A trial record re-labelled as production traffic (for simulations and replays): new
+    run id and time, ``agent_role: production``; the skill version is kept and required."""
+    if record.runtime.skill is None:
+        raise InvalidInputError(f"run {record.run_id} ran without a skill; no version to report")
+    meta = dict(record.metadata)
+    meta["replayed_from"] = record.run_id
+    if request_id is not None:
+        meta["request_id"] = request_id
+    update: dict[str, object] = {
+        "run_id": run_id or new_run_id(),
+        "agent_role": AgentRole.production,
+        "created_at": created_at or datetime.now(UTC),
+        "metadata": meta,
+        "trial_cache_key": None,
+    }
+    return RunRecord.model_validate({**record.model_dump(), **update})
 
 
 def samples(

@@ -20,6 +20,7 @@ from skillci.release.channels import ChannelStore, channel_ref
 from skillci.release.routing import bucket
 from skillci.runtime import materialize, resolve
 from skillci.skill.package import SkillPackage
+from skillci.trace.models import AgentRole
 from skillci.trace.store import TraceStore
 from skillci.vcs.git import Git
 from tests.integration.release.conftest import (
@@ -351,3 +352,19 @@ def test_marking_failure_is_loud_and_repairable(
     assert "**Rolled back**: " in (released / SKILL_DIR / "CHANGELOG.md").read_text()
     assert main(["rollback", SKILL, "--mark-only", "--json", "--repo", str(released)]) == 0
     assert json.loads(capsys.readouterr().out)["marked_commits"] == []  # idempotent
+
+
+def test_as_production_relabels_a_trial(repo: Path) -> None:
+    from skillci.release.production import as_production
+
+    trial = production_record("0.7.0", True).model_copy(
+        update={"agent_role": AgentRole.student, "trial_cache_key": "k"}
+    )
+    prod = as_production(trial, request_id="r1")
+    assert prod.agent_role.value == "production" and prod.run_id != trial.run_id
+    assert prod.metadata == {"replayed_from": trial.run_id, "request_id": "r1"}
+    assert prod.runtime == trial.runtime and prod.trial_cache_key is None
+    with pytest.raises(InvalidInputError, match="without a skill"):
+        as_production(
+            trial.model_copy(update={"runtime": trial.runtime.model_copy(update={"skill": None})})
+        )

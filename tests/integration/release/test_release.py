@@ -147,11 +147,14 @@ def test_release_changelog_compatibility_promotion_merge_and_tag(repo: Path) -> 
     )
     assert "status: candidate" in FINISH_RULE
 
-    # the channel log records the release (no channel moved)
+    # the channel log: the replaced version became stable (tagged), then the release
     events = ChannelStore(Git(repo)).log("repo-debugger")
-    assert [(e.type, e.version, e.moves, e.gate_id, e.actor) for e in events] == [
-        ("released", "0.8.0", [], report.gate_id, "alice")
+    assert [(e.type, e.version, e.gate_id, e.actor) for e in events] == [
+        ("init", "0.7.0", None, "alice"),
+        ("released", "0.8.0", report.gate_id, "alice"),
     ]
+    assert events[1].moves == [] and events[0].moves[0].to_commit == main_before
+    assert git(repo, "rev-parse", "repo-debugger@0.7.0^{commit}") == main_before
     # the user's worktree followed main (it was checked out and clean) and is still clean
     assert git(repo, "status", "--porcelain") == ""
 
