@@ -9,7 +9,7 @@ import typer
 from skillci.cli.output import console, emit_json
 from skillci.errors import InvalidInputError
 from skillci.flows.context import RepoContext
-from skillci.flows.propose import ProposeOptions, ProposeOutcome, propose
+from skillci.flows.propose import ProposeOptions, ProposeOutcome, propose, propose_suite_flow
 
 
 def _show(o: ProposeOutcome) -> None:
@@ -58,35 +58,34 @@ def register(app: typer.Typer) -> None:
     ) -> int:
         """From a failing student trial to a PR with a bounded, evidenced patch."""
         ctx = RepoContext.open(repo, dry_run=dry_run)
-        tasks = list(task)
+        if not task and suite is None:
+            raise InvalidInputError("nothing to propose for", hint="pass --task ID or --suite NAME")
+
+        def opts(t: str = "") -> ProposeOptions:
+            return ProposeOptions(
+                skill=skill,
+                task=t,
+                student=model,
+                teacher=teacher,
+                compiler=compiler,
+                repeat=repeat,
+                base=base,
+                force=force,
+            )
+
+        outcomes = [propose(ctx, opts(t)) for t in task]
         if suite is not None:
             from skillci.tasks.models import Purpose
             from skillci.tasks.suites import load_suite
 
-            tasks += [
+            ids = [
                 t
                 for t in load_suite(suite, ctx.root, purpose=Purpose.optimize).tasks
-                if t not in tasks
+                if t not in task
             ]
-        if not tasks:
-            raise InvalidInputError("nothing to propose for", hint="pass --task ID or --suite NAME")
-        outcomes = []
-        for t in tasks:
-            o = propose(
-                ctx,
-                ProposeOptions(
-                    skill=skill,
-                    task=t,
-                    student=model,
-                    teacher=teacher,
-                    compiler=compiler,
-                    repeat=repeat,
-                    base=base,
-                    force=force,
-                ),
-            )
-            outcomes.append(o)
-            if not json_out:
+            outcomes += propose_suite_flow(ctx, opts(), ids)
+        if not json_out:
+            for o in outcomes:
                 _show(o)
         if json_out:
             emit_json(

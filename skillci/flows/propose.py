@@ -21,6 +21,7 @@ from skillci.analyze.models import Diagnosis
 from skillci.compile.base import Compiler
 from skillci.compile.loop import LoopBudget, propose_task
 from skillci.compile.proposal import Proposal
+from skillci.compile.suite import propose_suite
 from skillci.compile.template import TemplateCompiler
 from skillci.errors import ConflictError, InvalidInputError
 from skillci.flows.context import RepoContext, student_agent
@@ -41,6 +42,7 @@ Action = Literal[
     "opened", "updated", "unchanged", "refused_closed", "already_merged", "no_pr", "dry_run"
 ]
 PATCH_MARKER = "<!-- skillci:patch-id={} -->"
+SUITE_BLOB = "suite-proposal"
 
 
 @dataclass
@@ -229,7 +231,7 @@ def pr_body(
     return "\n".join(parts) + "\n"
 
 
-def propose(ctx: RepoContext, opts: ProposeOptions) -> ProposeOutcome:
+def _load(ctx: RepoContext, opts: ProposeOptions) -> tuple[str, str, SkillPackage]:
     base_sha = ctx.git.rev(opts.base)
     if base_sha is None:
         raise InvalidInputError(f"base branch {opts.base!r} does not exist", hint="pass --base")
@@ -239,15 +241,23 @@ def propose(ctx: RepoContext, opts: ProposeOptions) -> ProposeOutcome:
         raise InvalidInputError(
             f"{skill_dir} is not committed on {opts.base}", hint="commit the skill first"
         )
-    pkg = SkillPackage(files, root=skill_dir)
-    task_dir = ctx.root / "evals" / "tasks" / opts.task
+    return base_sha, skill_dir, SkillPackage(files, root=skill_dir)
+
+
+def _task(ctx: RepoContext, task_id: str) -> Task:
+    task_dir = ctx.root / "evals" / "tasks" / task_id
     if not task_dir.is_dir():
         raise InvalidInputError(
-            f"no task {opts.task!r} under evals/tasks",
+            f"no task {task_id!r} under evals/tasks",
             hint="see `skillci tasks validate evals/tasks`",
         )
-    task = load_task(task_dir, purpose=Purpose.optimize, suites_root=ctx.root)
+    return load_task(task_dir, purpose=Purpose.optimize, suites_root=ctx.root)
 
+
+def propose(ctx: RepoContext, opts: ProposeOptions) -> ProposeOutcome:
+    """Propose for one task (the loop of skillci.compile.loop), then publish."""
+    base_sha, skill_dir, pkg = _load(ctx, opts)
+    task = _task(ctx, opts.task)
     runs = _Runs(ctx, opts)
     compiler, fallback = make_compiler(ctx, opts.compiler)
     result = propose_task(
@@ -259,11 +269,61 @@ def propose(ctx: RepoContext, opts: ProposeOptions) -> ProposeOutcome:
         fallback=fallback,
         budget=LoopBudget(max_rounds=opts.max_rounds, repeats=opts.repeat),
     )
-    prop = result.proposal
+    return publish(ctx, opts, result.proposal, result.candidate, pkg, base_sha, skill_dir)
+
+
+def propose_suite_flow(
+    ctx: RepoContext, opts: ProposeOptions, task_ids: list[str]
+) -> list[ProposeOutcome]:
+    """Propose for every failing task of a suite, clustered: one PR per fixed cluster."""
+    base_sha, skill_dir, pkg = _load(ctx, opts)
+    tasks = [_task(ctx, t) for t in task_ids]
+    runs = _Runs(ctx, opts)
+    compiler, fallback = make_compiler(ctx, opts.compiler)
+    result = propose_suite(
+        tasks,
+        pkg,
+        run_student=runs.run_student,
+        run_teacher=runs.run_teacher,
+        compiler=compiler,
+        fallback=fallback,
+        budget=LoopBudget(max_rounds=opts.max_rounds, repeats=opts.repeat),
+    )
     if not ctx.dry_run:
-        key = combined_patch_id(prop) if prop.patches else f"task-{task.id}-{pkg.content_hash[:12]}"
+        ctx.store.put_blob(
+            SUITE_BLOB, result.suite, key=f"suite-{pkg.content_hash[:16]}", replace=True
+        )
+    by_task = {p.task_id: p for p in result.suite.proposals}
+    outcomes: list[ProposeOutcome] = []
+    for cl in result.suite.clusters:
+        prop = by_task.get(cl.representative or "")
+        if prop is None:
+            continue
+        candidate = result.candidates.get((cl.failure_class.value, cl.signature))
+        out = publish(ctx, opts, prop, candidate, pkg, base_sha, skill_dir)
+        out.message += f" (cluster of {len(cl.members)}: {', '.join(cl.members)}; validated on all: {cl.validated})"
+        outcomes.append(out)
+    return outcomes
+
+
+def publish(
+    ctx: RepoContext,
+    opts: ProposeOptions,
+    prop: Proposal,
+    candidate: SkillPackage | None,
+    pkg: SkillPackage,
+    base_sha: str,
+    skill_dir: str,
+) -> ProposeOutcome:
+    """Keep the proposal; when it is ready, commit its patches and open or update its PR."""
+    if not ctx.dry_run:
+        key = (
+            combined_patch_id(prop)
+            if prop.patches
+            else f"task-{prop.task_id}-{pkg.content_hash[:12]}"
+        )
         ctx.store.put_blob(PROPOSAL_BLOB, prop, key=key, replace=True)
-    if not prop.ready or result.candidate is None:
+    if not prop.ready or candidate is None:
         extra = ""
         if prop.upgrade_path is not None:
             extra = f"; upgrade path: {prop.upgrade_path.value}"
@@ -292,7 +352,7 @@ def propose(ctx: RepoContext, opts: ProposeOptions) -> ProposeOutcome:
         )
     fc = prop.failure_class or "patch"
     branch = candidate_branch(pkg.manifest.name, fc, pid)
-    body = pr_body(prop, pkg, result.candidate, pid)
+    body = pr_body(prop, pkg, candidate, pid)
     if ctx.dry_run:
         return ProposeOutcome(
             prop,
@@ -302,9 +362,9 @@ def propose(ctx: RepoContext, opts: ProposeOptions) -> ProposeOutcome:
             patch_id=pid,
         )
 
-    commits = _commit_patches(ctx, prop, pkg, base_sha, branch, skill_dir, task.id)
+    commits = _commit_patches(ctx, prop, pkg, base_sha, branch, skill_dir, prop.task_id)
     labels = sorted({"skillci", fc} | ({"needs-approval"} if prop.needs_approval else set()))
-    title = f"skill({pkg.manifest.name}): {fc.replace('_', ' ')} — {task.id}"
+    title = f"skill({pkg.manifest.name}): {fc.replace('_', ' ')} — {prop.task_id}"
     if open_prs:
         pr = open_prs[-1]
         ctx.forge.update_body(pr.number, body)
