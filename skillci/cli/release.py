@@ -212,8 +212,10 @@ def canary_analyze_cmd(
     dry_run: DryOpt = False,
     json_out: JsonOpt = False,
 ) -> int:
-    """Canary vs stable production records since the canary started: pass (exit 0), fail
-    (exit 1) or inconclusive (exit 0: not enough data, keep waiting)."""
+    """Compare canary vs stable production records since the canary started.
+
+    Outcome pass (exit 0), fail (exit 1) or inconclusive (exit 0: keep waiting).
+    """
     from skillci.flows.canary import canary_analyze
 
     a = canary_analyze(_ctx(repo, dry_run), skill, auto=auto)
@@ -259,8 +261,11 @@ def register(app: typer.Typer) -> None:
         dry_run: DryOpt = False,
         json_out: JsonOpt = False,
     ) -> int:
-        """Release a PR whose current head the gate accepted (bump, changelog, compatibility,
-        rule promotion, squash-merge, tag) — or close it with its evidence if the gate rejected."""
+        """Release a gated PR as <skill>@<version>, or close it if the gate rejected it.
+
+        Needs an accepting gate report for the PR's current head. Bumps the version, writes
+        the changelog entry and compatibility, promotes rules, squash-merges and tags.
+        """
         from skillci.flows.release import release_pr
 
         res = release_pr(_ctx(repo, dry_run), pr, actor=_actor(actor))
@@ -332,8 +337,10 @@ def register(app: typer.Typer) -> None:
         dry_run: DryOpt = False,
         json_out: JsonOpt = False,
     ) -> int:
-        """Clear a running canary; without one (or with --to) move stable back. The rolled
-        back version is marked in the skill's CHANGELOG.md and compatibility."""
+        """Roll back: clear a running canary, else move stable to the previous release.
+
+        The rolled-back version is marked in the skill's CHANGELOG.md and compatibility.
+        """
         from skillci.flows.canary import mark_pending, rollback
 
         if mark_only:

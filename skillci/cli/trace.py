@@ -227,8 +227,11 @@ def ingest_cmd(
     ] = False,
     json_out: JsonOpt = False,
 ) -> int:
-    """Store production run records from a deployment (agent_role production, skill version
-    set); the whole file is validated first and a bad line is named."""
+    """Store production run records from a deployment (JSONL).
+
+    Records need agent_role production and runtime.skill.version; the whole file is
+    validated first and a bad line is named.
+    """
     from skillci.release.production import IngestResult, ingest, parse_jsonl
 
     store = TraceStore(home)
