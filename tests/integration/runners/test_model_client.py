@@ -222,3 +222,24 @@ def test_per_run_budget_stops_the_sim_agent_cleanly(tmp_path: Path) -> None:
     assert res.stop_reason == "budget: run budget: 3 model calls reached max_calls=3"
     assert res.cost.model_calls == 3
     assert res.events[-1].kind == "error"
+
+
+def test_a_context_overflow_stops_the_agent_with_its_reason(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    shell, _ = make_shell([Mount(ws, "/app", True)])
+    route = ModelRoute(model="sim/student", params={"extra_body": {"context_window": 50}})
+    res = BuiltinAgent(ModelClient("sim/tiny", route)).run(
+        AgentContext(
+            task_id="t",
+            instruction="CI failed; the log is in `ci.log`. " * 20,
+            workspace=ws,
+            shell=shell,
+            skill=None,
+            seed=0,
+            deadline=time.monotonic() + 60,
+        )
+    )
+    assert res.stop_reason == "context_window_exceeded"
+    err = res.events[-1]
+    assert err.kind == "error" and "accepts 50" in err.message

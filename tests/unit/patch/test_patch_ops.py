@@ -540,7 +540,7 @@ def test_add_example_creates_a_file_and_refuses_other_dirs() -> None:
 
 
 def test_add_regression_test_turns_flow_list_into_block_list() -> None:
-    pkg = bundled()
+    pkg = bundled().with_files({"evals/regression.yaml": b"schema_version: 1\ntasks: []\n"})
     a = run(pkg, {"op": "add_regression_test", "task_id": "cache-expiry"})
     assert text(a.after, "evals/regression.yaml") == "schema_version: 1\ntasks:\n  - cache-expiry\n"
     b = run(a.after, {"op": "add_regression_test", "task_id": "off by: one"})
