@@ -14,9 +14,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import yaml
-
 from skillci.models.routes import resolve_route
+from skillci.patch.apply import apply
+from skillci.patch.models import Author, DeleteRule, Patch
 from skillci.runners.base import AgentSpec, plan
 from skillci.runners.scheduler import Scheduler
 from skillci.skill.package import SkillPackage
@@ -28,18 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def without_rule(pkg: SkillPackage, rule_id: str) -> SkillPackage:
-    """``pkg`` with one rule removed (its file deleted, or the rule dropped from a list)."""
-    changes: dict[str, bytes | None] = {}
-    for lr in pkg.rules:
-        if lr.rule.id != rule_id:
-            continue
-        data = yaml.safe_load(pkg.files[lr.file])
-        if isinstance(data, dict) and "rules" in data:
-            data["rules"] = [r for r in data["rules"] if r.get("id") != rule_id]
-            changes[lr.file] = yaml.safe_dump(data, sort_keys=False).encode()
-        else:
-            changes[lr.file] = None
-    return pkg.with_files(changes)
+    """``pkg`` with one rule deleted, through the bounded patch language."""
+    op = DeleteRule(rule_id=rule_id)
+    return apply(pkg, Patch(failure_class="ablation", author=Author(compiler="ablation"), ops=[op]))
 
 
 def main() -> None:

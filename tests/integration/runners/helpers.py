@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 from skillci.models.routes import resolve_route
+from skillci.patch.apply import apply
+from skillci.patch.models import Author, DeleteRule, Patch
 from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec, TrialSpec, plan
 from skillci.runners.outcome import EvalResult
 from skillci.runners.scheduler import Scheduler
@@ -37,17 +37,9 @@ def model_agent(role: str = "student", route: str | None = None) -> AgentSpec:
 
 
 def without_rule(pkg: SkillPackage, rule_id: str) -> SkillPackage:
-    changes: dict[str, bytes | None] = {}
-    for lr in pkg.rules:
-        if lr.rule.id == rule_id:
-            data = yaml.safe_load(pkg.files[lr.file])
-            if isinstance(data, dict) and "rules" in data:
-                data["rules"] = [r for r in data["rules"] if r.get("id") != rule_id]
-                changes[lr.file] = yaml.safe_dump(data, sort_keys=False).encode()
-            else:
-                changes[lr.file] = None
-    assert changes, f"no rule {rule_id}"
-    return pkg.with_files(changes)
+    """``pkg`` with one rule deleted, through the bounded patch language."""
+    op = DeleteRule(rule_id=rule_id)
+    return apply(pkg, Patch(failure_class="ablation", author=Author(compiler="test"), ops=[op]))
 
 
 def specs(
