@@ -21,6 +21,10 @@ REGISTRIES = [
     "skillci.compile.proposal:SAVED_MODELS",
     "skillci.compile.suite:SAVED_MODELS",
     "skillci.release.models:SAVED_MODELS",
+    "skillci.models.routes:SAVED_MODELS",
+    "skillci.models.cache:SAVED_MODELS",
+    "skillci.runners.outcome:SAVED_MODELS",
+    "skillci.runners.trialdir:SAVED_MODELS",
 ]
 
 

@@ -72,4 +72,6 @@ class ResponseCache:
         return sum(1 for _ in self.root.glob("*/*.json")) if self.root.is_dir() else 0
 
 
-__all__ = ["CacheEntry", "ResponseCache", "request_key"]
+SAVED_MODELS: dict[str, type[BaseModel]] = {"response-cache-entry": CacheEntry}
+
+__all__ = ["SAVED_MODELS", "CacheEntry", "ResponseCache", "request_key"]

@@ -208,4 +208,12 @@ _ENV_FOR = {
     "/solution": ("SOLUTION_DIR",),
 }
 
-__all__ = ["NO_SANDBOX_WARNING", "BwrapShell", "Mount", "PlainShell", "bwrap_path", "make_shell"]
+__all__ = [
+    "NO_SANDBOX_WARNING",
+    "BwrapShell",
+    "Mount",
+    "PlainShell",
+    "base_env",
+    "bwrap_path",
+    "make_shell",
+]

@@ -118,11 +118,14 @@ def write_marker(path: Path, record: RunRecord, key: str) -> TrialMeta:
     return meta
 
 
+SAVED_MODELS: dict[str, type[BaseModel]] = {"trial-marker": TrialMeta}
+
 __all__ = [
     "FINAL_OUTPUT",
     "INCOMPLETE",
     "MARKER",
     "RECORD",
+    "SAVED_MODELS",
     "TRAJECTORY",
     "TrialMeta",
     "lock_for",

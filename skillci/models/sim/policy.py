@@ -430,4 +430,4 @@ def next_action(tr: Transcript, role: str, seed: int, slip_rate: float = 0.0) ->
     return action
 
 
-__all__ = ["Action", "Mind", "next_action"]
+__all__ = ["Action", "Mind", "Target", "exit_code", "next_action"]
