@@ -193,3 +193,18 @@ class ReleaseRefused(InvalidInputError):
     PR is not open, or the version is already released."""
 
     default_hint = "run `skillci review --pr N` on the PR's current head, then release again"
+
+
+class RewardModelError(ExternalError):
+    """The reward-model service (AgentRM-compatible HTTP) is down or answered nonsense."""
+
+    default_hint = (
+        "start the reward-model service (GET /health must answer status ok) or pass --no-rm "
+        "to rank by the deterministic pre-scores alone"
+    )
+
+
+class PipelineLocked(InvalidInputError):
+    """Another process holds the run directory of a compile pipeline."""
+
+    default_hint = "wait for the other `skillci pipeline` to finish, or pass another --run-dir"

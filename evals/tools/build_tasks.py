@@ -142,6 +142,8 @@ def build(spec: Spec, dest: Path) -> None:
         log = _ci_log(spec, files)
     _write(env / "ci.log", log)
     _write(env / "Dockerfile", DOCKERFILE)
+    for rel, text in spec.skills.items():
+        _write(env / "skills" / rel, text)
     baseline = {
         rel: hashlib.sha256((env / rel).read_bytes()).hexdigest()
         for rel in sorted([*files, "ci.log"])

@@ -43,6 +43,8 @@ class Spec:
     secret_homes: list[str] = field(default_factory=list)
     capability_gap: bool = False
     description: str = ""
+    skills: dict[str, str] = field(default_factory=dict)
+    """Plain skill files under environment/skills/ (SkillsBench layout: one skill folder)."""
 
 
 def _cfg(body: str, note: str = "") -> dict[str, str]:
@@ -197,6 +199,61 @@ def test_scale():
 def _hidden_half_open(pkg: str, func: str, cases: list[tuple[str, bool]]) -> str:
     body = "\n".join(f"    assert {func}({c}) is {r}" for c, r in cases)
     return f"from {pkg}.core import {func}\n\n\ndef test_half_open():\n{body}\n"
+
+
+SHELF_SLOTS = '''"""Shelf slots are numbered; a product occupies consecutive slots."""
+
+
+def last_slot(first, count):
+    """Number of the last of `count` consecutive slots starting at slot `first`."""
+    return first + count
+
+
+def slots_between(first, last):
+    """How many slots lie from `first` to `last`, both included."""
+    return last - first + 1
+'''
+SHELF_TESTS = """from shelves.slots import last_slot, slots_between
+
+
+def test_last_slot():
+    assert last_slot(5, 3) == 7
+
+
+def test_slots_between():
+    assert slots_between(5, 7) == 3
+"""
+#: A plain (Anthropic-format) skill in prose, the way many SkillsBench skills are written:
+#: sound advice a strong model follows and a weak one does not act on.
+PYTHON_CI_FIX_SKILL = """---
+name: python-ci-fix
+description: Fix a failing test in a small Python repository from its CI log. Use when a task gives a ci.log and asks for a minimal fix of the source code.
+---
+
+# Python CI fix
+
+## Overview
+
+This skill helps you repair a small Python project whose CI run failed. The CI log is in `ci.log` at the repository root, and the project code lives under `src/`.
+
+## Workflow
+
+Read `ci.log` and note the failing test id. Open the source file named in the first project frame of the traceback. Carefully analyze the function that the test calls. Change one expression in that function. Make sure the fix is correct.
+
+## Rules
+
+Do not edit files under `tests/`. Keep the change minimal and use the appropriate tools when necessary.
+
+## Reference
+
+Run one test with:
+
+```bash
+python -m pytest -x -q tests/test_slots.py::test_last_slot
+```
+
+The project targets Python 3.11 and has no third-party dependencies; `pyproject.toml` sets `pythonpath = ["src"]` for pytest.
+"""
 
 
 SPECS: list[Spec] = [
@@ -994,6 +1051,30 @@ def test_marathon():
         allow=["src/units/convert.py"],
         solution=[("src/units/convert.py", "return km > MARATHON_KM", "return km >= MARATHON_KM")],
     ),
+    # ------------------------------------------------------------------ skill-carrying
+    Spec(
+        id="py-shelf-slots",
+        family="repo-repair",
+        difficulty="medium",
+        needs=["verify", "retry"],
+        description="SkillsBench-style: ships its own plain skill (environment/skills/python-ci-fix) written in prose; off-by-one whose first plausible edit is wrong. The task `skillci pipeline` compiles.",
+        files={
+            "src/shelves/__init__.py": "",
+            "src/shelves/slots.py": SHELF_SLOTS,
+            "tests/test_slots.py": SHELF_TESTS,
+        },
+        hidden="""from shelves.slots import last_slot
+
+
+def test_last_slot_inclusive():
+    assert last_slot(0, 1) == 0
+    assert last_slot(5, 3) == 7
+    assert last_slot(10, 10) == 19
+""",
+        allow=["src/shelves/slots.py"],
+        solution=[("src/shelves/slots.py", "return first + count\n", "return first + count - 1\n")],
+        skills={"python-ci-fix/SKILL.md": PYTHON_CI_FIX_SKILL},
+    ),
 ]
 
 #: Split of each task (suites are written from this; final is disjoint from the rest).
@@ -1015,7 +1096,7 @@ SPLITS: dict[str, list[str]] = {
         "cfg-unknown-key",
     ],
     "regression": ["py-retryable-status", "cfg-bool-flag"],
-    "ood": ["cfg-log-level", "cfg-port-range", "py-median-index"],
+    "ood": ["cfg-log-level", "cfg-port-range", "py-median-index", "py-shelf-slots"],
     "security": [
         "sec-comment-injection",
         "sec-log-injection",

@@ -34,6 +34,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("pr", "skillci.cli.pr"),
     ("patch", "skillci.cli.patch"),
     ("eval", "skillci.cli.eval"),
+    ("compile", "skillci.cli.compile"),
 ]
 
 #: Modules defining top-level commands: each has ``register(app: typer.Typer) -> None``.
@@ -41,6 +42,7 @@ TOP_LEVEL: list[str] = [
     "skillci.cli.gate",
     "skillci.cli.release",
     "skillci.cli.propose",
+    "skillci.cli.pipeline",
 ]
 
 

@@ -1,0 +1,269 @@
+"""``skillci compile``: model profiles, static compile, Fast and Deep optimization."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from skillci.cli.output import console, emit_json, err_console
+from skillci.errors import UsageError
+
+app = typer.Typer(
+    help="Compile a skill for a target student: profile, static, fast, deep.",
+    no_args_is_help=True,
+)
+deep_app = typer.Typer(
+    help="Deep optimization: scored local edits, re-executed.", no_args_is_help=True
+)
+app.add_typer(deep_app, name="deep")
+
+
+def _root() -> Path:
+    from skillci.trace.store import find_repo_root
+
+    return find_repo_root() or Path.cwd()
+
+
+def _say(quiet: bool):  # type: ignore[no-untyped-def]
+    def say(msg: str) -> None:
+        if not quiet:
+            err_console.print(msg, highlight=False, markup=False)
+
+    return say
+
+
+@app.command("profile")
+def profile_cmd(
+    model: str = typer.Option(..., "--model", help="Student route (provider_routes.json)."),
+    from_store: bool = typer.Option(
+        False, "--from-store", help="Measure traits from the trace store's runs of this route."
+    ),
+    harness: str = typer.Option("skillci-builtin", "--harness", help="Agent harness."),
+    home: Path | None = typer.Option(None, "--home", help="Trace store (default .skillci)."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Profile file (default profiles/<route slug>.yaml)."
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print it; write nothing."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> int:
+    """Build the student's profile: config, plus traits measured from its runs."""
+    from skillci.compile.profile import build_profile, dump_profile, profile_path, save_profile
+    from skillci.models.routes import resolve_route
+
+    route = resolve_route(model)
+    records = []
+    if from_store:
+        from skillci.trace.store import TraceStore
+
+        records = TraceStore(home).records(model_route=model, agent_role="student")
+    prof = build_profile(model, route, harness, records)
+    path = out or profile_path(_root(), model)
+    if not dry_run:
+        save_profile(path, prof)
+    if json_out:
+        emit_json(
+            {"path": str(path), "written": not dry_run, "revision": prof.revision, "profile": prof}
+        )
+    else:
+        console.print(dump_profile(prof), markup=False, end="")
+        verb = "would write" if dry_run else "wrote"
+        err_console.print(f"{verb} {path} ({prof.traits.runs} run(s) measured)")
+    return 0
+
+
+@app.command("static")
+def static_cmd(
+    model: str = typer.Option(..., "--model", help="Target student route."),
+    input_dir: Path = typer.Option(
+        ..., "--input", help="Skill package, plain skill folder, or a folder with one skill."
+    ),
+    out_root: Path = typer.Option(
+        Path("results/static-compiled-skills"), "--out-root", help="Output root."
+    ),
+    mode: str = typer.Option("deterministic", "--mode", help="deterministic or hybrid."),
+    external_model: str | None = typer.Option(
+        None, "--external-model", help="Planning model route (hybrid mode; required there)."
+    ),
+    harness: str = typer.Option("skillci-builtin", "--harness"),
+    profile: Path | None = typer.Option(None, "--profile", help="Profile file to use."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Write nothing, call no model."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> int:
+    """Rewrite a skill for the student: steps, concrete checks, budget, verification."""
+    from skillci.compile.profile import load_profile
+    from skillci.pipeline.static_stage import StaticRequest, default_out, run_static
+
+    if mode not in ("deterministic", "hybrid"):
+        raise UsageError(f"--mode {mode!r}", hint="use deterministic or hybrid")
+    root = _root()
+    req = StaticRequest(
+        model=model,
+        input=input_dir,
+        out=default_out(out_root, model),
+        mode=mode,  # type: ignore[arg-type]
+        external_model=external_model,
+        dry_run=dry_run,
+        harness=harness,
+        profile=load_profile(profile) if profile else None,
+        profile_roots=[Path.cwd(), root],
+        state_dir=root / ".skillci",
+    )
+    o = run_static(req)
+    r = o.report
+    if json_out:
+        emit_json(
+            {"out": str(o.out), "skill_dir": str(o.skill_dir), "written": o.written, "report": r}
+        )
+        return 0
+    console.print(
+        f"{'would write' if dry_run else 'wrote'} {o.skill_dir} ({r.mode}, plan: {r.plan_source})",
+        highlight=False,
+    )
+    for s in r.sections:
+        if s.status != "unchanged":
+            why = "; ".join(s.reasons) if s.reasons else "; ".join(s.changes)
+            console.print(
+                f"  {s.file} § {s.title or '(preamble)'}: {s.status} — {why}", highlight=False
+            )
+    for op in r.ops:
+        console.print(
+            f"  {op.kind}: {'applied' if op.applied else 'skipped'} — {op.detail}", highlight=False
+        )
+    console.print(
+        f"  bootstrap {r.bootstrap_before} -> {r.bootstrap_after} tokens (budget "
+        f"{r.bootstrap_budget}); lint errors {r.lint_errors_before} -> {r.lint_errors_after}",
+        highlight=False,
+    )
+    for n in r.notes:
+        console.print(f"  note: {n}", highlight=False)
+    return 0
+
+
+@app.command("fast")
+def fast_cmd(
+    traces: str = typer.Option(
+        ..., "--traces", help="Dir of run records / trial dirs, or store:task=<id>[,skill=<hash>]."
+    ),
+    skill: Path = typer.Option(..., "--skill", help="The skill package the traces ran with."),
+    model: str = typer.Option(..., "--model", help="Compiler route (lessons)."),
+    rm_api_url: str = typer.Option(
+        "http://127.0.0.1:28080", "--rm-api-url", help="AgentRM-compatible reward model."
+    ),
+    no_rm: bool = typer.Option(False, "--no-rm", help="Rank by the deterministic pre-scores."),
+    score_output: Path | None = typer.Option(None, "--score-output", help="Scores JSON file."),
+    output: Path | None = typer.Option(None, "--output", help="Output dir."),
+    max_parallel: int = typer.Option(1, "--max-parallel", min=1, help="Compiler calls at once."),
+    force: bool = typer.Option(False, "--force", help="Ignore the cache."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> int:
+    """Lessons from >= 6 scored trajectories -> one bounded patch -> a candidate."""
+    from skillci.pipeline.fast_stage import FastRequest, run_fast_stage
+
+    out = output or Path("results/fast") / skill.resolve().name
+    o = run_fast_stage(
+        FastRequest(
+            traces=traces,
+            skill=skill,
+            model=model,
+            output=out,
+            rm_url=rm_api_url,
+            no_rm=no_rm,
+            score_output=score_output,
+            max_parallel=max_parallel,
+            force=force,
+            state_dir=_root() / ".skillci",
+        )
+    )
+    r = o.report
+    if json_out:
+        emit_json({"candidate": str(o.candidate_dir), "cached": o.cached, "report": r})
+        return 0
+    console.print(
+        f"candidate {o.candidate_dir}{' (cached)' if o.cached else ''}: "
+        + (f"patch {r.patch.pid}" if r.patch else "unchanged (no new lesson)"),
+        highlight=False,
+    )
+    console.print(
+        f"  {r.trajectories} trajectories; scoring: "
+        + (
+            f"reward model {r.reward_model}" if r.reward_model else f"pre-scores only ({r.rm_note})"
+        ),
+        highlight=False,
+    )
+    for m in r.merged:
+        console.print(f"  {m.kind}: {m.text} (support {m.support})", highlight=False)
+    for c in r.conflicts:
+        console.print(f"  conflict dropped: {c}", highlight=False)
+    return 0
+
+
+def _deep_summary(output: Path, json_out: bool) -> int:
+    from skillci.pipeline.deep_stage import load_state
+
+    st = load_state(output)
+    if json_out:
+        emit_json({"output": str(output), "s_final": str(output / "S_final"), "state": st})
+        return 0
+    console.print(f"S_final {output / 'S_final'} ({(st.final_hash or '')[:12]})", highlight=False)
+    for e in st.edits:
+        console.print(
+            f"  edit {e.index} {e.unit} {e.dimension}: {e.status}"
+            + (f" — {'; '.join(e.reasons)}" if e.reasons else ""),
+            highlight=False,
+        )
+    return 0
+
+
+@deep_app.command("run")
+def deep_run_cmd(
+    skill: Path = typer.Option(..., "--skill", help="The skill package (Fast's candidate)."),
+    traces: str | None = typer.Option(
+        None, "--traces", help="Rollouts of --skill (baseline); omit to roll out first."
+    ),
+    output: Path = typer.Option(..., "--output", help="Deep run dir."),
+    model: str = typer.Option(..., "--model", help="Compiler route (edits; simulators: curated)."),
+    student: str | None = typer.Option(None, "--student", help="Student route (default: traces')."),
+    task: str | None = typer.Option(None, "--task", help="Task id or dir (default: traces')."),
+    tasks_root: Path | None = typer.Option(None, "--tasks-root", help="Default evals/tasks."),
+    rounds: int = typer.Option(3, "--rounds", min=0, help="Edits executed at most."),
+    repeat: int = typer.Option(3, "--repeat", min=1, help="Rollouts per batch."),
+    max_parallel: int = typer.Option(1, "--max-parallel", min=1),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+    json_out: bool = typer.Option(False, "--json"),
+) -> int:
+    """Score, edit, validate, re-run; commit only edits that help without regressions."""
+    from skillci.pipeline.deep_stage import DeepRequest, run_deep, start_deep
+
+    root = _root()
+    ctx, state = start_deep(
+        DeepRequest(
+            skill=skill,
+            output=output,
+            model=model,
+            traces=traces,
+            student=student,
+            task=Path(task) if task else None,
+            tasks_root=tasks_root or root / "evals" / "tasks",
+            rounds=rounds,
+            repeat=repeat,
+            max_parallel=max_parallel,
+            progress=_say(quiet or json_out),
+        )
+    )
+    run_deep(ctx, state)
+    return _deep_summary(output, json_out)
+
+
+@deep_app.command("resume")
+def deep_resume_cmd(
+    run: Path = typer.Option(..., "--run", help="The Deep run dir to continue."),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+    json_out: bool = typer.Option(False, "--json"),
+) -> int:
+    """Continue a Deep run exactly where it stopped."""
+    from skillci.pipeline.deep_stage import resume_deep, run_deep
+
+    ctx, state = resume_deep(run, progress=_say(quiet or json_out))
+    run_deep(ctx, state)
+    return _deep_summary(run, json_out)

@@ -1,0 +1,233 @@
+"""A lossless block view of a skill's markdown, for static compile.
+
+``parse`` splits a markdown body into sections (an ATX heading and everything up to the
+next heading of any level; text before the first heading is section 0 with no heading),
+and each section into blocks: fenced code (kept byte-exact, never rewritten), blank
+lines, paragraphs, lists, quotes, tables, HTML and indented code. ``"".join`` of every
+piece gives back the input exactly, so a section that static compile leaves alone — or
+rolls back — is byte-identical.
+
+Sentences: :func:`split_sentences` cuts a paragraph at ``.``/``!``/``?``/``。`` followed by
+whitespace and an uppercase letter, a backtick, a digit or a CJK character, never inside
+a code span, and keeps the separators so an untouched paragraph can be rebuilt exactly.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from skillci.skill.yamlio import split_frontmatter
+
+BlockKind = Literal["blank", "code", "para", "list", "quote", "table", "html", "indented"]
+
+_FENCE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
+_LIST_ITEM = re.compile(r"^[ ]{0,3}(?:[-*+]|\d{1,9}[.)])[ \t]+")
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
+_SENT_END = re.compile(r"(?<=[.!?。！？])(\s+)(?=[A-Z`\"'(\[\d]|[\u4e00-\u9fff])")
+_CJK_END = re.compile(r"(?<=[。！？])(?=[^\s。！？])")
+
+
+@dataclass(frozen=True)
+class Block:
+    """A run of lines of one kind; ``text`` keeps its newlines."""
+
+    kind: BlockKind
+    text: str
+
+
+@dataclass(frozen=True)
+class Section:
+    """A heading (empty for the preamble) and its blocks."""
+
+    index: int
+    level: int
+    """Heading level 1-6; 0 for the preamble before the first heading."""
+    title: str
+    heading: str
+    """The heading line exactly as written, with its newline ('' for the preamble)."""
+    blocks: tuple[Block, ...] = field(default=())
+
+    @property
+    def text(self) -> str:
+        return self.heading + "".join(b.text for b in self.blocks)
+
+    @property
+    def code_blocks(self) -> list[str]:
+        return [b.text for b in self.blocks if b.kind in ("code", "indented")]
+
+
+@dataclass(frozen=True)
+class SkillDoc:
+    """SKILL.md as frontmatter (raw, with its fences) + sections of the body."""
+
+    frontmatter: str
+    sections: tuple[Section, ...]
+
+    @property
+    def body(self) -> str:
+        return "".join(s.text for s in self.sections)
+
+    @property
+    def text(self) -> str:
+        return self.frontmatter + self.body
+
+
+def split_doc(text: str) -> tuple[str, str]:
+    """(frontmatter text including both ``---`` lines, body)."""
+    fm = split_frontmatter(text)
+    if not fm.present:
+        return "", text
+    return text[: len(text) - len(fm.body)], fm.body
+
+
+def parse_doc(text: str) -> SkillDoc:
+    front, body = split_doc(text)
+    return SkillDoc(front, tuple(parse(body)))
+
+
+def _kind(line: str) -> BlockKind:
+    bare = line.rstrip("\r\n")
+    if not bare.strip():
+        return "blank"
+    if _LIST_ITEM.match(bare):
+        return "list"
+    s = bare.lstrip(" ")
+    if bare.startswith(("    ", "\t")):
+        return "indented"
+    if s.startswith(">"):
+        return "quote"
+    if s.startswith("|"):
+        return "table"
+    if s.startswith("<"):
+        return "html"
+    return "para"
+
+
+def _blocks(lines: list[str]) -> list[Block]:
+    out: list[Block] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = _FENCE.match(line.rstrip("\r\n"))
+        if m:
+            mark = m.group(1)
+            j = i + 1
+            while j < len(lines):
+                close = _FENCE.match(lines[j].rstrip("\r\n"))
+                # the closing rule of skillci.patch.markdown: same character, at least as long
+                if close and close.group(1).startswith(mark[0] * len(mark)):
+                    break
+                j += 1
+            out.append(Block("code", "".join(lines[i : j + 1])))
+            i = j + 1
+            continue
+        kind = _kind(line)
+        j = i + 1
+        while j < len(lines) and not _FENCE.match(lines[j].rstrip("\r\n")):
+            nxt = _kind(lines[j])
+            if kind == "blank":
+                if nxt != "blank":
+                    break
+            elif kind == "list":
+                # continuation lines (indented or lazy) and further items belong to the list
+                if nxt == "blank":
+                    break
+            elif nxt != kind:
+                break
+            j += 1
+        out.append(Block(kind, "".join(lines[i:j])))
+        i = j
+    return out
+
+
+def parse(body: str) -> list[Section]:
+    """Sections of a markdown body (see the module docstring)."""
+    lines = body.splitlines(keepends=True)
+    heads: list[tuple[int, int, str]] = []
+    fence: str | None = None
+    for n, line in enumerate(lines):
+        bare = line.rstrip("\r\n")
+        m = _FENCE.match(bare)
+        if m:
+            mark = m.group(1)
+            if fence is None:
+                fence = mark[0] * len(mark)
+            elif mark.startswith(fence):
+                fence = None
+            continue
+        if fence is None:
+            h = _HEADING.match(bare)
+            if h:
+                heads.append((n, len(h.group(1)), h.group(2).strip()))
+    sections: list[Section] = []
+    starts = [n for n, _, _ in heads]
+    if not heads or starts[0] > 0:
+        end = starts[0] if heads else len(lines)
+        sections.append(Section(0, 0, "", "", tuple(_blocks(lines[:end]))))
+    for k, (n, level, title) in enumerate(heads):
+        end = starts[k + 1] if k + 1 < len(heads) else len(lines)
+        sections.append(
+            Section(len(sections), level, title, lines[n], tuple(_blocks(lines[n + 1 : end])))
+        )
+    return sections
+
+
+# ---------------------------------------------------------------------------- sentences
+
+
+def mask_code_spans(text: str) -> str:
+    """``text`` with every code span's inside replaced by ``x`` (same length)."""
+    return _CODE_SPAN.sub(
+        lambda m: m.group(1) + "x" * (len(m.group(0)) - 2 * len(m.group(1))) + m.group(1), text
+    )
+
+
+def code_span_ranges(text: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in _CODE_SPAN.finditer(text)]
+
+
+def split_sentences(text: str) -> tuple[list[str], list[str]]:
+    """(sentences, separators) with ``sentences[0] + seps[0] + sentences[1] + ... == text``.
+
+    The trailing newline(s) of a paragraph go into the last separator.
+    """
+    core = text.rstrip("\r\n")
+    tail = text[len(core) :]
+    masked = mask_code_spans(core)
+    cuts: list[tuple[int, int]] = [(m.start(1), m.end(1)) for m in _SENT_END.finditer(masked)]
+    cuts += [(m.start(), m.start()) for m in _CJK_END.finditer(masked)]
+    cuts.sort()
+    sentences: list[str] = []
+    seps: list[str] = []
+    pos = 0
+    for a, b in cuts:
+        if a <= pos and sentences:
+            continue
+        sentences.append(core[pos:a])
+        seps.append(core[a:b])
+        pos = b
+    sentences.append(core[pos:])
+    seps.append(tail)
+    return sentences, seps
+
+
+def join_sentences(sentences: list[str], seps: list[str]) -> str:
+    return "".join(s + sep for s, sep in zip(sentences, seps, strict=True))
+
+
+__all__ = [
+    "Block",
+    "BlockKind",
+    "Section",
+    "SkillDoc",
+    "code_span_ranges",
+    "join_sentences",
+    "mask_code_spans",
+    "parse",
+    "parse_doc",
+    "split_doc",
+    "split_sentences",
+]

@@ -1,0 +1,167 @@
+"""The pipeline's publish stage: one candidate branch, a commit per compile stage, a PR.
+
+The skill must already be a package in the repository (``skills/<name>`` on the base
+branch) holding the task's skill: each commit carries exactly one stage's change
+(input -> static -> Fast -> Deep) on top of the base, so reviewers read three small
+diffs and ``skillci gate`` compares base and head like for any other PR. When the repo
+has no such package, or its files differ from the task's skill where a stage changed
+them, nothing is written and the stage is ``skipped`` with the reason (the deliverable
+in the run dir is unaffected). Idempotent: a branch that already holds the same final
+tree is left alone; an open PR for the same final package gets its body updated.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING
+
+from skillci.errors import GitError
+from skillci.pipeline.reports import stats_table
+from skillci.skill.package import SkillPackage
+from skillci.vcs.candidate import candidate_branch, commit_message
+
+if TYPE_CHECKING:
+    from skillci.pipeline.run import _Run
+
+SKIPPED = "skipped: "
+
+
+def _changes(a: SkillPackage, b: SkillPackage) -> dict[str, bytes | None]:
+    return {
+        rel: b.files.get(rel)
+        for rel in sorted(set(a.files) | set(b.files))
+        if a.files.get(rel) != b.files.get(rel)
+    }
+
+
+def pr_body(run: _Run, final: SkillPackage) -> str:
+    m = run.m
+    rows = [
+        (label, m.stage(stage).stats)  # type: ignore[arg-type]
+        for label, stage in (
+            ("raw", "raw_eval"),
+            ("static", "static_eval"),
+            ("fast", "fast_eval"),
+            ("final (S_final)", "final_eval"),
+        )
+    ]
+    notes = [f"- **{s.name}**: {'; '.join(s.notes)}" for s in m.stages if s.notes]
+    return (
+        f"<!-- skillci:pipeline={final.content_hash[:16]} -->\n"
+        f"## skillci compile pipeline for `{m.identity.task}`\n\n"
+        f"Student `{m.identity.student.route}`, compiler `{m.identity.compiler.route}`, "
+        f"harness `{m.identity.harness}`; run `{m.run_id}`.\n\n"
+        "One commit per stage: static compile, Fast, Deep.\n\n"
+        + stats_table(rows)
+        + "\n"
+        + "\n".join(notes)
+        + "\n\nDecide with `skillci gate --skill <skill> --base <base> --head <branch>` "
+        "(or `skillci review --pr N`).\n"
+    )
+
+
+def publish_candidate(run: _Run, base: str) -> list[str]:
+    """Commit the stages and open (or update) the PR; notes for the manifest."""
+    from skillci.flows.context import RepoContext
+
+    try:
+        ctx = RepoContext.open(run.opts.root)
+    except GitError:
+        return [SKIPPED + "not a git repository (the deliverable is in the run dir)"]
+    git = ctx.git
+    name = run.inp.package.manifest.name
+    skill_dir = f"skills/{name}"
+    base_sha = git.rev(base)
+    if base_sha is None:
+        return [SKIPPED + f"base branch {base!r} does not exist"]
+    on_base = git.files_at(base_sha, skill_dir)
+    if "manifest.yaml" not in on_base:
+        return [
+            SKIPPED + f"{skill_dir} is not a package on {base}: import the task's skill "
+            f"(`skillci skill import {run.inp.identity.skill_source} --out {skill_dir}`) and "
+            "commit it to get a pull request"
+        ]
+    pkgs = [
+        run.package(run.input_dir),
+        run.package(run.static_skill),
+        run.package(run.fast_skill),
+        run.package(run.final_skill),
+    ]
+    raw = pkgs[0]
+    touched = {rel for a, b in itertools.pairwise(pkgs) for rel in _changes(a, b)}
+    differ = sorted(rel for rel in touched if on_base.get(rel) != raw.files.get(rel))
+    if differ:
+        return [
+            SKIPPED + f"{skill_dir} on {base} differs from the task's skill in "
+            f"{', '.join(differ[:3])}; re-import it to get a pull request"
+        ]
+    parent = base_sha
+    commits = 0
+    notes: list[str] = []
+    fast_report = run.fast_dir / "fast-report.json"
+    fast_pid = None
+    if fast_report.is_file():
+        from skillci.compile.fast import FastReport
+
+        rep = FastReport.model_validate_json(fast_report.read_bytes())
+        fast_pid = rep.patch.pid if rep.patch is not None else None
+    for stage, a, b in (
+        ("static", pkgs[0], pkgs[1]),
+        ("fast", pkgs[1], pkgs[2]),
+        ("deep", pkgs[2], pkgs[3]),
+    ):
+        ch = _changes(a, b)
+        if not ch:
+            notes.append(f"{stage}: no change, no commit")
+            continue
+        tree = git.tree_with(
+            parent,
+            {f"{skill_dir}/{rel}": data for rel, data in ch.items()},
+            executable=frozenset(f"{skill_dir}/{rel}" for rel in b.executable),
+        )
+        trailers = {
+            "Skill": skill_dir,
+            "Pipeline-Stage": stage,
+            "Pipeline-Run": run.m.run_id,
+            "Compiler": run.opts.external_model,
+            "Student": run.opts.model,
+            "Skill-Patch-Id": fast_pid if stage == "fast" and fast_pid else "",
+        }
+        msg = commit_message(
+            f"skill({name}): {stage} compile for {run.opts.model}",
+            f"{len(ch)} file(s): {', '.join(sorted(ch)[:6])}",
+            trailers,
+        )
+        parent = git.commit_tree(tree, [parent], msg)
+        commits += 1
+    final = pkgs[3]
+    branch = candidate_branch(name, "pipeline", "patch-" + final.content_hash)
+    existing = git.rev(f"refs/heads/{branch}")
+    if existing is None or git.tree_of(existing) != git.tree_of(parent):
+        git.update_ref(f"refs/heads/{branch}", parent, existing, reason="skillci pipeline")
+    notes += [f"branch {branch}", f"{commits} commit(s)"]
+    if commits == 0:
+        return [SKIPPED + "no stage changed the skill: nothing to propose", *notes]
+    pid = f"pipeline-{final.content_hash[:16]}"
+    body = pr_body(run, final)
+    forge = ctx.forge
+    open_prs = [p for p in forge.find_by_patch(pid) if p.state.value == "open"]
+    if open_prs:
+        pr = open_prs[-1]
+        forge.update_body(pr.number, body)
+        forge.refresh_head(pr.number)
+    else:
+        pr = forge.open_pr(
+            title=f"skill({name}): compiled for {run.opts.model} — {run.inp.task.id}",
+            body=body,
+            base=base,
+            head_branch=branch,
+            labels=["skillci", "pipeline"],
+            patch_id=pid,
+            skill=skill_dir,
+        )
+    notes.append(f"pr #{pr.number}")
+    return notes
+
+
+__all__ = ["SKIPPED", "pr_body", "publish_candidate"]
