@@ -43,6 +43,7 @@ TOP_LEVEL: list[str] = [
     "skillci.cli.release",
     "skillci.cli.propose",
     "skillci.cli.pipeline",
+    "skillci.cli.demo",
 ]
 
 

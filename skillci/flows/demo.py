@@ -1,0 +1,330 @@
+"""``skillci demo``: the whole loop on the embedded default, in a fresh scratch repository.
+
+1. Scratch repo from the bundled skill and tasks, with ``finish.report-success`` removed
+   (the student then claims success without verifying) — plus a canary policy sized for a demo.
+2. Baseline eval of the student on the validation suite.
+3. ``propose`` for a failing task → PR #1 (bounded patch restoring the behaviour).
+4. ``review`` PR #1 → the gate accepts; ``release`` → merged, changelog, tag.
+5. A second, over-fitting patch (the shape a naive compiler writes: it hard-codes the file
+   of the task it saw) → PR #2 → the gate rejects it for regression → closed with evidence.
+6. Canary of the release with simulated production traffic → analyze → promote.
+7. A deliberately bad canary (the old version without the rule) → automatic rollback.
+
+Simulated production traffic: each request id is routed by ``skillci.runtime.resolve``
+(deterministic bucketing); the request's outcome is a real trial of the routed version on a
+task drawn (seeded) from the validation suite, recorded as a production run record.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from skillci.flows.context import RepoContext, student_agent
+from skillci.gate.verdict import GateReport
+
+SKILL = "repo-debugger"
+TASK = "py-page-count"
+DROPPED_RULE_FILE = "finish.yaml"
+OVERFIT_RULE = """\
+schema_version: 1
+id: edit.page-count-fast-path
+status: candidate
+scope:
+  workflow: null
+  tools: [apply_patch]
+trigger:
+  all:
+    - failure_location_known
+instruction:
+  steps:
+    - when_a_test_fails_edit_only_src/ranges/pages.py
+provenance:
+  introduced_by: demo-overfitting-compiler
+  supporting_runs: []
+"""
+# The release adds a verification step, which costs tokens and time by design (the gate's
+# token budget already admitted it), so the demo's canary allows more growth than the default;
+# simulated latency is this machine's wall time per trial, which is noisy under load.
+DEMO_CANARY = """
+canary:
+  max_success_drop: 0.05
+  max_token_growth: 0.6
+  max_latency_growth: 3.0
+  min_samples: 20
+  min_task_samples: 2
+"""
+#: The demo repo's regression suite also protects py-window-end, which shares
+#: src/ranges/pages.py with py-page-count: exactly what an over-fitting patch breaks.
+EXTRA_REGRESSION = "py-window-end"
+
+Say = Callable[[str], None]
+
+
+@dataclass
+class DemoResult:
+    repo: Path
+    steps: list[tuple[str, str, float]] = field(default_factory=list)  # (step, outcome, seconds)
+    html_report: Path | None = None
+    ok: bool = True
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def build_repo(src_root: Path, dest: Path) -> Path:
+    if dest.exists() and any(dest.iterdir()):
+        from skillci.errors import UsageError
+
+        raise UsageError(f"{dest} exists and is not empty", hint="pass --dir with a new path")
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(src_root / "skills" / SKILL, dest / "skills" / SKILL)
+    shutil.copytree(
+        src_root / "evals", dest / "evals", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    (dest / "skills" / SKILL / "rules" / DROPPED_RULE_FILE).unlink()
+    with (dest / "skills" / SKILL / "manifest.yaml").open("a") as fh:
+        fh.write(DEMO_CANARY)
+    reg = dest / "evals" / "suites" / "regression.yaml"
+    reg.write_text(reg.read_text().rstrip("\n") + f"\n  - {EXTRA_REGRESSION}\n")
+    for other in ("discovery.yaml",):
+        p = dest / "evals" / "suites" / other
+        p.write_text(
+            "\n".join(
+                ln for ln in p.read_text().splitlines() if ln.strip() != f"- {EXTRA_REGRESSION}"
+            )
+            + "\n"
+        )
+    (dest / ".gitignore").write_text(".skillci/\n")
+    (dest / "README.md").write_text(
+        "# skillci demo repository\n\nBuilt by `skillci demo`: the bundled repo-debugger skill "
+        "without `finish.report-success`, and the bundled tasks.\n"
+    )
+    env_id = ["-c", "user.name=skillci demo", "-c", "user.email=demo@skillci.invalid"]
+    _git(dest, "init", "-q", "-b", "main")
+    _git(dest, "add", "-A")
+    _git(dest, *env_id, "commit", "-qm", "demo: bundled skill without finish.report-success")
+    return dest
+
+
+def _traffic(
+    ctx: RepoContext, versions: dict[str, tuple[str, str]], n: int, seed: int, say: Say
+) -> dict[str, int]:
+    """Route ``n`` requests and record each as a production run of the routed version."""
+    from skillci.release.production import as_production
+    from skillci.runners.base import plan
+    from skillci.runners.scheduler import Scheduler
+    from skillci.runtime import resolve
+    from skillci.skill.package import SkillPackage
+    from skillci.skill.render import render
+    from skillci.tasks.loader import load_suite_tasks
+    from skillci.tasks.models import Purpose
+    from skillci.tasks.suites import load_suite
+
+    tasks = load_suite_tasks(
+        load_suite("validation", ctx.root, purpose=Purpose.optimize),
+        ctx.root,
+        purpose=Purpose.optimize,
+    )
+    agent = student_agent("sim/student")
+    sched = Scheduler(parallel=2, store=ctx.store)
+    trials: dict[str, dict[str, list[str]]] = {}
+    for version, (commit, skill_dir) in versions.items():
+        pkg = SkillPackage(ctx.git.files_at(commit, skill_dir), root=skill_dir)
+        specs = plan(
+            tasks,
+            agent,
+            repeats=1,
+            state_dir=ctx.state_dir,
+            skill=render(pkg, "builtin"),
+            skill_package_hash=pkg.content_hash,
+        )
+        result = sched.run(specs)
+        trials[version] = {}
+        for o in result.trials:
+            if o.run_id:
+                trials[version].setdefault(o.task_id, []).append(o.run_id)
+    rng = random.Random(seed)  # noqa: S311 - simulation, not security
+    counts: dict[str, int] = {}
+    for i in range(n):
+        rid = f"req-{seed}-{i:04d}"
+        res = resolve(ctx.root, SKILL, request_id=rid)
+        by_task = trials.get(res.version)
+        if not by_task:
+            continue
+        task = rng.choice(sorted(by_task))
+        rec = ctx.store.get(rng.choice(by_task[task]))
+        ctx.store.put(as_production(rec, request_id=rid))
+        counts[f"{res.channel} {res.version}"] = counts.get(f"{res.channel} {res.version}", 0) + 1
+    say("    traffic: " + ", ".join(f"{k}: {v} requests" for k, v in sorted(counts.items())))
+    return counts
+
+
+def run_demo(src_root: Path, dest: Path, say: Say, *, html: bool = True) -> DemoResult:
+    from skillci.flows.canary import canary_analyze, canary_start
+    from skillci.flows.gate import GateOptions, run_gate
+    from skillci.flows.propose import ProposeOptions, propose
+    from skillci.flows.release import release_pr
+    from skillci.flows.review import review
+    from skillci.release.channels import ChannelStore
+    from skillci.vcs.candidate import commit_candidate
+
+    res = DemoResult(repo=build_repo(src_root, dest))
+    ctx = RepoContext.open(res.repo)
+    actor = "skillci demo"
+
+    def step(name: str, fn: Callable[[], str]) -> None:
+        say(f"[bold]▶ {name}[/bold]")
+        t0 = time.monotonic()
+        outcome = fn()
+        dt = time.monotonic() - t0
+        res.steps.append((name, outcome, dt))
+        say(f"  {outcome}  [dim]({dt:.1f}s)[/dim]")
+
+    gate_reports: list[GateReport] = []
+
+    def baseline() -> str:
+        r = run_gate(
+            ctx,
+            GateOptions(
+                skill=SKILL,
+                base="main",
+                head="main",
+                suites=("validation",),
+                repeat=1,
+                sequential=False,
+                impact=False,
+            ),
+        )
+        m = r.suites[0].metrics.sides["base"].pass_rate
+        failing = [t.task_id for t in r.suites[0].metrics.tasks if t.base_pass_fraction < 1]
+        return f"student pass rate on validation: {m.pass_rate:.0%} ({m.tasks} tasks); failing: {', '.join(failing)}"
+
+    def propose1() -> str:
+        o = propose(ctx, ProposeOptions(skill=SKILL, task=TASK))
+        d = o.proposal.diagnosis
+        return (
+            f"{o.message}; diagnosis {d.failure_class.value if d else '?'}; "
+            f"same instance {o.proposal.before.passed if o.proposal.before else '?'}/1 -> "
+            f"{o.proposal.after.passed if o.proposal.after else '?'}/1"
+        )
+
+    def review1() -> str:
+        r = review(
+            ctx, 1, repeat=1, student="sim/student", suites=("validation", "regression", "security")
+        )
+        gate_reports.append(r)
+        val = r.suite("validation")
+        ch = val.metrics.changes if val else None
+        return (
+            f"gate {r.verdict.upper()} ({r.gate_id}): repairs {ch.repairs if ch else '?'}, "
+            f"regressions {ch.regressions if ch else '?'}, {r.trials_run} trials run"
+        )
+
+    def release1() -> str:
+        rr = release_pr(ctx, 1, actor=actor)
+        return f"{rr.action}: {rr.skill} {rr.from_version} -> {rr.version}, tag {rr.tag}"
+
+    def propose2() -> str:
+        base = ctx.git.rev("main") or ""
+        c = commit_candidate(
+            ctx.git,
+            base=base,
+            branch="skillci/repo-debugger/overfit-demo",
+            skill_dir=f"skills/{SKILL}",
+            changes={"rules/edit-page-count-fast-path.yaml": OVERFIT_RULE.encode()},
+            subject="skill(repo-debugger): fast path for the page-count failure",
+            trailers={
+                "Failure-Class": "wrong_target_file",
+                "Compiler": "demo over-fitting compiler",
+                "Skill": f"skills/{SKILL}",
+                "Same-Instance-Task": TASK,
+            },
+        )
+        pr = ctx.forge.open_pr(
+            title="skill(repo-debugger): fast path for the page-count failure (over-fitting)",
+            body="A deliberately over-fitting patch: it hard-codes `src/ranges/pages.py`, the file "
+            "of the one task it saw.",
+            base="main",
+            head_branch=c.branch,
+            labels=["skillci", "wrong_target_file"],
+            skill=f"skills/{SKILL}",
+        )
+        return f"opened PR #{pr.number} on {c.branch}"
+
+    def review2() -> str:
+        r = review(
+            ctx, 2, repeat=1, student="sim/student", suites=("validation", "regression", "security")
+        )
+        gate_reports.append(r)
+        return f"gate {r.verdict.upper()}: " + "; ".join(r.reasons)[:300]
+
+    def close2() -> str:
+        rr = release_pr(ctx, 2, actor=actor)
+        pr = ctx.forge.get_pr(2)
+        return (
+            f"{rr.action}: PR #2 is {pr.state.value}, branch deleted: "
+            f"{ctx.git.rev('refs/heads/' + pr.head_branch) is None}, head ref kept: "
+            f"{ctx.git.rev('refs/skillci/pr/2/head') is not None}"
+        )
+
+    def versions() -> dict[str, tuple[str, str]]:
+        st = ChannelStore(ctx.git).state(SKILL)
+        assert st is not None
+        return {v: (info.commit, st.path) for v, info in st.releases.items()}
+
+    def canary_good() -> str:
+        st = ChannelStore(ctx.git).state(SKILL)
+        assert st is not None and st.stable is not None
+        new = max(st.releases, key=lambda v: tuple(int(x) for x in v.split(".")))
+        canary_start(ctx, SKILL, new, weight=40, actor=actor)
+        _traffic(ctx, versions(), 120, seed=1, say=say)
+        a = canary_analyze(ctx, SKILL, auto=True, actor=actor)
+        return f"canary {new} vs stable {st.stable.version}: {a.outcome} -> {a.action}" + (
+            f" ({'; '.join(a.reasons)})" if a.reasons else ""
+        )
+
+    def canary_bad() -> str:
+        st = ChannelStore(ctx.git).state(SKILL)
+        assert st is not None and st.stable is not None
+        old = next(
+            v
+            for v in sorted(st.releases)
+            if v != st.stable.version and not st.releases[v].rolled_back
+        )
+        canary_start(ctx, SKILL, old, weight=40, actor=actor)
+        _traffic(ctx, versions(), 120, seed=2, say=say)
+        a = canary_analyze(ctx, SKILL, auto=True, actor=actor)
+        return (
+            f"canary {old} vs stable {st.stable.version}: {a.outcome} -> {a.action}: "
+            + "; ".join(a.reasons)[:200]
+        )
+
+    step("Baseline: the student with the skill on the validation suite", baseline)
+    step(f"Propose for the failing task {TASK} (PR #1)", propose1)
+    step("Review PR #1: re-run the student on base and head, gate", review1)
+    step("Release PR #1: squash-merge, changelog, compatibility, tag", release1)
+    step("A second, over-fitting patch (PR #2)", propose2)
+    step("Review PR #2", review2)
+    step("Release PR #2 refuses: closed with its evidence", close2)
+    step("Canary the release with simulated production traffic, analyze, promote", canary_good)
+    step(
+        "A deliberately bad canary (the old version without the rule): automatic rollback",
+        canary_bad,
+    )
+
+    if html and gate_reports:
+        from skillci.flows.html_report import write_html
+
+        res.html_report = write_html(
+            ctx, gate_reports[0], res.repo / ".skillci" / "reports" / gate_reports[0].gate_id
+        )
+    return res
