@@ -24,7 +24,7 @@ from skillci.trace.models import RunRecord
 
 RUNNER_VERSION = "local-1"
 AgentKind = Literal["builtin", "oracle", "noop"]
-SandboxMode = Literal["auto", "bwrap", "none"]
+SandboxMode = Literal["auto", "bwrap", "none", "docker"]
 
 #: Default step budgets per role (the teacher needs room to try more fixes).
 DEFAULT_MAX_STEPS = {"student": 40, "teacher": 60}
@@ -79,7 +79,12 @@ class TrialSpec(BaseModel):
     repeat_index: int = Field(default=0, ge=0, description="0-based repeat.")
     suite: str | None = Field(default=None, description="Suite name, if any.")
     split: str | None = Field(default=None, description="Split of the suite.")
-    sandbox: SandboxMode = Field(default="auto", description="auto, bwrap or none.")
+    sandbox: SandboxMode = Field(
+        default="auto", description="auto, bwrap, none, or docker (the Docker runner)."
+    )
+    image: str | None = Field(
+        default=None, description="Docker runner: use this image instead of building the task's."
+    )
     require_skill: bool = Field(
         default=False, description="Fail trials that never loaded the skill."
     )
@@ -115,6 +120,7 @@ def plan(
     sandbox: SandboxMode = "auto",
     require_skill: bool = False,
     keep_workspace: bool = False,
+    image: str | None = None,
 ) -> list[TrialSpec]:
     """Every (task, repeat) trial, task-major. Repeat ``i`` uses seed ``seed + i``."""
     return [
@@ -128,6 +134,7 @@ def plan(
             suite=suite,
             split=split,
             sandbox=sandbox,
+            image=image,
             require_skill=require_skill,
             keep_workspace=keep_workspace,
             state_dir=state_dir,

@@ -16,8 +16,9 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import Literal
 
-from skillci.agents.base import Agent, AgentContext, AgentResult
+from skillci.agents.base import Agent, AgentContext, AgentResult, Shell
 from skillci.agents.workspace import WORKSPACE_MOUNT
 from skillci.fsutil import atomic_write_text
 from skillci.runners.base import RUNNER_VERSION, TrialSpec
@@ -112,6 +113,22 @@ def make_agent(spec: TrialSpec) -> Agent:
 class LocalRunner:
     name = "local"
 
+    # Hooks a container runner overrides (skillci.runners.docker.DockerRunner): where the
+    # workspace comes from, where commands run, which image the record names.
+
+    def prepare_workspace(self, spec: TrialSpec, workspace: Path) -> None:
+        prepare_workspace(spec.task.environment_dir, workspace)
+
+    def open_shell(
+        self, spec: TrialSpec, mounts: list[Mount], *, phase: Literal["agent", "verifier"]
+    ) -> tuple[Shell, list[str]]:
+        """A shell with ``mounts`` for the agent or the verifier phase, and its warnings."""
+        allow = spec.task.config.environment.allow_internet
+        return make_shell(mounts, sandbox=spec.sandbox, allow_network=allow)
+
+    def environment_image(self, spec: TrialSpec) -> str | None:
+        return None
+
     def run_trial(self, spec: TrialSpec, trial_dir: Path, key: str) -> RunRecord:
         start = time.monotonic()
         task = spec.task
@@ -119,7 +136,7 @@ class LocalRunner:
             shutil.rmtree(trial_dir)
         logs = logs_layout(trial_dir).ensure()
         ws = trial_dir / "workspace"
-        prepare_workspace(task.environment_dir, ws)
+        self.prepare_workspace(spec, ws)
         mounts = [Mount(ws, WORKSPACE_MOUNT, True), Mount(logs.agent, "/logs/agent", True)]
         if spec.skill is not None:
             skill_dir = trial_dir / "skill" / spec.skill.name
@@ -130,13 +147,11 @@ class LocalRunner:
         solution = None
         if spec.agent.kind == "oracle" and task.solution_dir is not None and task.solution_script:
             mounts.append(Mount(task.solution_dir, "/solution"))
-        shell, warnings = make_shell(
-            mounts, sandbox=spec.sandbox, allow_network=task.config.environment.allow_internet
-        )
+        shell, warnings = self.open_shell(spec, mounts, phase="agent")
         if task.solution_script is not None:
             solution = (
                 ("/solution/" + task.solution_script.name)
-                if shell.kind == "bwrap"
+                if shell.kind != "none"
                 else str(task.solution_script)
             )
         agent = make_agent(spec)
@@ -196,10 +211,8 @@ class LocalRunner:
             Mount(task.verifier_dir, "/tests"),
             Mount(logs.root, "/logs", True),
         ]
-        shell, _ = make_shell(
-            mounts, sandbox=spec.sandbox, allow_network=task.config.environment.allow_internet
-        )
-        if shell.kind == "bwrap":
+        shell, _ = self.open_shell(spec, mounts, phase="verifier")
+        if shell.kind != "none":  # the mounts exist: run the task's own paths
             command = f"bash /tests/{task.verifier_script.name}"
         else:  # no bind mounts: run a copy whose literal /logs paths point at this trial
             copy = trial_dir / "verifier-tests"
@@ -246,7 +259,8 @@ class LocalRunner:
         runtime = RuntimeInfo(
             harness=getattr(self._agent_cls(spec), "name", a.kind),
             harness_version=getattr(self._agent_cls(spec), "version", None),
-            runner=f"local ({RUNNER_VERSION})",
+            runner=f"{self.name} ({RUNNER_VERSION})",
+            environment_image=self.environment_image(spec),
             sandbox=sandbox,
             seed=spec.seed,
             skill=skill_ref,

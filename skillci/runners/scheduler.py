@@ -37,6 +37,9 @@ Progress = Callable[[TrialOutcome], None]
 
 
 def sandbox_kind(spec: TrialSpec) -> str:
+    """What isolates the trial; part of its cache key."""
+    if spec.sandbox == "docker":
+        return f"docker:{spec.image}" if spec.image else "docker"
     if spec.sandbox == "none":
         return "none"
     return "bwrap" if bwrap_path() is not None else "none"
@@ -68,6 +71,12 @@ def execute(spec: TrialSpec, key: str) -> TrialOutcome:
     """Run one trial unless a complete copy exists (checked again under the lock)."""
     from skillci.runners.local import LocalRunner
 
+    runner = LocalRunner()
+    if spec.sandbox == "docker":
+        from skillci.runners.docker import DockerRunner
+
+        runner = DockerRunner()
+
     path = trial_dir(spec.state_dir, key)
     start = time.monotonic()
     with lock_for(spec.state_dir, key):
@@ -76,7 +85,7 @@ def execute(spec: TrialSpec, key: str) -> TrialOutcome:
             return _outcome(spec, key, done[1], cached=True)
         quarantine(path, spec.state_dir)
         try:
-            record = LocalRunner().run_trial(spec, path, key)
+            record = runner.run_trial(spec, path, key)
         except Exception as exc:
             return TrialOutcome(
                 key=key,
