@@ -25,6 +25,10 @@ REGISTRIES = [
     "skillci.models.cache:SAVED_MODELS",
     "skillci.runners.outcome:SAVED_MODELS",
     "skillci.runners.trialdir:SAVED_MODELS",
+    "skillci.compile.profile:SAVED_MODELS",
+    "skillci.compile.static:SAVED_MODELS",
+    "skillci.compile.fast:SAVED_MODELS",
+    "skillci.pipeline:SAVED_MODELS",
 ]
 
 

@@ -17,7 +17,10 @@ import re
 from collections import Counter
 
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
-_URL = re.compile(r"\b(?:https?|ftp|file)://[^\s<>()`\"']+[^\s<>()`\"'.,;:!?]")
+_URL = re.compile(
+    r"\b(?:https?|ftp|file)://[^\s<>()`\"'\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]+"
+    r"[^\s<>()`\"'.,;:!?\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]"
+)
 _LIST_MARKER = re.compile(r"^([ \t]*)\d{1,9}[.)](?=[ \t])", re.MULTILINE)
 _PATH = re.compile(
     r"(?<![\w/.~-])(?:~?\.{0,2}/)?[\w.-]+(?:/[\w.*-]+)+/?"
@@ -26,11 +29,11 @@ _PATH = re.compile(
 _FLAG = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=[^\s,;)]+)?")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*%?(?![\w])")
 _IDENT = re.compile(
-    r"\b(?:[A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+"  # snake_case / CONSTANT_CASE
+    r"\b(?:[A-Za-z_][\w.]*\(\)"  # call() and module.call()
+    r"|[A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+"  # snake_case / CONSTANT_CASE
     r"|[a-z]+[A-Z][A-Za-z0-9]*"  # camelCase
     r"|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*"  # PascalCase with a second hump
-    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(\))?"  # dotted.names
-    r"|[A-Za-z_]\w*\(\))"  # call()
+    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)"  # dotted.names
 )
 
 

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from skillci.analyze.coverage import covers
 from skillci.analyze.taxonomy import FailureClass
 from skillci.compile.check import PatchCheck, check_patch
-from skillci.compile.checks import VagueHit, find_hits
+from skillci.compile.checks import VagueHit, find_hits, rewrite_vague
 from skillci.compile.mdtext import (
     Block,
     Section,
@@ -327,6 +327,18 @@ def _list_rewrite(text: str) -> tuple[str, list[VagueHit]]:
     return "".join(out), hits_all
 
 
+def _table_rewrite(text: str) -> tuple[str, list[VagueHit]]:
+    """Vague phrases in table cells get their replacement (no check sentence: it would
+    break the row)."""
+    hits_all: list[VagueHit] = []
+    out = []
+    for line in text.splitlines(keepends=True):
+        new, hits = rewrite_vague(line, code_span_ranges(line))
+        hits_all += hits
+        out.append(new)
+    return "".join(out), hits_all
+
+
 def steps_text(text: str, plan: ParagraphPlan) -> tuple[str, list[VagueHit]]:
     sentences, _ = split_sentences(text)
     n = len(sentences)
@@ -372,6 +384,8 @@ def rewrite_section(sec: Section, plans: dict[int, ParagraphPlan]) -> SectionOut
             text, hits = rewrite_vague_text(b.text)
         elif b.kind == "list":
             text, hits = _list_rewrite(b.text)
+        elif b.kind == "table":
+            text, hits = _table_rewrite(b.text)
         else:
             text, hits = b.text, []
         changes += [f"vague {h.phrase!r} -> curated check {h.check_id}" for h in hits]
@@ -492,9 +506,19 @@ def _author(mode: Mode, planner: str | None) -> Author:
     return Author(compiler=f"static-{mode}", model=planner)
 
 
+def _lint_keys(pkg: SkillPackage) -> set[tuple[str, str]]:
+    return {(f.code, f.file) for f in lint(pkg).findings if f.severity == "error"}
+
+
 def _check(pkg: SkillPackage, patch: Patch) -> tuple[PatchCheck, SkillPackage | None]:
+    """``check_patch``, with lint compared by (code, file): a budget error that only
+    changes its numbers (the bootstrap got smaller but is still over) is not new."""
     chk, applied = check_patch(pkg, patch)
-    return chk, (applied.after if applied is not None and chk.ok else None)
+    if applied is None:
+        return chk, None
+    new = sorted(_lint_keys(applied.after) - _lint_keys(pkg))
+    chk = chk.model_copy(update={"lint_errors": [f"{c} in {f}" for c, f in new]})
+    return chk, (applied.after if chk.ok else None)
 
 
 def _rule_op(

@@ -26,7 +26,10 @@ from skillci.compile.literals import missing_literals, new_literals
 from skillci.compile.mdtext import Section, code_span_ranges
 from skillci.skill.vague import find_vague
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+#: A latin/digit word, or one CJK character (CJK text has no spaces between words).
+_WORD = re.compile(
+    r"[^\W\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]"
+)
 
 
 def words(text: str) -> Counter[str]:
@@ -43,11 +46,12 @@ def _cut(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 def protected_ranges(section: Section) -> list[tuple[int, int]]:
-    """Character ranges of ``section.text`` no rewrite may touch: code blocks, code spans."""
+    """Character ranges of ``section.text`` no rewrite touches: code blocks, indented code,
+    HTML blocks and code spans."""
     out: list[tuple[int, int]] = []
     pos = len(section.heading)
     for b in section.blocks:
-        if b.kind in ("code", "indented"):
+        if b.kind in ("code", "indented", "html"):
             out.append((pos, pos + len(b.text)))
         else:
             out += [(pos + a, pos + e) for a, e in code_span_ranges(b.text)]
@@ -89,6 +93,11 @@ def guard_section(source: Section, result: Section) -> list[str]:
     dropped = sorted(w for w, n in words(_cut(src, vague_spans(source))).items() if have[w] < n)
     if dropped:
         reasons.append(f"step coverage: source words dropped: {', '.join(dropped[:8])}")
+    # a sentence that was all vague phrase survives only as its curated replacement
+    need = Counter(h.replacement for h in find_hits(src, protected_ranges(source)))
+    gone = sorted(r for r, n in need.items() if out.count(r) < n)
+    if gone:
+        reasons.append(f"step coverage: instruction dropped: {gone[0][:60]!r}")
     before = Counter(p for _, _, p, _ in find_vague(src))
     after = Counter(p for _, _, p, _ in find_vague(out))
     fresh = sorted(p for p, n in after.items() if n > before[p])
