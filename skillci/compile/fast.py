@@ -5,7 +5,8 @@ Input: at least :data:`MIN_TRAJECTORIES` run records of the same task with the s
 reward-model scores. Steps (docs/design/102):
 
 1. **Pre-score** each trajectory deterministically (:func:`prescore`): verifier reward,
-   whether a passing check ran after the last edit, failed calls and error events, and
+   whether a passing check ran after the last edit, failed calls (other than test runs)
+   and error events, and
    repeated identical failing calls (loops).
 2. **Score**: the pre-score alone (``--no-rm``), or half pre-score and half the reward
    model's score, rank-normalized within the batch (:func:`combine`).
@@ -14,7 +15,8 @@ reward-model scores. Steps (docs/design/102):
    shapes the bad ones show — from the compiler model (trajectory quoted as untrusted
    data, answers schema-checked) or, for simulator routes and as fallback, from a fixed
    table of observable behaviours (:func:`observed_lessons`).
-5. **Reduce**: merge and dedupe, drop lessons the skill already carries, drop conflicting
+5. **Reduce**: merge and dedupe, drop lessons with an injection/exfiltration shape (the
+   patch guard's detectors), drop lessons the skill already carries, drop conflicting
    pairs (a ``do`` that is another lesson's or an active rule's anti-pattern), keep the
    best-supported few, and build one ``add_rule``/``replace_rule`` patch; shrink it until
    ``check_patch`` (limits, guard against the trajectories' untrusted text, lint) passes.
@@ -50,6 +52,8 @@ from skillci.compile.llm import STEP_RE
 from skillci.compile.observe import Observed
 from skillci.compile.templates import template_for
 from skillci.errors import InvalidInputError
+from skillci.patch.detectors import scan_text
+from skillci.patch.guard import DEFAULT_ALLOWED_HOSTS
 from skillci.patch.models import AddRule, Author, Patch, ReplaceRule
 from skillci.skill.models import Instruction, Lifecycle, Rule, Trigger, Validation
 from skillci.skill.package import SkillPackage
@@ -179,7 +183,8 @@ def prescore(index: int, label: str, record: RunRecord) -> TrajectoryScore:
     reward = max(0.0, min(1.0, record.evaluation.reward or 0.0))
     ms = t.milestones
     validated = ms.verified is not None or (ms.last_edit is None and any(a.ok for a in t.test_runs))
-    errors = sum(a.failed for a in t.actions) + len(t.errors)
+    # a failing test run is evidence, not an error; tool errors and failed commands are
+    errors = sum(a.failed and not a.is_test for a in t.actions) + len(t.errors)
     loops = _loops(t)
     pre = (
         0.5 * reward
@@ -381,7 +386,10 @@ def reduce_lessons(
     avoids = {n for (k, n) in merged if k == "avoid"}
     keep: list[MergedLesson] = []
     for (kind, n), m in sorted(merged.items(), key=lambda kv: (-kv[1].support, kv[0])):
-        if (kind == "do" and n in have_steps) or (kind == "avoid" and n in have_anti):
+        shapes = scan_text(m.text, DEFAULT_ALLOWED_HOSTS)
+        if shapes:
+            dropped.append(f"{m.text[:60]}: guard {shapes[0].code} ({shapes[0].note})")
+        elif (kind == "do" and n in have_steps) or (kind == "avoid" and n in have_anti):
             dropped.append(f"{m.text}: already in the skill")
         elif kind == "do" and n in avoids:
             conflicts.append(f"{m.text}: one trajectory says do, another says avoid")
