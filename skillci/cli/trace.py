@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Annotated
 
@@ -252,4 +253,54 @@ def ingest_cmd(
                 else ""
             )
         )
+    return 0
+
+
+@app.command("import")
+def import_cmd(
+    directory: Annotated[Path, typer.Argument(help="Jobs dir, job dir or one trial dir.")],
+    fmt: Annotated[
+        str, typer.Option("--format", help="Who wrote it: benchflow or harbor.")
+    ] = "benchflow",
+    role: Annotated[AgentRole, typer.Option("--role", help="Agent role to record.")] = (
+        AgentRole.student
+    ),
+    home: HomeOpt = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Read and convert every trial; store nothing.")
+    ] = False,
+    json_out: JsonOpt = False,
+) -> int:
+    """Import trials another harness ran (BenchFlow or Harbor job dirs) as run records;
+    unfinished or broken trials come in as infra_error/timeout/verifier_error, never as a
+    verdict nobody reached."""
+    from skillci.errors import UsageError
+    from skillci.trace.importers.common import summarize
+
+    if not directory.is_dir():
+        raise UsageError(f"{directory}: not a directory", hint="give the --jobs-dir of the run")
+    if fmt not in ("benchflow", "harbor"):
+        raise UsageError(f"unknown --format {fmt!r}", hint="use benchflow or harbor")
+    importer = importlib.import_module(f"skillci.trace.importers.{fmt}")
+    records: list[RunRecord] = importer.import_jobs(directory, role=role)
+    report = summarize(fmt, directory, records)
+    if not dry_run:
+        store = TraceStore(home)
+        for rec in records:
+            if store.put(rec).created:
+                report.stored += 1
+            else:
+                report.already += 1
+    if json_out:
+        emit_json(report)
+        return 0
+    states = ", ".join(f"{k} {v}" for k, v in sorted(report.states.items())) or "none"
+    verb = "would store" if dry_run else f"stored {report.stored} new,"
+    console.print(
+        f"{report.trials} trial(s) in {escape(str(directory))}: {states}; {verb}"
+        + ("" if dry_run else f" {report.already} already present"),
+        highlight=False,
+    )
+    for w in report.warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(w)}")
     return 0

@@ -1,0 +1,163 @@
+"""Drive BenchFlow's ``bench eval run`` (0.7.x) and read what it wrote.
+
+BenchFlow needs Python >= 3.12 and pins its own litellm/rich, so it lives in its own venv;
+skillci only needs the path of its ``bench`` executable (``--bench PATH``, else
+``$SKILLCI_BENCH``, else ``bench`` on PATH). Flags skillci passes (BenchFlow 0.7.11):
+
+    bench eval run --tasks-dir DIR --include TASK... --agent HARNESS --model PROVIDER/MODEL
+        --sandbox docker --concurrency N --jobs-dir DIR --skill-mode with-skill|no-skill
+        [--skills-dir DIR] [--agent-env KEY=VAL...]
+
+Exit code 0 only means the pipeline finished: the verdicts are in the job dir, read by
+:mod:`skillci.trace.importers.benchflow`. ``tests/integration/benchflow`` checks every flag
+against the real CLI's parser (:func:`parse_check`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from skillci.errors import RunnerError
+
+BENCHFLOW_VERSION = "0.7.11"
+INSTALL_HINT = (
+    f"install BenchFlow in its own venv: python3.12 -m venv ~/.venvs/benchflow && "
+    f"~/.venvs/benchflow/bin/pip install benchflow=={BENCHFLOW_VERSION}; then pass "
+    "--bench ~/.venvs/benchflow/bin/bench (or set SKILLCI_BENCH)"
+)
+
+
+@dataclass(frozen=True)
+class BenchRun:
+    """One ``bench eval run`` invocation."""
+
+    tasks_dir: Path
+    include: list[str]
+    agent: str
+    model: str
+    jobs_dir: Path
+    skill_mode: Literal["with-skill", "no-skill"] = "with-skill"
+    skills_dir: Path | None = None
+    sandbox: str = "docker"
+    concurrency: int = 1
+    agent_env: dict[str, str] = field(default_factory=dict)
+
+    def argv(self, bench: str) -> list[str]:
+        args = [
+            bench,
+            "eval",
+            "run",
+            "--tasks-dir",
+            str(self.tasks_dir),
+            *[x for t in self.include for x in ("--include", t)],
+            "--agent",
+            self.agent,
+            "--model",
+            self.model,
+            "--sandbox",
+            self.sandbox,
+            "--concurrency",
+            str(self.concurrency),
+            "--jobs-dir",
+            str(self.jobs_dir),
+            "--skill-mode",
+            self.skill_mode,
+        ]
+        if self.skills_dir is not None:
+            args += ["--skills-dir", str(self.skills_dir)]
+        for k, v in sorted(self.agent_env.items()):
+            args += ["--agent-env", f"{k}={v}"]
+        return args
+
+
+def find_bench(explicit: str | Path | None = None) -> str:
+    """The ``bench`` executable to use, or :class:`RunnerError` with the install hint."""
+    candidate = str(explicit) if explicit else os.environ.get("SKILLCI_BENCH") or "bench"
+    path = shutil.which(candidate)
+    if path is None:
+        raise RunnerError(f"BenchFlow's `bench` not found ({candidate})", hint=INSTALL_HINT)
+    return path
+
+
+def bench_python(bench: str) -> str:
+    """The interpreter of a ``bench`` console script (its venv's python)."""
+    first = Path(bench).read_bytes()[:400].split(b"\n", 1)[0].decode(errors="replace")
+    if not first.startswith("#!"):
+        raise RunnerError(f"{bench} is not a console script", hint=INSTALL_HINT)
+    return first[2:].strip().split()[0]
+
+
+_PARSE = """
+import json, sys
+import typer.main
+from benchflow.cli.main import app
+run = typer.main.get_command(app).commands["eval"].commands["run"]
+ctx = run.make_context("run", json.loads(sys.argv[1]), resilient_parsing=False)
+print(json.dumps({k: v for k, v in ctx.params.items()}, default=str))
+"""
+
+
+def parse_check(bench: str, argv: list[str]) -> dict[str, object]:
+    """Parse ``argv`` (as :meth:`BenchRun.argv` builds it) with the real CLI's own parser,
+    running nothing; returns the parsed parameters or raises with the parser's message."""
+    try:
+        i = argv.index("run")
+    except ValueError:
+        raise RunnerError("not a `bench eval run` command line") from None
+    proc = subprocess.run(
+        [bench_python(bench), "-c", _PARSE, json.dumps(argv[i + 1 :])],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RunnerError(
+            f"bench's parser rejected the arguments: {proc.stderr.strip().splitlines()[-1:]}",
+            hint=INSTALL_HINT,
+        )
+    params = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert isinstance(params, dict)
+    return params
+
+
+def version(bench: str) -> str:
+    out = subprocess.run([bench, "--version"], capture_output=True, text=True, check=False)
+    return out.stdout.strip().split()[-1] if out.returncode == 0 and out.stdout.strip() else "?"
+
+
+def run(bench: str, spec: BenchRun, *, log: Path, timeout: float | None = None) -> int:
+    """Run ``bench eval run``; output goes to ``log``. Returns its exit code."""
+    spec.jobs_dir.mkdir(parents=True, exist_ok=True)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("wb") as fh:
+        try:
+            proc = subprocess.run(
+                spec.argv(bench),
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return 124
+    return proc.returncode
+
+
+__all__ = [
+    "BENCHFLOW_VERSION",
+    "INSTALL_HINT",
+    "BenchRun",
+    "bench_python",
+    "find_bench",
+    "parse_check",
+    "run",
+    "version",
+]

@@ -1,0 +1,119 @@
+"""Shared pieces of the importers: run ids, times, verdicts, the import report."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillci.tasks.models import DEFAULT_PASS_THRESHOLD, Reward, RewardState
+from skillci.trace.evaluation import evaluation_from_reward
+from skillci.trace.models import EvalState, Evaluation, RunRecord
+
+_ID_BAD = re.compile(r"[^A-Za-z0-9._:@+-]+")
+
+
+def run_id_for(prefix: str, *parts: str) -> str:
+    """A stable, valid run id from path parts (re-importing yields the same id)."""
+    text = "-".join(_ID_BAD.sub("_", p).strip("_") for p in parts if p)
+    rid = f"{prefix}-{text}" if text else prefix
+    return rid[:200]
+
+
+def parse_time(value: object) -> datetime | None:
+    """ISO-ish timestamps as the harnesses write them; naive ones are local time."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip().replace("Z", "+00:00")
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return (dt.astimezone() if dt.tzinfo is None else dt).astimezone(UTC)
+
+
+def read_json(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """(object, None) or (None, why it is unusable)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, f"{path.name} is missing"
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return None, f"{path.name} is unreadable: {exc}"
+    if not isinstance(data, dict):
+        return None, f"{path.name} is not a JSON object"
+    return data, None
+
+
+def verdict(
+    reward: object,
+    *,
+    infra_error: str | None = None,
+    agent_timeout: bool = False,
+    verifier_error: str | None = None,
+    verifier_timeout: bool = False,
+    threshold: float = DEFAULT_PASS_THRESHOLD,
+) -> Evaluation:
+    """The evaluation of an imported trial, by these rules (first that applies):
+
+    1. an infrastructure error (the harness, sandbox or provider failed) → ``infra_error``;
+    2. the verifier timed out → ``timeout``; the verifier failed → ``verifier_error``;
+    3. no numeric reward → ``timeout`` when the agent timed out, else ``verifier_error``;
+    4. the reward against the threshold → ``passed`` / ``failed`` (an agent timeout with a
+       reward keeps the verifier's verdict, as in the local runner).
+    """
+    value = reward if isinstance(reward, int | float) and not isinstance(reward, bool) else None
+    if infra_error is not None:
+        return Evaluation(
+            state=EvalState.infra_error,
+            reward=float(value) if value is not None else None,
+            threshold=threshold,
+            verifier_output=infra_error[-4000:],
+        )
+    if verifier_timeout or verifier_error is not None:
+        return Evaluation(
+            state=EvalState.timeout if verifier_timeout else EvalState.verifier_error,
+            threshold=threshold,
+            verifier_output=(verifier_error or "verifier timed out")[-4000:],
+        )
+    if value is None:
+        why = "the agent timed out and no reward was written" if agent_timeout else "no reward"
+        return Evaluation(
+            state=EvalState.timeout if agent_timeout else EvalState.verifier_error,
+            threshold=threshold,
+            verifier_output=why,
+        )
+    rew = Reward(state=RewardState.ok, value=float(value), threshold=threshold)
+    return evaluation_from_reward(rew)
+
+
+class ImportReport(BaseModel):
+    """What ``skillci trace import`` found and stored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = Field(default=1, description="Shape version.")
+    format: str = Field(description="benchflow or harbor.")
+    source: str = Field(description="The directory imported.")
+    trials: int = Field(description="Trial dirs found.")
+    stored: int = Field(default=0, description="Records newly stored.")
+    already: int = Field(default=0, description="Records the store already had.")
+    states: dict[str, int] = Field(default_factory=dict, description="Trials per state.")
+    warnings: list[str] = Field(default_factory=list, description="Per-trial caveats.")
+
+
+def summarize(fmt: str, source: Path, records: list[RunRecord]) -> ImportReport:
+    states: dict[str, int] = {}
+    for r in records:
+        states[r.evaluation.state.value] = states.get(r.evaluation.state.value, 0) + 1
+    warnings = [f"{r.run_id}: {w}" for r in records for w in r.warnings]
+    return ImportReport(
+        format=fmt, source=str(source), trials=len(records), states=states, warnings=warnings
+    )
+
+
+__all__ = ["ImportReport", "parse_time", "read_json", "run_id_for", "summarize", "verdict"]
