@@ -50,11 +50,11 @@ def test_every_flag_skillci_passes_is_accepted_by_the_real_parser(
         assert params["skill_mode"] == run.skill_mode
         assert params["skills_dir"] == (str(run.skills_dir) if run.skills_dir else None)
         assert params["agent_env"] == (
-            [f"{k}={v}" for k, v in sorted(run.agent_env.items())] if run.agent_env else None
+            [f"{k}={v}" for k, v in sorted(run.agent_env.items())] if run.agent_env else []
         )
         # --sandbox is the parameter BenchFlow calls `environment`
         assert params["environment"] == "docker"
-        # and the help text names each flag
+    # and the help text names each flag
     text = subprocess.run(
         [bench, "eval", "run", "--help"],
         capture_output=True,
