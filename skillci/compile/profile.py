@@ -108,7 +108,8 @@ class ModelProfile(_Strict):
     )
     traits: MeasuredTraits = Field(default_factory=MeasuredTraits)
     run_ids: list[str] = Field(
-        default_factory=list, description="Run records measured (first 50, sorted)."
+        default_factory=list,
+        description="Run records measured: run ids or trial labels (first 50, sorted).",
     )
 
     # ------------------------------------------------------------------ identity
@@ -268,18 +269,26 @@ def measure_traits(records: Sequence[RunRecord]) -> MeasuredTraits:
 
 
 def build_profile(
-    route_name: str, route: ModelRoute, harness: str, records: Sequence[RunRecord]
+    route_name: str,
+    route: ModelRoute,
+    harness: str,
+    records: Sequence[RunRecord],
+    labels: Sequence[str] | None = None,
 ) -> ModelProfile:
-    """The route's config profile plus the traits of ``records`` (its student runs)."""
+    """The route's config profile plus the traits of ``records`` (its student runs).
+
+    ``labels`` name the records in ``run_ids`` instead of their run ids (the pipeline uses
+    run-dir-relative trial paths, so equal runs give byte-equal profiles)."""
     base = config_profile(route_name, route, harness)
-    mine = [r for r in records if r.model.route == route_name]
+    names = list(labels) if labels is not None else [r.run_id for r in records]
+    mine = [(n, r) for n, r in zip(names, records, strict=True) if r.model.route == route_name]
     if not mine:
         return base
     return base.model_copy(
         update={
             "source": "runs",
-            "traits": measure_traits(mine),
-            "run_ids": sorted(r.run_id for r in mine)[:50],
+            "traits": measure_traits([r for _, r in mine]),
+            "run_ids": sorted(n for n, _ in mine)[:50],
         }
     )
 

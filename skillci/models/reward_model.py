@@ -120,7 +120,7 @@ class RewardModelClient:
         retrying = Retrying(
             retry=retry_if_exception(_transient),
             stop=stop_after_attempt(self.retries),
-            wait=wait_exponential_jitter(initial=self.backoff, max=8, jitter=self.backoff),
+            wait=wait_exponential_jitter(multiplier=self.backoff, max=8, jitter=self.backoff),
             reraise=False,
         )
 

@@ -191,7 +191,7 @@ def resolve_inputs(opts: PipelineOptions) -> Inputs:
         options={
             "repeat": opts.repeat,
             "fast_trajectories": opts.fast_trajectories,
-            "reward_model": None if opts.no_rm else opts.rm_url,
+            "reward_model": not opts.no_rm,
             "deep_rounds": opts.deep_rounds,
             "static_mode": opts.static_mode,
         },
@@ -294,8 +294,13 @@ class _Run:
         return recs
 
     def profile(self) -> ModelProfile:
+        recs = self.raw_records()
         return build_profile(
-            self.opts.model, self.inp.student, self.inp.harness, self.raw_records()
+            self.opts.model,
+            self.inp.student,
+            self.inp.harness,
+            recs,
+            labels=[lab for lab, _ in self.labelled("raw", recs)],
         )
 
     def static(self) -> tuple[dict[str, str], RolloutStats | None, list[str]]:

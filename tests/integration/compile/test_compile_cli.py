@@ -1,0 +1,313 @@
+"""`skillci compile profile|static|fast` as a user runs them (real files, real HTTP fakes)."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from skillci.compile.mdtext import parse_doc
+from skillci.compile.static import deterministic_plan
+from skillci.skill.lint import lint
+from skillci.skill.package import SKILL_MD, SkillPackage, read_tree
+from skillci.skill.porting import import_plain
+from skillci.trace.store import TraceStore
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.reward_model import RewardModelStub
+from tests.unit.compile.test_fast import batch
+from tests.unit.compile.test_profile import skipper, verifier
+
+from .helpers import TASK_SKILL, chdir, cli, cli_json
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("SKILLCI_PROVIDER_ROUTES", raising=False)
+    monkeypatch.delenv("SKILLCI_HOME", raising=False)
+    with chdir(tmp_path):
+        yield tmp_path
+
+
+def fake_route(tmp: Path, server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> str:
+    routes = {
+        "schema_version": 1,
+        "routes": {
+            "fake/planner": {
+                "model": "openai/fake-planner",
+                "api_base": server.base_url,
+                "api_key_env": "SKILLCI_FAKE_KEY",
+                "timeout": 10,
+                "input_cost_per_token": 0.0,
+                "output_cost_per_token": 0.0,
+            }
+        },
+    }
+    path = tmp / "routes.json"
+    path.write_text(json.dumps(routes))
+    monkeypatch.setenv("SKILLCI_PROVIDER_ROUTES", str(path))
+    monkeypatch.setenv("SKILLCI_FAKE_KEY", "sk-fake-not-a-secret")
+    return "fake/planner"
+
+
+# ---------------------------------------------------------------------------- profile
+
+
+def test_profile_from_store_is_written_as_yaml(work: Path) -> None:
+    store = TraceStore(work / ".skillci")
+    for r in [skipper(0), skipper(1), verifier(2)]:
+        store.put(r)
+    out = cli_json(
+        "compile",
+        "profile",
+        "--model",
+        "sim/student",
+        "--from-store",
+        "--home",
+        str(work / ".skillci"),
+    )
+    path = Path(out["path"])
+    assert path == work / "profiles" / "sim-student.yaml" and path.is_file()
+    assert out["profile"]["traits"]["runs"] == 3
+    assert out["profile"]["traits"]["verification_skip_rate"] == pytest.approx(2 / 3, abs=1e-3)
+    dry = cli_json("compile", "profile", "--model", "sim/teacher", "--dry-run")
+    assert not dry["written"] and not (work / "profiles" / "sim-teacher.yaml").exists()
+
+
+# ---------------------------------------------------------------------------- static
+
+
+def test_static_deterministic_writes_a_clean_package_and_a_report(work: Path) -> None:
+    (work / "profiles").mkdir()
+    cli_json("compile", "profile", "--model", "sim/student")  # config-only profile
+    out = cli_json(
+        "compile",
+        "static",
+        "--model",
+        "sim/student",
+        "--input",
+        str(TASK_SKILL),
+        "--out-root",
+        "out",
+        "--mode",
+        "deterministic",
+    )
+    skill_dir = work / Path(out["skill_dir"])
+    assert skill_dir == work / "out" / "sim-student" / "skills" / "python-ci-fix"
+    pkg = SkillPackage.from_dir(skill_dir)
+    assert lint(pkg).errors == 0
+    src = (TASK_SKILL / SKILL_MD).read_text()
+    assert pkg.text(SKILL_MD).startswith(parse_doc(src).frontmatter)
+    for name in ("report.json", "report.md", "profile.yaml", "plan.json"):
+        assert (skill_dir.parent.parent / name).is_file(), name
+    assert out["report"]["plan_source"] == "deterministic"
+
+
+def test_hybrid_needs_an_external_model(work: Path) -> None:
+    code, _out, err = cli(
+        "compile",
+        "static",
+        "--model",
+        "sim/student",
+        "--input",
+        str(TASK_SKILL),
+        "--mode",
+        "hybrid",
+    )
+    assert code == 2 and "--external-model" in err
+
+
+def test_hybrid_dry_run_writes_nothing_and_calls_no_model(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeOpenAI(["{}"]) as server:
+        route = fake_route(work, server, monkeypatch)
+        out = cli_json(
+            "compile",
+            "static",
+            "--model",
+            "sim/student",
+            "--input",
+            str(TASK_SKILL),
+            "--out-root",
+            "out",
+            "--mode",
+            "hybrid",
+            "--external-model",
+            route,
+            "--dry-run",
+        )
+        assert server.requests == []
+    assert not out["written"] and not (work / "out").exists()
+    assert any("dry run" in n for n in out["report"]["notes"])
+
+
+def _plan_answer(drop_last: bool) -> str:
+    text = (TASK_SKILL / SKILL_MD).read_text()
+    det = deterministic_plan(text)
+    paras = []
+    for p in det.paragraphs:
+        steps = p.steps[:-1] if drop_last and len(p.steps) > 2 else p.steps
+        paras.append({"id": f"p{p.section}.{p.block}", "intro": p.intro, "steps": steps})
+    return json.dumps({"paragraphs": paras, "move": []})
+
+
+def test_hybrid_plan_is_one_call_and_a_bad_plan_rolls_back(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeOpenAI([_plan_answer(drop_last=False)]) as server:
+        route = fake_route(work, server, monkeypatch)
+        ok = cli_json(
+            "compile",
+            "static",
+            "--model",
+            "sim/student",
+            "--input",
+            str(TASK_SKILL),
+            "--out-root",
+            "good",
+            "--mode",
+            "hybrid",
+            "--external-model",
+            route,
+        )
+        assert len(server.requests) == 1
+        prompt = server.requests[0]["messages"][1]["content"]
+        assert "<<<UNTRUSTED-DATA skill_paragraphs" in prompt
+    assert ok["report"]["plan_source"] == "model" and not any(
+        s["status"] == "rolled_back" for s in ok["report"]["sections"]
+    )
+    assert (Path(ok["out"]) / "exchange.json").is_file()
+    with FakeOpenAI([_plan_answer(drop_last=True)]) as server:
+        route = fake_route(work, server, monkeypatch)
+        bad = cli_json(
+            "compile",
+            "static",
+            "--model",
+            "sim/student",
+            "--input",
+            str(TASK_SKILL),
+            "--out-root",
+            "bad",
+            "--mode",
+            "hybrid",
+            "--external-model",
+            route,
+        )
+    rolled = [s for s in bad["report"]["sections"] if s["status"] == "rolled_back"]
+    assert rolled and all(any("step coverage" in r for r in s["reasons"]) for s in rolled)
+    text = (Path(bad["skill_dir"]) / SKILL_MD).read_text()
+    for s in rolled:
+        assert parse_doc((TASK_SKILL / SKILL_MD).read_text()).sections[s["index"]].text in text
+
+
+def test_hybrid_invalid_answers_fall_back_to_the_deterministic_plan(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeOpenAI(["no plan", '{"paragraphs": [{"id": "p99.0", "steps": [[0]]}]}']) as server:
+        route = fake_route(work, server, monkeypatch)
+        out = cli_json(
+            "compile",
+            "static",
+            "--model",
+            "sim/student",
+            "--input",
+            str(TASK_SKILL),
+            "--out-root",
+            "out",
+            "--mode",
+            "hybrid",
+            "--external-model",
+            route,
+        )
+        assert len(server.requests) == 2
+    assert out["report"]["plan_source"] == "deterministic"
+    assert any("planning answer invalid" in n for n in out["report"]["notes"])
+
+
+# ---------------------------------------------------------------------------- fast
+
+
+def _fast_inputs(work: Path, n_good: int = 3, n_bad: int = 3) -> tuple[Path, Path]:
+    pkg = import_plain(read_tree(TASK_SKILL), source="python-ci-fix")
+    skill = work / "skill"
+    pkg.to_dir(skill)
+    traces = work / "traces"
+    traces.mkdir()
+    for r in batch(pkg.content_hash, n_good, n_bad):
+        (traces / f"{r.run_id}.json").write_text(r.model_dump_json())
+    return skill, traces
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_fast_refuses_fewer_than_six_trajectories(work: Path) -> None:
+    skill, traces = _fast_inputs(work, 2, 3)
+    code, _, err = cli(
+        "compile",
+        "fast",
+        "--traces",
+        str(traces),
+        "--skill",
+        str(skill),
+        "--model",
+        "sim/teacher",
+        "--no-rm",
+    )
+    assert code == 2 and "at least 6" in err
+
+
+def test_fast_with_the_reward_model_caches_and_force_recomputes(work: Path) -> None:
+    skill, traces = _fast_inputs(work)
+    args = [
+        "compile",
+        "fast",
+        "--traces",
+        str(traces),
+        "--skill",
+        str(skill),
+        "--model",
+        "sim/teacher",
+    ]
+    with RewardModelStub() as rm:
+        first = cli_json(*args, "--rm-api-url", rm.url, "--output", "fo", "--max-parallel", "2")
+        n_requests = len(rm.requests)
+        again = cli_json(*args, "--rm-api-url", rm.url, "--output", "fo")
+        assert len(rm.requests) == n_requests  # cache hit: the RM was not asked again
+        forced = cli_json(*args, "--rm-api-url", rm.url, "--output", "fo", "--force")
+        assert len(rm.requests) > n_requests
+    assert not first["cached"] and again["cached"] and not forced["cached"]
+    rep = first["report"]
+    assert rep["reward_model"] == rm.url and all(s["rm_score"] is not None for s in rep["scores"])
+    cand = SkillPackage.from_dir(Path(first["candidate"]))
+    assert cand.content_hash == rep["candidate_hash"] and (work / "fo" / "patch.yaml").is_file()
+    assert json.loads((work / "fo" / "scores.json").read_text())[0]["label"]
+    # a tampered artifact is not reused
+    (Path(first["candidate"]) / SKILL_MD).write_text("tampered")
+    after = cli_json(*args, "--no-rm", "--output", "fo")
+    assert not after["cached"]
+
+
+def test_fast_without_the_service_fails_with_a_hint_or_runs_with_no_rm(work: Path) -> None:
+    skill, traces = _fast_inputs(work)
+    args = [
+        "compile",
+        "fast",
+        "--traces",
+        str(traces),
+        "--skill",
+        str(skill),
+        "--model",
+        "sim/teacher",
+    ]
+    code, _, err = cli(*args, "--rm-api-url", f"http://127.0.0.1:{closed_port()}", "--output", "x")
+    assert code == 4 and "--no-rm" in err
+    out = cli_json(*args, "--no-rm", "--output", "x", "--score-output", "s.json")
+    assert out["report"]["reward_model"] is None and "pre-scores" in out["report"]["rm_note"]
+    assert (work / "s.json").is_file()
+    assert "pre-scores only" in (work / "x" / "fast-report.md").read_text()
