@@ -144,6 +144,8 @@ def build(spec: Spec, dest: Path) -> None:
     _write(env / "Dockerfile", DOCKERFILE)
     for rel, text in spec.skills.items():
         _write(env / "skills" / rel, text)
+    if spec.skills:  # the harness's skill, not workspace content: keep it out of the image's /app
+        _write(env / ".dockerignore", "skills\n.dockerignore\n")
     baseline = {
         rel: hashlib.sha256((env / rel).read_bytes()).hexdigest()
         for rel in sorted([*files, "ci.log"])
