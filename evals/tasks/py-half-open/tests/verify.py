@@ -66,7 +66,11 @@ def main() -> int:
     reward = 1.0 if all(c["ok"] for c in checks.values()) else 0.0
     vdir = a.logs / "verifier"
     vdir.mkdir(parents=True, exist_ok=True)
-    (vdir / "reward.json").write_text(json.dumps({"reward": reward, "checks": checks}, indent=1) + "\n")
+    # reward.json holds numbers only (Harbor/BenchFlow read every value as a reward);
+    # the per-check evidence goes to checks.json beside it.
+    scores = {"reward": reward, **{name: float(c["ok"]) for name, c in checks.items()}}
+    (vdir / "reward.json").write_text(json.dumps(scores, indent=1) + "\n")
+    (vdir / "checks.json").write_text(json.dumps(checks, indent=1) + "\n")
     (vdir / "reward.txt").write_text(f"{reward:g}\n")
     for name, c in checks.items():
         print(f"{'PASS' if c['ok'] else 'FAIL'} {name}")
