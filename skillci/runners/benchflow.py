@@ -7,6 +7,7 @@ skillci only needs the path of its ``bench`` executable (``--bench PATH``, else
     bench eval run --tasks-dir DIR --include TASK... --agent HARNESS --model PROVIDER/MODEL
         --sandbox docker --concurrency N --jobs-dir DIR --skill-mode with-skill|no-skill
         [--skills-dir DIR] [--agent-env KEY=VAL...]
+        [--config-override '{"environment": {"docker_image": IMAGE}}']   (--image)
 
 Exit code 0 only means the pipeline finished: the verdicts are in the job dir, read by
 :mod:`skillci.trace.importers.benchflow`. ``tests/integration/benchflow`` checks every flag
@@ -47,6 +48,9 @@ class BenchRun:
     sandbox: str = "docker"
     concurrency: int = 1
     agent_env: dict[str, str] = field(default_factory=dict)
+    image: str | None = None
+    """Run in this prebuilt image: the task config's ``environment.docker_image``, set
+    through BenchFlow's ``--config-override`` (the task's Dockerfile is then not built)."""
 
     def argv(self, bench: str) -> list[str]:
         args = [
@@ -73,6 +77,9 @@ class BenchRun:
             args += ["--skills-dir", str(self.skills_dir)]
         for k, v in sorted(self.agent_env.items()):
             args += ["--agent-env", f"{k}={v}"]
+        if self.image is not None:
+            override = {"environment": {"docker_image": self.image}}
+            args += ["--config-override", json.dumps(override, sort_keys=True)]
         return args
 
 
@@ -85,46 +92,14 @@ def find_bench(explicit: str | Path | None = None) -> str:
     return path
 
 
-def bench_python(bench: str) -> str:
-    """The interpreter of a ``bench`` console script (its venv's python)."""
-    first = Path(bench).read_bytes()[:400].split(b"\n", 1)[0].decode(errors="replace")
-    if not first.startswith("#!"):
-        raise RunnerError(f"{bench} is not a console script", hint=INSTALL_HINT)
-    return first[2:].strip().split()[0]
-
-
-_PARSE = """
-import json, sys
-import typer.main
-from benchflow.cli.main import app
-run = typer.main.get_command(app).commands["eval"].commands["run"]
-ctx = run.make_context("run", json.loads(sys.argv[1]), resilient_parsing=False)
-print(json.dumps({k: v for k, v in ctx.params.items()}, default=str))
-"""
-
-
 def parse_check(bench: str, argv: list[str]) -> dict[str, object]:
     """Parse ``argv`` (as :meth:`BenchRun.argv` builds it) with the real CLI's own parser,
     running nothing; returns the parsed parameters or raises with the parser's message."""
-    try:
-        i = argv.index("run")
-    except ValueError:
-        raise RunnerError("not a `bench eval run` command line") from None
-    proc = subprocess.run(
-        [bench_python(bench), "-c", _PARSE, json.dumps(argv[i + 1 :])],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise RunnerError(
-            f"bench's parser rejected the arguments: {proc.stderr.strip().splitlines()[-1:]}",
-            hint=INSTALL_HINT,
-        )
-    params = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert isinstance(params, dict)
-    return params
+    from skillci.runners.cliparse import parse_check as check
+
+    if argv[1:3] != ["eval", "run"]:
+        raise RunnerError("not a `bench eval run` command line")
+    return check(bench, "benchflow.cli.main", ["eval", "run"], argv[3:], hint=INSTALL_HINT)
 
 
 def version(bench: str) -> str:
@@ -155,7 +130,6 @@ __all__ = [
     "BENCHFLOW_VERSION",
     "INSTALL_HINT",
     "BenchRun",
-    "bench_python",
     "find_bench",
     "parse_check",
     "run",

@@ -1,0 +1,57 @@
+"""Check command lines against an external harness's own (Typer/Click) parser.
+
+BenchFlow and Harbor live in their own venvs; :func:`parse_check` runs their interpreter to
+build the click command and parse the arguments *without invoking* it, so a renamed or
+removed flag shows up as a parser error here, not as a failed run later.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from skillci.errors import RunnerError
+
+_PARSE = """
+import json, sys
+import importlib
+import typer.main
+app = importlib.import_module(sys.argv[1]).app
+cmd = typer.main.get_command(app)
+for name in json.loads(sys.argv[2]):
+    cmd = cmd.commands[name]
+ctx = cmd.make_context(cmd.name or "cmd", json.loads(sys.argv[3]), resilient_parsing=False)
+print(json.dumps(dict(ctx.params), default=str))
+"""
+
+
+def script_python(exe: str) -> str:
+    """The interpreter of a console script (its venv's python)."""
+    first = Path(exe).read_bytes()[:400].split(b"\n", 1)[0].decode(errors="replace")
+    if not first.startswith("#!"):
+        raise RunnerError(f"{exe} is not a Python console script")
+    return first[2:].strip().split()[0]
+
+
+def parse_check(
+    exe: str, app_module: str, command: list[str], args: list[str], *, hint: str
+) -> dict[str, object]:
+    """Parse ``args`` for ``command`` of the Typer app in ``app_module``; returns the parsed
+    parameters or raises :class:`RunnerError` with the parser's message."""
+    proc = subprocess.run(
+        [script_python(exe), "-c", _PARSE, app_module, json.dumps(command), json.dumps(args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise RunnerError(f"{Path(exe).name}'s parser rejected the arguments: {last}", hint=hint)
+    params = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert isinstance(params, dict)
+    return params
+
+
+__all__ = ["parse_check", "script_python"]

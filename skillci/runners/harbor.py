@@ -1,0 +1,161 @@
+"""Drive Harbor's ``harbor run`` and read what it wrote.
+
+Harbor (the Terminal-Bench 2 framework; Python >= 3.12, its own venv) runs the same task
+format as skillci and scales out with ``-e daytona|modal|e2b -n 100``. skillci needs the path
+of its ``harbor`` executable (``--harbor PATH``, else ``$SKILLCI_HARBOR``, else ``harbor`` on
+PATH) and passes:
+
+    harbor run -p TASK_OR_DATASET -a AGENT [-m MODEL] -e ENV -n CONCURRENCY -k ATTEMPTS
+        -o JOBS_DIR [--skills DIR...] [--ek KEY=VALUE...] [-i TASK...] -y -q
+
+``-e local`` (skillci's name, not Harbor's) selects
+:data:`BWRAP_ENV`, an environment class shipped in :mod:`skillci.runners.harbor_env` that runs
+trials in bubblewrap on this machine: the driver puts a directory holding only a ``skillci``
+link on Harbor's ``PYTHONPATH`` and passes skillci's own Python (which has pytest) as the
+sandbox's tools. Exit code 0 only means the job finished: verdicts are read by
+:mod:`skillci.trace.importers.harbor`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import skillci
+from skillci.errors import RunnerError
+from skillci.runners.sandbox import _path_env, _python_roots
+
+HARBOR_VERSION = "0.25.0"
+BWRAP_ENV = "skillci.runners.harbor_env.bwrap:BwrapEnvironment"
+INSTALL_HINT = (
+    f"install Harbor in its own venv: python3.12 -m venv ~/.venvs/harbor && "
+    f"~/.venvs/harbor/bin/pip install harbor=={HARBOR_VERSION}; then pass "
+    "--harbor ~/.venvs/harbor/bin/harbor (or set SKILLCI_HARBOR)"
+)
+#: Agents that take no model.
+NO_MODEL_AGENTS = frozenset({"oracle", "nop"})
+
+
+@dataclass(frozen=True)
+class HarborRun:
+    """One ``harbor run`` invocation."""
+
+    path: Path
+    agent: str
+    model: str | None
+    jobs_dir: Path
+    env: str = "local"
+    concurrency: int = 1
+    attempts: int = 1
+    skills: list[Path] = field(default_factory=list)
+    env_kwargs: dict[str, str] = field(default_factory=dict)
+    include: list[str] = field(default_factory=list)
+
+    @property
+    def environment(self) -> str:
+        return BWRAP_ENV if self.env == "local" else self.env
+
+    def kwargs(self) -> dict[str, str]:
+        """Environment kwargs: for the local bwrap env, skillci's Python as the tools."""
+        if self.env != "local":
+            return dict(self.env_kwargs)
+        roots = ":".join(str(r) for r in _python_roots())
+        return {"ro_binds": roots, "path": _path_env(), **self.env_kwargs}
+
+    def argv(self, harbor: str) -> list[str]:
+        args = [harbor, "run", "-p", str(self.path), "-a", self.agent]
+        if self.model and self.agent not in NO_MODEL_AGENTS:
+            args += ["-m", self.model]
+        args += [
+            "-e",
+            self.environment,
+            "-n",
+            str(self.concurrency),
+            "-k",
+            str(self.attempts),
+            "-o",
+            str(self.jobs_dir),
+        ]
+        for s in self.skills:
+            args += ["--skills", str(s)]
+        for k, v in sorted(self.kwargs().items()):
+            args += ["--ek", f"{k}={v}"]
+        for t in self.include:
+            args += ["-i", t]
+        return [*args, "-y", "-q"]
+
+
+def find_harbor(explicit: str | Path | None = None) -> str:
+    candidate = str(explicit) if explicit else os.environ.get("SKILLCI_HARBOR") or "harbor"
+    path = shutil.which(candidate)
+    if path is None:
+        raise RunnerError(f"Harbor's `harbor` not found ({candidate})", hint=INSTALL_HINT)
+    return path
+
+
+def pythonpath_for_env(where: Path) -> Path:
+    """A dir holding only a ``skillci`` link, for Harbor's PYTHONPATH (so Harbor's Python
+    imports the bwrap environment and nothing else of skillci's 3.11 installation)."""
+    where.mkdir(parents=True, exist_ok=True)
+    link = where / "skillci"
+    target = Path(skillci.__file__).resolve().parent
+    if not link.is_symlink() or link.resolve() != target:
+        link.unlink(missing_ok=True)
+        link.symlink_to(target, target_is_directory=True)
+    return where
+
+
+def run(harbor: str, spec: HarborRun, *, log: Path, timeout: float | None = None) -> int:
+    """Run ``harbor run``; output goes to ``log``. Returns its exit code."""
+    spec.jobs_dir.mkdir(parents=True, exist_ok=True)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    if spec.env == "local":
+        extra = str(pythonpath_for_env(spec.jobs_dir / ".pythonpath"))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (extra, env.get("PYTHONPATH")) if p)
+    env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    with log.open("wb") as fh:
+        try:
+            proc = subprocess.run(
+                spec.argv(harbor),
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                cwd=spec.jobs_dir,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return 124
+    return proc.returncode
+
+
+def parse_check(harbor: str, argv: list[str]) -> dict[str, object]:
+    """Parse ``argv`` (as :meth:`HarborRun.argv` builds it) with Harbor's own parser."""
+    from skillci.runners.cliparse import parse_check as check
+
+    if argv[1:2] != ["run"]:
+        raise RunnerError("not a `harbor run` command line")
+    return check(harbor, "harbor.cli.main", ["run"], argv[2:], hint=INSTALL_HINT)
+
+
+def version(harbor: str) -> str:
+    out = subprocess.run([harbor, "--version"], capture_output=True, text=True, check=False)
+    return out.stdout.strip().split()[-1] if out.returncode == 0 and out.stdout.strip() else "?"
+
+
+__all__ = [
+    "BWRAP_ENV",
+    "HARBOR_VERSION",
+    "INSTALL_HINT",
+    "HarborRun",
+    "find_harbor",
+    "parse_check",
+    "pythonpath_for_env",
+    "run",
+    "version",
+]

@@ -1,0 +1,1 @@
+"""Harbor environments skillci provides (loaded by Harbor's interpreter: no skillci imports)."""

@@ -1,0 +1,295 @@
+"""Harbor job dirs → run records.
+
+Layout (``harbor run -o J``)::
+
+    J/<job name>/result.json                    the job's summary (skipped here)
+    J/<job name>/<task>__<7 chars>/result.json  one trial: Harbor's TrialResult
+    J/<job name>/<task>__<7 chars>/agent/trajectory.json   ATIF trajectory (when the agent
+                                                 writes one; the oracle writes oracle.txt)
+    J/<job name>/<task>__<7 chars>/verifier/    reward.txt/reward.json, test-stdout.txt
+
+TrialResult fields used: ``task_name``, ``trial_name``, ``agent_info`` (name, version,
+model_info.name/provider), ``agent_result`` (``n_input_tokens``, ``n_output_tokens``,
+``cost_usd``), ``verifier_result.rewards``, ``exception_info`` (``exception_type``,
+``exception_message``), ``started_at``/``finished_at`` and the phase timings.
+
+ATIF steps become events: ``system``/``user`` steps → messages; ``agent`` steps → an assistant
+message (``reasoning_content`` as a ``(thinking)`` message), its ``tool_calls`` and the
+``observation.results`` answering them (``source_call_id``). The oracle's ``oracle.txt`` is
+shown as one ``run`` of ``solve.sh``, as skillci's own oracle agent records it.
+
+Verdicts: ``exception_info`` of an agent timeout keeps the verifier's reward (``timeout``
+without one); verifier timeouts → ``timeout``; reward-file and verifier-output errors →
+``verifier_error``; any other exception (environment, agent setup, Docker) → ``infra_error``;
+a missing ``result.json`` (killed trial) → ``infra_error``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from skillci.trace.importers.common import parse_time, read_json, run_id_for, verdict
+from skillci.trace.models import (
+    AgentRole,
+    Cost,
+    Event,
+    MessageEvent,
+    ModelInfo,
+    RunRecord,
+    RuntimeInfo,
+    SkillLoadEvent,
+    SkillRef,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+
+RESULT = "result.json"
+ATIF = Path("agent") / "trajectory.json"
+ORACLE_LOG = Path("agent") / "oracle.txt"
+_TRIAL_NAME = re.compile(r"^.+__[A-Za-z0-9]{7}$")
+AGENT_TIMEOUTS = frozenset({"AgentTimeoutError"})
+VERIFIER_TIMEOUTS = frozenset({"VerifierTimeoutError"})
+VERIFIER_ERRORS = frozenset(
+    {
+        "VerifierOutputParseError",
+        "RewardFileNotFoundError",
+        "RewardFileEmptyError",
+        "AddTestsDirError",
+        "DownloadVerifierDirError",
+    }
+)
+SKILL_TOOLS = frozenset({"skill", "load_skill", "invoke_skill", "activate_skill"})
+_OUTPUT_CAP = 12000
+
+
+def _is_trial_result(data: dict[str, Any] | None) -> bool:
+    return data is not None and "trial_name" in data
+
+
+def find_trials(root: Path) -> list[Path]:
+    """Trial dirs under ``root``: dirs whose result.json is a TrialResult, and
+    ``<task>__<7 chars>`` dirs that never got one (killed or crashed trials)."""
+    found = {p.parent for p in root.rglob(RESULT) if _is_trial_result(read_json(p)[0])}
+    found |= {
+        d
+        for d in [root, *root.rglob("*")]
+        if d.is_dir() and _TRIAL_NAME.match(d.name) and (d / "config.json").is_file()
+    }
+    ordered = sorted(found)
+    return [d for d in ordered if not any(parent in found for parent in d.parents)]
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(
+            str(p.get("text") or "") if isinstance(p, dict) else str(p) for p in value
+        ).strip()
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def events_from_atif(traj: dict[str, Any]) -> list[Event]:
+    out: list[Event] = []
+
+    def add(cls: Any, **fields: Any) -> None:
+        out.append(cls(step=len(out), **fields))
+
+    for step in traj.get("steps") or []:
+        if not isinstance(step, dict):
+            continue
+        source = step.get("source")
+        text = _text(step.get("message"))
+        metrics = step.get("metrics") if isinstance(step.get("metrics"), dict) else {}
+        assert isinstance(metrics, dict)
+        if source in ("system", "user"):
+            add(MessageEvent, role=source, content=text)
+            continue
+        if step.get("reasoning_content"):
+            add(
+                MessageEvent,
+                role="assistant",
+                content="(thinking) " + str(step["reasoning_content"]),
+            )
+        if text or not step.get("tool_calls"):
+            tokens_in, tokens_out = metrics.get("prompt_tokens"), metrics.get("completion_tokens")
+            add(
+                MessageEvent,
+                role="assistant",
+                content=text,
+                input_tokens=tokens_in if isinstance(tokens_in, int) and tokens_in >= 0 else None,
+                output_tokens=tokens_out
+                if isinstance(tokens_out, int) and tokens_out >= 0
+                else None,
+            )
+        results: dict[str, str] = {}
+        obs = step.get("observation")
+        if isinstance(obs, dict):
+            for r in obs.get("results") or []:
+                if isinstance(r, dict) and r.get("source_call_id"):
+                    results[str(r["source_call_id"])] = _text(r.get("content"))
+        for i, call in enumerate(step.get("tool_calls") or []):
+            if not isinstance(call, dict):
+                continue
+            call_id = str(call.get("tool_call_id") or f"atif-{step.get('step_id')}-{i}")
+            name = str(call.get("function_name") or "tool")
+            args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
+            add(ToolCallEvent, tool=name, arguments=args, call_id=call_id)
+            if call_id in results:
+                body = results[call_id]
+                add(
+                    ToolResultEvent,
+                    call_id=call_id,
+                    tool=name,
+                    output=body[:_OUTPUT_CAP],
+                    truncated=len(body) > _OUTPUT_CAP,
+                )
+            if name.lower() in SKILL_TOOLS:
+                assert isinstance(args, dict)
+                target = args.get("name") or args.get("skill") or args.get("path") or name
+                add(SkillLoadEvent, path=str(target)[:500], on_demand=True)
+    return out
+
+
+def _oracle_events(trial: Path) -> list[Event]:
+    try:
+        text = (trial / ORACLE_LOG).read_text(errors="replace")
+    except OSError:
+        return []
+    return [
+        ToolCallEvent(
+            step=0, tool="run", arguments={"command": "bash /solution/solve.sh"}, call_id="oracle-0"
+        ),
+        ToolResultEvent(
+            step=1,
+            call_id="oracle-0",
+            tool="run",
+            output=text[:_OUTPUT_CAP],
+            truncated=len(text) > _OUTPUT_CAP,
+        ),
+    ]
+
+
+def _seconds(block: Any) -> float | None:
+    if not isinstance(block, dict):
+        return None
+    a, b = parse_time(block.get("started_at")), parse_time(block.get("finished_at"))
+    return round((b - a).total_seconds(), 3) if a and b else None
+
+
+def import_trial(
+    trial: Path, *, role: AgentRole = AgentRole.student, skill: SkillRef | None = None
+) -> RunRecord:
+    """One trial dir → a run record (never raises for bad or missing files)."""
+    result, why = read_json(trial / RESULT)
+    res = result or {}
+    warnings: list[str] = []
+    agent_info = res.get("agent_info") if isinstance(res.get("agent_info"), dict) else {}
+    assert isinstance(agent_info, dict)
+    agent = str(agent_info.get("name") or "unknown")
+    traj, traj_why = read_json(trial / ATIF)
+    if traj is not None:
+        events, trajectory_state = events_from_atif(traj), "complete"
+    elif agent == "oracle" and (trial / ORACLE_LOG).is_file():
+        events, trajectory_state = _oracle_events(trial), "oracle"
+    else:
+        events, trajectory_state = [], "missing"
+        if traj_why and why is None and agent not in ("nop", "oracle"):
+            warnings.append(f"agent/{traj_why}")
+
+    exc = res.get("exception_info") if isinstance(res.get("exception_info"), dict) else None
+    exc_type = str(exc.get("exception_type")) if exc else None
+    exc_msg = f"{exc_type}: {exc.get('exception_message')}" if exc else None
+    vr = res.get("verifier_result") if isinstance(res.get("verifier_result"), dict) else {}
+    assert isinstance(vr, dict)
+    rewards = vr.get("rewards") if isinstance(vr.get("rewards"), dict) else {}
+    assert isinstance(rewards, dict)
+    reward = rewards.get("reward", next(iter(rewards.values())) if len(rewards) == 1 else None)
+    if why is not None:
+        warnings.append(f"{why}: the trial did not finish")
+        evaluation = verdict(None, infra_error=f"{why}: the trial did not finish")
+    else:
+        infra = exc_type is not None and exc_type not in (
+            AGENT_TIMEOUTS | VERIFIER_TIMEOUTS | VERIFIER_ERRORS
+        )
+        evaluation = verdict(
+            reward,
+            infra_error=exc_msg if infra else None,
+            agent_timeout=exc_type in AGENT_TIMEOUTS,
+            verifier_error=exc_msg if exc_type in VERIFIER_ERRORS else None,
+            verifier_timeout=exc_type in VERIFIER_TIMEOUTS,
+        )
+    ar = res.get("agent_result") if isinstance(res.get("agent_result"), dict) else {}
+    assert isinstance(ar, dict)
+
+    def num(key: str) -> int:
+        v = ar.get(key)
+        return v if isinstance(v, int) and v >= 0 else 0
+
+    usd = ar.get("cost_usd")
+    started, finished = parse_time(res.get("started_at")), parse_time(res.get("finished_at"))
+    created = finished or started or datetime.fromtimestamp(trial.stat().st_mtime, UTC)
+    mi = agent_info.get("model_info") if isinstance(agent_info.get("model_info"), dict) else None
+    model_name = str(mi.get("name")) if mi and mi.get("name") else None
+    provider = str(mi.get("provider")) if mi and mi.get("provider") else None
+    route = f"{provider}/{model_name}" if provider and model_name else (model_name or agent)
+    return RunRecord(
+        run_id=run_id_for("harbor", trial.parent.name, trial.name),
+        task_id=str(res.get("task_name") or trial.name.rsplit("__", 1)[0]),
+        agent_role=AgentRole.oracle if agent == "oracle" else role,
+        model=ModelInfo(route=route, name=model_name),
+        runtime=RuntimeInfo(
+            harness=agent,
+            harness_version=str(agent_info.get("version")) if agent_info.get("version") else None,
+            runner="harbor",
+            sandbox="harbor",
+            skill=skill,
+            task_hash=str(res["task_checksum"]) if res.get("task_checksum") else None,
+        ),
+        events=events,
+        final_output=next(
+            (e.content for e in reversed(events) if e.kind == "message" and e.role == "assistant"),
+            None,
+        ),
+        stop_reason=exc_type or ("final_answer" if why is None else None),
+        evaluation=evaluation,
+        cost=Cost(
+            input_tokens=num("n_input_tokens"),
+            output_tokens=num("n_output_tokens"),
+            tool_calls=sum(1 for e in events if e.kind == "tool_call"),
+            wall_time_sec=max(0.0, (finished - started).total_seconds())
+            if started and finished
+            else 0.0,
+            usd=float(usd) if isinstance(usd, int | float) and usd >= 0 else None,
+        ),
+        created_at=created,
+        warnings=warnings,
+        metadata={
+            "importer": "harbor",
+            "source": str(trial),
+            "trial_name": res.get("trial_name") or trial.name,
+            "rewards": rewards,
+            "exception": exc_msg,
+            "trajectory": trajectory_state,
+            "timing": {
+                k: _seconds(res.get(k))
+                for k in ("environment_setup", "agent_setup", "agent_execution", "verifier")
+            },
+        },
+    )
+
+
+def import_jobs(
+    root: Path, *, role: AgentRole = AgentRole.student, skill: SkillRef | None = None
+) -> list[RunRecord]:
+    """Every trial under ``root`` (a jobs dir, one job dir, or one trial dir)."""
+    return [import_trial(t, role=role, skill=skill) for t in find_trials(root)]
+
+
+__all__ = ["events_from_atif", "find_trials", "import_jobs", "import_trial"]
