@@ -35,6 +35,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("patch", "skillci.cli.patch"),
     ("eval", "skillci.cli.eval"),
     ("compile", "skillci.cli.compile"),
+    ("evals", "skillci.cli.evals"),
 ]
 
 #: Modules defining top-level commands: each has ``register(app: typer.Typer) -> None``.

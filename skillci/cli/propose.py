@@ -51,13 +51,18 @@ def register(app: typer.Typer) -> None:
             False, "--force", help="Re-propose a patch whose PR was closed."
         ),
         repo: Path = typer.Option(Path("."), "--repo"),
+        forge: str | None = typer.Option(
+            None, "--forge", help="local or github (default: $SKILLCI_FORGE, else detected)."
+        ),
         dry_run: bool = typer.Option(
             False, "--dry-run", help="Run and diagnose; write no branch or PR."
         ),
         json_out: bool = typer.Option(False, "--json"),
     ) -> int:
         """From a failing student trial to a PR with a bounded, evidenced patch."""
-        ctx = RepoContext.open(repo, dry_run=dry_run)
+        ctx = RepoContext.open(repo, dry_run=dry_run, forge=forge)
+        task = [t for t in task if t.strip()]  # workflow inputs may be empty strings
+        suite = suite or None
         if not task and suite is None:
             raise InvalidInputError("nothing to propose for", hint="pass --task ID or --suite NAME")
 
@@ -97,6 +102,7 @@ def register(app: typer.Typer) -> None:
                         "pr": o.pr.number if o.pr else None,
                         "branch": o.branch,
                         "patch_id": o.patch_id,
+                        "forge": ctx.forge_choice,
                         "proposal": o.proposal,
                     }
                     for o in outcomes

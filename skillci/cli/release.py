@@ -21,6 +21,10 @@ from skillci.release.models import CanaryAnalysis, Channel, ChannelEvent
 RepoOpt = Annotated[Path, typer.Option("--repo", help="Repository root (default: current dir).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 DryOpt = Annotated[bool, typer.Option("--dry-run", help="Print what would change; change nothing.")]
+ForgeOpt = Annotated[
+    str | None,
+    typer.Option("--forge", help="local or github (default: $SKILLCI_FORGE, else detected)."),
+]
 ActorOpt = Annotated[
     str | None,
     typer.Option("--actor", help="Who is acting (default: $SKILLCI_ACTOR, git identity, user)."),
@@ -33,10 +37,10 @@ channel_app = typer.Typer(
 canary_app = typer.Typer(help="Canary a release, analyze it, promote it.", no_args_is_help=True)
 
 
-def _ctx(repo: Path, dry_run: bool = False):  # type: ignore[no-untyped-def]
+def _ctx(repo: Path, dry_run: bool = False, forge: str | None = None):  # type: ignore[no-untyped-def]
     from skillci.flows.context import RepoContext
 
-    return RepoContext.open(repo, dry_run=dry_run)
+    return RepoContext.open(repo, dry_run=dry_run, forge=forge)
 
 
 def _actor(actor: str | None) -> str:
@@ -209,21 +213,58 @@ def canary_analyze_cmd(
         bool, typer.Option("--auto", help="Promote on pass, roll back on fail.")
     ] = False,
     repo: RepoOpt = Path("."),
+    forge: ForgeOpt = None,
     dry_run: DryOpt = False,
     json_out: JsonOpt = False,
 ) -> int:
     """Compare canary vs stable production records since the canary started.
 
     Outcome pass (exit 0), fail (exit 1) or inconclusive (exit 0: keep waiting).
+    With the GitHub forge, channel refs are fetched first and pushed after a move.
     """
-    from skillci.flows.canary import canary_analyze
+    from skillci.flows.canary_ci import analyze_synced
 
-    a = canary_analyze(_ctx(repo, dry_run), skill, auto=auto)
+    ctx = _ctx(repo, dry_run, forge)
+    a = analyze_synced(ctx, skill, auto=auto)
     if json_out:
-        emit_json(a)
+        from skillci.cli.output import to_jsonable
+
+        emit_json({**to_jsonable(a), "forge": to_jsonable(ctx.forge_choice)})
     else:
         _print_analysis(a)
     return int(ExitCode.REJECTED if a.outcome == "fail" else ExitCode.OK)
+
+
+@canary_app.command("list")
+def canary_list_cmd(
+    active: Annotated[bool, typer.Option("--active", help="Only skills with a canary.")] = False,
+    repo: RepoOpt = Path("."),
+    forge: ForgeOpt = None,
+    json_out: JsonOpt = False,
+) -> int:
+    """Skills with a running canary (the matrix of the scheduled canary workflow).
+
+    Also writes ``skills=<JSON list>`` to $GITHUB_OUTPUT under GitHub Actions.
+    """
+    import json
+
+    from skillci.flows.actions import set_output
+    from skillci.flows.canary_ci import active_canaries
+
+    _ = active  # only active canaries are listed; the flag says so in workflows
+    ctx = _ctx(repo, forge=forge)
+    rows = active_canaries(ctx)
+    set_output("skills", json.dumps([r.skill for r in rows]))
+    if json_out:
+        emit_json(rows)
+    elif not rows:
+        console.print("no canary is running")
+    for r in rows if not json_out else []:
+        console.print(
+            f"{escape(r.skill)}: canary {r.canary} ({r.weight}%) vs stable {r.stable or '-'} "
+            f"since {r.since}"
+        )
+    return 0
 
 
 @canary_app.command("promote")
@@ -258,6 +299,14 @@ def register(app: typer.Typer) -> None:
         pr: Annotated[int, typer.Option("--pr", help="Pull request number.")],
         repo: RepoOpt = Path("."),
         actor: ActorOpt = None,
+        forge: ForgeOpt = None,
+        report: Annotated[
+            Path | None,
+            typer.Option(
+                "--report",
+                help="GateReport JSON made by a trusted gate job (kept in the trace store first).",
+            ),
+        ] = None,
         dry_run: DryOpt = False,
         json_out: JsonOpt = False,
     ) -> int:
@@ -268,9 +317,20 @@ def register(app: typer.Typer) -> None:
         """
         from skillci.flows.release import release_pr
 
-        res = release_pr(_ctx(repo, dry_run), pr, actor=_actor(actor))
+        ctx = _ctx(repo, dry_run, forge)
+        if report is not None:
+            from skillci.flows.gate import keep_report
+            from skillci.flows.review_post import load_report_file
+
+            gate, problem = load_report_file(report)
+            if gate is None:
+                raise InvalidInputError(f"--report: {problem}")
+            keep_report(ctx, gate)
+        res = release_pr(ctx, pr, actor=_actor(actor))
         if json_out:
-            emit_json(res)
+            from skillci.cli.output import to_jsonable
+
+            emit_json({**to_jsonable(res), "forge": to_jsonable(ctx.forge_choice)})
         elif res.action == "closed":
             console.print(
                 f"{'would close' if res.dry_run else 'closed'} PR #{pr}: gate {res.gate_id} rejected it"

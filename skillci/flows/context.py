@@ -5,12 +5,17 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skillci.errors import InvalidInputError
 from skillci.forge.local import LocalForge
+from skillci.forge.select import ForgeChoice, choose_forge
 from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec
 from skillci.trace.store import TraceStore
 from skillci.vcs.git import Git
+
+if TYPE_CHECKING:
+    from skillci.forge.github import GitHubForge
 
 
 @dataclass
@@ -19,17 +24,33 @@ class RepoContext:
     git: Git
     state_dir: Path
     dry_run: bool = False
+    forge_choice: ForgeChoice = field(
+        default_factory=lambda: ForgeChoice(kind="local", source="default")
+    )
     _store: TraceStore | None = field(default=None, repr=False)
+    _forge: LocalForge | GitHubForge | None = field(default=None, repr=False)
 
     @classmethod
     def open(
-        cls, repo: Path | str = ".", *, dry_run: bool = False, state_dir: Path | None = None
+        cls,
+        repo: Path | str = ".",
+        *,
+        dry_run: bool = False,
+        state_dir: Path | None = None,
+        forge: str | None = None,
     ) -> RepoContext:
+        """The repository at ``repo``; ``forge`` is ``--forge`` (see skillci.forge.select)."""
         git = Git(Path(repo))
         root = git.toplevel()
         env_home = os.environ.get("SKILLCI_HOME")
         sd = state_dir or (Path(env_home) if env_home else root / ".skillci")
-        ctx = cls(root=root, git=Git(root, dry_run=dry_run), state_dir=sd, dry_run=dry_run)
+        ctx = cls(
+            root=root,
+            git=Git(root, dry_run=dry_run),
+            state_dir=sd,
+            dry_run=dry_run,
+            forge_choice=choose_forge(forge),
+        )
         return ctx
 
     @property
@@ -39,8 +60,20 @@ class RepoContext:
         return self._store
 
     @property
-    def forge(self) -> LocalForge:
-        return LocalForge(self.git)
+    def forge(self) -> LocalForge | GitHubForge:
+        """LocalForge (default) or GitHubForge (``forge_choice``), created once."""
+        if self._forge is None:
+            if self.forge_choice.kind == "github":
+                from skillci.forge.github_env import forge_from_env
+
+                self._forge = forge_from_env()
+            else:
+                self._forge = LocalForge(self.git)
+        return self._forge
+
+    @property
+    def on_github(self) -> bool:
+        return self.forge_choice.kind == "github"
 
     def worktree(self, sha: str) -> Path:
         """A detached worktree of ``sha`` inside this repo's git dir (created once, reused).

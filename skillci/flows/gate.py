@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
 
 from skillci.flows.context import RepoContext, student_agent
 from skillci.gate.change_guard import guard_change
@@ -30,9 +32,9 @@ from skillci.gate.verdict import (
     never_hit,
     reasons,
 )
-from skillci.runners.base import AgentSpec, plan
+from skillci.runners.base import AgentSpec, TrialSpec, plan
 from skillci.runners.outcome import TrialOutcome as RunOutcome
-from skillci.runners.scheduler import Scheduler
+from skillci.runners.scheduler import Scheduler, sandbox_kind
 from skillci.skill.lint import lint
 from skillci.skill.package import SkillPackage
 from skillci.skill.render import RenderedSkill, render
@@ -87,6 +89,55 @@ def _load_side(ctx: RepoContext, sha: str, skill_dir: str, suites: tuple[str, ..
     return _Side(sha, pkg, render(pkg, "builtin"), tasks)
 
 
+class TrialSource(Protocol):
+    """Where the gate's trials come from: run now (:class:`_Runner`), or replayed from the
+    records of sharded runs (:mod:`skillci.flows.gate_shard`)."""
+
+    ran: int
+    cached: int
+    model_calls: int
+
+    def run(
+        self,
+        agent: AgentSpec,
+        tasks: list[Task],
+        rendered: RenderedSkill | None,
+        pkg_hash: str | None,
+        *,
+        repeats: int,
+        first_repeat: int = 0,
+        suite: str | None = None,
+    ) -> list[RunRecord]: ...
+
+
+def trial_specs(
+    state_dir: Path,
+    agent: AgentSpec,
+    tasks: list[Task],
+    rendered: RenderedSkill | None,
+    pkg_hash: str | None,
+    *,
+    repeats: int,
+    first_repeat: int = 0,
+    suite: str | None = None,
+) -> list[TrialSpec]:
+    """The trials of rounds ``first_repeat .. first_repeat + repeats - 1`` of ``tasks``."""
+    return [
+        s
+        for s in plan(
+            tasks,
+            agent,
+            repeats=first_repeat + repeats,
+            state_dir=state_dir,
+            skill=rendered,
+            skill_package_hash=pkg_hash,
+            suite=suite,
+            split=suite,
+        )
+        if s.repeat_index >= first_repeat
+    ]
+
+
 class _Runner:
     """Runs trial specs through the scheduler and fetches their records."""
 
@@ -96,6 +147,8 @@ class _Runner:
         self.ran = 0
         self.cached = 0
         self.model_calls = 0
+        #: (spec, outcome) of every trial asked for, when a caller wants them (shards)
+        self.log: list[tuple[TrialSpec, RunOutcome]] | None = None
 
     def run(
         self,
@@ -108,20 +161,16 @@ class _Runner:
         first_repeat: int = 0,
         suite: str | None = None,
     ) -> list[RunRecord]:
-        specs = [
-            s
-            for s in plan(
-                tasks,
-                agent,
-                repeats=first_repeat + repeats,
-                state_dir=self.ctx.state_dir,
-                skill=rendered,
-                skill_package_hash=pkg_hash,
-                suite=suite,
-                split=suite,
-            )
-            if s.repeat_index >= first_repeat
-        ]
+        specs = trial_specs(
+            self.ctx.state_dir,
+            agent,
+            tasks,
+            rendered,
+            pkg_hash,
+            repeats=repeats,
+            first_repeat=first_repeat,
+            suite=suite,
+        )
         result = self.scheduler.run(specs)
         records = []
         for o in result.trials:
@@ -132,6 +181,12 @@ class _Runner:
                 self.model_calls += o.model_calls
             if o.run_id:
                 records.append(self.ctx.store.get(o.run_id))
+        if self.log is not None:
+            by_key = {o.key: o for o in result.trials}
+            for spec in specs:
+                found = by_key.get(spec.cache_key(sandbox_kind(spec)))
+                if found is not None:
+                    self.log.append((spec, found))
         return records
 
 
@@ -180,8 +235,20 @@ def _change_size(a: SkillPackage, b: SkillPackage) -> dict[str, int]:
     return {"files": changed, "lines_added": added, "lines_removed": removed}
 
 
-def run_gate(ctx: RepoContext, opts: GateOptions, progress: Progress | None = None) -> GateReport:
-    t0 = time.monotonic()
+@dataclass
+class GateInputs:
+    """Both sides loaded, the student, and the rendered skill files that changed."""
+
+    base_sha: str
+    head_sha: str
+    skill_dir: str
+    base: _Side
+    head: _Side
+    agent: AgentSpec
+    changed: set[str]
+
+
+def load_inputs(ctx: RepoContext, opts: GateOptions) -> GateInputs:
     base_sha, head_sha = ctx.git.rev(opts.base), ctx.git.rev(opts.head)
     from skillci.errors import InvalidInputError
 
@@ -193,12 +260,57 @@ def run_gate(ctx: RepoContext, opts: GateOptions, progress: Progress | None = No
     skill_dir = ctx.skill_dir(opts.skill)
     base = _load_side(ctx, base_sha, skill_dir, opts.suites)
     head = _load_side(ctx, head_sha, skill_dir, opts.suites)
-    agent = student_agent(opts.student)
-    runner = _Runner(ctx, opts.parallel, progress)
     changed = changed_files(
         {f.path: f.content for f in base.rendered.files},
         {f.path: f.content for f in head.rendered.files},
     )
+    return GateInputs(
+        base_sha, head_sha, skill_dir, base, head, student_agent(opts.student), changed
+    )
+
+
+def rerun_on_head(
+    opts: GateOptions, sel: ImpactSelection, btasks: dict[str, Task], htasks: dict[str, Task]
+) -> list[Task]:
+    """Head tasks that must run (test-impact selection): the rest reuse their base trials.
+
+    A task whose loaded skill files did not change and whose content is identical on both
+    sides reuses its base trials. The decision for a task depends only on that task.
+    """
+    same_task = {
+        tid
+        for tid in htasks
+        if tid in btasks and htasks[tid].content_hash == btasks[tid].content_hash
+    }
+    return [
+        htasks[t] for t in sorted(htasks) if not opts.impact or t in sel.rerun or t not in same_task
+    ]
+
+
+def run_gate(ctx: RepoContext, opts: GateOptions, progress: Progress | None = None) -> GateReport:
+    t0 = time.monotonic()
+    inputs = load_inputs(ctx, opts)
+    runner = _Runner(ctx, opts.parallel, progress)
+    return decide_gate(ctx, opts, inputs, runner, t0=t0)
+
+
+def decide_gate(
+    ctx: RepoContext,
+    opts: GateOptions,
+    inputs: GateInputs,
+    runner: TrialSource,
+    *,
+    t0: float,
+    config: dict[str, object] | None = None,
+    refs: tuple[str, str] | None = None,
+    keep: bool = True,
+) -> GateReport:
+    """The gate over trials from ``runner``: base trials, impact selection, head rounds with
+    the sequential test, then the verdict. Keeps the report in the trace store (``keep``).
+
+    ``refs`` are the (base, head) names the report shows (default: ``opts.base/head``)."""
+    base_sha, head_sha = inputs.base_sha, inputs.head_sha
+    base, head, agent, changed = inputs.base, inputs.head, inputs.agent, inputs.changed
 
     suite_results: list[SuiteResult] = []
     all_base: list[RunRecord] = []
@@ -227,16 +339,7 @@ def run_gate(ctx: RepoContext, opts: GateOptions, progress: Progress | None = No
             for tid, recs in by_task.items()
         }
         sel = select_tasks(changed, loaded, tasks=sorted(htasks))
-        same_task = {
-            tid
-            for tid in htasks
-            if tid in btasks and htasks[tid].content_hash == btasks[tid].content_hash
-        }
-        rerun = [
-            htasks[t]
-            for t in sorted(htasks)
-            if not opts.impact or t in sel.rerun or t not in same_task
-        ]
+        rerun = rerun_on_head(opts, sel, btasks, htasks)
         reuse = [t for t in sorted(htasks) if t not in {x.id for x in rerun}]
         impact_all = (
             sel
@@ -317,8 +420,8 @@ def run_gate(ctx: RepoContext, opts: GateOptions, progress: Progress | None = No
     report = GateReport(
         gate_id=gate_id(opts, base_sha, head_sha),
         skill=base.pkg.manifest.name,
-        base_ref=opts.base,
-        head_ref=opts.head,
+        base_ref=refs[0] if refs else opts.base,
+        head_ref=refs[1] if refs else opts.head,
         base_sha=base_sha,
         head_sha=head_sha,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -346,15 +449,27 @@ def run_gate(ctx: RepoContext, opts: GateOptions, progress: Progress | None = No
             "sequential": opts.sequential,
             "impact": opts.impact,
             "wall_time_sec": round(time.monotonic() - t0, 3),
+            **(config or {}),
         },
     )
-    if not ctx.dry_run:
-        ctx.store.put_blob(GATE_BLOB, report, key=report.gate_id, replace=True)
+    if keep:
+        keep_report(ctx, report)
     return report
 
 
+def keep_report(ctx: RepoContext, report: GateReport) -> None:
+    """Store ``report`` in the trace store (kind ``gate-report``, key = gate id)."""
+    if not ctx.dry_run:
+        ctx.store.put_blob(GATE_BLOB, report, key=report.gate_id, replace=True)
+
+
 def _same_instance(
-    ctx: RepoContext, runner: _Runner, agent: AgentSpec, base: _Side, head: _Side, opts: GateOptions
+    ctx: RepoContext,
+    runner: TrialSource,
+    agent: AgentSpec,
+    base: _Side,
+    head: _Side,
+    opts: GateOptions,
 ) -> SameInstance:
     from skillci.tasks.loader import load_task
 

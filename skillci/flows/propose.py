@@ -26,6 +26,7 @@ from skillci.compile.template import TemplateCompiler
 from skillci.errors import ConflictError, InvalidInputError
 from skillci.flows.context import RepoContext, student_agent
 from skillci.flows.proposal_store import PROPOSAL_BLOB
+from skillci.flows.remote import push_candidate
 from skillci.forge.base import PRState, PullRequest
 from skillci.patch.apply import apply
 from skillci.patch.diff import render_diff
@@ -363,6 +364,7 @@ def publish(
         )
 
     commits = _commit_patches(ctx, prop, pkg, base_sha, branch, skill_dir, prop.task_id)
+    push_candidate(ctx, branch, commits[-1], base_sha)
     labels = sorted({"skillci", fc} | ({"needs-approval"} if prop.needs_approval else set()))
     title = f"skill({pkg.manifest.name}): {fc.replace('_', ' ')} — {prop.task_id}"
     if open_prs:

@@ -22,6 +22,14 @@ from pydantic import BaseModel, Field
 from skillci.errors import ConflictError, InvalidInputError, ReleaseRefused
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GATE_BLOB
+from skillci.flows.remote import (
+    fetch_branch,
+    fetch_pr,
+    publish_branch,
+    publish_tag,
+    pull_state,
+    push_state,
+)
 from skillci.forge.base import PRState, PullRequest
 from skillci.gate.report import render_markdown
 from skillci.gate.verdict import GateReport
@@ -337,7 +345,7 @@ def _tag_merged(ctx: RepoContext, pr: PullRequest, actor: str) -> ReleaseResult:
         dry_run=ctx.dry_run,
     )
     if not ctx.dry_run:
-        res.tag_sha = ctx.git.tag_annotated(tag, pr.merge_sha, entry)
+        res.tag_sha = publish_tag(ctx, tag, pr.merge_sha, entry)
         info = ReleaseInfo(
             version=version,
             commit=pr.merge_sha,
@@ -347,6 +355,7 @@ def _tag_merged(ctx: RepoContext, pr: PullRequest, actor: str) -> ReleaseResult:
             released_at=utcnow(),
         )
         _record_release(ctx, skill, skill_dir, pr.base, info, actor)
+        push_state(ctx, skill=skill)
     return res
 
 
@@ -385,6 +394,8 @@ def release_pr(ctx: RepoContext, number: int, *, actor: str | None = None) -> Re
     actor = actor or actor_name()
     forge = ctx.forge
     pr = forge.get_pr(number)
+    fetch_pr(ctx, pr)
+    pull_state(ctx)
     if pr.state == PRState.merged:
         return _tag_merged(ctx, pr, actor)
     if pr.state != PRState.open:
@@ -446,11 +457,8 @@ def release_pr(ctx: RepoContext, number: int, *, actor: str | None = None) -> Re
             tree, [gated], f"release {skill} {version}\n\n{entry}\n{trailers}", bot=True
         )
         try:
-            ctx.git.update_ref(
-                f"refs/heads/{pr.head_branch}",
-                release_commit,
-                gated,
-                reason=f"skillci release {tag}",
+            publish_branch(
+                ctx, pr.head_branch, release_commit, gated, reason=f"skillci release {tag}"
             )
         except ConflictError:
             raise ConflictError(
@@ -467,7 +475,8 @@ def release_pr(ctx: RepoContext, number: int, *, actor: str | None = None) -> Re
     )
     assert merged.merge_sha is not None
     res.merge_sha = merged.merge_sha
-    res.tag_sha = ctx.git.tag_annotated(tag, merged.merge_sha, entry)
+    fetch_branch(ctx, pr.base)
+    res.tag_sha = publish_tag(ctx, tag, merged.merge_sha, entry)
     info = ReleaseInfo(
         version=version,
         commit=merged.merge_sha,
@@ -477,4 +486,5 @@ def release_pr(ctx: RepoContext, number: int, *, actor: str | None = None) -> Re
         released_at=utcnow(),
     )
     _record_release(ctx, skill, skill_dir, pr.base, info, actor)
+    push_state(ctx, skill=skill)
     return res

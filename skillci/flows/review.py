@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GateOptions, Progress, run_gate
+from skillci.flows.remote import fetch_pr
 from skillci.forge.base import PRState, PullRequest
 from skillci.gate.report import render_markdown, status_line
 from skillci.gate.verdict import GateReport
@@ -70,6 +71,7 @@ def review(
         raise InvalidInputError(
             f"PR #{number} is {pr.state.value}", hint="only open PRs are reviewed"
         )
+    fetch_pr(ctx, pr)
     if post:
         forge.set_status(
             number,

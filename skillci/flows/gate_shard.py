@@ -1,0 +1,513 @@
+"""Sharded gate: ``skillci evals plan | run --shard i/N | merge`` (docs/design/110).
+
+The gate's trials split into *units*, one per (suite, task) pair plus one for the
+same-instance task. Everything the gate decides about a unit depends only on that unit's
+own trials (base repeats; the impact selection of that task; its head repeats), except the
+sequential test, which looks at all tasks of a suite round by round. So:
+
+- :func:`plan_gate` lists the units in a fixed order; shard ``i`` of ``N`` takes units
+  ``i, i+N, i+2N, ...`` (:meth:`GatePlan.units_of`).
+- :func:`run_shard` runs, for each of its units, every base repeat and — when the impact
+  selection says so — *every* head round (a shard cannot see the other shards' trials,
+  so it cannot stop early), and writes its run records plus a :class:`ShardResult`.
+- :func:`merge_shards` imports every shard's records and replays
+  :func:`skillci.flows.gate.decide_gate` with a :class:`_Replay` source that hands out
+  those records instead of running trials. The replay asks for head rounds one at a time
+  and stops where the sequential test stops, so the report is the one an unsharded
+  ``skillci gate`` writes; the head trials of rounds after the stop are counted
+  (``config.sharding.unused_trials``) and otherwise ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from skillci.errors import InvalidInputError
+from skillci.flows.context import RepoContext
+from skillci.flows.gate import (
+    GateInputs,
+    GateOptions,
+    Progress,
+    _Runner,
+    decide_gate,
+    gate_id,
+    keep_report,
+    load_inputs,
+    rerun_on_head,
+    trial_specs,
+)
+from skillci.fsutil import atomic_write_text
+from skillci.gate.impact import select_tasks
+from skillci.gate.outcomes import loaded_files
+from skillci.gate.verdict import GateReport
+from skillci.runners.base import AgentSpec, TrialSpec
+from skillci.skill.render import RenderedSkill
+from skillci.tasks.models import Purpose, Task
+from skillci.trace.models import RunRecord
+
+SHARD_SCHEMA_VERSION = 1
+SHARD_FILE = "shard.json"
+RECORDS_DIR = "records"
+#: The key a trial is known by across machines (the trial cache key, sandbox excluded:
+#: shards and the merge job may differ in whether bubblewrap is installed).
+KEY_SANDBOX = "gate-shard"
+MAX_RECORD_BYTES = 64 * 1024 * 1024
+
+
+class GateSpec(BaseModel):
+    """The gate a plan is for: what ``skillci gate`` would be asked, refs resolved."""
+
+    skill: str = Field(description="Skill package as given (name or skills/<name>).")
+    base: str = Field(description="Base ref as given.")
+    head: str = Field(description="Head ref as given.")
+    base_sha: str = Field(description="Base commit.")
+    head_sha: str = Field(description="Head commit.")
+    suites: list[str] = Field(description="Suites, in gate order.")
+    repeat: int = Field(description="Repeats per task (max rounds).")
+    student: str = Field(description="Student model route.")
+    sequential: bool = Field(description="Sequential test on head rounds.")
+    impact: bool = Field(description="Test-impact selection.")
+    same_instance_task: str | None = Field(default=None, description="Same-instance task.")
+    guard_verdict: str = Field(default="pass", description="Patch guard verdict given.")
+    guard_findings: list[str] = Field(default_factory=list, description="Guard findings given.")
+
+    def options(self, parallel: int = 2) -> GateOptions:
+        return GateOptions(
+            skill=self.skill,
+            base=self.base_sha,
+            head=self.head_sha,
+            suites=tuple(self.suites),
+            repeat=self.repeat,
+            student=self.student,
+            parallel=parallel,
+            sequential=self.sequential,
+            impact=self.impact,
+            same_instance_task=self.same_instance_task,
+            guard_verdict=self.guard_verdict,
+            guard_findings=list(self.guard_findings),
+        )
+
+
+class GateUnit(BaseModel):
+    """One (suite, task) pair; ``suite`` None is the same-instance check."""
+
+    suite: str | None = Field(description="Suite name; None for the same-instance task.")
+    task_id: str = Field(description="Task id.")
+
+
+class GatePlan(BaseModel):
+    """The units of one gate, in the order shards take them."""
+
+    schema_version: int = SHARD_SCHEMA_VERSION
+    plan_id: str = Field(description="Hash of the spec and the units (and task contents).")
+    gate_id: str = Field(description="Id the merged GateReport will have.")
+    spec: GateSpec = Field(description="The gate.")
+    units: list[GateUnit] = Field(description="Every unit, in partition order.")
+
+    def units_of(self, shard: int, shards: int) -> list[GateUnit]:
+        """Shard ``shard`` (0-based) of ``shards``: every ``shards``-th unit."""
+        return self.units[shard::shards]
+
+    def matrix(self, shards: int) -> dict[str, list[dict[str, object]]]:
+        """The GitHub Actions matrix: one job per shard (``include`` entries)."""
+        n = effective_shards(self, shards)
+        return {
+            "include": [
+                {"shard": f"{i}/{n}", "index": i, "units": len(self.units_of(i, n))}
+                for i in range(n)
+            ]
+        }
+
+
+class ShardTrial(BaseModel):
+    """One trial a shard ran or found cached."""
+
+    key: str = Field(description="Trial key (the cache key with the sandbox left out).")
+    task_id: str
+    repeat_index: int
+    side: str = Field(description="base or head (skill package hash decides).")
+    run_id: str | None = Field(description="Run record id; None when the trial errored.")
+    state: str = Field(description="Trial state (passed, failed, error, ...).")
+    cached: bool = Field(description="Found in this machine's trial cache.")
+    model_calls: int = Field(default=0, description="Model calls made (0 when cached).")
+
+
+class ShardResult(BaseModel):
+    """What one shard job did: written as ``shard.json`` next to ``records/``."""
+
+    schema_version: int = SHARD_SCHEMA_VERSION
+    plan_id: str = Field(description="The plan this shard belongs to.")
+    gate_id: str
+    spec: GateSpec
+    shard: int = Field(description="0-based shard index.")
+    shards: int = Field(description="Number of shards.")
+    units: list[GateUnit] = Field(description="Units this shard ran.")
+    trials: list[ShardTrial] = Field(description="Every trial of those units.")
+    ran: int = Field(description="Trials run (not cached).")
+    cached: int = Field(description="Trials served from the trial cache.")
+    model_calls: int = Field(description="Model calls made.")
+    wall_time_sec: float
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``i/N`` (0-based ``i``) -> (i, N)."""
+    i, sep, n = text.partition("/")
+    try:
+        index, count = int(i), int(n)
+    except ValueError:
+        index, count = -1, 0
+    if not sep or count < 1 or not 0 <= index < count:
+        raise InvalidInputError(
+            f"--shard {text!r} is not i/N with 0 <= i < N", hint="e.g. --shard 0/3"
+        )
+    return index, count
+
+
+def effective_shards(plan: GatePlan, shards: int) -> int:
+    """No more shards than units (an empty shard would only cost a runner)."""
+    if shards < 1:
+        raise InvalidInputError(f"--shards {shards} must be at least 1")
+    return max(1, min(shards, len(plan.units)))
+
+
+def trial_key(spec: TrialSpec) -> str:
+    return spec.cache_key(KEY_SANDBOX)
+
+
+# ---------------------------------------------------------------------------- plan
+
+
+def _spec(opts: GateOptions, inputs: GateInputs) -> GateSpec:
+    return GateSpec(
+        skill=opts.skill,
+        base=opts.base,
+        head=opts.head,
+        base_sha=inputs.base_sha,
+        head_sha=inputs.head_sha,
+        suites=list(opts.suites),
+        repeat=opts.repeat,
+        student=opts.student,
+        sequential=opts.sequential,
+        impact=opts.impact,
+        same_instance_task=opts.same_instance_task,
+        guard_verdict=opts.guard_verdict,
+        guard_findings=list(opts.guard_findings),
+    )
+
+
+def _plan(opts: GateOptions, inputs: GateInputs) -> GatePlan:
+    units: list[GateUnit] = []
+    contents: list[str] = [inputs.base.pkg.content_hash, inputs.head.pkg.content_hash]
+    for s in opts.suites:
+        ids = {t.id for t in inputs.base.tasks[s]} | {t.id for t in inputs.head.tasks[s]}
+        units += [GateUnit(suite=s, task_id=t) for t in sorted(ids)]
+        contents += [f"{s}:{t.id}:{t.content_hash}" for t in inputs.base.tasks[s]]
+        contents += [f"{s}:{t.id}:{t.content_hash}" for t in inputs.head.tasks[s]]
+    if opts.same_instance_task:
+        units.append(GateUnit(suite=None, task_id=opts.same_instance_task))
+    spec = _spec(opts, inputs)
+    digest = hashlib.sha256(
+        json.dumps(
+            {
+                "spec": spec.model_dump(mode="json", exclude={"base", "head"}),
+                "units": [u.model_dump() for u in units],
+                "contents": contents,
+            },
+            sort_keys=True,
+        ).encode()
+    ).hexdigest()
+    return GatePlan(
+        plan_id=f"plan-{digest[:16]}",
+        gate_id=gate_id(opts, inputs.base_sha, inputs.head_sha),
+        spec=spec,
+        units=units,
+    )
+
+
+def plan_gate(ctx: RepoContext, opts: GateOptions) -> GatePlan:
+    """The units of the gate ``opts`` describes (loads both sides; runs nothing)."""
+    return _plan(opts, load_inputs(ctx, opts))
+
+
+# ---------------------------------------------------------------------------- run one shard
+
+
+def _same_instance_task(ctx: RepoContext, inputs: GateInputs, task_id: str) -> Task:
+    from skillci.tasks.loader import load_task
+
+    wt = ctx.worktree(inputs.head_sha)
+    return load_task(wt / "evals" / "tasks" / task_id, purpose=Purpose.optimize, suites_root=wt)
+
+
+def _run_unit(
+    ctx: RepoContext, opts: GateOptions, inputs: GateInputs, runner: _Runner, unit: GateUnit
+) -> None:
+    base, head, agent = inputs.base, inputs.head, inputs.agent
+    if unit.suite is None:  # the same-instance check: base and head, all repeats
+        task = _same_instance_task(ctx, inputs, unit.task_id)
+        runner.run(agent, [task], base.rendered, base.pkg.content_hash, repeats=opts.repeat)
+        runner.run(agent, [task], head.rendered, head.pkg.content_hash, repeats=opts.repeat)
+        return
+    s = unit.suite
+    btasks = {t.id: t for t in base.tasks[s] if t.id == unit.task_id}
+    htasks = {t.id: t for t in head.tasks[s] if t.id == unit.task_id}
+    recs = runner.run(
+        agent,
+        list(btasks.values()),
+        base.rendered,
+        base.pkg.content_hash,
+        repeats=opts.repeat,
+        suite=s,
+    )
+    loaded = {unit.task_id: frozenset().union(*(loaded_files(r) for r in recs))} if recs else {}
+    sel = select_tasks(inputs.changed, loaded, tasks=sorted(htasks))
+    rerun = rerun_on_head(opts, sel, btasks, htasks)
+    if rerun:  # every round: the sequential stop is decided at merge time
+        runner.run(agent, rerun, head.rendered, head.pkg.content_hash, repeats=opts.repeat, suite=s)
+
+
+def run_shard(
+    ctx: RepoContext,
+    opts: GateOptions,
+    shard: int,
+    shards: int,
+    out: Path,
+    progress: Progress | None = None,
+) -> ShardResult:
+    """Run shard ``shard`` of ``shards`` and write ``out/shard.json`` + ``out/records/``."""
+    t0 = time.monotonic()
+    inputs = load_inputs(ctx, opts)
+    plan = _plan(opts, inputs)
+    n = effective_shards(plan, shards)
+    units = plan.units_of(shard, n) if shard < n else []
+    runner = _Runner(ctx, opts.parallel, progress)
+    runner.log = []
+    for unit in units:
+        _run_unit(ctx, opts, inputs, runner, unit)
+    head_hash = inputs.head.pkg.content_hash
+    trials: dict[str, ShardTrial] = {}
+    (out / RECORDS_DIR).mkdir(parents=True, exist_ok=True)
+    for spec, o in runner.log:
+        key = trial_key(spec)
+        if key in trials:
+            continue
+        trials[key] = ShardTrial(
+            key=key,
+            task_id=spec.task.id,
+            repeat_index=spec.repeat_index,
+            side="head" if spec.skill_package_hash == head_hash else "base",
+            run_id=o.run_id,
+            state=o.state,
+            cached=o.cached,
+            model_calls=0 if o.cached else o.model_calls,
+        )
+        if o.run_id:
+            rec = ctx.store.get(o.run_id)
+            atomic_write_text(out / RECORDS_DIR / f"{o.run_id}.json", rec.model_dump_json())
+    result = ShardResult(
+        plan_id=plan.plan_id,
+        gate_id=plan.gate_id,
+        spec=plan.spec,
+        shard=shard,
+        shards=n,
+        units=units,
+        trials=list(trials.values()),
+        ran=runner.ran,
+        cached=runner.cached,
+        model_calls=runner.model_calls,
+        wall_time_sec=round(time.monotonic() - t0, 3),
+    )
+    atomic_write_text(out / SHARD_FILE, result.model_dump_json(indent=2) + "\n")
+    return result
+
+
+# ---------------------------------------------------------------------------- merge
+
+
+class _Replay:
+    """A :class:`~skillci.flows.gate.TrialSource` serving the shards' records."""
+
+    def __init__(self, ctx: RepoContext, trials: dict[str, ShardTrial]) -> None:
+        self.ctx = ctx
+        self.trials = trials
+        self.used: set[str] = set()
+        self.ran = 0
+        self.cached = 0
+        self.model_calls = 0
+
+    def run(
+        self,
+        agent: AgentSpec,
+        tasks: list[Task],
+        rendered: RenderedSkill | None,
+        pkg_hash: str | None,
+        *,
+        repeats: int,
+        first_repeat: int = 0,
+        suite: str | None = None,
+    ) -> list[RunRecord]:
+        specs = trial_specs(
+            self.ctx.state_dir,
+            agent,
+            tasks,
+            rendered,
+            pkg_hash,
+            repeats=repeats,
+            first_repeat=first_repeat,
+            suite=suite,
+        )
+        records: list[RunRecord] = []
+        for spec in specs:
+            key = trial_key(spec)
+            t = self.trials.get(key)
+            if t is None:
+                raise InvalidInputError(
+                    f"no shard ran {spec.task.id} #{spec.repeat_index}"
+                    f"{f' of suite {suite}' if suite else ''} (trial {key[:12]})",
+                    hint="pass every shard's directory to `skillci evals merge`; re-run the "
+                    "missing shard if one failed",
+                )
+            self.used.add(key)
+            if t.run_id:
+                records.append(self.ctx.store.get(t.run_id))
+        return records
+
+
+def read_shard(path: Path) -> ShardResult:
+    """A shard directory's result (validated: artifacts are data, not instructions)."""
+    f = path / SHARD_FILE
+    if not f.is_file():
+        raise InvalidInputError(
+            f"{path} has no {SHARD_FILE}", hint="pass the directories `evals run --out` wrote"
+        )
+    return ShardResult.model_validate_json(f.read_bytes())
+
+
+def _import_records(ctx: RepoContext, path: Path, wanted: set[str]) -> None:
+    for f in sorted((path / RECORDS_DIR).glob("*.json")):
+        if f.stat().st_size > MAX_RECORD_BYTES:
+            raise InvalidInputError(f"{f} is larger than {MAX_RECORD_BYTES} bytes")
+        rec = RunRecord.model_validate_json(f.read_bytes())
+        if rec.run_id in wanted:
+            ctx.store.put(rec)
+    missing = [rid for rid in sorted(wanted) if not _known(ctx, rid)]
+    if missing:
+        raise InvalidInputError(
+            f"{path}: run record {missing[0]} is missing"
+            + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
+            hint=f"the shard directory is incomplete; re-run the shard ({RECORDS_DIR}/ must be "
+            "uploaded with shard.json)",
+        )
+
+
+def _known(ctx: RepoContext, run_id: str) -> bool:
+    from skillci.errors import SkillciError
+
+    try:
+        return ctx.store.resolve(run_id) == run_id
+    except SkillciError:
+        return False
+
+
+def merge_shards(
+    ctx: RepoContext, dirs: list[Path], *, opts: GateOptions | None = None
+) -> GateReport:
+    """One GateReport from every shard's directory; equal to the unsharded gate's report
+    (see :func:`comparable`)."""
+    t0 = time.monotonic()
+    if not dirs:
+        raise InvalidInputError("no shard directories given", hint="e.g. evals merge eval-*")
+    pairs = sorted(((d, read_shard(d)) for d in dirs), key=lambda p: p[1].shard)
+    results = [r for _, r in pairs]
+    first = results[0]
+    for r in results:
+        if r.plan_id != first.plan_id:
+            raise InvalidInputError(
+                f"shard {r.shard}/{r.shards} belongs to plan {r.plan_id}, shard "
+                f"{first.shard}/{first.shards} to {first.plan_id}",
+                hint="merge the shards of one gate run only",
+            )
+    seen = [r.shard for r in results]
+    expected = list(range(first.shards))
+    if seen != expected:
+        missing = sorted(set(expected) - set(seen))
+        dup = sorted({s for s in seen if seen.count(s) > 1})
+        raise InvalidInputError(
+            f"shards of {first.plan_id}: "
+            + (f"missing {', '.join(f'{i}/{first.shards}' for i in missing)}" if missing else "")
+            + (f"duplicated {', '.join(map(str, dup))}" if dup else ""),
+            hint="download every eval-<i> artifact of the run",
+        )
+    opts = opts or first.spec.options()
+    inputs = load_inputs(ctx, opts)
+    plan = _plan(opts, inputs)
+    if plan.plan_id != first.plan_id:
+        raise InvalidInputError(
+            f"the shards ran plan {first.plan_id}, but this checkout plans {plan.plan_id}",
+            hint="merge in a checkout of the same base and head commits",
+        )
+    trials: dict[str, ShardTrial] = {}
+    for d, r in pairs:
+        _import_records(ctx, d, {t.run_id for t in r.trials if t.run_id})
+        for t in r.trials:
+            trials.setdefault(t.key, t)
+    replay = _Replay(ctx, trials)
+    replay.ran = sum(r.ran for r in results)
+    replay.cached = sum(r.cached for r in results)
+    replay.model_calls = sum(r.model_calls for r in results)
+    report = decide_gate(
+        ctx, opts, inputs, replay, t0=t0, refs=(first.spec.base, first.spec.head), keep=False
+    )
+    report.config["sharding"] = {
+        "plan_id": plan.plan_id,
+        "shards": first.shards,
+        "trials": len(trials),
+        "unused_trials": len(set(trials) - replay.used),
+        "shard_wall_time_sec": [r.wall_time_sec for r in results],
+    }
+    keep_report(ctx, report)
+    return report
+
+
+# ---------------------------------------------------------------------------- equality
+
+#: What may differ between two reports of the same gate (sharded or not, any machine):
+#: when they were made, how long trials took, which run ids they got, and what running
+#: them cost here (cache hits, model calls) — never a verdict, check, metric or count.
+VOLATILE_KEYS = frozenset(
+    {"created_at", "latency_s", "latency_per_trial_s", "wall_time_sec", "sharding"}
+)
+ACCOUNTING_KEYS = frozenset({"trials_run", "trials_cached", "model_calls"})
+
+
+def comparable(report: GateReport) -> dict[str, object]:
+    """The part of a GateReport that must be identical between the sharded and the
+    unsharded gate: everything except :data:`VOLATILE_KEYS` (at any depth), the top-level
+    :data:`ACCOUNTING_KEYS`, and run ids (replaced by how many there are)."""
+    data = report.model_dump(mode="json")
+    for k in ACCOUNTING_KEYS:
+        data.pop(k, None)
+    data["evidence"] = {
+        task: {side: len(ids) for side, ids in sides.items()}
+        for task, sides in data["evidence"].items()
+    }
+    si = data.get("same_instance")
+    if isinstance(si, dict):
+        si["before_runs"] = len(si["before_runs"])
+        si["after_runs"] = len(si["after_runs"])
+    out = _drop(data)
+    assert isinstance(out, dict)
+    return out
+
+
+def _drop(node: object) -> object:
+    if isinstance(node, dict):
+        return {k: _drop(v) for k, v in node.items() if k not in VOLATILE_KEYS}
+    if isinstance(node, list):
+        return [_drop(v) for v in node]
+    return node
