@@ -7,11 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from skillci.flows.context import RepoContext
 from skillci.flows.propose import ProposeOptions, propose
 from skillci.flows.review import review
 from skillci.forge.base import PRState
-from tests.integration.loop.conftest import git
+from tests.integration.loop.conftest import git, make_scratch
 
 TASK = "py-page-count"  # needs finish.report-success: the sim student stops at its first edit
 
@@ -85,3 +87,23 @@ def test_two_concurrent_proposals_open_one_pr(scratch: Path) -> None:
     assert [p.number for p in ctx.forge.list_prs()] == [1]
     text = outs[0][0] + outs[1][0]
     assert "opened PR #1" in text and "updated PR #1" in text
+
+
+def test_not_compilable_failure_opens_no_pr_and_records_the_upgrade_path(
+    tmp_path: Path, shared_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skillci.compile.proposal import Proposal
+    from skillci.flows.proposal_store import PROPOSAL_BLOB
+
+    monkeypatch.setenv("SKILLCI_HOME", str(shared_home))
+    ctx = RepoContext.open(make_scratch(tmp_path / "full", drop_rule_file=None))
+    # py-swapped-args: arguments passed in the wrong order, outside the sim student's repertoire
+    out = propose(ctx, ProposeOptions(skill="repo-debugger", task="py-swapped-args"))
+    assert out.action == "no_pr" and out.pr is None
+    assert out.proposal.status == "not_compilable"
+    assert out.proposal.upgrade_path is not None
+    assert ctx.forge.list_prs() == []
+    keys = [k for k in ctx.store.list_blobs(PROPOSAL_BLOB) if "py-swapped-args" in k]
+    stored = ctx.store.get_blob(PROPOSAL_BLOB, keys[0], Proposal)
+    assert stored.upgrade_path == out.proposal.upgrade_path
+    assert "upgrade path" in out.message
