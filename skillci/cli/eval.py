@@ -180,3 +180,9 @@ def run_cmd(
     else:
         render_summary(result)
     return int(ExitCode.EXTERNAL if result.errors else ExitCode.OK)
+
+
+# `skillci eval raw-task` (seed 000's raw-task evaluation) lives in its own module.
+from skillci.cli.rawtask import raw_task_cmd  # noqa: E402
+
+app.command("raw-task")(raw_task_cmd)

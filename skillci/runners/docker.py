@@ -35,6 +35,7 @@ import hashlib
 import io
 import os
 import re
+import socket
 import tarfile
 import threading
 import time
@@ -87,12 +88,27 @@ def client() -> DockerClient:
             "and needs an engine on this machine",
             hint="point DOCKER_HOST at a local socket, or use --runner benchflow/harbor",
         )
+    sock = host.removeprefix("unix://") if host.startswith("unix://") else None
+    if not host:
+        sock = "/var/run/docker.sock"
+    if sock is not None:  # probe it ourselves: docker-py leaks the socket of a failed connect
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+                probe.settimeout(5)
+                probe.connect(sock)
+        except OSError as exc:
+            raise RunnerError(
+                f"no Docker engine at unix://{sock}: {exc}", hint=DOCKER_HINT
+            ) from exc
     import docker
 
+    c = None
     try:
         c = docker.from_env(timeout=600)
         c.ping()
     except _docker_errors().DockerException as exc:
+        if c is not None:
+            c.close()
         where = host or "the default socket (/var/run/docker.sock)"
         raise RunnerError(f"no Docker engine at {where}: {exc}", hint=DOCKER_HINT) from exc
     return c

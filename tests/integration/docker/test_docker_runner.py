@@ -203,3 +203,32 @@ def test_remote_engines_are_refused_up_front(monkeypatch: pytest.MonkeyPatch) ->
     finally:
         monkeypatch.undo()
         dr.client.cache_clear()
+
+
+def test_raw_task_attempts_under_the_docker_runner(tmp_path: Path) -> None:
+    from skillci.runners.rawtask import RawTaskRequest, run_raw_task
+
+    task = TASKS / "py-window-end"
+    req = RawTaskRequest(
+        harness="oracle",
+        model="none",
+        task=task,
+        skill_source=None,
+        output=tmp_path / "out",
+        repeat=2,
+        max_parallel=2,
+        runner="docker",
+    )
+    res = run_raw_task(req)
+    assert [a.name for a in res.attempts] == ["test-001", "test-002"] and res.errors == {}
+    assert all(a.passed and a.runner == "docker" for a in res.attempts)
+    tag = dr.resolve_image(_spec(tmp_path))
+    pinned = run_raw_task(
+        req.model_copy(update={"image": tag, "output": tmp_path / "pinned", "repeat": 1})
+    )
+    assert pinned.attempts[0].passed
+    rec = RunRecord.model_validate_json(
+        (tmp_path / "pinned" / "test-001" / "result.json").read_text()
+    )
+    assert rec.runtime.environment_image == tag
+    assert _leftovers() == []

@@ -94,3 +94,24 @@ def test_missing_harbor_is_reported_with_the_install_hint(tmp_path: Path) -> Non
     with pytest.raises(RunnerError, match="not found") as err:
         hb.find_harbor(tmp_path / "harbor")
     assert f"harbor=={hb.HARBOR_VERSION}" in (err.value.hint or "")
+
+
+def test_raw_task_attempts_under_harbor(harbor: str, tmp_path: Path) -> None:
+    from skillci.runners.rawtask import RawTaskRequest, run_raw_task
+
+    req = RawTaskRequest(
+        harness="oracle",
+        model="none",
+        task=TASKS / "cfg-bool-flag",
+        skill_source=None,
+        output=tmp_path / "out",
+        repeat=2,
+        max_parallel=2,
+        runner="harbor",
+        harbor=harbor,
+    )
+    res = run_raw_task(req)
+    assert res.errors == {} and [a.name for a in res.attempts] == ["test-001", "test-002"]
+    assert all(a.passed and a.runner == "harbor" for a in res.attempts)
+    again = run_raw_task(req)
+    assert again.reused == ["test-001", "test-002"]
