@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -27,6 +28,7 @@ def _runs(tmp_path: Path) -> list[bf.BenchRun]:
             skills_dir=ROOT / "skills",
             concurrency=3,
             agent_env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "EXTRA": "a=b"},
+            image="skillci-task/py-window-end:local",
             **common,  # type: ignore[arg-type]
         ),
         bf.BenchRun(include=["py-window-end"], skill_mode="no-skill", **common),  # type: ignore[arg-type]
@@ -54,6 +56,9 @@ def test_every_flag_skillci_passes_is_accepted_by_the_real_parser(
         )
         # --sandbox is the parameter BenchFlow calls `environment`
         assert params["environment"] == "docker"
+        if run.image:
+            override = json.loads(str(params["config_override"]))
+            assert override == {"environment": {"docker_image": run.image}}
     # and the help text names each flag
     text = subprocess.run(
         [bench, "eval", "run", "--help"],
