@@ -48,6 +48,15 @@ def run(
     )
 
 
+def snapshot_task(dest: Path) -> Path:
+    """A private copy of the bundled task (a tasks root): other work in the shared tree
+    may regenerate evals/tasks while a long test runs, which would change its identity."""
+    import shutil
+
+    shutil.copytree(TASKS / TASK, dest / TASK, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
 @contextlib.contextmanager
 def chdir(path: Path) -> Iterator[None]:
     old = Path.cwd()

@@ -19,7 +19,7 @@ from skillci.runners.trialdir import MARKER
 from skillci.skill.package import SKILL_MD, read_tree
 from skillci.skill.porting import import_plain
 
-from .helpers import TASK, TASK_SKILL, TASKS, run
+from .helpers import TASK, TASK_SKILL, run, snapshot_task
 
 
 def compiled_skill(dest: Path) -> None:
@@ -43,10 +43,11 @@ def state(out: Path) -> DeepState | None:
 
 def test_deep_resume_after_sigkill_finishes_the_pending_edit_once(tmp_path: Path) -> None:
     skill, out = tmp_path / "skill", tmp_path / "deep"
+    tasks = snapshot_task(tmp_path / "tasks")
     compiled_skill(skill)
     cmd = [
         sys.executable, "-m", "skillci", "compile", "deep", "run", "--skill", str(skill),
-        "--output", str(out), "--model", "sim/teacher", "--task", str(TASKS / TASK),
+        "--output", str(out), "--model", "sim/teacher", "--task", str(tasks / TASK),
         "--rounds", "1", "--repeat", "1", "--quiet",
     ]  # fmt: skip
     proc = subprocess.Popen(

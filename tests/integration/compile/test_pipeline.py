@@ -24,10 +24,15 @@ from skillci.skill.lint import lint
 from skillci.skill.package import SkillPackage
 from tests.fakes.reward_model import RewardModelStub
 
-from .helpers import TASK, TASKS, cli
+from .helpers import TASK, cli, snapshot_task
 
 REPEAT = 1
 FAST_N = 6
+
+
+@pytest.fixture(scope="module")
+def tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return snapshot_task(tmp_path_factory.mktemp("tasks"))
 
 
 @pytest.fixture(scope="module")
@@ -36,14 +41,14 @@ def rm() -> Iterator[RewardModelStub]:
         yield stub
 
 
-def args(rm_url: str, run_dir: str) -> list[str]:
+def args(rm_url: str, run_dir: str, tasks: Path) -> list[str]:
     return [
         "pipeline",
         "--harness", "builtin",
         "--model", "sim/student",
         "--external-model", "sim/teacher",
         "--task", TASK,
-        "--tasks-root", str(TASKS),
+        "--tasks-root", str(tasks),
         "--repeat", str(REPEAT),
         "--rm-api-url", rm_url,
         "--max-parallel", "2",
@@ -53,7 +58,9 @@ def args(rm_url: str, run_dir: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory, rm: RewardModelStub) -> PipelineOutcome:
+def reference(
+    tmp_path_factory: pytest.TempPathFactory, rm: RewardModelStub, tasks: Path
+) -> PipelineOutcome:
     root = tmp_path_factory.mktemp("ref")
     opts = PipelineOptions(
         harness="builtin",
@@ -62,7 +69,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory, rm: RewardModelStub) -> 
         task=TASK,
         root=root,
         run_dir=Path("results/compile-pipeline/ref"),
-        tasks_root=TASKS,
+        tasks_root=tasks,
         repeat=REPEAT,
         rm_url=rm.url,
         max_parallel=2,
@@ -133,9 +140,11 @@ def test_end_to_end_every_stage_runs_and_s_final_lints_clean(reference: Pipeline
         assert (reference.run_dir / "artifacts" / sub).is_dir()
 
 
-def test_rerun_reuses_every_stage(reference: PipelineOutcome, rm: RewardModelStub) -> None:
+def test_rerun_reuses_every_stage(
+    reference: PipelineOutcome, rm: RewardModelStub, tasks: Path
+) -> None:
     root = reference.run_dir.parents[2]
-    code, _out, err = cli(*args(rm.url, "results/compile-pipeline/ref"), "--root", str(root))
+    code, _out, err = cli(*args(rm.url, "results/compile-pipeline/ref", tasks), "--root", str(root))
     assert code == 0, err
     after = RunManifest.model_validate_json((reference.run_dir / "manifest.json").read_bytes())
     assert after.comparable() == reference.manifest.comparable()
@@ -143,10 +152,10 @@ def test_rerun_reuses_every_stage(reference: PipelineOutcome, rm: RewardModelStu
 
 
 def test_sigkill_at_random_points_then_resume_equals_an_uninterrupted_run(
-    reference: PipelineOutcome, rm: RewardModelStub, tmp_path: Path
+    reference: PipelineOutcome, rm: RewardModelStub, tmp_path: Path, tasks: Path
 ) -> None:
     rng = random.Random(int(os.environ.get("SKILLCI_KILL_SEED", "20261129")))
-    cmd = [sys.executable, "-m", "skillci", *args(rm.url, "results/compile-pipeline/killed")]
+    cmd = [sys.executable, "-m", "skillci", *args(rm.url, "results/compile-pipeline/killed", tasks)]
     cmd += ["--root", str(tmp_path), "--quiet"]
     env = {**os.environ, "COLUMNS": "200"}
     kills = 0
@@ -179,16 +188,18 @@ def test_sigkill_at_random_points_then_resume_equals_an_uninterrupted_run(
             assert not (d / MARKER).exists(), d
 
 
-def test_one_process_per_run_dir(tmp_path: Path, rm: RewardModelStub) -> None:
+def test_one_process_per_run_dir(tmp_path: Path, rm: RewardModelStub, tasks: Path) -> None:
     run_dir = tmp_path / "results" / "compile-pipeline" / "locked"
     run_dir.mkdir(parents=True)
     with FileLock(str(run_dir / ".lock")):
-        code, _, err = cli(*args(rm.url, str(run_dir)), "--root", str(tmp_path))
+        code, _, err = cli(*args(rm.url, str(run_dir), tasks), "--root", str(tmp_path))
     assert code == 2 and "another process" in err
 
 
-def test_preconditions(tmp_path: Path, rm: RewardModelStub, reference: PipelineOutcome) -> None:
-    base = args(rm.url, "results/compile-pipeline/x")
+def test_preconditions(
+    tmp_path: Path, rm: RewardModelStub, reference: PipelineOutcome, tasks: Path
+) -> None:
+    base = args(rm.url, "results/compile-pipeline/x", tasks)
     root = ["--root", str(tmp_path)]
 
     def with_(flag: str, value: str) -> list[str]:
@@ -203,18 +214,18 @@ def test_preconditions(tmp_path: Path, rm: RewardModelStub, reference: PipelineO
     code, _, err = cli(*with_("--harness", "opencode"), *root)
     assert code == 2 and "--harness builtin" in err
     # a task with zero or two skills
-    tasks = tmp_path / "tasks"
-    shutil.copytree(TASKS / TASK, tasks / TASK)
-    skills = tasks / TASK / "environment" / "skills"
+    two = tmp_path / "tasks"
+    shutil.copytree(tasks / TASK, two / TASK)
+    skills = two / TASK / "environment" / "skills"
     shutil.copytree(skills / "python-ci-fix", skills / "second")
-    code, _, err = cli(*with_("--tasks-root", str(tasks)), *root)
+    code, _, err = cli(*with_("--tasks-root", str(two)), *root)
     assert code == 2 and "2 SKILL.md" in err
     shutil.rmtree(skills)
-    code, _, err = cli(*with_("--tasks-root", str(tasks)), *root)
+    code, _, err = cli(*with_("--tasks-root", str(two)), *root)
     assert code == 2 and "0 SKILL.md" in err
     # a run dir belongs to its inputs
     ref_root = reference.run_dir.parents[2]
-    other = args(rm.url, "results/compile-pipeline/ref")
+    other = args(rm.url, "results/compile-pipeline/ref", tasks)
     other[other.index("--repeat") + 1] = "2"
     code, _, err = cli(*other, "--root", str(ref_root))
     assert code == 2 and "other inputs" in err and "options" in err
