@@ -25,6 +25,8 @@ REGISTRIES = [
     "skillci.models.cache:SAVED_MODELS",
     "skillci.runners.outcome:SAVED_MODELS",
     "skillci.runners.trialdir:SAVED_MODELS",
+    "skillci.runners.rawtask:SAVED_MODELS",
+    "skillci.trace.importers.common:SAVED_MODELS",
     "skillci.compile.profile:SAVED_MODELS",
     "skillci.compile.static:SAVED_MODELS",
     "skillci.compile.fast:SAVED_MODELS",

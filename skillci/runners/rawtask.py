@@ -127,6 +127,12 @@ class RawTaskResult(BaseModel):
         return sum(a.passed for a in self.attempts) / len(self.attempts) if self.attempts else None
 
 
+SAVED_MODELS: dict[str, type[BaseModel]] = {
+    "raw-task-attempt": AttemptSummary,
+    "raw-task-skill-check": SkillCheck,
+    "raw-task-result": RawTaskResult,
+}
+
 Progress = Callable[[str, int, int, str, float, float], None]
 """(name, index, total, phase, fraction 0..1, elapsed seconds)."""
 
@@ -499,6 +505,7 @@ def run_raw_task(req: RawTaskRequest, *, progress: Progress | None = None) -> Ra
 
 
 __all__ = [
+    "SAVED_MODELS",
     "AttemptSummary",
     "RawTaskRequest",
     "RawTaskResult",

@@ -106,6 +106,9 @@ class ImportReport(BaseModel):
     warnings: list[str] = Field(default_factory=list, description="Per-trial caveats.")
 
 
+SAVED_MODELS: dict[str, type[BaseModel]] = {"import-report": ImportReport}
+
+
 def summarize(fmt: str, source: Path, records: list[RunRecord]) -> ImportReport:
     states: dict[str, int] = {}
     for r in records:
@@ -116,4 +119,12 @@ def summarize(fmt: str, source: Path, records: list[RunRecord]) -> ImportReport:
     )
 
 
-__all__ = ["ImportReport", "parse_time", "read_json", "run_id_for", "summarize", "verdict"]
+__all__ = [
+    "SAVED_MODELS",
+    "ImportReport",
+    "parse_time",
+    "read_json",
+    "run_id_for",
+    "summarize",
+    "verdict",
+]
