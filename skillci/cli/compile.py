@@ -233,7 +233,8 @@ def deep_run_cmd(
     json_out: bool = typer.Option(False, "--json"),
 ) -> int:
     """Score, edit, validate, re-run; commit only edits that help without regressions."""
-    from skillci.pipeline.deep_stage import DeepRequest, run_deep, start_deep
+    from skillci.pipeline.deep_cmd import DeepRequest, start_deep
+    from skillci.pipeline.deep_stage import run_deep
 
     root = _root()
     ctx, state = start_deep(
@@ -262,7 +263,8 @@ def deep_resume_cmd(
     json_out: bool = typer.Option(False, "--json"),
 ) -> int:
     """Continue a Deep run exactly where it stopped."""
-    from skillci.pipeline.deep_stage import resume_deep, run_deep
+    from skillci.pipeline.deep_cmd import resume_deep
+    from skillci.pipeline.deep_stage import run_deep
 
     ctx, state = resume_deep(run, progress=_say(quiet or json_out))
     run_deep(ctx, state)

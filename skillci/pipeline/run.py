@@ -24,35 +24,34 @@ from __future__ import annotations
 import hashlib
 import re
 import traceback
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from skillci import __version__
 from skillci.compile.deep import RolloutStats
-from skillci.compile.profile import ModelProfile, build_profile, config_profile, profile_slug
-from skillci.compile.static import Mode
+from skillci.compile.profile import ModelProfile, build_profile
 from skillci.errors import (
     InvalidInputError,
     PipelineLocked,
     SkillciError,
-    TaskFormatError,
-    UsageError,
 )
 from skillci.fsutil import atomic_write_text, tree_hash
-from skillci.models.reward_model import DEFAULT_RM_URL
-from skillci.models.routes import ModelRoute, resolve_route
-from skillci.pipeline.deep_stage import DeepRequest, run_deep, start_deep
+from skillci.pipeline.deep_cmd import DeepRequest, start_deep
+from skillci.pipeline.deep_stage import run_deep
 from skillci.pipeline.fast_stage import FastRequest, run_fast_stage
-from skillci.pipeline.fsio import load_skill_input, publish_package, tree_matches
+from skillci.pipeline.fsio import publish_package, tree_matches
+from skillci.pipeline.inputs import (
+    HARNESSES,
+    RESULTS_DIR,
+    Inputs,
+    PipelineOptions,
+    resolve_inputs,
+    run_dir_for,
+)
 from skillci.pipeline.manifest import (
     STAGES,
-    InputIdentity,
     PipelineResult,
-    RouteIdentity,
     RunManifest,
     StageName,
     load_manifest,
@@ -67,52 +66,8 @@ from skillci.pipeline.trials import plan_slots, run_slots, trial_name
 from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec
 from skillci.runners.trialdir import MARKER, TrialMeta
 from skillci.skill.lint import lint
-from skillci.skill.package import SKILL_MD, SkillPackage
-from skillci.tasks.loader import load_task
-from skillci.tasks.models import Purpose, Task
+from skillci.skill.package import SkillPackage
 from skillci.trace.models import RunRecord
-
-RESULTS_DIR = Path("results") / "compile-pipeline"
-HARNESSES = {"builtin": "skillci-builtin", "skillci-builtin": "skillci-builtin"}
-Say = Callable[[str], None]
-
-
-@dataclass
-class PipelineOptions:
-    """``skillci pipeline`` flags."""
-
-    harness: str
-    model: str
-    external_model: str
-    task: str
-    root: Path
-    run_dir: Path | None = None
-    tasks_root: Path | None = None
-    repeat: int = 3
-    fast_trajectories: int = 6
-    rm_url: str = DEFAULT_RM_URL
-    no_rm: bool = False
-    max_parallel: int = 1
-    deep_rounds: int = 2
-    static_mode: Mode = "hybrid"
-    publish: bool = True
-    base: str = "main"
-    dry_run: bool = False
-    say: Say = field(default=lambda _m: None)
-
-
-@dataclass
-class Inputs:
-    """Everything resolved before the first stage runs."""
-
-    task: Task
-    skill_folder: Path
-    package: SkillPackage
-    student: ModelRoute
-    compiler: ModelRoute
-    harness: str
-    profile: ModelProfile
-    identity: InputIdentity
 
 
 @dataclass
@@ -121,82 +76,6 @@ class PipelineOutcome:
     manifest: RunManifest
     ran: list[str]
     reused: list[str]
-
-
-# ---------------------------------------------------------------------------- preconditions
-
-
-def _skill_folder(task: Task) -> Path:
-    skills = task.root / "environment" / "skills"
-    found = sorted(skills.rglob(SKILL_MD)) if skills.is_dir() else []
-    if len(found) != 1:
-        raise TaskFormatError(
-            f"{len(found)} SKILL.md under environment/skills; the pipeline needs exactly one",
-            file=skills,
-            hint="a SkillsBench task ships one skill at environment/skills/<name>/SKILL.md",
-        )
-    return found[0].parent
-
-
-def run_dir_for(opts: PipelineOptions) -> Path:
-    base = (opts.root / RESULTS_DIR).resolve()
-    if opts.run_dir is None:
-        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-        return base / f"{opts.task}-{profile_slug(opts.model)}-{stamp}"
-    rd = (opts.run_dir if opts.run_dir.is_absolute() else opts.root / opts.run_dir).resolve()
-    if base not in rd.parents:
-        raise UsageError(
-            f"--run-dir must lie under {RESULTS_DIR}/ (got {opts.run_dir})",
-            hint=f"pass --run-dir {RESULTS_DIR}/<run-id>",
-        )
-    return rd
-
-
-def resolve_inputs(opts: PipelineOptions) -> Inputs:
-    harness = HARNESSES.get(opts.harness)
-    if harness is None:
-        raise UsageError(
-            f"harness {opts.harness!r} cannot run here",
-            hint="use --harness builtin (the local runner); BenchFlow harnesses such as "
-            "opencode need the benchflow runner",
-        )
-    tasks_root = opts.tasks_root or opts.root / "evals" / "tasks"
-    tdir = tasks_root / opts.task
-    if not tdir.is_dir():
-        raise TaskFormatError(
-            f"no task {opts.task!r} under {tasks_root}",
-            hint="pass a task id from evals/tasks (or --tasks-root)",
-        )
-    task = load_task(tdir, purpose=Purpose.optimize)
-    folder = _skill_folder(task)
-    try:
-        rel = folder.resolve().relative_to(opts.root.resolve()).as_posix()
-    except ValueError:
-        rel = folder.as_posix()
-    pkg, _ = load_skill_input(folder, model=opts.model, harness=harness, source=rel)
-    student = resolve_route(opts.model)
-    compiler = resolve_route(opts.external_model)
-    profile = config_profile(opts.model, student, harness)
-    identity = InputIdentity(
-        task=task.id,
-        task_hash=task.content_hash,
-        skill=pkg.manifest.name,
-        skill_source=rel,
-        skill_hash=pkg.content_hash,
-        student=RouteIdentity(route=opts.model, fingerprint=student.fingerprint()),
-        compiler=RouteIdentity(route=opts.external_model, fingerprint=compiler.fingerprint()),
-        harness=harness,
-        profile_hash=profile.revision,
-        skillci_version=__version__,
-        options={
-            "repeat": opts.repeat,
-            "fast_trajectories": opts.fast_trajectories,
-            "reward_model": not opts.no_rm,
-            "deep_rounds": opts.deep_rounds,
-            "static_mode": opts.static_mode,
-        },
-    )
-    return Inputs(task, folder, pkg, student, compiler, harness, profile, identity)
 
 
 # ---------------------------------------------------------------------------- the run
@@ -304,6 +183,7 @@ class _Run:
         )
 
     def static(self) -> tuple[dict[str, str], RolloutStats | None, list[str]]:
+        prof = self.profile()
         out = run_static(
             StaticRequest(
                 model=self.opts.model,
@@ -312,7 +192,8 @@ class _Run:
                 mode=self.opts.static_mode,
                 external_model=self.opts.external_model,
                 harness=self.inp.harness,
-                profile=self.profile(),
+                profile=prof,
+                profile_source=f"measured from {prof.traits.runs} raw trial(s)",
                 state_dir=self.dir,
             )
         )

@@ -55,6 +55,8 @@ class StaticRequest:
     dry_run: bool = False
     harness: str = "skillci-builtin"
     profile: ModelProfile | None = None
+    profile_source: str = "given"
+    """How a given profile was made (reported)."""
     profile_roots: list[Path] = field(default_factory=list)
     state_dir: Path | None = None
 
@@ -82,7 +84,7 @@ def resolve_profile(req: StaticRequest) -> tuple[ModelProfile, str]:
     """The given profile, a profiles/<slug>.yaml found under the roots, or the route's
     configuration alone; with where it came from."""
     if req.profile is not None:
-        return req.profile, "given"
+        return req.profile, req.profile_source
     found = find_profile(req.model, req.profile_roots)
     if found is not None:
         return load_profile(found), str(found)

@@ -1,0 +1,305 @@
+"""Static compile, the text half: which paragraphs become steps, and the rewriting itself.
+
+A :class:`StaticPlan` says which paragraphs of a markdown file become numbered steps and
+how their sentences group (the deterministic plan: every imperative sentence starts a
+step; hybrid mode gets one from the planning model, ``skillci.compile.planner``). The
+rewriter executes a plan and replaces vague phrases with curated checks
+(``skillci.compile.checks``) in paragraphs, quotes, lists and tables; every rewritten
+section then passes the semantic guard (``skillci.compile.static_guard``) or is restored
+byte for byte. Code blocks, indented code and HTML are never touched. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillci.compile.checks import VagueHit, find_hits, rewrite_vague
+from skillci.compile.mdtext import (
+    Block,
+    Section,
+    SkillDoc,
+    code_span_ranges,
+    parse,
+    parse_doc,
+    split_sentences,
+)
+from skillci.compile.static_guard import guard_section
+from skillci.skill.package import SKILL_MD
+
+PLAN_SCHEMA_VERSION = 1
+
+_VERBS = """add analyse analyze apply ask avoid build call change check choose clean click close
+collect commit compare compute configure confirm convert copy count create cut define
+delete describe determine do download edit enable ensure export extract fill find fix
+follow format generate get give go identify import include insert inspect install keep
+launch list load locate look make mark merge move note open parse paste pick place
+prefer prepare print put read record reduce re-run refer remove rename render repeat
+replace report reproduce restart retry return review run save search select send set
+skip sort split start stop submit summarize take test trace try type unpack update
+upload use validate verify wait write"""
+#: Verbs that start an instruction (after leads like First, / Then / Never).
+IMPERATIVES = frozenset(_VERBS.split())
+_LEAD = re.compile(
+    r"^(?:(?:first|then|next|finally|afterwards|after that|also|now|lastly|second|third|"
+    r"before (?:that|anything)|once done|otherwise|carefully|thoroughly|please|just)\b,?\s*)+",
+    re.IGNORECASE,
+)
+_NEG = re.compile(r"^(?:do not|don't|never|always|only)\s+", re.IGNORECASE)
+_WIDE_END = re.compile(r"[\u3000-\u9fff\uff00-\uffef]$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---------------------------------------------------------------------------- plan
+
+
+class ParagraphPlan(_Strict):
+    """How one paragraph becomes steps: sentence numbers (0-based, in the paragraph)."""
+
+    section: int = Field(ge=0, description="Section index in the parsed file.")
+    block: int = Field(ge=0, description="Block index within the section.")
+    intro: list[int] = Field(default_factory=list, description="Sentences kept as a lead-in.")
+    steps: list[list[int]] = Field(
+        default_factory=list, description="Steps in order; each lists its sentences in order."
+    )
+
+
+class StaticPlan(_Strict):
+    """Which paragraphs become steps and which sections may move on demand."""
+
+    schema_version: int = Field(default=PLAN_SCHEMA_VERSION, description="Plan schema.")
+    source: Literal["deterministic", "model"] = Field(description="Who made the plan.")
+    file: str = Field(default=SKILL_MD, description="The markdown file the plan is about.")
+    paragraphs: list[ParagraphPlan] = Field(default_factory=list)
+    move: list[str] = Field(
+        default_factory=list,
+        description="Section titles to move first when the bootstrap is over budget.",
+    )
+
+
+def _bare(sentence: str) -> str:
+    s = sentence.strip().lstrip("*_\"'(")
+    s = _LEAD.sub("", s)
+    s = _NEG.sub("", s)
+    return s
+
+
+def is_imperative(sentence: str) -> bool:
+    """The sentence starts with an instruction verb (after First,/Then/Never/... leads)."""
+    s = _bare(sentence)
+    m = re.match(r"[A-Za-z][A-Za-z-]*", s)
+    return m is not None and m.group(0).lower() in IMPERATIVES
+
+
+def paragraph_plan(
+    section: int, block: int, text: str, *, min_imperative: int = 2
+) -> ParagraphPlan | None:
+    """The deterministic plan for one paragraph (None: leave it a paragraph).
+
+    It qualifies with at least ``min_imperative`` imperative sentences that are at least
+    half of its sentences (the share is not required when ``min_imperative`` is 1)."""
+    sentences, _ = split_sentences(text)
+    imp = [is_imperative(s) for s in sentences]
+    if sum(imp) < min_imperative or (min_imperative > 1 and sum(imp) * 2 < len(sentences)):
+        return None
+    plan = ParagraphPlan(section=section, block=block)
+    for i, is_imp in enumerate(imp):
+        if is_imp:
+            plan.steps.append([i])
+        elif plan.steps:
+            plan.steps[-1].append(i)
+        else:
+            plan.intro.append(i)
+    return plan
+
+
+def deterministic_plan(text: str, file: str = SKILL_MD) -> StaticPlan:
+    """Steps for every qualifying paragraph of a markdown file (frontmatter skipped)."""
+    doc = parse_doc(text)
+    out = StaticPlan(source="deterministic", file=file)
+    for sec in doc.sections:
+        for bi, b in enumerate(sec.blocks):
+            if b.kind == "para":
+                p = paragraph_plan(sec.index, bi, b.text)
+                if p is not None:
+                    out.paragraphs.append(p)
+    return out
+
+
+# ---------------------------------------------------------------------------- rewriting
+
+
+def rewrite_vague_text(text: str) -> tuple[str, list[VagueHit]]:
+    """Replace vague phrases outside code spans; add each check after its sentence."""
+    sentences, seps = split_sentences(text)
+    hits_all: list[VagueHit] = []
+    out: list[str] = []
+    for s, sep in zip(sentences, seps, strict=True):
+        hits = find_hits(s, code_span_ranges(s))
+        new = s
+        for h in reversed(hits):
+            new = new[: h.start] + h.replacement + new[h.end :]
+        checks = list(dict.fromkeys(h.check for h in hits if h.check))
+        for c in checks:
+            if c not in new:
+                tight = _WIDE_END.search(new.rstrip()) is not None
+                new = new.rstrip() + ("" if tight else " ") + c
+        hits_all += hits
+        out.append(new + sep)
+    return "".join(out), hits_all
+
+
+def _list_rewrite(text: str) -> tuple[str, list[VagueHit]]:
+    lines = text.splitlines(keepends=True)
+    hits_all: list[VagueHit] = []
+    out = []
+    for line in lines:
+        m = re.match(r"^(\s*(?:[-*+]|\d{1,9}[.)])?\s*)(.*?)(\r?\n)?$", line, re.DOTALL)
+        assert m is not None
+        head, body, nl = m.group(1), m.group(2), m.group(3) or ""
+        new, hits = rewrite_vague_text(body)
+        hits_all += hits
+        out.append(head + new + nl)
+    return "".join(out), hits_all
+
+
+def _table_rewrite(text: str) -> tuple[str, list[VagueHit]]:
+    """Vague phrases in table cells get their replacement (no check sentence: it would
+    break the row)."""
+    hits_all: list[VagueHit] = []
+    out = []
+    for line in text.splitlines(keepends=True):
+        new, hits = rewrite_vague(line, code_span_ranges(line))
+        hits_all += hits
+        out.append(new)
+    return "".join(out), hits_all
+
+
+def steps_text(text: str, plan: ParagraphPlan) -> tuple[str, list[VagueHit]]:
+    sentences, _ = split_sentences(text)
+    n = len(sentences)
+
+    def pick(ids: list[int]) -> list[str]:
+        return [sentences[i].strip() for i in ids if 0 <= i < n]
+
+    hits_all: list[VagueHit] = []
+    parts: list[str] = []
+    if plan.intro:
+        intro, hits = rewrite_vague_text(" ".join(pick(plan.intro)))
+        hits_all += hits
+        parts.append(intro.strip() + "\n\n")
+    for k, ids in enumerate(plan.steps, 1):
+        step, hits = rewrite_vague_text(" ".join(pick(ids)))
+        hits_all += hits
+        parts.append(f"{k}. " + step.strip().replace("\n", "\n   ") + "\n")
+    trailing = text[len(text.rstrip("\r\n")) :]
+    body = "".join(parts)
+    return body.rstrip("\n") + (trailing or "\n"), hits_all
+
+
+@dataclass
+class SectionOutcome:
+    """What happened to one section (internal; reported as :class:`SectionReport`)."""
+
+    section: Section
+    result: Section
+    changes: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+
+
+def rewrite_section(sec: Section, plans: dict[int, ParagraphPlan]) -> SectionOutcome:
+    """Apply steps (by ``plans``, keyed by block index) and vague-phrase rewriting to one
+    section, then guard it; a failing section comes back unchanged with the reasons."""
+    blocks: list[Block] = []
+    changes: list[str] = []
+    for bi, b in enumerate(sec.blocks):
+        if b.kind == "para" and bi in plans and plans[bi].steps:
+            text, hits = steps_text(b.text, plans[bi])
+            changes.append(f"paragraph {bi}: {len(plans[bi].steps)} numbered steps")
+        elif b.kind in ("para", "quote"):
+            text, hits = rewrite_vague_text(b.text)
+        elif b.kind == "list":
+            text, hits = _list_rewrite(b.text)
+        elif b.kind == "table":
+            text, hits = _table_rewrite(b.text)
+        else:
+            text, hits = b.text, []
+        changes += [f"vague {h.phrase!r} -> curated check {h.check_id}" for h in hits]
+        blocks.append(Block(b.kind, text))
+    # re-parse: a paragraph may have become a paragraph plus a list
+    new_text = sec.heading + "".join(b.text for b in blocks)
+    flat = tuple(b for s in parse(new_text) for b in s.blocks)
+    result = Section(sec.index, sec.level, sec.title, sec.heading, flat)
+    if result.text == sec.text:
+        return SectionOutcome(sec, sec)
+    reasons = guard_section(sec, result)
+    if reasons:
+        return SectionOutcome(sec, sec, changes, reasons)
+    return SectionOutcome(sec, result, changes)
+
+
+class SectionReport(_Strict):
+    """One section of one file: unchanged, rewritten, or rolled back (with why)."""
+
+    file: str = Field(description="Package file.")
+    index: int = Field(description="Section index in the file (0 = before the first heading).")
+    title: str = Field(description="Heading text ('' for the preamble).")
+    status: Literal["unchanged", "rewritten", "rolled_back"]
+    changes: list[str] = Field(default_factory=list, description="What the rewrite did.")
+    reasons: list[str] = Field(
+        default_factory=list, description="Why the guard rolled the section back."
+    )
+
+
+def rewrite_markdown(
+    text: str, file: str, plan: StaticPlan | None, *, has_frontmatter: bool
+) -> tuple[str, list[SectionReport]]:
+    """A markdown file rewritten section by section (frontmatter kept byte-exact)."""
+    doc = parse_doc(text) if has_frontmatter else SkillDoc("", tuple(parse(text)))
+    p = plan if plan is not None else deterministic_plan(text, file)
+    by_section: dict[int, dict[int, ParagraphPlan]] = {}
+    for pp in p.paragraphs:
+        by_section.setdefault(pp.section, {})[pp.block] = pp
+    new_sections: list[Section] = []
+    reports: list[SectionReport] = []
+    for sec in doc.sections:
+        o = rewrite_section(sec, by_section.get(sec.index, {}))
+        new_sections.append(o.result)
+        status: Literal["unchanged", "rewritten", "rolled_back"] = (
+            "rolled_back" if o.reasons else "unchanged" if o.result is sec else "rewritten"
+        )
+        reports.append(
+            SectionReport(
+                file=file,
+                index=sec.index,
+                title=sec.title,
+                status=status,
+                changes=o.changes,
+                reasons=o.reasons,
+            )
+        )
+    out = doc.frontmatter + "".join(s.text for s in new_sections)
+    return out, reports
+
+
+__all__ = [
+    "IMPERATIVES",
+    "PLAN_SCHEMA_VERSION",
+    "ParagraphPlan",
+    "SectionOutcome",
+    "SectionReport",
+    "StaticPlan",
+    "deterministic_plan",
+    "is_imperative",
+    "paragraph_plan",
+    "rewrite_markdown",
+    "rewrite_section",
+    "rewrite_vague_text",
+    "steps_text",
+]
