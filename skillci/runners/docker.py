@@ -303,6 +303,7 @@ class DockerRunner(LocalRunner):
     def __init__(self) -> None:
         self._containers: list[Container] = []
         self._images: dict[str, str] = {}
+        self._key = ""
 
     def run_trial(self, spec: TrialSpec, trial_dir: Path, key: str) -> RunRecord:
         self._key = key
@@ -354,7 +355,7 @@ class DockerRunner(LocalRunner):
                 mem_limit=f"{env.memory_mb}m",
                 pids_limit=4096,
                 environment=_container_env(),
-                labels={LABEL: getattr(self, "_key", "")},
+                labels={LABEL: self._key},
                 mounts=[
                     DockerMount(
                         m.target, str(m.host.resolve()), type="bind", read_only=not m.writable

@@ -195,18 +195,19 @@ def preflight(req: RawTaskRequest) -> tuple[Task, Path | None]:
     return task, skill
 
 
+def _dir_hash(root: Path) -> str:
+    files = [
+        (p.relative_to(root).as_posix(), p.read_bytes())
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    ]
+    return tree_hash(files)
+
+
 def request_key(req: RawTaskRequest, task: Task, skill: Path | None) -> str:
-    skill_hash = None
-    if skill is not None:
-        files = [
-            (p.relative_to(skill).as_posix(), p.read_bytes())
-            for p in sorted(skill.rglob("*"))
-            if p.is_file() and "__pycache__" not in p.parts
-        ]
-        skill_hash = tree_hash(files)
     data = {
         "task": task.content_hash,
-        "skill": skill_hash,
+        "skill": _dir_hash(skill) if skill is not None else None,
         "harness": req.harness,
         "model": req.model,
         "runner": req.runner,
@@ -304,10 +305,14 @@ def write_attempt(
 def _skill_ref(skill: Path | None) -> SkillRef | None:
     if skill is None:
         return None
-    files = [
-        (p.relative_to(skill).as_posix(), p.read_bytes()) for p in skill.rglob("*") if p.is_file()
-    ]
-    return SkillRef(name=skill.name, version="unversioned", content_hash=tree_hash(files))
+    version = "unversioned"  # a plain skill; a skillci package names its version
+    if (skill / "manifest.yaml").is_file():
+        import yaml
+
+        data = yaml.safe_load((skill / "manifest.yaml").read_text(encoding="utf-8"))
+        if isinstance(data, dict) and data.get("version"):
+            version = str(data["version"])
+    return SkillRef(name=skill.name, version=version, content_hash=_dir_hash(skill))
 
 
 def _rendered(skill: Path) -> tuple[RenderedSkill, str]:
