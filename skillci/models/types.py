@@ -51,7 +51,9 @@ class Completion(BaseModel):
     cached: bool = Field(default=False, description="Served from the response cache.")
 
     def assistant_message(self) -> dict[str, Any]:
-        msg: dict[str, Any] = {"role": "assistant", "content": self.content}
+        """The answer as the next request's history. ``content`` is always a string: some
+        servers' chat templates (llama.cpp's function-calling one) fail on a missing one."""
+        msg: dict[str, Any] = {"role": "assistant", "content": self.content or ""}
         if self.tool_calls:
             msg["tool_calls"] = [c.to_message() for c in self.tool_calls]
         return msg

@@ -133,3 +133,4 @@ def test_a_real_small_model_runs_a_bundled_task_end_to_end(
     results = [e for e in rec.events if e.kind == "tool_result"]
     assert calls and calls[0].tool == "read_file" and len(results) == len(calls)
     assert rec.model.route == "local/smollm2-135m" and rec.model.quantization == "Q4_1"
+    assert rec.stop_reason == "max_steps" and rec.cost.model_calls == 3  # no server errors
