@@ -227,6 +227,9 @@ def deep_run_cmd(
     task: str | None = typer.Option(None, "--task", help="Task id or dir (default: traces')."),
     tasks_root: Path | None = typer.Option(None, "--tasks-root", help="Default evals/tasks."),
     rounds: int = typer.Option(3, "--rounds", min=0, help="Edits executed at most."),
+    scorer: str = typer.Option(
+        "rubric", "--scorer", help="rubric (deterministic) or model (the compiler scores)."
+    ),
     repeat: int = typer.Option(3, "--repeat", min=1, help="Rollouts per batch."),
     max_parallel: int = typer.Option(1, "--max-parallel", min=1),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
@@ -236,6 +239,8 @@ def deep_run_cmd(
     from skillci.pipeline.deep_cmd import DeepRequest, start_deep
     from skillci.pipeline.deep_stage import run_deep
 
+    if scorer not in ("rubric", "model"):
+        raise UsageError(f"--scorer {scorer!r}", hint="rubric or model")
     root = _root()
     ctx, state = start_deep(
         DeepRequest(
@@ -249,6 +254,7 @@ def deep_run_cmd(
             rounds=rounds,
             repeat=repeat,
             max_parallel=max_parallel,
+            scorer=scorer,  # type: ignore[arg-type]
             progress=_say(quiet or json_out),
         )
     )

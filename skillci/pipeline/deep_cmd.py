@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from skillci.analyze.modelio import ModelCall
 from skillci.compile.deep import REGRESSION_TOLERANCE
@@ -42,6 +43,7 @@ class DeepRequest:
     max_parallel: int = 1
     budget: int | None = None
     tolerance: float = REGRESSION_TOLERANCE
+    scorer: Literal["rubric", "model"] = "rubric"
     reuse_from: tuple[Path, ...] = ()
     baseline: list[tuple[str, RunRecord]] | None = None
     progress: Progress | None = None
@@ -130,6 +132,7 @@ def start_deep(req: DeepRequest) -> tuple[DeepContext, DeepState]:
         tolerance=req.tolerance,
         max_parallel=req.max_parallel,
         input_hash=pkg.content_hash,
+        scorer=req.scorer,
     )
     req.output.mkdir(parents=True, exist_ok=True)
     state = init_state(req.output, config, pkg, pairs)
@@ -148,7 +151,15 @@ def _context(
         reuse_from,
         progress,
     )
-    return DeepContext(output, runner, _compiler_call(config.compiler, output), progress)
+    call = _compiler_call(config.compiler, output)
+    return DeepContext(
+        output,
+        runner,
+        call,
+        progress,
+        score_call=call if config.scorer == "model" else None,
+        model=config.compiler,
+    )
 
 
 def resume_deep(

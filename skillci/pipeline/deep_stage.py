@@ -41,6 +41,7 @@ from skillci.compile.deep import (
     UnitScore,
     curated_edit,
     model_edit,
+    model_scores,
     regressions,
     score_text,
     score_unit,
@@ -78,6 +79,9 @@ class DeepConfig(_Strict):
     tolerance: float = Field(ge=0, description="Runtime regression tolerance (relative).")
     max_parallel: int = Field(default=1, ge=1, description="Rollouts at once.")
     input_hash: str = Field(description="Content hash of the input package.")
+    scorer: Literal["rubric", "model"] = Field(
+        default="rubric", description="Who scores units: the deterministic rubric or the model."
+    )
 
 
 class DeepBatch(_Strict):
@@ -144,6 +148,26 @@ class DeepContext:
     run_rollouts: Callable[[SkillPackage, Path], list[RunRecord]]
     call: ModelCall | None = None
     progress: Progress | None = None
+    score_call: ModelCall | None = None
+    """Set when units are scored by the model instead of the rubric."""
+    model: str | None = None
+
+    def score(self, us: list[Unit], pkg: SkillPackage) -> list[UnitScore]:
+        """Scores of ``us``: the model's when a scoring call is set (rubric on failure)."""
+        if self.score_call is not None and us:
+            try:
+                got, ex = model_scores(self.score_call, self.model, us)
+            except ValueError:
+                got, ex = [], None
+            if ex is not None:
+                n = len(list((self.output / "exchanges").glob("score-*.json")))
+                atomic_write_text(
+                    self.output / "exchanges" / f"score-{n:03d}.json",
+                    ex.model_dump_json(indent=1) + "\n",
+                )
+            if got:
+                return got
+        return [score_unit(u, pkg.tokens) for u in us]
 
 
 def _save(output: Path, state: DeepState) -> None:
@@ -245,10 +269,10 @@ def _next_batch_name(state: DeepState) -> str:
 
 
 def _targets(
-    text: str, pkg: SkillPackage, tried: set[str]
+    ctx: DeepContext, text: str, pkg: SkillPackage, tried: set[str]
 ) -> list[tuple[Unit, Dimension, UnitScore]]:
     us = units(text, pkg.tokens)
-    scored = [(u, score_unit(u, pkg.tokens)) for u in us]
+    scored = list(zip(us, ctx.score(us, pkg), strict=True))
     scored.sort(key=lambda x: (x[1].overall, us.index(x[0])))
     out: list[tuple[Unit, Dimension, UnitScore]] = []
     for u, s in scored:
@@ -262,7 +286,7 @@ def _propose(ctx: DeepContext, state: DeepState, pkg: SkillPackage) -> bool:
     """Record the next edit; True when one became pending, False when none is left."""
     text = pkg.text(SKILL_MD)
     cfg = state.config
-    for unit, dim, before in _targets(text, pkg, set(state.tried)):
+    for unit, dim, before in _targets(ctx, text, pkg, set(state.tried)):
         state.tried.append(f"{unit.id}:{dim}")
         edit = DeepEdit(
             index=len(state.edits),
@@ -297,10 +321,8 @@ def _propose(ctx: DeepContext, state: DeepState, pkg: SkillPackage) -> bool:
             state.edits.append(edit)
             continue
         cand = pkg.with_files({SKILL_MD: prop.text.encode("utf-8")})
-        after = next(
-            (score_unit(u, cand.tokens) for u in units(prop.text, cand.tokens) if u.id == unit.id),
-            None,
-        )
+        same = [u for u in units(prop.text, cand.tokens) if u.id == unit.id]
+        after = ctx.score(same, cand)[0] if same else None
         edit.after = after
         if after is None or after.get(dim) <= before.get(dim) or after.overall <= before.overall:
             edit.status = "no_gain"

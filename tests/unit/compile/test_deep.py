@@ -10,6 +10,7 @@ from skillci.compile.deep import (
     RolloutStats,
     curated_edit,
     model_edit,
+    model_scores,
     regressions,
     score_text,
     units,
@@ -158,3 +159,30 @@ def test_model_edits_are_quoted_and_still_validated() -> None:
     assert "<<<UNTRUSTED-DATA skill_part" in seen[0][1]["content"]
     reasons = validate_edit(p, prop.text, unit, budget=1800, max_added_tokens=400)
     assert reasons  # lost literals, a new URL literal, an off-allowlist host
+
+
+def test_model_scores_are_schema_checked_with_one_retry() -> None:
+    us = units(DOC)
+    good = {
+        "scores": [
+            {
+                "unit": u.id,
+                "executability": 0.5,
+                "specificity": 0.9,
+                "verification": 0.1,
+                "recovery": 0.0,
+                "conciseness": 1.0,
+            }
+            for u in us
+        ]
+    }
+    answers = iter(['{"scores": [{"unit": "s2", "executability": 7}]}', json.dumps(good)])
+
+    def call(messages: list[dict[str, str]]) -> Completion:
+        return Completion(content=next(answers))
+
+    scores, ex = model_scores(call, "fake/m", us)
+    assert [s.unit for s in scores] == [u.id for u in us] and ex.attempts == 2
+    assert scores[0].weakest == "recovery"
+    with pytest.raises(ValueError):
+        model_scores(lambda m: Completion(content="{}"), "fake/m", us)
