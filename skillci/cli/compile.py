@@ -87,6 +87,8 @@ def static_cmd(
     ),
     harness: str = typer.Option("skillci-builtin", "--harness"),
     profile: Path | None = typer.Option(None, "--profile", help="Profile file to use."),
+    base: str = typer.Option("main", "--base", help="Base branch of the PR (in a repo)."),
+    no_pr: bool = typer.Option(False, "--no-pr", help="Write files only; no branch or PR."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Write nothing, call no model."),
     json_out: bool = typer.Option(False, "--json"),
 ) -> int:
@@ -108,12 +110,20 @@ def static_cmd(
         profile=load_profile(profile) if profile else None,
         profile_roots=[Path.cwd(), root],
         state_dir=root / ".skillci",
+        propose=not no_pr,
+        base=base,
     )
     o = run_static(req)
     r = o.report
     if json_out:
         emit_json(
-            {"out": str(o.out), "skill_dir": str(o.skill_dir), "written": o.written, "report": r}
+            {
+                "out": str(o.out),
+                "skill_dir": str(o.skill_dir),
+                "written": o.written,
+                "pr": o.pr_notes,
+                "report": r,
+            }
         )
         return 0
     console.print(
@@ -137,6 +147,8 @@ def static_cmd(
     )
     for n in r.notes:
         console.print(f"  note: {n}", highlight=False)
+    for n in o.pr_notes:
+        console.print(f"  repo: {n}", highlight=False)
     return 0
 
 

@@ -13,12 +13,13 @@ tree is left alone; an open PR for the same final package gets its body updated.
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skillci.errors import GitError
 from skillci.pipeline.reports import stats_table
 from skillci.skill.package import SkillPackage
-from skillci.vcs.candidate import candidate_branch, commit_message
+from skillci.vcs.candidate import candidate_branch, commit_candidate, commit_message
 
 if TYPE_CHECKING:
     from skillci.pipeline.run import _Run
@@ -164,4 +165,77 @@ def publish_candidate(run: _Run, base: str) -> list[str]:
     return notes
 
 
-__all__ = ["SKIPPED", "pr_body", "publish_candidate"]
+def propose_static(
+    input_dir: Path,
+    source: SkillPackage,
+    result: SkillPackage,
+    body: str,
+    *,
+    base: str,
+    student: str,
+    planner: str | None,
+) -> list[str]:
+    """``compile static`` in a repository: the change as one commit on a candidate branch
+    and a PR (opened, or updated when one is open for the same result). The input must be
+    a package committed on ``base`` exactly as it is on disk; otherwise nothing is written
+    and the note says why."""
+    from skillci.flows.context import RepoContext
+
+    try:
+        ctx = RepoContext.open(input_dir)
+    except GitError:
+        return [SKIPPED + "not in a git repository"]
+    git = ctx.git
+    try:
+        rel = input_dir.resolve().relative_to(ctx.root.resolve()).as_posix()
+    except ValueError:
+        return [SKIPPED + f"{input_dir} is outside the repository"]
+    base_sha = git.rev(base)
+    if base_sha is None:
+        return [SKIPPED + f"base branch {base!r} does not exist"]
+    on_base = git.files_at(base_sha, rel)
+    if "manifest.yaml" not in on_base:
+        return [SKIPPED + f"{rel} is not a package committed on {base}"]
+    if on_base != dict(source.files):
+        return [SKIPPED + f"{rel} differs from {base}: commit it first"]
+    ch = _changes(source, result)
+    if not ch:
+        return [SKIPPED + "static compile changed nothing"]
+    name = result.manifest.name
+    pid = f"static-{result.content_hash[:16]}"
+    branch = candidate_branch(name, "static", "patch-" + result.content_hash)
+    commit_candidate(
+        git,
+        base=base_sha,
+        branch=branch,
+        skill_dir=rel,
+        changes=ch,
+        executable=result.executable,
+        subject=f"skill({name}): static compile for {student}",
+        body=f"{len(ch)} file(s): {', '.join(sorted(ch)[:6])}",
+        trailers={
+            "Skill": rel,
+            "Compiler": f"static ({planner or 'deterministic'})",
+            "Student": student,
+        },
+    )
+    forge = ctx.forge
+    open_prs = [p for p in forge.find_by_patch(pid) if p.state.value == "open"]
+    if open_prs:
+        pr = open_prs[-1]
+        forge.update_body(pr.number, body)
+        forge.refresh_head(pr.number)
+    else:
+        pr = forge.open_pr(
+            title=f"skill({name}): static compile for {student}",
+            body=f"<!-- skillci:static={pid} -->\n" + body,
+            base=base,
+            head_branch=branch,
+            labels=["skillci", "static-compile"],
+            patch_id=pid,
+            skill=rel,
+        )
+    return [f"branch {branch}", f"pr #{pr.number}"]
+
+
+__all__ = ["SKIPPED", "pr_body", "propose_static", "publish_candidate"]

@@ -37,7 +37,7 @@ from skillci.compile.static import (
 )
 from skillci.errors import ModelOutputError, UsageError
 from skillci.fsutil import atomic_write_text
-from skillci.pipeline.fsio import load_skill_input, publish_package
+from skillci.pipeline.fsio import find_skill_folder, load_skill_input, publish_package
 from skillci.pipeline.reports import static_markdown
 from skillci.skill.package import SKILL_MD, SkillPackage
 from skillci.skill.render import render
@@ -59,6 +59,9 @@ class StaticRequest:
     """How a given profile was made (reported)."""
     profile_roots: list[Path] = field(default_factory=list)
     state_dir: Path | None = None
+    propose: bool = False
+    """In a git repository, commit the change on a candidate branch and open a PR."""
+    base: str = "main"
 
 
 @dataclass
@@ -74,6 +77,7 @@ class StaticOutcome:
     skill_dir: Path
     written: bool
     exchange: ModelExchange | None = None
+    pr_notes: list[str] = field(default_factory=list)
 
 
 def default_out(out_root: Path, model: str) -> Path:
@@ -162,7 +166,21 @@ def run_static(req: StaticRequest) -> StaticOutcome:
             req.out / "report.json",
             json.dumps(result.report.model_dump(mode="json"), indent=1, ensure_ascii=False) + "\n",
         )
+    pr_notes: list[str] = []
+    if req.propose and not req.dry_run:
+        from skillci.pipeline.repo import propose_static
+
+        pr_notes = propose_static(
+            find_skill_folder(req.input),
+            pkg,
+            result.package,
+            static_markdown(result.report),
+            base=req.base,
+            student=req.model,
+            planner=req.external_model if req.mode == "hybrid" else None,
+        )
     return StaticOutcome(
+        pr_notes=pr_notes,
         report=result.report,
         package=result.package,
         source=pkg,

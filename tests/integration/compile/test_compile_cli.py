@@ -311,3 +311,45 @@ def test_fast_without_the_service_fails_with_a_hint_or_runs_with_no_rm(work: Pat
     assert out["report"]["reward_model"] is None and "pre-scores" in out["report"]["rm_note"]
     assert (work / "s.json").is_file()
     assert "pre-scores only" in (work / "x" / "fast-report.md").read_text()
+
+
+def test_static_in_a_repo_proposes_one_branch_and_pr(work: Path) -> None:
+    import subprocess
+
+    from skillci.forge.local import LocalForge
+    from skillci.vcs.git import Git
+
+    def git(*a: str) -> str:
+        return subprocess.run(
+            ["git", *a], cwd=work, check=True, capture_output=True, text=True
+        ).stdout
+
+    git("init", "-q", "-b", "main")
+    pkg = import_plain(read_tree(TASK_SKILL), source="python-ci-fix")
+    pkg.to_dir(work / "skills" / "python-ci-fix")
+    (work / ".gitignore").write_text("out/\n.skillci/\n")
+    git("add", "-A")
+    git("commit", "-qm", "import")
+    args = (
+        "compile",
+        "static",
+        "--model",
+        "sim/student",
+        "--input",
+        "skills/python-ci-fix",
+        "--out-root",
+        "out",
+    )
+    first = cli_json(*args)
+    branch = first["pr"][0].removeprefix("branch ")
+    assert first["pr"][1] == "pr #1"
+    changed = git("diff", "--name-only", f"main..{branch}").split()
+    assert changed == ["skills/python-ci-fix/SKILL.md"]
+    again = cli_json(*args)
+    assert again["pr"] == first["pr"]
+    forge = LocalForge(Git(work))
+    assert len(forge.list_prs()) == 1 and "static-compile" in forge.get_pr(1).labels
+    assert cli_json(*args, "--no-pr")["pr"] == []
+    (work / "skills" / "python-ci-fix" / "SKILL.md").write_text("changed on disk\n")
+    dirty = cli_json(*args[:-2], "--out-root", "out2")
+    assert "commit it first" in dirty["pr"][0]
