@@ -315,7 +315,10 @@ class WorkflowRun:
         m = (spec.get("strategy") or {}).get("matrix")
         if m is None:
             return [{}]
-        m = evaluate(m, self._ctx(needs, None))
+        ctx = self._ctx(needs, None)
+        m = evaluate(m, ctx)
+        if isinstance(m, dict):
+            m = {k: evaluate(v, ctx) for k, v in m.items()}
         if "include" in m:
             return list(m["include"])
         ((key, values),) = m.items()

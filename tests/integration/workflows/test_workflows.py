@@ -9,7 +9,9 @@ GITHUB_STEP_SUMMARY files, and GITHUB_API_URL pointing at the fake
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +165,31 @@ def test_propose_review_release_through_the_workflows(github: tuple[FakeGitHub, 
     assert bare_git(m, "rev-parse", f"{new_tag}^{{commit}}") == merged.merge_commit_sha
     assert [r["tag_name"] for r in fake.releases.values()] == [new_tag]
     assert bare_git(m, "for-each-ref", "refs/skillci/channel-log/").strip()
+
+    # skill-canary.yml: a maintainer starts a canary of the release and pushes the refs;
+    # the scheduled run lists it and analyses it (no production records: inconclusive)
+    dev = m.tmp / "dev"
+    subprocess.run(["git", "clone", "-q", str(m.bare), str(dev)], check=True)
+    subprocess.run(
+        ["git", "fetch", "-q", "origin", "refs/skillci/*:refs/skillci/*"], cwd=dev, check=True
+    )
+    start = subprocess.run(
+        [sys.executable, "-m", "skillci", "canary", "start", new_tag, "--weight", "50"],
+        cwd=dev,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"},
+    )
+    assert start.returncode == 0, start.stderr
+    subprocess.run(
+        ["git", "push", "-q", "origin", "refs/skillci/*:refs/skillci/*"], cwd=dev, check=True
+    )
+    canary = WorkflowRun(m, WORKFLOWS / "skill-canary.yml", "schedule", {"schedule": "17 * * * *"})
+    listed = ok(canary.run_job("list"))
+    assert json.loads(listed.outputs["skills"]) == ["repo-debugger"]
+    (analyzed,) = canary.run_all("analyze")
+    assert "INCONCLUSIVE" in ok(analyzed).step("Analyze").stdout
 
 
 def test_closed_patch_is_not_proposed_again(
