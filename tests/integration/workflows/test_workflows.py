@@ -207,11 +207,6 @@ def test_closed_patch_is_not_proposed_again(
     assert list(fake.pulls) == [1]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="patch ids hash supporting run ids (Patch.supporting_runs, rule provenance), and "
-    "run ids are new on a fresh CI machine: the rejected patch gets a new id (see report)",
-)
 def test_closed_patch_is_not_proposed_again_from_a_fresh_machine(
     github: tuple[FakeGitHub, Machine],
 ) -> None:
