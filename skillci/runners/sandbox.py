@@ -148,9 +148,10 @@ class BwrapShell:
                 args += ["--symlink", os.readlink(p), f"/{name}"]
             elif p.is_dir():
                 args += ["--ro-bind", str(p), f"/{name}"]
+        # the private /tmp first: a Python installed under /tmp is bound on top of it, not hidden
+        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]  # noqa: S108 - private tmpfs
         for root in _python_roots():
             args += ["--ro-bind", str(root), str(root)]
-        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]  # noqa: S108 - private tmpfs
         for m in self.mounts:
             args += ["--bind" if m.writable else "--ro-bind", str(m.host), m.target]
         args += ["--chdir", "/app", "--clearenv"]

@@ -161,13 +161,15 @@ class BwrapEnvironment(BaseEnvironment):  # type: ignore[misc]
                 args += ["--symlink", os.readlink(p), f"/{name}"]
             elif p.is_dir():
                 args += ["--ro-bind", str(p), f"/{name}"]
-        for extra in self._ro_binds:
-            args += ["--ro-bind", extra, extra]
         args += ["--dev", "/dev", "--proc", "/proc"]
         self._root.mkdir(parents=True, exist_ok=True)
         for top in sorted(self._root.iterdir()):
             if top.is_dir() and top.name not in SYSTEM_DIRS:
                 args += ["--bind", str(top), f"/{top.name}"]
+        for (
+            extra
+        ) in self._ro_binds:  # last: a Python under /tmp stays visible over the sandbox's /tmp
+            args += ["--ro-bind", extra, extra]
         args += ["--chdir", cwd or self._workdir, "--clearenv"]
         for k, v in env.items():
             args += ["--setenv", k, v]

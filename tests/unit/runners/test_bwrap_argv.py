@@ -1,0 +1,24 @@
+"""Mount order in the bubblewrap command lines: a Python installed under /tmp (a checkout in
+/tmp) must stay visible over the sandbox's own /tmp, or tasks running `python` break."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillci.runners import sandbox
+from skillci.runners.sandbox import BwrapShell, Mount
+
+
+def _targets(argv: list[str], flag: str) -> list[int]:
+    return [i for i, a in enumerate(argv) if a == flag]
+
+
+def test_python_roots_are_bound_after_the_private_tmp(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "_python_roots", lambda: [Path("/tmp/checkout/.venv")])
+    argv = BwrapShell([Mount(Path("/tmp/ws"), "/app", True)]).argv("true")
+    (tmpfs,) = _targets(argv, "--tmpfs")
+    assert argv[tmpfs + 1] == "/tmp"
+    venv = argv.index("/tmp/checkout/.venv")
+    assert argv[venv - 1] == "--ro-bind" and venv > tmpfs
