@@ -207,6 +207,8 @@ def test_preconditions(
         out[out.index(flag) + 1] = value
         return out
 
+    code, out, err = cli(*base, *root, "--dry-run")
+    assert code == 0 and "dry run" in out and not (tmp_path / "results").exists()
     code, _, err = cli(*with_("--task", "no-such-task"), *root)
     assert code == 2 and "no task 'no-such-task'" in err
     code, _, err = cli(*with_("--run-dir", "elsewhere/x"), *root)
