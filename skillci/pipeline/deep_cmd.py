@@ -24,7 +24,7 @@ from skillci.pipeline.deep_stage import (
 )
 from skillci.pipeline.trials import Progress, plan_slots, run_slots
 from skillci.skill.package import SkillPackage
-from skillci.trace.models import RunRecord
+from skillci.trace.models import RunRecord, SkillRef
 
 
 @dataclass
@@ -104,7 +104,10 @@ def start_deep(req: DeepRequest) -> tuple[DeepContext, DeepState]:
     pkg, _ = load_skill_input(req.skill)
     pairs = req.baseline
     if pairs is None and req.traces is not None:
-        pairs = load_records(req.traces)
+        ident = SkillRef(
+            name=pkg.manifest.name, version=pkg.manifest.version, content_hash=pkg.content_hash
+        )
+        pairs = load_records(req.traces, skill=ident)
     recs = [r for _, r in pairs or []]
     tasks = {r.task_id for r in recs}
     if req.task is not None:

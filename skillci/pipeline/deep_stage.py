@@ -228,7 +228,16 @@ def init_state(
     )
     if baseline:
         recs = [r for _, r in baseline]
-        if all(r.skill_hash == pkg.content_hash for r in recs):
+        from skillci.agents.loop import HARNESS
+
+        # a baseline only counts when it ran like the rollouts will: same skill, the
+        # built-in harness, the same student (imported BenchFlow runs do not compare)
+        if all(
+            r.skill_hash == pkg.content_hash
+            and r.runtime.harness == HARNESS
+            and r.model.route == config.student
+            for r in recs
+        ):
             state.batches.append(
                 DeepBatch(
                     name="baseline",

@@ -41,7 +41,7 @@ from skillci.patch.models import dump_patch
 from skillci.pipeline.fsio import load_records, load_skill_input, publish_package
 from skillci.pipeline.reports import fast_markdown
 from skillci.skill.package import SkillPackage, read_tree
-from skillci.trace.models import RunRecord
+from skillci.trace.models import RunRecord, SkillRef
 from skillci.trace.store import canonical_json
 
 CACHE_FILE = ".fast-cache.json"
@@ -167,8 +167,11 @@ def _reuse(req: FastRequest, key: str, name: str) -> FastOutcome | None:
 
 
 def run_fast_stage(req: FastRequest) -> FastOutcome:
-    pairs = req.records if req.records is not None else load_records(req.traces)
     pkg, _plain = load_skill_input(req.skill)
+    ident = SkillRef(
+        name=pkg.manifest.name, version=pkg.manifest.version, content_hash=pkg.content_hash
+    )
+    pairs = req.records if req.records is not None else load_records(req.traces, skill=ident)
     records = [r for _, r in pairs]
     check_batch(records, pkg.content_hash)
     name = pkg.manifest.name

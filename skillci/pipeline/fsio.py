@@ -9,7 +9,8 @@ run-record loading.
   unavailable, rename the old away and the new in. Readers see the old tree or the new
   one; leftovers of a crash are removed by the next publish.
 - :func:`load_records` reads run records from a directory (``record.json`` of trial dirs,
-  or any ``*.json`` that is a RunRecord), or from the trace store with
+  any ``*.json`` that is a RunRecord, else BenchFlow rollouts or Harbor trials through
+  ``skillci.trace.importers``), or from the trace store with
   ``store:task=<id>[,skill=<hash>][,model=<route>]``.
 """
 
@@ -28,7 +29,7 @@ from skillci.fsutil import fsync_dir
 from skillci.patch.transaction import exchange
 from skillci.skill.package import MANIFEST, SKILL_MD, SkillPackage, read_executables, read_tree
 from skillci.skill.porting import import_plain
-from skillci.trace.models import RunRecord
+from skillci.trace.models import RunRecord, SkillRef
 
 STORE_PREFIX = "store:"
 
@@ -147,8 +148,28 @@ def _parse_store_query(spec: str) -> dict[str, str]:
     return out
 
 
-def load_records(spec: str | Path) -> list[tuple[str, RunRecord]]:
-    """(label, record) pairs, sorted by label (see the module docstring)."""
+def _import_jobs(root: Path, skill: SkillRef | None) -> list[tuple[str, RunRecord]]:
+    """BenchFlow rollouts, else Harbor trials, under ``root`` (their importers)."""
+    from skillci.trace.importers import benchflow, harbor
+
+    rollouts = benchflow.find_rollouts(root)
+    if rollouts:
+        return [
+            (d.relative_to(root).as_posix() or d.name, benchflow.import_rollout(d, skill=skill))
+            for d in rollouts
+        ]
+    trials = harbor.find_trials(root)
+    return [
+        (d.relative_to(root).as_posix() or d.name, harbor.import_trial(d, skill=skill))
+        for d in trials
+    ]
+
+
+def load_records(spec: str | Path, *, skill: SkillRef | None = None) -> list[tuple[str, RunRecord]]:
+    """(label, record) pairs, sorted by label (see the module docstring).
+
+    ``skill`` is the identity given to records imported from BenchFlow/Harbor job dirs
+    (those do not say which skill package ran; the caller's ``--skill`` does)."""
     text = str(spec)
     if text.startswith(STORE_PREFIX):
         from skillci.trace.store import TraceStore
@@ -183,11 +204,13 @@ def load_records(spec: str | Path) -> list[tuple[str, RunRecord]]:
         label = p.parent.relative_to(root).as_posix() if p.name == "record.json" else p.stem
         out.append((label or p.stem, rec))
     if not out:
+        out = _import_jobs(root, skill)
+    if not out:
         raise InvalidInputError(
             f"no run records under {root}",
             file=root,
-            hint="pass trial dirs (record.json + trial.json) or RunRecord JSON files; "
-            "BenchFlow result dirs need importing first (no importer exists yet)",
+            hint="pass trial dirs (record.json + trial.json), RunRecord JSON files, or "
+            "BenchFlow / Harbor job dirs",
         )
     return sorted(out, key=lambda x: x[0])
 

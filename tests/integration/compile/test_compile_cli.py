@@ -353,3 +353,25 @@ def test_static_in_a_repo_proposes_one_branch_and_pr(work: Path) -> None:
     (work / "skills" / "python-ci-fix" / "SKILL.md").write_text("changed on disk\n")
     dirty = cli_json(*args[:-2], "--out-root", "out2")
     assert "commit it first" in dirty["pr"][0]
+
+
+def test_fast_reads_benchflow_job_dirs_through_the_importer(work: Path) -> None:
+    from tests.integration.importers.test_benchflow_import import result, rollout
+
+    pkg = import_plain(read_tree(TASK_SKILL), source="python-ci-fix")
+    pkg.to_dir(work / "skill")
+    for i in range(6):
+        reward = 1.0 if i < 3 else 0.0
+        rollout(
+            work / "traces" / f"job{i}",
+            "py-shelf-slots",
+            result("py-shelf-slots", rewards={"reward": reward}),
+        )
+    out = cli_json(
+        "compile", "fast", "--traces", str(work / "traces"), "--skill", str(work / "skill"),
+        "--model", "sim/teacher", "--no-rm", "--output", "fo",
+    )  # fmt: skip
+    rep = out["report"]
+    assert rep["trajectories"] == 6 and rep["skill_hash"] == pkg.content_hash
+    assert rep["scores"][0]["label"].startswith("job0/")
+    assert [s["reward"] for s in rep["scores"]] == [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
