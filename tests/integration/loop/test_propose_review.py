@@ -36,7 +36,7 @@ def test_propose_opens_pr_that_restores_the_rule(scratch: Path) -> None:
     assert "id: finish.report-success" in rule and "status: candidate" in rule
     trailers = git(scratch, "log", "-1", "--format=%B", out.branch or "")
     assert (
-        f"Skill-Patch-Id: {out.patch_id}" in trailers
+        f"Skill-Patch-Id: {prop.patches[0].pid}" in trailers
         and "Failure-Class: reported_success_without_verification" in trailers
     )
     # the body carries the evidence
