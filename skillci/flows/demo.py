@@ -235,10 +235,11 @@ def run_demo(src_root: Path, dest: Path, say: Say, *, html: bool = True) -> Demo
 
     def propose2() -> str:
         base = ctx.git.rev("main") or ""
-        c = commit_candidate(
+        branch = "skillci/repo-debugger/overfit-demo"
+        commit_candidate(
             ctx.git,
             base=base,
-            branch="skillci/repo-debugger/overfit-demo",
+            branch=branch,
             skill_dir=f"skills/{SKILL}",
             changes={"rules/edit-page-count-fast-path.yaml": OVERFIT_RULE.encode()},
             subject="skill(repo-debugger): fast path for the page-count failure",
@@ -254,11 +255,11 @@ def run_demo(src_root: Path, dest: Path, say: Say, *, html: bool = True) -> Demo
             body="A deliberately over-fitting patch: it hard-codes `src/ranges/pages.py`, the file "
             "of the one task it saw.",
             base="main",
-            head_branch=c.branch,
+            head_branch=branch,
             labels=["skillci", "wrong_target_file"],
             skill=f"skills/{SKILL}",
         )
-        return f"opened PR #{pr.number} on {c.branch}"
+        return f"opened PR #{pr.number} on {branch}"
 
     def review2() -> str:
         r = review(

@@ -440,7 +440,6 @@ def _commit_patches(
     d = prop.diagnosis
     current, parent = pkg, base_sha
     commits: list[str] = []
-    existing = ctx.git.rev(f"refs/heads/{branch}")
     for i, patch in enumerate(prop.patches):
         nxt = apply(current, patch)
         changes: dict[str, bytes | None] = {
@@ -458,11 +457,10 @@ def _commit_patches(
             "Same-Instance-Task": task_id,
         }
         last = i == len(prop.patches) - 1
-        tmp_branch = branch if last else f"{branch}.{i}"
         c = commit_candidate(
             ctx.git,
             base=parent,
-            branch=tmp_branch,
+            branch=branch if last else None,
             skill_dir=skill_dir,
             changes=changes,
             subject=f"skill({pkg.manifest.name}): {patch.rationale or patch.primary_failure_class}"[
@@ -471,9 +469,6 @@ def _commit_patches(
             body=json.dumps([op.op for op in patch.ops]),
             trailers=trailers,
         )
-        if not last:
-            ctx.git.delete_ref(f"refs/heads/{tmp_branch}")
         commits.append(c.sha)
         current, parent = nxt, c.sha
-    _ = existing
     return commits

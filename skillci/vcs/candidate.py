@@ -6,7 +6,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from skillci.errors import ConflictError
 from skillci.vcs.git import Git
+
+CAS_RETRIES = 5
 
 TRAILER_KEYS = (
     "Skill-Patch-Id",
@@ -43,7 +46,7 @@ def parse_trailers(message: str) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class CandidateCommit:
-    branch: str
+    branch: str | None
     sha: str
     base_sha: str
     created: bool  # False when the branch already held exactly this change
@@ -53,7 +56,7 @@ def commit_candidate(
     git: Git,
     *,
     base: str,
-    branch: str,
+    branch: str | None,
     skill_dir: str,
     changes: Mapping[str, bytes | None],
     executable: frozenset[str] = frozenset(),
@@ -64,7 +67,9 @@ def commit_candidate(
     """Commit ``changes`` (paths relative to ``skill_dir``) on ``branch`` from ``base``.
 
     Idempotent: if ``branch`` already exists and its tree equals the new tree, nothing is
-    written. The working tree and index are never touched.
+    written; that holds when a concurrent process creates the same change between our read
+    and our compare-and-swap. ``branch=None`` writes the commit without a ref (a stack's
+    intermediate commit). The working tree and index are never touched.
     """
     base_sha = git.rev(base)
     if base_sha is None:
@@ -75,9 +80,21 @@ def commit_candidate(
     full = {prefix + rel: data for rel, data in changes.items()}
     exe = frozenset(prefix + rel for rel in executable)
     tree = git.tree_with(base_sha, full, executable=exe)
-    existing = git.rev(f"refs/heads/{branch}")
-    if existing is not None and not git.dry_run and git.tree_of(existing) == tree:
-        return CandidateCommit(branch, existing, base_sha, created=False)
-    sha = git.commit_tree(tree, [base_sha], commit_message(subject, body, trailers or {}))
-    git.update_ref(f"refs/heads/{branch}", sha, existing, reason=f"skillci: candidate {branch}")
-    return CandidateCommit(branch, sha, base_sha, created=True)
+    message = commit_message(subject, body, trailers or {})
+    if branch is None:  # an intermediate commit of a stack: reachable from the stack's tip
+        return CandidateCommit(None, git.commit_tree(tree, [base_sha], message), base_sha, True)
+    ref = f"refs/heads/{branch}"
+    existing = git.rev(ref)
+    sha: str | None = None
+    for _ in range(CAS_RETRIES):
+        if existing is not None and not git.dry_run and git.tree_of(existing) == tree:
+            return CandidateCommit(branch, existing, base_sha, created=False)
+        sha = sha or git.commit_tree(tree, [base_sha], message)
+        try:
+            git.update_ref(ref, sha, existing, reason=f"skillci: candidate {branch}")
+            return CandidateCommit(branch, sha, base_sha, created=True)
+        except ConflictError:
+            # another process wrote this branch between our read and our write: if it
+            # holds the same change, it is ours too; otherwise the candidate is rebuilt
+            existing = git.rev(ref)
+    raise ConflictError(f"{ref} changed concurrently {CAS_RETRIES} times; gave up")

@@ -166,3 +166,61 @@ def test_candidate_commit_with_trailers_is_idempotent(repo: Path) -> None:
     assert parse_trailers(msg) == {"Skill-Patch-Id": "abcdef0123456789", "Compiler": "template"}
     assert sh(repo, "show", f"{br}:skills/rd/rules/x.yaml") == "id: x"
     assert sh(repo, "status", "--porcelain") == ""
+
+
+def test_candidate_commit_race_with_the_same_change_reuses_the_winner(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two proposers build the same candidate at once: the one that loses the ref's
+    compare-and-swap finds the winner's commit holds its change and reuses it."""
+    from skillci.vcs.candidate import commit_candidate
+
+    kw = dict(
+        base="main",
+        branch="skillci/rd/x-abcdef01",
+        skill_dir="skills/rd",
+        changes={"rules/x.yaml": b"id: x\n"},
+        subject="skill(rd): add x",
+    )
+    loser, winner = Git(repo), Git(repo)
+    real = Git.commit_tree
+    state = {"raced": False}
+
+    def commit_then_lose_the_race(self: Git, *a: object, **k: object) -> str:
+        sha = real(self, *a, **k)  # type: ignore[arg-type]
+        if self is loser and not state["raced"]:
+            state["raced"] = True  # the other process creates the branch right now
+            state["winner"] = commit_candidate(winner, **kw).sha  # type: ignore[arg-type]
+        return sha
+
+    monkeypatch.setattr(Git, "commit_tree", commit_then_lose_the_race)
+    c = commit_candidate(loser, **kw)  # type: ignore[arg-type]
+    assert state["raced"] and not c.created and c.sha == state["winner"]
+    assert sh(repo, "rev-parse", "skillci/rd/x-abcdef01") == state["winner"]
+
+
+def test_candidate_commit_race_with_another_change_rebuilds_on_top(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A concurrent writer with a different change loses to the CAS retry: the branch ends
+    with our change (candidate branches belong to skillci; the last proposal wins)."""
+    from skillci.vcs.candidate import commit_candidate
+
+    br = "skillci/rd/x-abcdef01"
+    mine = dict(base="main", branch=br, skill_dir="skills/rd", subject="s")
+    loser, other = Git(repo), Git(repo)
+    real = Git.commit_tree
+    raced: list[str] = []
+
+    def commit_then_lose_the_race(self: Git, *a: object, **k: object) -> str:
+        sha = real(self, *a, **k)  # type: ignore[arg-type]
+        if self is loser and not raced:
+            raced.append(
+                commit_candidate(other, changes={"rules/x.yaml": b"id: other\n"}, **mine).sha  # type: ignore[arg-type]
+            )
+        return sha
+
+    monkeypatch.setattr(Git, "commit_tree", commit_then_lose_the_race)
+    c = commit_candidate(loser, changes={"rules/x.yaml": b"id: x\n"}, **mine)  # type: ignore[arg-type]
+    assert raced and c.created and c.sha != raced[0]
+    assert sh(repo, "show", f"{br}:skills/rd/rules/x.yaml") == "id: x"
