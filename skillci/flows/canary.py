@@ -32,7 +32,6 @@ from skillci.release.models import (
 )
 from skillci.release.production import samples
 from skillci.release.tags import release_tags, tag_name
-from skillci.skill.package import SkillPackage
 
 ANALYSIS_BLOB = "canary-analysis"
 BOT = "skillci[bot]"
@@ -61,10 +60,6 @@ def _state(ctx: RepoContext, skill: str) -> ChannelState:
             hint=f"run `skillci channel init {skill}` (tags the current version as stable)",
         )
     return st
-
-
-def _pkg_at(ctx: RepoContext, commit: str, skill_dir: str) -> SkillPackage:
-    return SkillPackage(ctx.git.files_at(commit, skill_dir), root=f"{commit[:12]}:{skill_dir}")
 
 
 def _release(ctx: RepoContext, state: ChannelState, version: str) -> ReleaseInfo:
@@ -101,7 +96,7 @@ def channel_init(
     sha = ctx.git.rev(ref)
     if sha is None:
         raise InvalidInputError(f"unknown ref {ref!r}")
-    manifest = _pkg_at(ctx, sha, skill_dir).manifest
+    manifest = ctx.package_at(sha, skill_dir).manifest
     name, version = manifest.name, manifest.version
     tag = tag_name(name, version)
     commit = ctx.git.rev(f"refs/tags/{tag}")
@@ -256,7 +251,7 @@ def mark_rolled_back(
         tip = ctx.git.rev(f"refs/heads/{state.base}")
         if tip is None:
             raise InvalidInputError(f"base branch {state.base!r} is gone")
-        pkg = _pkg_at(ctx, tip, state.path)
+        pkg = ctx.package_at(tip, state.path)
         files: dict[str, bytes] = {}
         if changelog.CHANGELOG_FILE in pkg.files:
             text = pkg.text(changelog.CHANGELOG_FILE)
@@ -458,7 +453,7 @@ def canary_analyze(
         raise InvalidInputError(
             f"{skill} has no running canary", hint=f"`skillci canary start {skill}@<version>`"
         )
-    policy = _pkg_at(ctx, s.commit, state.path).manifest.canary  # stable's bar, not the canary's
+    policy = ctx.package_at(s.commit, state.path).manifest.canary  # stable's bar, not the canary's
     end = now or datetime.now(UTC)  # full precision: records of this second count
     result = analyze(
         skill=skill,

@@ -11,6 +11,7 @@ from skillci.errors import InvalidInputError
 from skillci.forge.local import LocalForge
 from skillci.forge.select import ForgeChoice, choose_forge
 from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec
+from skillci.skill.package import SkillPackage
 from skillci.trace.store import TraceStore
 from skillci.vcs.git import Git
 
@@ -107,6 +108,17 @@ class RepoContext:
             f"no skill package {skill!r} in {self.root}",
             hint="pass skills/<name> or a name under skills/",
         )
+
+    def package_at(self, commit: str, skill_dir: str, *, label: str | None = None) -> SkillPackage:
+        """The skill package committed at ``commit`` (read from git objects, not the work
+        tree). ``label`` names the commit in the error (a branch name reads better than a sha)."""
+        files = self.git.files_at(commit, skill_dir)
+        if "manifest.yaml" not in files:
+            raise InvalidInputError(
+                f"{skill_dir} has no manifest.yaml at {label or commit[:12]}",
+                hint="commit the skill package first, or pass the right skill/commit",
+            )
+        return SkillPackage(files, root=f"{commit[:12]}:{skill_dir}")
 
 
 def student_agent(

@@ -123,7 +123,6 @@ def _traffic(
     from skillci.runners.base import plan
     from skillci.runners.scheduler import Scheduler
     from skillci.runtime import resolve
-    from skillci.skill.package import SkillPackage
     from skillci.skill.render import render
     from skillci.tasks.loader import load_suite_tasks
     from skillci.tasks.models import Purpose
@@ -138,7 +137,7 @@ def _traffic(
     sched = Scheduler(parallel=2, store=ctx.store)
     trials: dict[str, dict[str, list[str]]] = {}
     for version, (commit, skill_dir) in versions.items():
-        pkg = SkillPackage(ctx.git.files_at(commit, skill_dir), root=skill_dir)
+        pkg = ctx.package_at(commit, skill_dir)
         specs = plan(
             tasks,
             agent,

@@ -30,7 +30,6 @@ from skillci.flows.remote import push_candidate
 from skillci.forge.base import PRState, PullRequest
 from skillci.patch.apply import apply
 from skillci.patch.diff import render_diff
-from skillci.patch.models import Patch
 from skillci.runners.base import plan
 from skillci.runners.scheduler import Scheduler
 from skillci.skill.package import SkillPackage
@@ -132,34 +131,9 @@ def make_compiler(ctx: RepoContext, name: str) -> tuple[Compiler, Compiler | Non
     return LLMCompiler(lambda messages: client.complete(messages), model=name), TemplateCompiler()
 
 
-def _strip(data: object) -> object:
-    """Drop what varies between machines and runs but not the change: provenance, reasons."""
-    if isinstance(data, dict):
-        return {
-            k: _strip(v)
-            for k, v in data.items()
-            if k not in ("provenance", "reason", "supporting_runs")
-        }
-    if isinstance(data, list):
-        return [_strip(v) for v in data]
-    return data
-
-
-def behaviour_id(patch: Patch) -> str:
-    """Identity of what a patch *changes*: failure class and ops, without run ids, rationale,
-    author or time. Two machines proposing the same change get the same id, so a patch that
-    was rejected (its PR closed) is recognised wherever it is proposed again."""
-    data = {
-        "failure_class": patch.failure_class,
-        "ops": _strip([op.model_dump(mode="json") for op in patch.ops]),
-    }
-    canon = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return "patch-" + hashlib.sha256(canon.encode()).hexdigest()[:16]
-
-
 def combined_patch_id(proposal: Proposal) -> str:
     """The PR's patch identity (behaviour ids; one patch -> its own)."""
-    ids = [behaviour_id(p) for p in proposal.patches]
+    ids = [p.behaviour_id() for p in proposal.patches]
     if len(ids) == 1:
         return ids[0]
     return "patch-" + hashlib.sha256("|".join(ids).encode()).hexdigest()[:16]
@@ -264,12 +238,7 @@ def _load(ctx: RepoContext, opts: ProposeOptions) -> tuple[str, str, SkillPackag
     if base_sha is None:
         raise InvalidInputError(f"base branch {opts.base!r} does not exist", hint="pass --base")
     skill_dir = ctx.skill_dir(opts.skill)
-    files = ctx.git.files_at(base_sha, skill_dir)
-    if "manifest.yaml" not in files:
-        raise InvalidInputError(
-            f"{skill_dir} is not committed on {opts.base}", hint="commit the skill first"
-        )
-    return base_sha, skill_dir, SkillPackage(files, root=skill_dir)
+    return base_sha, skill_dir, ctx.package_at(base_sha, skill_dir, label=opts.base)
 
 
 def _task(ctx: RepoContext, task_id: str) -> Task:

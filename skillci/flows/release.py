@@ -41,7 +41,6 @@ from skillci.release.models import ChannelEvent, ChannelState, ReleaseInfo, utcn
 from skillci.release.promote import promote_candidates
 from skillci.release.tags import tag_name
 from skillci.skill.models import CompatEntry, Manifest
-from skillci.skill.package import SkillPackage
 from skillci.vcs.candidate import parse_trailers
 
 RELEASE_TRAILER = "Skillci-Release"
@@ -120,13 +119,6 @@ def find_gate(ctx: RepoContext, pr: PullRequest, head: str, skill: str) -> GateR
     )
 
 
-def _pkg_at(ctx: RepoContext, commit: str, skill_dir: str) -> SkillPackage:
-    files = ctx.git.files_at(commit, skill_dir)
-    if MANIFEST not in files:
-        raise InvalidInputError(f"{skill_dir} has no manifest.yaml at {commit[:12]}")
-    return SkillPackage(files, root=f"{commit[:12]}:{skill_dir}")
-
-
 def _trailers(ctx: RepoContext, commit: str) -> dict[str, str]:
     return parse_trailers(ctx.git.read("log", "-1", "--format=%B", commit))
 
@@ -139,7 +131,7 @@ def _skill_of(ctx: RepoContext, pr: PullRequest) -> tuple[str, str]:
             f"PR #{pr.number} names no skill", hint="open it with skillci propose"
         )
     d = ctx.skill_dir(hint)
-    return _pkg_at(ctx, pr.head_sha, d).manifest.name, d
+    return ctx.package_at(pr.head_sha, d).manifest.name, d
 
 
 # ---------------------------------------------------------------------------- decide
@@ -207,9 +199,9 @@ def plan_files(
     if base_tip is None:
         raise InvalidInputError(f"base branch {pr.base!r} is gone")
     mb = ctx.git.merge_base(base_tip, gated_head) or base_tip
-    before = _pkg_at(ctx, mb, skill_dir)
-    after = _pkg_at(ctx, gated_head, skill_dir)
-    current = _pkg_at(ctx, base_tip, skill_dir)
+    before = ctx.package_at(mb, skill_dir)
+    after = ctx.package_at(gated_head, skill_dir)
+    current = ctx.package_at(base_tip, skill_dir)
     changes = compare(before, after, release_reason(ctx, pr, mb, gated_head, report))
     if changes.bump == "none":
         raise ReleaseRefused(
@@ -418,7 +410,7 @@ def release_pr(ctx: RepoContext, number: int, *, actor: str | None = None) -> Re
     if resume:
         version = tr[RELEASE_TRAILER]
         entry = _entry_from_message(ctx.git.read("log", "-1", "--format=%B", head))
-        frm = _pkg_at(ctx, gated, skill_dir).manifest.version
+        frm = ctx.package_at(gated, skill_dir).manifest.version
         files: list[str] = ctx.git.changed_paths(gated, head)
         promoted: list[str] = []
         bump = None

@@ -250,6 +250,21 @@ class Patch(_Strict):
         canon = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return ID_PREFIX + hashlib.sha256(canon.encode()).hexdigest()[:16]
 
+    def behaviour_id(self) -> str:
+        """Identity of what the patch *changes*: failure class and ops, without provenance,
+        reasons, supporting run ids, rationale, author or time.
+
+        ``content_id`` names one compiled artifact (two compilations from different runs
+        differ); ``behaviour_id`` names the change, so two machines proposing the same edit
+        get the same id and a patch that was rejected (its PR closed) is recognised wherever
+        it is proposed again. PRs are keyed by it; commit trailers carry the content id."""
+        data = {
+            "failure_class": self.failure_class,
+            "ops": _without_provenance([op.model_dump(mode="json") for op in self.ops]),
+        }
+        canon = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return ID_PREFIX + hashlib.sha256(canon.encode()).hexdigest()[:16]
+
     def with_id(self) -> Patch:
         return self.model_copy(update={"id": self.content_id()})
 
@@ -257,6 +272,19 @@ class Patch(_Strict):
     def pid(self) -> str:
         """The patch id (computed when the model was built without one)."""
         return self.id or self.content_id()
+
+
+def _without_provenance(data: object) -> object:
+    """Drop what varies between machines and runs but not the change itself."""
+    if isinstance(data, dict):
+        return {
+            k: _without_provenance(v)
+            for k, v in data.items()
+            if k not in ("provenance", "reason", "supporting_runs")
+        }
+    if isinstance(data, list):
+        return [_without_provenance(v) for v in data]
+    return data
 
 
 def load_patch(text: str, file: str = "PATCH.yaml") -> Patch:

@@ -7,27 +7,10 @@ from pathlib import Path
 import pytest
 
 from skillci.flows.context import RepoContext
+from skillci.flows.demo import OVERFIT_RULE
 from skillci.flows.gate import GateOptions, run_gate
 from skillci.gate.report import render_markdown
 from tests.integration.loop.conftest import git, make_scratch, write_suites
-
-OVERFIT_RULE = """\
-schema_version: 1
-id: edit.page-count-fast-path
-status: candidate
-scope:
-  workflow: null
-  tools: [apply_patch]
-trigger:
-  all:
-    - failure_location_known
-instruction:
-  steps:
-    - when_a_test_fails_edit_only_src/ranges/pages.py
-provenance:
-  introduced_by: human
-  supporting_runs: []
-"""
 
 
 def _branch_with(repo: Path, name: str, rel: str, text: str) -> None:

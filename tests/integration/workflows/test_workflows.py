@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
+from skillci.flows.demo import OVERFIT_RULE
 from skillci.forge.github import GitHubForge
 from skillci.gate.verdict import GateReport
 from tests.fakes.github_api import FakeGitHub
 from tests.integration.github.conftest import make_forge
-from tests.integration.loop.test_gate_rejects import OVERFIT_RULE
 from tests.integration.workflows.actions_runner import JobResult, Machine, WorkflowRun
 from tests.integration.workflows.conftest import WORKFLOWS
 

@@ -40,6 +40,20 @@ def test_id_ignores_created_at_and_changes_with_content() -> None:
     assert a.id != c.id
 
 
+def test_behaviour_id_names_the_change_not_the_compilation() -> None:
+    a = load_patch(PATCH_YAML)
+    other_runs = load_patch(
+        PATCH_YAML.replace("[run-1]", "[run-7, run-8]")
+        .replace("students stop after apply_patch", "seen on another machine")
+        .replace("model: sim/teacher", "model: gpt-x")
+    )
+    assert a.id != other_runs.id  # a different compiled artifact ...
+    assert a.behaviour_id() == other_runs.behaviour_id()  # ... of the same change
+    changed = load_patch(PATCH_YAML.replace("rerun_the_target_test", "rerun_all_tests"))
+    reclassed = load_patch(PATCH_YAML.replace("verification_missing", "wrong_target_file"))
+    assert len({a.behaviour_id(), changed.behaviour_id(), reclassed.behaviour_id()}) == 3
+
+
 def test_stale_id_is_refused_with_its_line() -> None:
     stale = "id: patch-0000000000000000\n" + PATCH_YAML
     with pytest.raises(PatchError, match="does not match the content") as ei:
