@@ -138,17 +138,22 @@ def _modified_level(old: Rule, new: Rule, stable: bool) -> tuple[Level, str]:
         )
         if getattr(old, k) != getattr(new, k)
     ]
-    return "minor", ("changed " + ", ".join(fields)) if fields else "changed"
+    detail = ("changed " + ", ".join(fields)) if fields else "changed"
+    # a new id breaks references to the rule; a wider loading scope changes what sessions
+    # load. Anything else that does not narrow the rule refines how it works: a fix.
+    moved = old.scope.workflow != new.scope.workflow
+    return ("minor" if old.id != new.id or moved else "patch"), detail
 
 
 def classify(delta: RuleDelta, version: str, reason: str, op_index: int | None) -> RuleChange:
     stable = _stable(version)
     carried = delta.detail.startswith(("split", "merged"))
     if delta.kind == "added":
+        # the seed's own release example: a rule added to fix a failure is 0.7.0 -> 0.7.1
         return RuleChange(
             rule_id=delta.rule_id,
             kind="added",
-            level="minor",
+            level="patch",
             reason=reason,
             detail=delta.detail,
             op_index=op_index,

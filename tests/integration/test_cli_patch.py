@@ -181,11 +181,11 @@ def test_bump_json_and_text(tmp_path: Path, skill: Path) -> None:
     r = skillci("patch", "bump", str(p), "--skill", str(skill), "--json")
     assert r.returncode == 0, r.stderr
     cl = json.loads(r.stdout)
-    assert (cl["from_version"], cl["to_version"], cl["bump"]) == ("0.7.0", "0.8.0", "minor")
+    assert (cl["from_version"], cl["to_version"], cl["bump"]) == ("0.7.0", "0.7.1", "patch")
     assert cl["added"][0]["rule_id"] == "verify.rerun-after-edit"
     assert cl["added"][0]["reason"] == "students stop right after apply_patch"
     text = skillci("patch", "bump", str(p), "--skill", str(skill))
-    assert "repo-debugger 0.7.0 -> 0.8.0 (minor)" in text.stdout and "[minor]" in text.stdout
+    assert "repo-debugger 0.7.0 -> 0.7.1 (patch)" in text.stdout and "[patch]" in text.stdout
 
 
 def test_malformed_patch_is_one_line_exit_2(tmp_path: Path, skill: Path) -> None:

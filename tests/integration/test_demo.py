@@ -28,7 +28,7 @@ def test_demo_runs_the_whole_loop(tmp_path: Path) -> None:
     outcomes = [s["outcome"] for s in out["steps"]]
     assert "opened PR #1" in outcomes[1]
     assert outcomes[2].startswith("gate ACCEPT") and "regressions 0" in outcomes[2]
-    assert outcomes[3].startswith("released: repo-debugger 0.7.0 -> 0.8.0")
+    assert outcomes[3].startswith("released: repo-debugger 0.7.0 -> 0.7.1")
     assert (
         outcomes[5].startswith("gate REJECT")
         and "regression_rate" in outcomes[5]
@@ -40,7 +40,7 @@ def test_demo_runs_the_whole_loop(tmp_path: Path) -> None:
     assert outcomes[7].endswith("pass -> promote")
     assert "fail -> rollback" in outcomes[8]
     assert {p["number"]: p["state"] for p in out["prs"]} == {1: "merged", 2: "closed"}
-    assert "repo-debugger@0.8.0" in out["tags"]
+    assert "repo-debugger@0.7.1" in out["tags"]
     types = [e["type"] for e in out["channel_log"]]
     assert types == ["init", "released", "canary_start", "promote", "canary_start", "rollback"]
     assert out["html_report"] and Path(out["html_report"]).is_file()

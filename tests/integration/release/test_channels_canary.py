@@ -36,7 +36,7 @@ from tests.integration.release.conftest import (
 
 @pytest.fixture
 def released(repo: Path) -> Path:
-    """stable = 0.7.0 (channel init), then PR #1 released as 0.8.0."""
+    """stable = 0.7.0 (channel init), then PR #1 released as 0.7.1."""
     ctx = RepoContext.open(repo)
     assert channel_init(ctx, SKILL, actor="alice") is not None
     pr = open_candidate_pr(repo)
@@ -56,7 +56,7 @@ def traffic(
     """Production records (n, passed) per side, ingested through `skillci trace ingest`."""
     recs = [production_record("0.7.0", i < stable[1]) for i in range(stable[0])]
     recs += [
-        production_record("0.8.0", i < canary[1], tokens=canary_tokens) for i in range(canary[0])
+        production_record("0.7.1", i < canary[1], tokens=canary_tokens) for i in range(canary[0])
     ]
     path = write_jsonl(tmp / f"prod-{len(os.listdir(tmp))}.jsonl", recs)
     assert main(["trace", "ingest", str(path)]) == 0
@@ -80,7 +80,7 @@ def test_init_tags_the_current_version_and_resolve_serves_stable(
     assert git(released, "cat-file", "-t", "repo-debugger@0.7.0") == "tag"
     assert git(released, "rev-parse", channel_ref(SKILL, "stable")) == st.stable.commit
     assert Git(released).rev(channel_ref(SKILL, "canary")) is None
-    assert set(st.releases) == {"0.7.0", "0.8.0"}
+    assert set(st.releases) == {"0.7.0", "0.7.1"}
     # init again: nothing to do
     assert channel_init(RepoContext.open(released), SKILL, actor="bob") is None
     r = resolve(released, SKILL, request_id="abc")
@@ -96,23 +96,23 @@ def test_canary_pass_promotes(
 ) -> None:
     ctx = RepoContext.open(released)
     assert (
-        main(["canary", "start", f"{SKILL}@0.8.0", "--weight", "10", "--repo", str(released)]) == 0
+        main(["canary", "start", f"{SKILL}@0.7.1", "--weight", "10", "--repo", str(released)]) == 0
     )
     st = state(released)
-    assert st.canary is not None and (st.canary.version, st.canary.weight) == ("0.8.0", 10)
+    assert st.canary is not None and (st.canary.version, st.canary.weight) == ("0.7.1", 10)
     assert git(released, "rev-parse", channel_ref(SKILL, "canary")) == git(
-        released, "rev-parse", "repo-debugger@0.8.0^{commit}"
+        released, "rev-parse", "repo-debugger@0.7.1^{commit}"
     )
     # deterministic bucketing: ids below the weight get the canary, the rest stable
     ids = [f"req-{i}" for i in range(200)]
     got = {i: resolve(released, SKILL, request_id=i) for i in ids}
-    assert all((got[i].version == "0.8.0") == (bucket(i) < 10) for i in ids)
+    assert all((got[i].version == "0.7.1") == (bucket(i) < 10) for i in ids)
     assert 5 <= sum(r.channel == "canary" for r in got.values()) <= 40
     assert resolve(released, SKILL).version == "0.7.0"  # no request id: stable
-    assert resolve(released, SKILL, channel="canary").version == "0.8.0"
+    assert resolve(released, SKILL, channel="canary").version == "0.7.1"
     # a deployment can load the files of what it resolved
     d = materialize(released, got[next(i for i in ids if bucket(i) < 10)], tmp_path / "cache")
-    assert SkillPackage.from_dir(d).manifest.version == "0.8.0"
+    assert SkillPackage.from_dir(d).manifest.version == "0.7.1"
 
     traffic(released, tmp_path, stable=(40, 36), canary=(40, 38))
     capsys.readouterr()
@@ -121,18 +121,18 @@ def test_canary_pass_promotes(
     assert (a["outcome"], a["action"]) == ("pass", "promote")
     assert (a["stable"]["samples"], a["canary"]["samples"]) == (40, 40)
     st = state(released)
-    assert st.stable is not None and st.stable.version == "0.8.0" and st.canary is None
+    assert st.stable is not None and st.stable.version == "0.7.1" and st.canary is None
     assert st.stable_history == ["0.7.0"]
     assert Git(released).rev(channel_ref(SKILL, "canary")) is None
-    assert resolve(released, SKILL, request_id="anything").version == "0.8.0"
+    assert resolve(released, SKILL, request_id="anything").version == "0.7.1"
     # every move is in the log, with who/what/why and the analysis id
     log = ChannelStore(Git(released)).log(SKILL)
     assert [e.type for e in log] == ["init", "released", "canary_start", "promote"]
     promote = log[-1]
     assert promote.analysis_id == a["analysis_id"] and promote.actor == "skillci[bot]"
     assert [(m.channel, m.from_version, m.to_version) for m in promote.moves] == [
-        ("stable", "0.7.0", "0.8.0"),
-        ("canary", "0.8.0", None),
+        ("stable", "0.7.0", "0.7.1"),
+        ("canary", "0.7.1", None),
     ]
     assert promote.reason.startswith("canary passed (samples stable 40, canary 40")
     assert log[2].actor == "alice" and log[2].moves[0].weight == 10
@@ -144,7 +144,7 @@ def test_canary_pass_promotes(
 
 def test_canary_fail_rolls_back_and_marks_the_version(released: Path, tmp_path: Path) -> None:
     ctx = RepoContext.open(released)
-    canary_start(ctx, SKILL, "0.8.0", weight=20, actor="alice")
+    canary_start(ctx, SKILL, "0.7.1", weight=20, actor="alice")
     traffic(released, tmp_path, stable=(40, 36), canary=(40, 24))
     main_before = git(released, "rev-parse", "main")
     a = canary_analyze(ctx, SKILL, auto=True)
@@ -152,13 +152,13 @@ def test_canary_fail_rolls_back_and_marks_the_version(released: Path, tmp_path: 
     assert a.reasons == ["success_drop: 90.0% -> 60.0% (-30.0%) (needs drop <= 5.0%)"]
     st = state(released)
     assert st.canary is None and st.stable is not None and st.stable.version == "0.7.0"
-    assert st.releases["0.8.0"].rolled_back == "canary failed: " + a.reasons[0]
+    assert st.releases["0.7.1"].rolled_back == "canary failed: " + a.reasons[0]
     ev = ChannelStore(Git(released)).log(SKILL)[-1]
     assert ev.type == "rollback" and ev.analysis_id == a.analysis_id
     assert [(m.channel, m.from_version, m.to_version) for m in ev.moves] == [
-        ("canary", "0.8.0", None)
+        ("canary", "0.7.1", None)
     ]
-    # one commit on main marks 0.8.0 in the skill's changelog and compatibility
+    # one commit on main marks 0.7.1 in the skill's changelog and compatibility
     assert git(released, "rev-parse", "main^") == main_before
     assert git(released, "diff", "--name-only", "main^", "main").split() == [
         f"{SKILL_DIR}/CHANGELOG.md",
@@ -166,12 +166,12 @@ def test_canary_fail_rolls_back_and_marks_the_version(released: Path, tmp_path: 
         f"{SKILL_DIR}/manifest.yaml",
     ]
     log = (released / SKILL_DIR / "CHANGELOG.md").read_text()
-    assert "## 0.8.0\n\n**Rolled back**: " in log and a.analysis_id in log
+    assert "## 0.7.1\n\n**Rolled back**: " in log and a.analysis_id in log
     m = SkillPackage.from_dir(released / SKILL_DIR).manifest
     assert m.compatibility.verified == []
     bad = m.compatibility.incompatible[-1]
-    assert (bad.model, bad.version) == ("sim/student", "0.8.0")
-    assert bad.reason is not None and bad.reason.startswith("rolled back 0.8.0: canary failed")
+    assert (bad.model, bad.version) == ("sim/student", "0.7.1")
+    assert bad.reason is not None and bad.reason.startswith("rolled back 0.7.1: canary failed")
     assert (
         "| sim/student | int8 | skillci-builtin-v1 | incompatible |"
         in (released / SKILL_DIR / "COMPATIBILITY.md").read_text()
@@ -179,12 +179,12 @@ def test_canary_fail_rolls_back_and_marks_the_version(released: Path, tmp_path: 
     assert git(released, "status", "--porcelain") == ""
     # a rolled-back version cannot be canaried again
     with pytest.raises(InvalidInputError, match="was rolled back"):
-        canary_start(ctx, SKILL, "0.8.0", weight=10, actor="alice")
+        canary_start(ctx, SKILL, "0.7.1", weight=10, actor="alice")
 
 
 def test_inconclusive_moves_nothing(released: Path, tmp_path: Path) -> None:
     ctx = RepoContext.open(released)
-    canary_start(ctx, SKILL, "0.8.0", weight=10, actor="alice")
+    canary_start(ctx, SKILL, "0.7.1", weight=10, actor="alice")
     traffic(released, tmp_path, stable=(40, 36), canary=(12, 0))  # bad, but too few
     before = git(released, "rev-parse", "refs/skillci/channel-log/repo-debugger")
     main_before = git(released, "rev-parse", "main")
@@ -195,7 +195,7 @@ def test_inconclusive_moves_nothing(released: Path, tmp_path: Path) -> None:
     assert git(released, "rev-parse", "refs/skillci/channel-log/repo-debugger") == before
     assert git(released, "rev-parse", "main") == main_before
     st = state(released)
-    assert st.canary is not None and st.canary.version == "0.8.0"
+    assert st.canary is not None and st.canary.version == "0.7.1"
 
 
 @pytest.mark.parametrize(("canary_passes", "expected"), [(38, "promote"), (10, "rollback")])
@@ -203,7 +203,7 @@ def test_concurrent_auto_analyses_move_the_channel_once(
     released: Path, tmp_path: Path, canary_passes: int, expected: str
 ) -> None:
     ctx = RepoContext.open(released)
-    canary_start(ctx, SKILL, "0.8.0", weight=10, actor="alice")
+    canary_start(ctx, SKILL, "0.7.1", weight=10, actor="alice")
     traffic(released, tmp_path, stable=(40, 36), canary=(40, canary_passes))
     main_before = git(released, "rev-parse", "main")
     argv = ["canary", "analyze", SKILL, "--auto", "--json", "--repo", str(released)]
@@ -250,7 +250,7 @@ def test_a_stale_decision_does_not_move_the_channel_again(released: Path, tmp_pa
     from skillci.flows.canary import _promote_builder, _rollback_builder
 
     ctx = RepoContext.open(released)
-    canary_start(ctx, SKILL, "0.8.0", weight=10, actor="alice")
+    canary_start(ctx, SKILL, "0.7.1", weight=10, actor="alice")
     seen = state(released).canary
     assert seen is not None
     traffic(released, tmp_path, stable=(40, 36), canary=(40, 38))
@@ -276,7 +276,7 @@ def test_a_stale_decision_does_not_move_the_channel_again(released: Path, tmp_pa
 
 def test_human_rollback_moves_stable_back(released: Path, tmp_path: Path) -> None:
     ctx = RepoContext.open(released)
-    canary_start(ctx, SKILL, "0.8.0", weight=50, actor="alice")
+    canary_start(ctx, SKILL, "0.7.1", weight=50, actor="alice")
     traffic(released, tmp_path, stable=(40, 36), canary=(40, 38))
     assert canary_analyze(ctx, SKILL, auto=True).action == "promote"
     # the bad version had been promoted: rollback moves stable to the previous release
@@ -285,11 +285,11 @@ def test_human_rollback_moves_stable_back(released: Path, tmp_path: Path) -> Non
     )
     st = state(released)
     assert st.stable is not None and st.stable.version == "0.7.0" and st.stable_history == []
-    assert st.releases["0.8.0"].rolled_back == "pager: errors in prod"
+    assert st.releases["0.7.1"].rolled_back == "pager: errors in prod"
     ev = ChannelStore(Git(released)).log(SKILL)[-1]
     assert (ev.type, ev.actor, ev.reason) == ("rollback", "alice", "pager: errors in prod")
     assert [(m.channel, m.from_version, m.to_version) for m in ev.moves] == [
-        ("stable", "0.8.0", "0.7.0")
+        ("stable", "0.7.1", "0.7.0")
     ]
     assert "**Rolled back**: " in (released / SKILL_DIR / "CHANGELOG.md").read_text()
     assert git(released, "rev-parse", channel_ref(SKILL, "stable")) == git(
@@ -300,13 +300,13 @@ def test_human_rollback_moves_stable_back(released: Path, tmp_path: Path) -> Non
         rollback(ctx, SKILL, actor="alice")
     # --to a rolled back version is refused
     with pytest.raises(InvalidInputError, match="was itself rolled back"):
-        rollback(ctx, SKILL, to="0.8.0", actor="alice")
+        rollback(ctx, SKILL, to="0.7.1", actor="alice")
 
 
 def test_a_channel_ref_moved_by_hand_stops_every_move(released: Path) -> None:
-    git(released, "update-ref", channel_ref(SKILL, "stable"), "repo-debugger@0.8.0^{commit}")
+    git(released, "update-ref", channel_ref(SKILL, "stable"), "repo-debugger@0.7.1^{commit}")
     with pytest.raises(ConflictError, match="moved outside skillci"):
-        canary_start(RepoContext.open(released), SKILL, "0.8.0", weight=10, actor="alice")
+        canary_start(RepoContext.open(released), SKILL, "0.7.1", weight=10, actor="alice")
     assert types(released) == ["init", "released"]
 
 
@@ -339,11 +339,11 @@ def test_marking_failure_is_loud_and_repairable(
     released: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ctx = RepoContext.open(released)
-    canary_start(ctx, SKILL, "0.8.0", weight=10, actor="alice")
+    canary_start(ctx, SKILL, "0.7.1", weight=10, actor="alice")
     readme = released / SKILL_DIR / "SKILL.md"
     readme.write_text(readme.read_text() + "local edit\n")  # main is checked out and dirty
     assert main(["rollback", SKILL, "--repo", str(released)]) == 4
-    assert "channels moved, but marking 0.8.0" in capsys.readouterr().err
+    assert "channels moved, but marking 0.7.1" in capsys.readouterr().err
     assert state(released).canary is None  # the move itself happened and is logged
     assert types(released)[-1] == "rollback"
     git(released, "checkout", "--", f"{SKILL_DIR}/SKILL.md")

@@ -36,10 +36,10 @@ def test_propose_review_release(scratch: Path) -> None:
 
     res = release_pr(ctx, 1)
     assert res.action == "released" and res.gate_id == report.gate_id
-    assert (res.from_version, res.version) == ("0.7.0", "0.8.0")
+    assert (res.from_version, res.version) == ("0.7.0", "0.7.1")
     entry = res.entry or ""
     lines = entry.splitlines()
-    assert lines[0] == "repo-debugger 0.7.0 -> 0.8.0"
+    assert lines[0] == "repo-debugger 0.7.0 -> 0.7.1"
     assert lines[1].startswith(
         "Added:    finish.report-success — reason: reported_success_without_verification ("
     )
@@ -53,8 +53,8 @@ def test_propose_review_release(scratch: Path) -> None:
         "Compatibility: verified sim/student int8 / skillci-builtin-v1; "
         "not yet verified: repo-agent-v4"
     )
-    assert tag_message(Git(scratch), "repo-debugger@0.8.0") == entry
-    assert git(scratch, "rev-parse", "repo-debugger@0.8.0^{commit}") == git(
+    assert tag_message(Git(scratch), "repo-debugger@0.7.1") == entry
+    assert git(scratch, "rev-parse", "repo-debugger@0.7.1^{commit}") == git(
         scratch, "rev-parse", "main"
     )
     pkg = SkillPackage.from_dir(scratch / "skills" / "repo-debugger")

@@ -34,13 +34,13 @@ def replace_steps(rid: str, *steps: str) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("version", "ops", "expected"),
     [
-        # add a rule -> minor
-        ("0.7.0", [{"op": "add_rule", "rule": rule("a.b")}], ("minor", "0.8.0")),
-        ("1.2.3", [{"op": "add_rule", "rule": rule("a.b")}], ("minor", "1.3.0")),
+        # add a rule -> patch (the seed's example: a rule added to fix failures, 0.7.0 -> 0.7.1)
+        ("0.7.0", [{"op": "add_rule", "rule": rule("a.b")}], ("patch", "0.7.1")),
+        ("1.2.3", [{"op": "add_rule", "rule": rule("a.b")}], ("patch", "1.2.4")),
         # replace steps only -> patch
         ("0.7.0", [replace_steps("finish.report-success", "rerun", "report")], ("patch", "0.7.1")),
         ("1.2.3", [replace_steps("finish.report-success", "rerun", "report")], ("patch", "1.2.4")),
-        # replace other fields -> minor
+        # replace other fields without narrowing (validation, failure policy...) -> patch
         (
             "1.2.3",
             [
@@ -48,6 +48,18 @@ def replace_steps(rid: str, *steps: str) -> dict[str, Any]:
                     "op": "replace_rule",
                     "rule_id": "finish.report-success",
                     "rule": rule("finish.report-success"),
+                }
+            ],
+            ("patch", "1.2.4"),
+        ),
+        # ... but a new id breaks references to the rule -> minor
+        (
+            "1.2.3",
+            [
+                {
+                    "op": "replace_rule",
+                    "rule_id": "finish.report-success",
+                    "rule": rule("finish.report-success-v2"),
                 }
             ],
             ("minor", "1.3.0"),
@@ -126,6 +138,11 @@ def replace_steps(rid: str, *steps: str) -> dict[str, Any]:
             [
                 {"op": "add_regression_test", "task_id": "t"},
                 {"op": "add_rule", "rule": rule("a.b")},
+                {
+                    "op": "change_loading_scope",
+                    "rule_id": "test.run-smallest-first",
+                    "to": "SKILL.md",
+                },
             ],
             ("minor", "1.3.0"),
         ),
