@@ -3,35 +3,49 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
 from skillci.cli.output import console, emit_json
+from skillci.errors import UsageError
 from skillci.forge.base import PRState
 from skillci.forge.local import LocalForge
-from skillci.vcs.git import Git
+
+if TYPE_CHECKING:
+    from skillci.forge.github import GitHubForge
 
 app = typer.Typer(
-    help="Pull requests (LocalForge: kept inside the repository).", no_args_is_help=True
+    help="Pull requests on the configured forge (LocalForge inside the repository by default; "
+    "GitHub with --forge github).",
+    no_args_is_help=True,
 )
 
 REPO_OPT = typer.Option(Path("."), "--repo", help="Repository root (default: current dir).")
+FORGE_OPT = typer.Option(
+    None, "--forge", help="local or github (default: $SKILLCI_FORGE, else detected)."
+)
 
 
-def open_forge(repo: Path, dry_run: bool = False) -> LocalForge:
-    return LocalForge(Git(repo, dry_run=dry_run))
+def open_forge(
+    repo: Path, dry_run: bool = False, forge: str | None = None
+) -> LocalForge | GitHubForge:
+    from skillci.flows.context import RepoContext
+
+    return RepoContext.open(repo, dry_run=dry_run, forge=forge).forge
 
 
 @app.command("list")
 def list_cmd(
     repo: Path = REPO_OPT,
+    forge: str | None = FORGE_OPT,
     state: PRState | None = typer.Option(None, "--state", help="open, closed or merged."),
     label: str | None = typer.Option(None, "--label"),
     json_out: bool = typer.Option(False, "--json"),
 ) -> int:
     """List pull requests."""
-    prs = open_forge(repo).list_prs(state=state, label=label)
+    prs = open_forge(repo, forge=forge).list_prs(state=state, label=label)
     if json_out:
         emit_json(prs)
         return 0
@@ -56,14 +70,20 @@ def list_cmd(
 def show_cmd(
     number: int = typer.Argument(..., help="PR number."),
     repo: Path = REPO_OPT,
+    forge: str | None = FORGE_OPT,
     json_out: bool = typer.Option(False, "--json"),
     log: bool = typer.Option(False, "--log", help="Also print the event log."),
 ) -> int:
     """Show one pull request: body, labels, statuses, comments (and its event log)."""
-    f = open_forge(repo)
+    f = open_forge(repo, forge=forge)
+    if log and not isinstance(f, LocalForge):
+        raise UsageError(
+            "--log reads LocalForge's event log; a GitHub PR's history is its timeline",
+            hint="drop --log, or open the PR on GitHub",
+        )
     pr = f.get_pr(number)
     if json_out:
-        emit_json({"pr": pr, "log": f.log(number) if log else None})
+        emit_json({"pr": pr, "log": f.log(number) if isinstance(f, LocalForge) and log else None})
         return 0
     console.print(
         f"[bold]#{pr.number} {pr.title}[/bold]  ({pr.state.value}; {pr.head_branch} -> {pr.base}; head {pr.head_sha[:12]})"
@@ -77,7 +97,7 @@ def show_cmd(
             f"\n--- comment {c.id} (revisions: {c.revisions}, updated {c.updated_at})", markup=False
         )
         console.print(c.body, markup=False)
-    if log:
+    if log and isinstance(f, LocalForge):
         for e in f.log(number):
             console.print(f"{e.get('at', '')} {e['type']}: {e.get('summary', '')}", markup=False)
     return 0
@@ -87,13 +107,14 @@ def show_cmd(
 def close_cmd(
     number: int = typer.Argument(...),
     repo: Path = REPO_OPT,
+    forge: str | None = FORGE_OPT,
     comment: str | None = typer.Option(None, "--comment", help="Final comment (the evidence)."),
     keep_branch: bool = typer.Option(False, "--keep-branch"),
     dry_run: bool = typer.Option(False, "--dry-run"),
     json_out: bool = typer.Option(False, "--json"),
 ) -> int:
     """Close without merging (the record and the pinned head ref stay)."""
-    f = open_forge(repo)
+    f = open_forge(repo, forge=forge)
     if dry_run:
         pr = f.get_pr(number)
         console.print(
@@ -114,6 +135,7 @@ def close_cmd(
 def merge_cmd(
     number: int = typer.Argument(...),
     repo: Path = REPO_OPT,
+    forge: str | None = FORGE_OPT,
     expected_head: str | None = typer.Option(
         None, "--expected-head", help="Refuse unless the head is this sha."
     ),
@@ -121,7 +143,7 @@ def merge_cmd(
     json_out: bool = typer.Option(False, "--json"),
 ) -> int:
     """Squash-merge a PR (prefer `skillci release --pr N`, which checks the gate first)."""
-    f = open_forge(repo)
+    f = open_forge(repo, forge=forge)
     pr = f.get_pr(number)
     head = expected_head or pr.head_sha
     if dry_run:
