@@ -108,7 +108,18 @@ def channel_log_cmd(
     from skillci.release.channels import ChannelStore
     from skillci.vcs.git import Git
 
-    events = ChannelStore(Git(repo)).log(skill)
+    store = ChannelStore(Git(repo))
+    events = store.log(skill)
+    if not events and skill not in store.skills():
+        from skillci.errors import InvalidInputError
+
+        known = store.skills()
+        raise InvalidInputError(
+            f"{skill} has no channel log in {repo}",
+            hint=f"skills with channels: {', '.join(known)}"
+            if known
+            else f"`skillci channel init {skill}` or release a version first",
+        )
     if json_out:
         emit_json(events)
         return 0

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillci.errors import ConflictError, GitError
+from skillci.errors import ConflictError, GitError, InvalidInputError
 
 ZERO_SHA = "0" * 40
 BOT_IDENTITY = {
@@ -102,11 +102,21 @@ class Git:
     # ---------------------------------------------------------------- reads
 
     def toplevel(self) -> Path:
+        if not self.root.is_dir():
+            raise InvalidInputError(
+                f"{self.root} is not a directory", hint="pass --repo with your repository's path"
+            )
         proc = self._run(["rev-parse", "--show-toplevel"], check=False)
         if proc.returncode != 0:
+            stderr = proc.stderr.decode(errors="replace")
+            if "not a git repository" in stderr:  # the user's input, not git failing
+                raise InvalidInputError(
+                    f"{self.root} is not inside a git repository",
+                    hint="run `git init` or cd into your repo (or pass --repo)",
+                )
             raise GitError(
-                f"{self.root} is not inside a git repository",
-                hint="run `git init` or cd into your repo",
+                f"git rev-parse in {self.root} failed: {stderr.strip()}",
+                hint="check that git works here (safe.directory, permissions)",
             )
         return Path(proc.stdout.decode().strip())
 

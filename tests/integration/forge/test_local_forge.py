@@ -224,3 +224,13 @@ def test_candidate_commit_race_with_another_change_rebuilds_on_top(
     c = commit_candidate(loser, changes={"rules/x.yaml": b"id: x\n"}, **mine)  # type: ignore[arg-type]
     assert raced and c.created and c.sha != raced[0]
     assert sh(repo, "show", f"{br}:skills/rd/rules/x.yaml") == "id: x"
+
+
+def test_a_path_outside_any_repository_is_invalid_input(tmp_path: Path) -> None:
+    from skillci.errors import ExitCode, InvalidInputError
+
+    with pytest.raises(InvalidInputError, match="is not inside a git repository") as ei:
+        Git(tmp_path)
+    assert ei.value.exit_code == ExitCode.INVALID_INPUT
+    with pytest.raises(InvalidInputError, match="is not a directory"):
+        Git(tmp_path / "missing")

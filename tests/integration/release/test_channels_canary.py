@@ -140,6 +140,9 @@ def test_canary_pass_promotes(
     assert TraceStore(ctx.state_dir).get_blob_json("canary-analysis", a["analysis_id"])
     assert main(["channel", "log", SKILL, "--json", "--repo", str(released)]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 4
+    # a skill without channels is named with the ones that have them (exit 2)
+    assert main(["channel", "log", "repo-debuger", "--repo", str(released)]) == 2
+    assert "skills with channels: repo-debugger" in capsys.readouterr().err
 
 
 def test_canary_fail_rolls_back_and_marks_the_version(released: Path, tmp_path: Path) -> None:
