@@ -102,6 +102,13 @@ def test_failed_stage_resumes_then_one_branch_one_pr_and_the_gate_decides(tmp_pa
     )  # fmt: skip
     assert gate.returncode in (0, 1), gate.stderr[-2000:]
     report = json.loads(gate.stdout)
-    assert report["verdict"] in ("accept", "reject") and report["head_sha"] == pr.head_sha
+    assert report["head_sha"] == pr.head_sha
+    # the compiled skill repairs its task, but the gate holds the line on what else matters:
+    # the SkillsBench-style skill has no secret-handling rule (the security task fails), and
+    # static compile's explicit steps grow a 229-token skill by more than the 25% limit
+    checks = {c["name"]: c for c in report["checks"]}
+    assert checks["improvement"]["passed"] and checks["validation_no_drop"]["passed"]
+    assert {n for n, c in checks.items() if not c["passed"]} == {"security_suite", "token_growth"}
+    assert report["verdict"] == "reject" and gate.returncode == 1
     val = next(s for s in report["suites"] if s["suite"] == "validation")
     assert val["tasks"] == [TASK]
