@@ -7,6 +7,11 @@ keep waiting, move nothing (as Argo Rollouts does). Otherwise the canary *fails*
 success rate dropped by more than ``max_success_drop``, its mean tokens or latency grew by
 more than ``max_token_growth`` / ``max_latency_growth``, or a tracked task that passes on
 stable fails on the canary; else it *passes*.
+
+With ``confidence`` set in the policy, the success drop is judged by its Newcombe interval
+instead of the point estimate (docs/design/114-canary-confidence.md): noise alone then
+rolls a canary back with probability at most (1 - confidence) / 2, and a canary whose
+interval straddles the allowance is *inconclusive* until more records arrive.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import json
 from collections.abc import Sequence
 from datetime import datetime
 
-from skillci.gate.stats import wilson_interval
+from skillci.gate.stats import Interval, wilson_interval
 from skillci.release.models import (
     CanaryAnalysis,
     CanaryCheck,
@@ -84,6 +89,48 @@ def _growth_check(
     )
 
 
+def drop_interval(stable: SideStats, canary: SideStats, confidence: float) -> Interval:
+    """Newcombe's hybrid score interval for stable - canary success rates (his method 10:
+    Wilson intervals of each side, combined), at ``confidence`` two-sided."""
+    assert stable.success_rate is not None and canary.success_rate is not None
+    p1, p2 = stable.success_rate, canary.success_rate
+    w1 = wilson_interval(stable.successes, stable.samples, confidence=confidence)
+    w2 = wilson_interval(canary.successes, canary.samples, confidence=confidence)
+    d = p1 - p2
+    low = d - ((p1 - w1.low) ** 2 + (w2.high - p2) ** 2) ** 0.5
+    high = d + ((w1.high - p1) ** 2 + (p2 - w2.low) ** 2) ** 0.5
+    return Interval(low=low, high=high, confidence=confidence, method="newcombe-wilson")
+
+
+def _success_check(st: SideStats, ca: SideStats, policy: CanaryPolicy) -> CanaryCheck:
+    assert st.success_rate is not None and ca.success_rate is not None
+    drop = st.success_rate - ca.success_rate
+    value = f"{st.success_rate:.1%} -> {ca.success_rate:.1%} ({-drop:+.1%})"
+    allowed = policy.max_success_drop + 1e-12
+    if policy.confidence is None:
+        return CanaryCheck(
+            name="success_drop",
+            value=value,
+            threshold=f"drop <= {policy.max_success_drop:.1%}",
+            passed=drop <= allowed,
+        )
+    ci = drop_interval(st, ca, policy.confidence)
+    passed: bool | None
+    if ci.high <= allowed:
+        passed, why = True, "the whole interval is within the allowance"
+    elif ci.low > 0 and drop > allowed:
+        passed, why = False, "the canary is worse beyond noise, and by more than allowed"
+    else:
+        passed, why = None, "the interval straddles the allowance: not enough data yet"
+    return CanaryCheck(
+        name="success_drop",
+        value=f"{value}; drop {policy.confidence:.0%} CI [{ci.low:+.1%}, {ci.high:+.1%}]",
+        threshold=f"drop <= {policy.max_success_drop:.1%} (at {policy.confidence:.0%})",
+        passed=passed,
+        detail=why,
+    )
+
+
 def _task_passes(counts: list[int] | None) -> bool | None:
     return None if not counts else 2 * counts[1] > counts[0]
 
@@ -116,17 +163,12 @@ def analyze(
             passed=enough,
         )
     )
+    undecided: list[CanaryCheck] = []
     if enough:
-        assert st.success_rate is not None and ca.success_rate is not None
-        drop = st.success_rate - ca.success_rate
-        checks.append(
-            CanaryCheck(
-                name="success_drop",
-                value=f"{st.success_rate:.1%} -> {ca.success_rate:.1%} ({-drop:+.1%})",
-                threshold=f"drop <= {policy.max_success_drop:.1%}",
-                passed=drop <= policy.max_success_drop + 1e-12,
-            )
-        )
+        success = _success_check(st, ca, policy)
+        checks.append(success)
+        if success.passed is None:
+            undecided.append(success)
         checks.append(
             _growth_check(
                 "token_growth", "tokens", st.mean_tokens, ca.mean_tokens, policy.max_token_growth
@@ -174,11 +216,13 @@ def analyze(
         ]
     else:
         failed = [c for c in checks if c.passed is False]
-        outcome = "fail" if failed else "pass"
+        outcome = "fail" if failed else "inconclusive" if undecided else "pass"
         reasons = [
             f"{c.name}: {c.value} (needs {c.threshold})" + (f" — {c.detail}" if c.detail else "")
-            for c in failed
+            for c in (failed or undecided)
         ]
+        if outcome == "inconclusive":
+            reasons.append("keep waiting: more production records narrow the interval")
     return CanaryAnalysis(
         analysis_id=aid,
         skill=skill,

@@ -120,6 +120,15 @@ class CanaryPolicy(_Model):
     min_samples: int = Field(
         default=30, ge=1, description="Records needed on each side before deciding."
     )
+    confidence: float | None = Field(
+        default=None,
+        gt=0.5,
+        lt=1,
+        description="Judge the success drop by its (Newcombe) interval at this two-sided "
+        "level instead of the point estimate: fail only when the canary is worse beyond "
+        "noise and by more than max_success_drop, pass only when the interval's upper end "
+        "is within it, else keep waiting. None: compare point estimates.",
+    )
     tracked_tasks: list[str] = Field(
         default_factory=list,
         description="Task ids that must not regress (pass on stable, fail on canary).",

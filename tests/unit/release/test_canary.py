@@ -79,3 +79,45 @@ def test_analysis_id_depends_on_the_runs_not_their_order() -> None:
     s, c = samples("s", 30, 30), samples("c", 30, 30)
     assert run(s, c).analysis_id == run(list(reversed(s)), c).analysis_id
     assert run(s, c).analysis_id != run(s, c[:-1]).analysis_id
+
+
+def test_drop_interval_matches_newcombe_1998() -> None:
+    """Newcombe (1998), Stat Med 17:873, example (a): 56/70 vs 48/80, method 10 (hybrid
+    score) gives 0.0524 to 0.3339 at 95%."""
+    from skillci.release.canary import drop_interval, side_stats
+
+    ci = drop_interval(
+        side_stats("a", samples("a", 70, 56)), side_stats("b", samples("b", 80, 48)), 0.95
+    )
+    assert (round(ci.low, 4), round(ci.high, 4)) == (0.0524, 0.3339)
+
+
+def test_confidence_mode_waits_instead_of_rolling_back_on_noise() -> None:
+    stable, canary = samples("s", 40, 36), samples("c", 40, 33)  # 90% -> 82.5%
+    assert run(stable, canary).outcome == "fail"  # point estimates: rolled back
+    a = run(stable, canary, confidence=0.9)
+    assert a.outcome == "inconclusive"
+    check = next(c for c in a.checks if c.name == "success_drop")
+    assert check.passed is None and "CI [" in check.value
+    assert a.reasons[-1].startswith("keep waiting")
+    # a real, large drop is still a failure; a clearly-as-good canary still passes
+    assert run(samples("s", 100, 90), samples("c", 100, 60), confidence=0.9).outcome == "fail"
+    assert run(samples("s", 200, 180), samples("c", 200, 190), confidence=0.9).outcome == "pass"
+
+
+def test_confidence_mode_bounds_false_rollbacks_of_an_equal_canary() -> None:
+    """1000 canaries exactly as good as stable (85% each, 40 records a side): comparing point
+    estimates rolls back about a fifth of them; at confidence 0.9 at most ~5% (the one-sided
+    error), the rest wait for data."""
+    import random
+
+    rng = random.Random(7)
+    rolled = {None: 0, 0.9: 0}
+    for k in range(1000):
+        a = sum(rng.random() < 0.85 for _ in range(40))
+        b = sum(rng.random() < 0.85 for _ in range(40))
+        for conf in rolled:
+            policy = {"min_samples": 40} | ({"confidence": conf} if conf else {})
+            r = run(samples(f"s{k}-", 40, a), samples(f"c{k}-", 40, b), **policy)
+            rolled[conf] += r.outcome == "fail"
+    assert rolled[None] > 150 and rolled[0.9] <= 65, rolled
