@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from skillci.forge.base import STICKY_MARKER
+from skillci.gate.sequential import OUTCOME_TEXT
 from skillci.gate.verdict import Complexity, GateReport, SuiteResult
 
 _MARK = {
@@ -57,7 +58,8 @@ def _suite_section(s: SuiteResult) -> list[str]:
     if m.gcr_head.value is not None:
         out.append(f"Gap closure (head): {m.gcr_head.value:.2f} — {m.gcr_head.label}.")
     if s.sequential is not None:
-        out.append(f"Sequential test: {s.sequential.outcome} — {s.sequential.reason}")
+        seq = s.sequential
+        out.append(f"Sequential test: {OUTCOME_TEXT.get(seq.outcome, seq.outcome)} — {seq.reason}")
     out.append("")
     table = ["| task | base | head | change |", "|---|---|---|---|"]
     for t in m.tasks:

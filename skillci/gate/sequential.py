@@ -38,6 +38,14 @@ from skillci.gate.stats import binom_logpmf
 
 Outcome = Literal["accept", "reject", "continue"]
 
+#: How reports word an outcome: the test's "reject" keeps H0 (no improvement *shown*), which
+#: is not the gate's verdict — a gate can accept on a same-instance repair regardless.
+OUTCOME_TEXT: dict[str, str] = {
+    "accept": "improvement shown",
+    "reject": "improvement not shown",
+    "continue": "undecided",
+}
+
 
 class SequentialConfig(BaseModel):
     """Error rates and budget of the sequential test."""

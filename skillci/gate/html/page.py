@@ -24,6 +24,7 @@ from skillci.gate.html.markup import (
     void,
 )
 from skillci.gate.html.trajectory import trajectory_section
+from skillci.gate.sequential import OUTCOME_TEXT
 from skillci.gate.verdict import Complexity, GateReport, SuiteResult, all_changes
 from skillci.trace.models import RunRecord
 
@@ -245,7 +246,10 @@ def _suite(s: SuiteResult) -> Safe:
             if d.rounds_saved
             else ""
         )
-        lines.append(f"Sequential test: {d.outcome} after {d.rounds} round(s) — {d.reason}.{saved}")
+        lines.append(
+            f"Sequential test: {OUTCOME_TEXT.get(d.outcome, d.outcome)} after {d.rounds} "
+            f"round(s) — {d.reason}.{saved}"
+        )
     parts += [el("p", x) for x in lines]
     changed = [t for t in m.tasks if t.change in ("repair", "regression")]
     if changed:

@@ -305,3 +305,31 @@ def test_clip_and_nice_max() -> None:
         10.0,
         0.05,
     ]
+
+
+def test_a_sequential_reject_reads_as_not_shown_not_as_the_verdict(built: Built) -> None:
+    """The sequential test's "reject" keeps H0; an accepted gate (on a repair) must not say
+    "Sequential test: reject" to a reviewer."""
+    from skillci.gate.sequential import Decision
+
+    d = Decision(
+        outcome="reject",
+        reason="budget of 1 rounds reached; head won 1 of 1 discordant pairs",
+        trials_used=2,
+        rounds=1,
+        head_wins=1,
+        base_wins=0,
+        concordant=0,
+        p1=None,
+        llr=0.0,
+        upper=1.0,
+        lower=-1.0,
+    )
+    r = built.report
+    suites = [r.suites[0].model_copy(update={"sequential": d}), *r.suites[1:]]
+    report = r.model_copy(update={"suites": suites})
+    md = render_markdown(report, marker=False)
+    html = Page(render_html(report, built.by_id)).all_text
+    for text in (md, html):
+        assert "Sequential test: improvement not shown" in text
+        assert "Sequential test: reject" not in text
