@@ -55,6 +55,12 @@ def register(app: typer.Typer) -> None:
         ),
         repeat: int = typer.Option(3, "--repeat", min=1, help="Repeats per task (max rounds)."),
         model: str = typer.Option("sim/student", "--model", help="Student route."),
+        teacher: str | None = typer.Option(
+            None,
+            "--teacher",
+            help="Also run this teacher route and the student without any skill (cached), "
+            "for the gap closure rate and teacher trajectories in the report.",
+        ),
         parallel: int = typer.Option(2, "--parallel", min=1),
         no_sequential: bool = typer.Option(False, "--no-sequential", help="Run every round."),
         no_impact: bool = typer.Option(False, "--no-impact", help="Re-run every task on head."),
@@ -82,6 +88,7 @@ def register(app: typer.Typer) -> None:
             sequential=not no_sequential,
             impact=not no_impact,
             same_instance_task=task,
+            teacher=teacher,
         )
         report = run_gate(ctx, opts, progress=_progress(json_out))
         return _print(report, json_out)
@@ -93,6 +100,12 @@ def register(app: typer.Typer) -> None:
         ),
         repeat: int = typer.Option(3, "--repeat", min=1),
         model: str = typer.Option("sim/student", "--model"),
+        teacher: str | None = typer.Option(
+            None,
+            "--teacher",
+            help="Also run this teacher route and the student without any skill (cached), "
+            "for the gap closure rate and teacher trajectories in the report.",
+        ),
         suites: str = typer.Option(",".join(DEFAULT_SUITES), "--suites"),
         parallel: int = typer.Option(2, "--parallel", min=1),
         repo: Path = typer.Option(Path("."), "--repo"),
@@ -126,6 +139,7 @@ def register(app: typer.Typer) -> None:
             parallel=parallel,
             post=not dry_run,
             progress=_progress(json_out),
+            teacher=teacher,
         )
         if out is not None:
             from skillci.fsutil import atomic_write_text

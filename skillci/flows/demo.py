@@ -218,14 +218,26 @@ def run_demo(src_root: Path, dest: Path, say: Say, *, html: bool = True) -> Demo
 
     def review1() -> str:
         r = review(
-            ctx, 1, repeat=1, student="sim/student", suites=("validation", "regression", "security")
+            ctx,
+            1,
+            repeat=1,
+            student="sim/student",
+            suites=("validation", "regression", "security"),
+            teacher="sim/teacher",  # reference sides: the report shows the gap closure rate
         )
         gate_reports.append(r)
         val = r.suite("validation")
         ch = val.metrics.changes if val else None
+        gcr = val.metrics.gcr_head if val else None
         return (
             f"gate {r.verdict.upper()} ({r.gate_id}): repairs {ch.repairs if ch else '?'}, "
-            f"regressions {ch.regressions if ch else '?'}, {r.trials_run} trials run"
+            f"regressions {ch.regressions if ch else '?'}"
+            + (
+                f", gap closure {gcr.value:.2f} ({gcr.label})"
+                if gcr and gcr.value is not None
+                else ""
+            )
+            + f", {r.trials_run} trials run"
         )
 
     def release1() -> str:

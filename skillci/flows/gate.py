@@ -20,7 +20,7 @@ from typing import Protocol
 from skillci.flows.context import RepoContext, student_agent
 from skillci.gate.change_guard import guard_change
 from skillci.gate.impact import ImpactSelection, changed_files, select_tasks
-from skillci.gate.metrics import TrialOutcome, compute_metrics
+from skillci.gate.metrics import Side, TrialOutcome, compute_metrics
 from skillci.gate.outcomes import Comparability, comparability, loaded_files, to_outcome
 from skillci.gate.sequential import SequentialConfig, SequentialTest
 from skillci.gate.verdict import (
@@ -62,6 +62,9 @@ class GateOptions:
     same_instance_task: str | None = None
     guard_verdict: str = "pass"
     guard_findings: list[str] = field(default_factory=list)
+    #: teacher route: also run the teacher and the student without any skill on every
+    #: suite, so the report has the gap closure rate and teacher trajectories (None: skip)
+    teacher: str | None = None
 
 
 @dataclass
@@ -75,6 +78,7 @@ class _Side:
 def gate_id(opts: GateOptions, base_sha: str, head_sha: str) -> str:
     h = hashlib.sha256(
         f"{opts.skill}|{base_sha}|{head_sha}|{opts.suites}|{opts.repeat}|{opts.student}".encode()
+        + (f"|teacher={opts.teacher}".encode() if opts.teacher else b"")
     )
     return f"gate-{h.hexdigest()[:16]}"
 
@@ -384,6 +388,23 @@ def decide_gate(
                     break
         outcomes: list[TrialOutcome] = [to_outcome(r, "base") for r in base_recs]
         outcomes += [to_outcome(r, "head") for r in head_recs]
+        references: dict[Side, list[RunRecord]] = {}
+        if opts.teacher:
+            # skill-free trials: cached across every gate of the same tasks and routes
+            tasks = list(htasks.values())
+            references["teacher"] = runner.run(
+                student_agent(opts.teacher, role="teacher"),
+                tasks,
+                None,
+                None,
+                repeats=opts.repeat,
+                suite=s,
+            )
+            references["baseline"] = runner.run(
+                agent, tasks, None, None, repeats=opts.repeat, suite=s
+            )
+            for side, recs in references.items():
+                outcomes += [to_outcome(r, side) for r in recs]
         for tid in reuse:
             for r in by_task.get(tid, []):
                 outcomes.append(to_outcome(r, "head"))
@@ -396,6 +417,9 @@ def decide_gate(
             evidence.setdefault(r.task_id, {}).setdefault("base", []).append(r.run_id)
         for r in head_recs:
             evidence.setdefault(r.task_id, {}).setdefault("head", []).append(r.run_id)
+        for side, recs in references.items():
+            for r in recs:
+                evidence.setdefault(r.task_id, {}).setdefault(side, []).append(r.run_id)
         all_base += base_recs
         all_head += head_recs
 
@@ -448,6 +472,7 @@ def decide_gate(
             "suites": list(opts.suites),
             "sequential": opts.sequential,
             "impact": opts.impact,
+            **({"teacher": opts.teacher} if opts.teacher else {}),
             "wall_time_sec": round(time.monotonic() - t0, 3),
             **(config or {}),
         },

@@ -21,6 +21,7 @@ def pr_gate_options(
     student: str,
     suites: tuple[str, ...],
     parallel: int,
+    teacher: str | None = None,
 ) -> GateOptions:
     """Gate options for a PR: its skill, base/head, and the proposal's guard/same-instance."""
     msg = ctx.git.read("log", "-1", "--format=%B", pr.head_sha)
@@ -49,6 +50,7 @@ def pr_gate_options(
         same_instance_task=same_task,
         guard_verdict=guard_verdict,
         guard_findings=findings,
+        teacher=teacher,
     )
 
 
@@ -62,6 +64,7 @@ def review(
     parallel: int = 2,
     post: bool = True,
     progress: Progress | None = None,
+    teacher: str | None = None,
 ) -> GateReport:
     forge = ctx.forge
     pr = forge.refresh_head(number)
@@ -81,7 +84,13 @@ def review(
             sha=pr.head_sha,
         )
     opts = pr_gate_options(
-        ctx, pr, repeat=repeat, student=student, suites=suites, parallel=parallel
+        ctx,
+        pr,
+        repeat=repeat,
+        student=student,
+        suites=suites,
+        parallel=parallel,
+        teacher=teacher,
     )
     report = run_gate(ctx, opts, progress=progress)
     if post:
