@@ -41,6 +41,12 @@ NoImpactOpt = Annotated[bool, typer.Option("--no-impact", help="Re-run every tas
 SameOpt = Annotated[
     str | None, typer.Option("--same-instance", help="Task the patch was proposed for.")
 ]
+TeacherOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--teacher", help="Also run this teacher and the skill-free student (GCR references)."
+    ),
+]
 RepoOpt = Annotated[Path, typer.Option("--repo", help="Repository root.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
@@ -57,6 +63,7 @@ def _opts(
     no_sequential: bool,
     no_impact: bool,
     same: str | None,
+    teacher: str | None = None,
 ) -> tuple[RepoContext, GateOptions]:
     names = tuple(s.strip() for s in suites.split(",") if s.strip())
     if not names:
@@ -75,6 +82,7 @@ def _opts(
         sequential=not no_sequential,
         impact=not no_impact,
         same_instance_task=same,
+        teacher=teacher,
     )
     return ctx, opts
 
@@ -114,6 +122,7 @@ def plan_cmd(
     no_sequential: NoSeqOpt = False,
     no_impact: NoImpactOpt = False,
     same: SameOpt = None,
+    teacher: TeacherOpt = None,
     repo: RepoOpt = Path("."),
     json_out: JsonOpt = False,
 ) -> int:
@@ -122,7 +131,7 @@ def plan_cmd(
     from skillci.flows.gate_shard import effective_shards, plan_gate
 
     ctx, opts = _opts(
-        repo, skill, base, head, suites, repeat, model, 1, no_sequential, no_impact, same
+        repo, skill, base, head, suites, repeat, model, 1, no_sequential, no_impact, same, teacher
     )
     plan = plan_gate(ctx, opts)
     matrix = plan.matrix(shards)
@@ -155,6 +164,7 @@ def run_cmd(
     no_sequential: NoSeqOpt = False,
     no_impact: NoImpactOpt = False,
     same: SameOpt = None,
+    teacher: TeacherOpt = None,
     repo: RepoOpt = Path("."),
     json_out: JsonOpt = False,
 ) -> int:
@@ -163,7 +173,18 @@ def run_cmd(
 
     i, n = parse_shard(shard)
     ctx, opts = _opts(
-        repo, skill, base, head, suites, repeat, model, parallel, no_sequential, no_impact, same
+        repo,
+        skill,
+        base,
+        head,
+        suites,
+        repeat,
+        model,
+        parallel,
+        no_sequential,
+        no_impact,
+        same,
+        teacher,
     )
     res = run_shard(ctx, opts, i, n, out)
     if json_out:

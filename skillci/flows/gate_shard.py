@@ -28,7 +28,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from skillci.errors import InvalidInputError
-from skillci.flows.context import RepoContext
+from skillci.flows.context import RepoContext, student_agent
 from skillci.flows.gate import (
     GateInputs,
     GateOptions,
@@ -75,6 +75,9 @@ class GateSpec(BaseModel):
     same_instance_task: str | None = Field(default=None, description="Same-instance task.")
     guard_verdict: str = Field(default="pass", description="Patch guard verdict given.")
     guard_findings: list[str] = Field(default_factory=list, description="Guard findings given.")
+    teacher: str | None = Field(
+        default=None, description="Teacher route of the reference sides (None: none)."
+    )
 
     def options(self, parallel: int = 2) -> GateOptions:
         return GateOptions(
@@ -90,6 +93,7 @@ class GateSpec(BaseModel):
             same_instance_task=self.same_instance_task,
             guard_verdict=self.guard_verdict,
             guard_findings=list(self.guard_findings),
+            teacher=self.teacher,
         )
 
 
@@ -130,7 +134,7 @@ class ShardTrial(BaseModel):
     key: str = Field(description="Trial key (the cache key with the sandbox left out).")
     task_id: str
     repeat_index: int
-    side: str = Field(description="base or head (skill package hash decides).")
+    side: str = Field(description="base or head (skill package hash decides), teacher or baseline.")
     run_id: str | None = Field(description="Run record id; None when the trial errored.")
     state: str = Field(description="Trial state (passed, failed, error, ...).")
     cached: bool = Field(description="Found in this machine's trial cache.")
@@ -197,6 +201,7 @@ def _spec(opts: GateOptions, inputs: GateInputs) -> GateSpec:
         same_instance_task=opts.same_instance_task,
         guard_verdict=opts.guard_verdict,
         guard_findings=list(opts.guard_findings),
+        teacher=opts.teacher,
     )
 
 
@@ -269,6 +274,11 @@ def _run_unit(
     rerun = rerun_on_head(opts, sel, btasks, htasks)
     if rerun:  # every round: the sequential stop is decided at merge time
         runner.run(agent, rerun, head.rendered, head.pkg.content_hash, repeats=opts.repeat, suite=s)
+    if opts.teacher:  # the reference sides of this task, exactly as decide_gate asks for them
+        tasks = list(htasks.values())
+        teacher = student_agent(opts.teacher, role="teacher")
+        runner.run(teacher, tasks, None, None, repeats=opts.repeat, suite=s)
+        runner.run(agent, tasks, None, None, repeats=opts.repeat, suite=s)
 
 
 def run_shard(
@@ -300,7 +310,15 @@ def run_shard(
             key=key,
             task_id=spec.task.id,
             repeat_index=spec.repeat_index,
-            side="head" if spec.skill_package_hash == head_hash else "base",
+            side=(
+                "teacher"
+                if spec.agent.role == "teacher"
+                else "baseline"
+                if spec.skill is None
+                else "head"
+                if spec.skill_package_hash == head_hash
+                else "base"
+            ),
             run_id=o.run_id,
             state=o.state,
             cached=o.cached,

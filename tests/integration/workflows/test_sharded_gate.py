@@ -109,3 +109,22 @@ def test_plan_refuses_bad_shard_specs(repo: Path, tmp_path: Path) -> None:
         ).stdout
         == ""
     )
+
+
+def test_sharded_gate_with_reference_sides_equals_unsharded(repo: Path, tmp_path: Path) -> None:
+    """``--teacher``: the teacher and the skill-free student run in the shards of their task
+    and replay at merge into the same report (GCR included) as one machine's gate."""
+    opts = GateOptions(
+        skill="repo-debugger", base="main", head="cand", suites=("validation",), repeat=1,
+        teacher="sim/teacher",
+    )  # fmt: skip
+    unsharded = run_gate(RepoContext.open(repo, state_dir=tmp_path / "one"), opts)
+    dirs = [tmp_path / f"eval-{i}" for i in range(2)]
+    for i, d in enumerate(dirs):
+        res = run_shard(RepoContext.open(repo, state_dir=tmp_path / f"s{i}"), opts, i, 2, d)
+        assert {t.side for t in res.trials} >= {"teacher", "baseline"}
+    sharded = merge_shards(RepoContext.open(repo, state_dir=tmp_path / "merge"), dirs)
+    assert comparable(sharded) == comparable(unsharded)
+    gcr = sharded.suites[0].metrics.gcr_head
+    assert gcr.value is not None and gcr == unsharded.suites[0].metrics.gcr_head
+    assert sharded.config["sharding"]["unused_trials"] == 0  # type: ignore[index]
