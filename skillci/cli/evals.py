@@ -51,7 +51,7 @@ RepoOpt = Annotated[Path, typer.Option("--repo", help="Repository root.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
-def _opts(
+def gate_options(
     repo: Path,
     skill: str,
     base: str,
@@ -65,9 +65,13 @@ def _opts(
     same: str | None,
     teacher: str | None = None,
 ) -> tuple[RepoContext, GateOptions]:
+    """The repository and the gate options of the CLI's flags (``gate`` and ``evals``);
+    ``--skill auto`` is the one skill base..head changes."""
     names = tuple(s.strip() for s in suites.split(",") if s.strip())
     if not names:
-        raise InvalidInputError("--suites is empty", hint="e.g. --suites validation,regression")
+        raise InvalidInputError(
+            "--suites is empty", hint="e.g. --suites validation,regression,security"
+        )
     ctx = RepoContext.open(repo)
     if skill == "auto":
         skill = changed_skill(ctx, base, head)
@@ -130,7 +134,7 @@ def plan_cmd(
     from skillci.flows.actions import set_output
     from skillci.flows.gate_shard import effective_shards, plan_gate
 
-    ctx, opts = _opts(
+    ctx, opts = gate_options(
         repo, skill, base, head, suites, repeat, model, 1, no_sequential, no_impact, same, teacher
     )
     plan = plan_gate(ctx, opts)
@@ -172,7 +176,7 @@ def run_cmd(
     from skillci.flows.gate_shard import parse_shard, run_shard
 
     i, n = parse_shard(shard)
-    ctx, opts = _opts(
+    ctx, opts = gate_options(
         repo,
         skill,
         base,

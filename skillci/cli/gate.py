@@ -11,7 +11,7 @@ import typer
 from skillci.cli.output import console, emit_json, err_console, to_jsonable
 from skillci.errors import ExitCode, InvalidInputError
 from skillci.flows.context import RepoContext
-from skillci.flows.gate import DEFAULT_SUITES, GateOptions, run_gate
+from skillci.flows.gate import DEFAULT_SUITES, run_gate
 from skillci.gate.report import render_markdown
 from skillci.gate.verdict import GateReport
 from skillci.runners.outcome import TrialOutcome
@@ -71,24 +71,21 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json"),
     ) -> int:
         """Re-run the student on base and head; accept (exit 0) or reject (exit 1)."""
-        names = tuple(s.strip() for s in suites.split(",") if s.strip())
-        if not names:
-            raise InvalidInputError(
-                "--suites is empty", hint="e.g. --suites validation,regression,security"
-            )
-        ctx = RepoContext.open(repo)
-        opts = GateOptions(
-            skill=skill,
-            base=base,
-            head=head,
-            suites=names,
-            repeat=repeat,
-            student=model,
-            parallel=parallel,
-            sequential=not no_sequential,
-            impact=not no_impact,
-            same_instance_task=task,
-            teacher=teacher,
+        from skillci.cli.evals import gate_options
+
+        ctx, opts = gate_options(
+            repo,
+            skill,
+            base,
+            head,
+            suites,
+            repeat,
+            model,
+            parallel,
+            no_sequential,
+            no_impact,
+            task,
+            teacher,
         )
         report = run_gate(ctx, opts, progress=_progress(json_out))
         return _print(report, json_out)

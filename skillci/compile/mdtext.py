@@ -18,12 +18,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from skillci.patch.markdown import FENCE_RE, HEADING_RE
 from skillci.skill.yamlio import split_frontmatter
 
 BlockKind = Literal["blank", "code", "para", "list", "quote", "table", "html", "indented"]
 
-_FENCE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
 _LIST_ITEM = re.compile(r"^[ ]{0,3}(?:[-*+]|\d{1,9}[.)])[ \t]+")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
 _SENT_END = re.compile(r"(?<=[.!?。！？])(\s+)(?=[A-Z`\"'(\[\d]|[\u4e00-\u9fff])")
@@ -111,12 +110,12 @@ def _blocks(lines: list[str]) -> list[Block]:
     i = 0
     while i < len(lines):
         line = lines[i]
-        m = _FENCE.match(line.rstrip("\r\n"))
+        m = FENCE_RE.match(line.rstrip("\r\n"))
         if m:
             mark = m.group(1)
             j = i + 1
             while j < len(lines):
-                close = _FENCE.match(lines[j].rstrip("\r\n"))
+                close = FENCE_RE.match(lines[j].rstrip("\r\n"))
                 # the closing rule of skillci.patch.markdown: same character, at least as long
                 if close and close.group(1).startswith(mark[0] * len(mark)):
                     break
@@ -126,7 +125,7 @@ def _blocks(lines: list[str]) -> list[Block]:
             continue
         kind = _kind(line)
         j = i + 1
-        while j < len(lines) and not _FENCE.match(lines[j].rstrip("\r\n")):
+        while j < len(lines) and not FENCE_RE.match(lines[j].rstrip("\r\n")):
             nxt = _kind(lines[j])
             if kind == "blank":
                 if nxt != "blank":
@@ -150,7 +149,7 @@ def parse(body: str) -> list[Section]:
     fence: str | None = None
     for n, line in enumerate(lines):
         bare = line.rstrip("\r\n")
-        m = _FENCE.match(bare)
+        m = FENCE_RE.match(bare)
         if m:
             mark = m.group(1)
             if fence is None:
@@ -159,7 +158,7 @@ def parse(body: str) -> list[Section]:
                 fence = None
             continue
         if fence is None:
-            h = _HEADING.match(bare)
+            h = HEADING_RE.match(bare)
             if h:
                 heads.append((n, len(h.group(1)), h.group(2).strip()))
     sections: list[Section] = []

@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
-_FENCE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
+#: An ATX heading line (level marks, title); shared with skillci.compile.mdtext.
+HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
+#: The opening or closing line of a fenced code block (the fence marks).
+FENCE_RE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
 
 
 @dataclass(frozen=True)
@@ -30,7 +32,7 @@ def _headings(text: str, body_offset: int) -> list[tuple[int, int, str]]:
     fence: str | None = None
     for line in text.splitlines(keepends=True):
         bare = line.rstrip("\r\n")
-        m = _FENCE.match(bare)
+        m = FENCE_RE.match(bare)
         if m:
             mark = m.group(1)
             if fence is None:
@@ -38,7 +40,7 @@ def _headings(text: str, body_offset: int) -> list[tuple[int, int, str]]:
             elif mark.startswith(fence):
                 fence = None
         elif fence is None and pos >= body_offset:
-            h = _HEADING.match(bare)
+            h = HEADING_RE.match(bare)
             if h:
                 out.append((pos, len(h.group(1)), h.group(2).strip()))
         pos += len(line)

@@ -17,14 +17,12 @@ against the real CLI's parser (:func:`parse_check`).
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from skillci.errors import RunnerError
+from skillci.runners.cliparse import cli_version, find_executable, run_logged
 
 BENCHFLOW_VERSION = "0.7.11"
 INSTALL_HINT = (
@@ -85,11 +83,7 @@ class BenchRun:
 
 def find_bench(explicit: str | Path | None = None) -> str:
     """The ``bench`` executable to use, or :class:`RunnerError` with the install hint."""
-    candidate = str(explicit) if explicit else os.environ.get("SKILLCI_BENCH") or "bench"
-    path = shutil.which(candidate)
-    if path is None:
-        raise RunnerError(f"BenchFlow's `bench` not found ({candidate})", hint=INSTALL_HINT)
-    return path
+    return find_executable(explicit, "SKILLCI_BENCH", "bench", "BenchFlow's `bench`", INSTALL_HINT)
 
 
 def parse_check(bench: str, argv: list[str]) -> dict[str, object]:
@@ -103,27 +97,13 @@ def parse_check(bench: str, argv: list[str]) -> dict[str, object]:
 
 
 def version(bench: str) -> str:
-    out = subprocess.run([bench, "--version"], capture_output=True, text=True, check=False)
-    return out.stdout.strip().split()[-1] if out.returncode == 0 and out.stdout.strip() else "?"
+    return cli_version(bench)
 
 
 def run(bench: str, spec: BenchRun, *, log: Path, timeout: float | None = None) -> int:
     """Run ``bench eval run``; output goes to ``log``. Returns its exit code."""
     spec.jobs_dir.mkdir(parents=True, exist_ok=True)
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("wb") as fh:
-        try:
-            proc = subprocess.run(
-                spec.argv(bench),
-                stdout=fh,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                timeout=timeout,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            return 124
-    return proc.returncode
+    return run_logged(spec.argv(bench), log=log, timeout=timeout)
 
 
 __all__ = [

@@ -1,4 +1,5 @@
-"""Check command lines against an external harness's own (Typer/Click) parser.
+"""External harness CLIs (BenchFlow's ``bench``, Harbor's ``harbor``): find, version, run,
+and check command lines against the harness's own (Typer/Click) parser.
 
 BenchFlow and Harbor live in their own venvs; :func:`parse_check` runs their interpreter to
 build the click command and parse the arguments *without invoking* it, so a renamed or
@@ -8,7 +9,10 @@ removed flag shows up as a parser error here, not as a failed run later.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from skillci.errors import RunnerError
@@ -24,6 +28,51 @@ for name in json.loads(sys.argv[2]):
 ctx = cmd.make_context(cmd.name or "cmd", json.loads(sys.argv[3]), resilient_parsing=False)
 print(json.dumps(dict(ctx.params), default=str))
 """
+
+
+def find_executable(
+    explicit: str | Path | None, env_var: str, default: str, what: str, hint: str
+) -> str:
+    """``explicit``, else ``$env_var``, else ``default`` on PATH; :class:`RunnerError` with
+    ``hint`` when it is not there."""
+    candidate = str(explicit) if explicit else os.environ.get(env_var) or default
+    path = shutil.which(candidate)
+    if path is None:
+        raise RunnerError(f"{what} not found ({candidate})", hint=hint)
+    return path
+
+
+def cli_version(exe: str) -> str:
+    """The last word of ``exe --version`` (``?`` when it does not answer)."""
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True, check=False)
+    return out.stdout.strip().split()[-1] if out.returncode == 0 and out.stdout.strip() else "?"
+
+
+def run_logged(
+    argv: list[str],
+    *,
+    log: Path,
+    timeout: float | None,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> int:
+    """Run ``argv`` with stdout and stderr into ``log``; its exit code (124 on timeout)."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("wb") as fh:
+        try:
+            proc = subprocess.run(
+                argv,
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=None if env is None else dict(env),
+                cwd=cwd,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return 124
+    return proc.returncode
 
 
 def script_python(exe: str) -> str:

@@ -19,13 +19,12 @@ sandbox's tools. Exit code 0 only means the job finished: verdicts are read by
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import skillci
 from skillci.errors import RunnerError
+from skillci.runners.cliparse import cli_version, find_executable, run_logged
 from skillci.runners.sandbox import _path_env, _python_roots
 
 HARBOR_VERSION = "0.25.0"
@@ -89,11 +88,7 @@ class HarborRun:
 
 
 def find_harbor(explicit: str | Path | None = None) -> str:
-    candidate = str(explicit) if explicit else os.environ.get("SKILLCI_HARBOR") or "harbor"
-    path = shutil.which(candidate)
-    if path is None:
-        raise RunnerError(f"Harbor's `harbor` not found ({candidate})", hint=INSTALL_HINT)
-    return path
+    return find_executable(explicit, "SKILLCI_HARBOR", "harbor", "Harbor's `harbor`", INSTALL_HINT)
 
 
 def pythonpath_for_env(where: Path) -> Path:
@@ -111,27 +106,12 @@ def pythonpath_for_env(where: Path) -> Path:
 def run(harbor: str, spec: HarborRun, *, log: Path, timeout: float | None = None) -> int:
     """Run ``harbor run``; output goes to ``log``. Returns its exit code."""
     spec.jobs_dir.mkdir(parents=True, exist_ok=True)
-    log.parent.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     if spec.env == "local":
         extra = str(pythonpath_for_env(spec.jobs_dir / ".pythonpath"))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (extra, env.get("PYTHONPATH")) if p)
     env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    with log.open("wb") as fh:
-        try:
-            proc = subprocess.run(
-                spec.argv(harbor),
-                stdout=fh,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env=env,
-                cwd=spec.jobs_dir,
-                timeout=timeout,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            return 124
-    return proc.returncode
+    return run_logged(spec.argv(harbor), log=log, timeout=timeout, env=env, cwd=spec.jobs_dir)
 
 
 def parse_check(harbor: str, argv: list[str]) -> dict[str, object]:
@@ -144,8 +124,7 @@ def parse_check(harbor: str, argv: list[str]) -> dict[str, object]:
 
 
 def version(harbor: str) -> str:
-    out = subprocess.run([harbor, "--version"], capture_output=True, text=True, check=False)
-    return out.stdout.strip().split()[-1] if out.returncode == 0 and out.stdout.strip() else "?"
+    return cli_version(harbor)
 
 
 __all__ = [
