@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from skillci.errors import BudgetExceeded
-from skillci.models.budget import Budget, BudgetMeter
+from skillci.providers.budget import Budget, BudgetMeter
 
 
 def test_calls_budget_stops_with_a_reason() -> None:

@@ -1,6 +1,6 @@
 """litellm custom provider ``sim``: the adapter between litellm and :mod:`.policy`.
 
-Registered by :func:`register` (called lazily from ``skillci.models.client``). Model ids:
+Registered by :func:`register` (called lazily from ``skillci.providers.client``). Model ids:
 ``sim/student`` and ``sim/teacher``. Request knobs (``extra_body``): ``slip_rate`` (0..1,
 per-trial probability of dropping each learned behaviour, seeded), ``context_window``
 (tokens; default 32768 student / 200000 teacher). The seed comes from the request's
@@ -14,8 +14,8 @@ import hashlib
 import json
 from typing import Any
 
-from skillci.models.sim.policy import next_action
-from skillci.models.sim.transcript import read_transcript
+from skillci.providers.sim.policy import next_action
+from skillci.providers.sim.transcript import read_transcript
 from skillci.skill.tokens import count_tokens
 
 PROVIDER = "sim"

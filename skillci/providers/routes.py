@@ -27,7 +27,7 @@ from skillci.errors import ConfigError
 SCHEMA_VERSION = 1
 ROUTES_FILE = "provider_routes.json"
 ROUTES_ENV = "SKILLCI_PROVIDER_ROUTES"
-#: litellm provider prefix of the embedded simulator (see skillci.models.sim).
+#: litellm provider prefix of the embedded simulator (see skillci.providers.sim).
 SIM_PROVIDER = "sim"
 
 
@@ -98,7 +98,7 @@ class ModelRoute(BaseModel):
 
     def fingerprint(self) -> str:
         """Hash of everything that can change the model's answers (not timeouts or prices)."""
-        from skillci.models.sim import SIM_VERSION
+        from skillci.providers.sim import SIM_VERSION
 
         data = {
             "model": self.model,

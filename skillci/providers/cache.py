@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skillci.fsutil import atomic_write_text
-from skillci.models.types import Completion
+from skillci.providers.types import Completion
 
 CACHE_SCHEMA_VERSION = 1
 

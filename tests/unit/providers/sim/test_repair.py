@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from skillci.models.sim.repair import config_candidates, expectation_shortcut, python_candidates
+from skillci.providers.sim.repair import config_candidates, expectation_shortcut, python_candidates
 
 WINDOW = 'def window_end(start, size):\n    """Doc."""\n    return start + size\n'
 SWAPPED = "def percent(part, whole):\n    return ratio(whole, part) * 100\n"

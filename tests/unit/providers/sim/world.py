@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillci.agents.tools import TOOL_SCHEMAS
-from skillci.models.sim.provider import respond
+from skillci.providers.sim.provider import respond
 
 Runner = Callable[[str, dict[str, str]], tuple[int, str]]
 

@@ -3,6 +3,6 @@
 Listed in the process-pool forkserver's preload so that workers share one import.
 """
 
-from skillci.models.client import litellm_module
+from skillci.providers.client import litellm_module
 
 litellm_module()

@@ -27,10 +27,10 @@ from tenacity import (
 )
 
 from skillci.errors import ContextWindowExceeded, ModelError
-from skillci.models.budget import BudgetMeter
-from skillci.models.cache import ResponseCache, request_key
-from skillci.models.routes import ModelRoute
-from skillci.models.types import Completion, Message, ToolCall, ToolSchema
+from skillci.providers.budget import BudgetMeter
+from skillci.providers.cache import ResponseCache, request_key
+from skillci.providers.routes import ModelRoute
+from skillci.providers.types import Completion, Message, ToolCall, ToolSchema
 
 _LITELLM: Any = None
 
@@ -44,7 +44,7 @@ def litellm_module() -> Any:
 
         litellm.suppress_debug_info = True
         litellm.telemetry = False
-        from skillci.models.sim.provider import register
+        from skillci.providers.sim.provider import register
 
         register(litellm)
         _LITELLM = litellm

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from skillci.models.sim import evidence as ev
-from skillci.models.sim.injection import injections, mask_secrets
+from skillci.providers.sim import evidence as ev
+from skillci.providers.sim.injection import injections, mask_secrets
 
 LOG = """$ tox -e py311
 tests/test_cart.py:6: in test_last

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from skillci.models.sim.provider import respond
+from skillci.providers.sim.provider import respond
 
 from .world import World
 

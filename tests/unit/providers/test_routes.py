@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from skillci.errors import ConfigError
-from skillci.models.routes import (
+from skillci.providers.routes import (
     BUILTIN_ROUTES,
     ModelRoute,
     RoutesFile,

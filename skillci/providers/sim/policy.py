@@ -17,15 +17,15 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillci.models.sim import evidence as ev
-from skillci.models.sim.injection import injections, mask_secrets
-from skillci.models.sim.repair import (
+from skillci.providers.sim import evidence as ev
+from skillci.providers.sim.injection import injections, mask_secrets
+from skillci.providers.sim.repair import (
     Edit,
     config_candidates,
     expectation_shortcut,
     python_candidates,
 )
-from skillci.models.sim.skilltext import (
+from skillci.providers.sim.skilltext import (
     KEYWORDS,
     Behaviours,
     behaviours,
@@ -34,7 +34,7 @@ from skillci.models.sim.skilltext import (
     named_paths,
     situation_of,
 )
-from skillci.models.sim.transcript import Transcript
+from skillci.providers.sim.transcript import Transcript
 
 SCAN_SUFFIXES = (".py", ".ini", ".cfg", ".toml", ".json", ".yaml", ".yml")
 MAX_CANDIDATES = {"student": 12, "teacher": 24}

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillci.models.cache import ResponseCache, request_key
-from skillci.models.types import Completion, ToolCall
+from skillci.providers.cache import ResponseCache, request_key
+from skillci.providers.types import Completion, ToolCall
 
 
 def test_key_changes_with_any_part_of_the_request() -> None:

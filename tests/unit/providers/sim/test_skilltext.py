@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from skillci.models.sim.skilltext import (
+from skillci.providers.sim.skilltext import (
     Behaviours,
     behaviours,
     explicit_loads,

@@ -8,18 +8,18 @@ import inspect
 import pytest
 
 MODULES = [
-    "skillci.models.routes",
-    "skillci.models.budget",
-    "skillci.models.cache",
-    "skillci.models.client",
-    "skillci.models.types",
-    "skillci.models.sim.transcript",
-    "skillci.models.sim.skilltext",
-    "skillci.models.sim.evidence",
-    "skillci.models.sim.injection",
-    "skillci.models.sim.repair",
-    "skillci.models.sim.policy",
-    "skillci.models.sim.provider",
+    "skillci.providers.routes",
+    "skillci.providers.budget",
+    "skillci.providers.cache",
+    "skillci.providers.client",
+    "skillci.providers.types",
+    "skillci.providers.sim.transcript",
+    "skillci.providers.sim.skilltext",
+    "skillci.providers.sim.evidence",
+    "skillci.providers.sim.injection",
+    "skillci.providers.sim.repair",
+    "skillci.providers.sim.policy",
+    "skillci.providers.sim.provider",
     "skillci.agents.base",
     "skillci.agents.workspace",
     "skillci.agents.tools",
@@ -56,7 +56,7 @@ def test_importing_the_cli_path_does_not_import_litellm() -> None:
 
     code = (
         "import sys, skillci.cli.eval, skillci.runners.evalrun, skillci.runners.local, "
-        "skillci.models.client; print('litellm' in sys.modules)"
+        "skillci.providers.client; print('litellm' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
