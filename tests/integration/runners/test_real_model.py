@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from skillci.models.routes import resolve_route
+from skillci.providers.routes import resolve_route
 from skillci.runners.base import AgentSpec
 from skillci.skill.package import SkillPackage
 from skillci.trace.models import RunRecord
