@@ -1,4 +1,4 @@
-"""``skillci pr``: list, show, close and merge pull requests on the configured forge."""
+"""``skillci pr``: open, list, show, close and merge pull requests on the configured forge."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from skillci.forge.github import GitHubForge
 
 app = typer.Typer(
-    help="Pull requests on the configured forge (LocalForge inside the repository by default; "
-    "GitHub with --forge github).",
+    help="Pull requests on the configured forge (local by default, or GitHub).\n\n"
+    "The local forge lives inside the repository; pass --forge github for GitHub.",
     no_args_is_help=True,
 )
 
@@ -34,6 +34,40 @@ def open_forge(
     from skillci.flows.context import RepoContext
 
     return RepoContext.open(repo, dry_run=dry_run, forge=forge).forge
+
+
+@app.command("open")
+def open_cmd(
+    head: str = typer.Option(..., "--head", help="Branch with your change."),
+    base: str = typer.Option("main", "--base", help="Branch the PR targets."),
+    title: str | None = typer.Option(None, "--title", help="Default: the head's first subject."),
+    skill: str | None = typer.Option(
+        None, "--skill", help="Skill folder (default: the one the branch changes)."
+    ),
+    repo: Path = REPO_OPT,
+    forge: str | None = FORGE_OPT,
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be opened."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> int:
+    """Open a pull request for a branch a person wrote (LocalForge)."""
+    from skillci.flows.context import RepoContext
+    from skillci.flows.pr_open import open_branch_pr
+
+    ctx = RepoContext.open(repo, dry_run=dry_run, forge=forge)
+    res = open_branch_pr(ctx, head, base=base, title=title, skill=skill)
+    if json_out:
+        emit_json(res)
+        return 0
+    what = {"opened": "opened", "exists": "already open:", "would-open": "would open"}[res.action]
+    num = f"#{res.number} " if res.number is not None else ""
+    console.print(
+        f"{what} {num}{res.title} ({res.head_branch} -> {res.base}; skill {res.skill}; "
+        f"{len(res.changed)} file(s) changed)",
+        markup=False,
+    )
+    if res.action == "opened":
+        console.print(f"next: skillci review --pr {res.number}", markup=False)
+    return 0
 
 
 @app.command("list")

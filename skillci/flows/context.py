@@ -128,7 +128,7 @@ class RepoContext:
 def student_agent(
     route_name: str, *, role: str = "student", max_steps: int | None = None
 ) -> AgentSpec:
-    from skillci.models.routes import resolve_route
+    from skillci.providers.routes import resolve_route
 
     route = resolve_route(route_name)
     return AgentSpec(

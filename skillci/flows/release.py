@@ -270,7 +270,8 @@ def _close_rejected(ctx: RepoContext, pr: PullRequest, report: GateReport) -> Re
         dry_run=ctx.dry_run,
     )
     if not ctx.dry_run:
-        ctx.forge.close(pr.number, comment, delete_branch=True)
+        # a person's branch (no patch id) stays; skillci's candidate branch goes
+        ctx.forge.close(pr.number, comment, delete_branch=pr.patch_id is not None)
     return res
 
 
