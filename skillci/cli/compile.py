@@ -49,7 +49,7 @@ def profile_cmd(
 ) -> int:
     """Build the student's profile: config, plus traits measured from its runs."""
     from skillci.compile.profile import build_profile, dump_profile, profile_path, save_profile
-    from skillci.models.routes import resolve_route
+    from skillci.providers.routes import resolve_route
 
     route = resolve_route(model)
     records = []

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
-from skillci.models.budget import Budget
+from skillci.providers.budget import Budget
 from skillci.runners.evalrun import EvalRequest, cached, plan_eval, run_eval
 from skillci.runners.outcome import EvalResult, TrialOutcome
 

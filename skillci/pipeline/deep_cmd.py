@@ -50,13 +50,13 @@ class DeepRequest:
 
 
 def _compiler_call(model: str, output: Path) -> ModelCall | None:
-    from skillci.models.routes import resolve_route
+    from skillci.providers.routes import resolve_route
 
     route = resolve_route(model)
     if route.is_sim:
         return None
-    from skillci.models.cache import ResponseCache
-    from skillci.models.client import ModelClient
+    from skillci.providers.cache import ResponseCache
+    from skillci.providers.client import ModelClient
 
     client = ModelClient(
         model, route, cache=ResponseCache(output / ".cache" / "responses"), use_cache=True
@@ -73,7 +73,7 @@ def _rollout_runner(
     reuse_from: tuple[Path, ...],
     progress: Progress | None,
 ) -> Callable[[SkillPackage, Path], list[RunRecord]]:
-    from skillci.models.routes import resolve_route
+    from skillci.providers.routes import resolve_route
     from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec
     from skillci.tasks.loader import load_task
     from skillci.tasks.models import Purpose

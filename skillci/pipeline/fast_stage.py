@@ -36,10 +36,10 @@ from skillci.compile.fast import (
     run_fast,
 )
 from skillci.fsutil import atomic_write_text, sha256_bytes, tree_hash
-from skillci.models.reward_model import DEFAULT_RM_URL, RewardModelClient
 from skillci.patch.models import dump_patch
 from skillci.pipeline.fsio import load_records, load_skill_input, publish_package
 from skillci.pipeline.reports import fast_markdown
+from skillci.providers.reward_model import DEFAULT_RM_URL, RewardModelClient
 from skillci.skill.package import SkillPackage, read_tree
 from skillci.trace.models import RunRecord, SkillRef
 from skillci.trace.store import canonical_json
@@ -92,7 +92,7 @@ def _hash_path(p: Path) -> str | None:
 
 
 def cache_key(req: FastRequest, pairs: list[tuple[str, RunRecord]], pkg: SkillPackage) -> str:
-    from skillci.models.routes import resolve_route
+    from skillci.providers.routes import resolve_route
 
     route = resolve_route(req.model)
     data = {
@@ -110,7 +110,7 @@ def cache_key(req: FastRequest, pairs: list[tuple[str, RunRecord]], pkg: SkillPa
 
 
 def _compiler(req: FastRequest) -> tuple[ModelCall | None, str, str | None]:
-    from skillci.models.routes import resolve_route
+    from skillci.providers.routes import resolve_route
 
     route = resolve_route(req.model)
     if route.is_sim:
@@ -119,8 +119,8 @@ def _compiler(req: FastRequest) -> tuple[ModelCall | None, str, str | None]:
             "observed",
             f"{req.model} is a simulator: lessons from the observed-behaviour table",
         )
-    from skillci.models.cache import ResponseCache
-    from skillci.models.client import ModelClient
+    from skillci.providers.cache import ResponseCache
+    from skillci.providers.client import ModelClient
 
     client = ModelClient(
         req.model,

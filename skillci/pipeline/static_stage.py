@@ -92,7 +92,7 @@ def resolve_profile(req: StaticRequest) -> tuple[ModelProfile, str]:
     found = find_profile(req.model, req.profile_roots)
     if found is not None:
         return load_profile(found), str(found)
-    from skillci.models.routes import resolve_route
+    from skillci.providers.routes import resolve_route
 
     return config_profile(req.model, resolve_route(req.model), req.harness), "route config"
 
@@ -107,7 +107,7 @@ def _plan(
             "--mode hybrid needs --external-model ROUTE (the planning model)",
             hint="--model is always the target student; name the planner with --external-model",
         )
-    from skillci.models.routes import resolve_route
+    from skillci.providers.routes import resolve_route
 
     route = resolve_route(req.external_model)
     text = pkg.text(SKILL_MD)
@@ -119,8 +119,8 @@ def _plan(
             f"{req.external_model} is a simulator and cannot plan; the deterministic plan was used"
         )
         return None, None
-    from skillci.models.cache import ResponseCache
-    from skillci.models.client import ModelClient
+    from skillci.providers.cache import ResponseCache
+    from skillci.providers.client import ModelClient
 
     client = ModelClient(
         req.external_model,

@@ -167,7 +167,7 @@ def run_slots(
                 errors.append(f"{slot.path.name}: {err}")
     else:
         ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["skillci.models.preload"])
+        ctx.set_forkserver_preload(["skillci.providers.preload"])
         with ProcessPoolExecutor(
             max_workers=parallel, mp_context=ctx, initializer=_die_with_parent
         ) as pool:

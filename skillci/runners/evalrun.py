@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillci.errors import UsageError
-from skillci.models.budget import Budget
+from skillci.providers.budget import Budget
 from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec, SandboxMode, TrialSpec, plan
 from skillci.runners.outcome import EvalResult
 from skillci.runners.scheduler import Progress, Scheduler, sandbox_kind
@@ -70,7 +70,7 @@ def _load_tasks(req: EvalRequest) -> tuple[list[Task], str | None, str | None]:
 def agent_spec(req: EvalRequest) -> AgentSpec:
     if req.agent != "builtin":
         return AgentSpec(kind=req.agent, role="oracle" if req.agent == "oracle" else req.role)
-    from skillci.models.routes import resolve_route
+    from skillci.providers.routes import resolve_route
 
     return AgentSpec(
         kind="builtin",

@@ -173,7 +173,7 @@ def preflight(req: RawTaskRequest) -> tuple[Task, Path | None]:
                 hint="use --harness builtin (or oracle), or --runner benchflow",
             )
         if req.harness == "builtin":
-            from skillci.models.routes import resolve_route
+            from skillci.providers.routes import resolve_route
 
             resolve_route(req.model)
         if req.image and req.runner == "local":
@@ -338,7 +338,7 @@ def _run_skillci(
         agent = AgentSpec(kind="oracle", role="oracle")
         rendered, pkg_hash = None, None
     else:
-        from skillci.models.routes import resolve_route
+        from skillci.providers.routes import resolve_route
 
         agent = AgentSpec(
             kind="builtin",

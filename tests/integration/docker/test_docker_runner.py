@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from skillci.errors import RunnerError
-from skillci.models.routes import resolve_route
+from skillci.providers.routes import resolve_route
 from skillci.runners import docker as dr
 from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec, TrialSpec, plan
 from skillci.runners.outcome import EvalResult
