@@ -23,7 +23,8 @@ def test_sections_use_heading_paths_and_ignore_fenced_headings() -> None:
 def test_body_edit_names_its_section_and_is_a_patch(repo_debugger: Path) -> None:
     before = _pkg(repo_debugger)
     md = before.text("SKILL.md").replace(
-        "Inputs you can trust:", "Re-run the failing test after every edit.\n\nInputs you can trust:"
+        "Inputs you can trust:",
+        "Re-run the failing test after every edit.\n\nInputs you can trust:",
     )
     after = before.with_files({"SKILL.md": md.encode()})
     d = skill_diff(before, after)
