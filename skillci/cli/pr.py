@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from skillci.forge.github import GitHubForge
 
 app = typer.Typer(
-    help="Pull requests on the configured forge (LocalForge inside the repository by default; "
-    "GitHub with --forge github).",
+    help="Pull requests on the configured forge (local by default, or GitHub).\n\n"
+    "The local forge lives inside the repository; pass --forge github for GitHub.",
     no_args_is_help=True,
 )
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.table import Table
+from rich.markup import escape
 
 from skillci.cli.output import console, emit_json
+from skillci.cli.tables import Column, fit_table, print_table
 from skillci.errors import InvalidInputError, LintFailed, SkillciError, UsageError
 from skillci.fsutil import atomic_write_bytes
 from skillci.skill.lint import LintReport, lint
@@ -70,6 +71,8 @@ def write_tree(
 
 
 def _ensure_empty(out: Path, force: bool) -> None:
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file, not a directory", hint="choose a directory path")
     if out.exists() and any(out.iterdir()) and not force:
         raise UsageError(
             f"{out} exists and is not empty", hint="choose another --out or pass --force"
@@ -106,12 +109,25 @@ def render_cmd(
             }
         )
         return 0
-    table = Table(title=f"{rendered.name} {rendered.version} for harness {harness}")
-    for col in ("file", "kind", "tokens", "load when"):
-        table.add_column(col)
-    for f in rendered.files:
-        table.add_row(f.path, f.kind, str(f.tokens) if f.kind != "bundled" else "-", f.when or "")
-    console.print(table)
+    table = fit_table(
+        [
+            Column("file", key=True, no_wrap=True),
+            Column("kind", key=True, no_wrap=True),
+            Column("tokens", key=True, no_wrap=True, justify="right"),
+            Column("load when", drop_rank=1),
+        ],
+        [
+            [
+                escape(f.path),
+                f.kind,
+                str(f.tokens) if f.kind != "bundled" else "-",
+                escape(f.when or ""),
+            ]
+            for f in rendered.files
+        ],
+        title=escape(f"{rendered.name} {rendered.version} for harness {harness}"),
+    )
+    print_table(table)
     console.print(
         f"bootstrap {rendered.bootstrap_tokens} tokens, everything loadable {rendered.total_tokens} tokens"
         + (f"; written to {out}" if out else "")

@@ -12,7 +12,7 @@ from skillci.cli.output import console, emit_json
 from skillci.errors import TaskFormatError
 from skillci.tasks.validate import Severity, TaskReport, expand_task_dirs, validate_task
 
-app = typer.Typer(help="Check evaluation task directories.", no_args_is_help=True)
+app = typer.Typer(help="List and check evaluation task directories.", no_args_is_help=True)
 
 _STYLE = {Severity.error: "red", Severity.warning: "yellow", Severity.note: "dim"}
 
