@@ -52,7 +52,7 @@ def raw_task_cmd(
     """Evaluate one task with one skill, `--repeat` times, into OUTPUT/test-NNN/ (complete
     attempts are reused, incomplete ones moved to OUTPUT/.incomplete/)."""
     from skillci.errors import UsageError
-    from skillci.runners import rawtask as rt
+    from skillci.flows import rawtask as rt
 
     if runner not in ("benchflow", "harbor", "docker", "local"):
         raise UsageError(f"unknown --runner {runner!r}", hint="benchflow, harbor, docker or local")
