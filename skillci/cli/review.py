@@ -10,7 +10,6 @@ from skillci.cli.gate import progress_printer
 from skillci.cli.output import console, emit_json, to_jsonable
 from skillci.errors import ExitCode, InvalidInputError
 from skillci.flows.context import RepoContext
-from skillci.flows.gate import DEFAULT_SUITES
 
 app = typer.Typer(add_completion=False)
 
@@ -28,7 +27,9 @@ def review_cmd(
         help="Also run this teacher route and the student without any skill (cached), "
         "for the gap closure rate and teacher trajectories in the report.",
     ),
-    suites: str = typer.Option(",".join(DEFAULT_SUITES), "--suites"),
+    suites: str = typer.Option(
+        "", "--suites", help="Comma-separated suites (default: what the skill's metadata asks for)."
+    ),
     parallel: int = typer.Option(2, "--parallel", min=1),
     repo: Path = typer.Option(Path("."), "--repo"),
     forge: str | None = typer.Option(
