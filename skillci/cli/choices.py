@@ -15,5 +15,5 @@ Channel = Literal["stable", "canary"]  # release.models.Channel
 Harness = Literal["folder", "builtin"]  # skill.render.HARNESSES
 StaticMode = Literal["deterministic", "hybrid"]  # compile static / pipeline modes
 Scorer = Literal["rubric", "model"]  # compile deep scorers
-RawRunner = Literal["benchflow", "harbor", "docker", "local"]  # runners.rawtask.RunnerName
+RawRunner = Literal["benchflow", "harbor", "docker", "local"]  # flows.rawtask.RunnerName
 ImportFormat = Literal["benchflow", "harbor"]  # skillci.trace.importers.<name>

@@ -98,7 +98,7 @@ def static_cmd(
 ) -> int:
     """Rewrite a skill for the student: steps, concrete checks, budget, verification."""
     from skillci.compile.profile import load_profile
-    from skillci.pipeline.static_stage import StaticRequest, default_out, run_static
+    from skillci.flows.pipeline.static_stage import StaticRequest, default_out, run_static
 
     root = _root()
     req = StaticRequest(
@@ -172,7 +172,7 @@ def fast_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Lessons from >= 6 scored trajectories -> one bounded patch -> a candidate."""
-    from skillci.pipeline.fast_stage import FastRequest, run_fast_stage
+    from skillci.flows.pipeline.fast_stage import FastRequest, run_fast_stage
 
     out = output or Path("results/fast") / skill.resolve().name
     o = run_fast_stage(
@@ -213,7 +213,7 @@ def fast_cmd(
 
 
 def _deep_summary(output: Path, json_out: bool) -> int:
-    from skillci.pipeline.deep_stage import load_state
+    from skillci.flows.pipeline.deep_stage import load_state
 
     st = load_state(output)
     if json_out:
@@ -250,8 +250,8 @@ def deep_run_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Score, edit, validate, re-run; commit only edits that help without regressions."""
-    from skillci.pipeline.deep_cmd import DeepRequest, start_deep
-    from skillci.pipeline.deep_stage import run_deep
+    from skillci.flows.pipeline.deep_cmd import DeepRequest, start_deep
+    from skillci.flows.pipeline.deep_stage import run_deep
 
     root = _root()
     ctx, state = start_deep(
@@ -281,8 +281,8 @@ def deep_resume_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Continue a Deep run exactly where it stopped."""
-    from skillci.pipeline.deep_cmd import resume_deep
-    from skillci.pipeline.deep_stage import run_deep
+    from skillci.flows.pipeline.deep_cmd import resume_deep
+    from skillci.flows.pipeline.deep_stage import run_deep
 
     ctx, state = resume_deep(run, progress=_say(quiet or json_out))
     run_deep(ctx, state)

@@ -12,8 +12,8 @@ from rich.table import Table
 from skillci.cli.choices import AgentKind, Role, Sandbox
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
+from skillci.flows.evalrun import EvalRequest, cached, plan_eval, run_eval
 from skillci.providers.budget import Budget
-from skillci.runners.evalrun import EvalRequest, cached, plan_eval, run_eval
 from skillci.runners.outcome import EvalResult, TrialOutcome
 
 app = typer.Typer(help="Run evaluation suites.", no_args_is_help=True)

@@ -51,7 +51,7 @@ def pipeline_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """raw eval -> static -> eval -> Fast -> eval -> Deep -> final eval (-> PR)."""
-    from skillci.pipeline.run import PipelineOptions, run_pipeline
+    from skillci.flows.pipeline.run import PipelineOptions, run_pipeline
     from skillci.trace.store import find_repo_root
 
     def say(msg: str) -> None:
@@ -90,7 +90,7 @@ def pipeline_cmd(
         for s in m.stages:
             console.print(f"  {s.name}: {s.status}", highlight=False)
         return 0
-    from skillci.pipeline.run import summary_markdown
+    from skillci.flows.pipeline.run import summary_markdown
 
     console.print(summary_markdown(m), markup=False)
     console.print(f"run dir {out.run_dir}", highlight=False)

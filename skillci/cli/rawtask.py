@@ -50,7 +50,7 @@ def raw_task_cmd(
 ) -> int:
     """Evaluate one task with one skill, `--repeat` times, into OUTPUT/test-NNN/ (complete
     attempts are reused, incomplete ones moved to OUTPUT/.incomplete/)."""
-    from skillci.runners import rawtask as rt
+    from skillci.flows import rawtask as rt
 
     req = rt.RawTaskRequest(
         harness=harness,

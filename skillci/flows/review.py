@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from filelock import FileLock
+
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GateOptions, Progress, run_gate
 from skillci.flows.remote import fetch_pr
@@ -65,6 +67,35 @@ def review(
     post: bool = True,
     progress: Progress | None = None,
     teacher: str | None = None,
+) -> GateReport:
+    # one review of a PR at a time in this state dir: a second one waits, then finds
+    # the first one's trials in the cache and posts after it (never interleaved)
+    ctx.state_dir.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(ctx.state_dir / f"review-pr-{number}.lock")):
+        return _review(
+            ctx,
+            number,
+            repeat=repeat,
+            student=student,
+            suites=suites,
+            parallel=parallel,
+            post=post,
+            progress=progress,
+            teacher=teacher,
+        )
+
+
+def _review(
+    ctx: RepoContext,
+    number: int,
+    *,
+    repeat: int,
+    student: str,
+    suites: tuple[str, ...],
+    parallel: int,
+    post: bool,
+    progress: Progress | None,
+    teacher: str | None,
 ) -> GateReport:
     forge = ctx.forge
     pr = forge.refresh_head(number)

@@ -58,11 +58,11 @@ def test_a_typo_in_a_choice_is_exit_2_listing_the_choices(
 
 
 def test_choice_sets_mirror_the_domain_types() -> None:
+    from skillci.flows.evalrun import EvalRequest
+    from skillci.flows.rawtask import RunnerName
     from skillci.forge.select import ForgeKind
     from skillci.release.models import Channel
     from skillci.runners.base import SandboxMode
-    from skillci.runners.evalrun import EvalRequest
-    from skillci.runners.rawtask import RunnerName
     from skillci.skill.render import HARNESSES
 
     fields = EvalRequest.model_fields

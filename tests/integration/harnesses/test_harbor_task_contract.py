@@ -6,14 +6,13 @@
    The one stated exception: multi-step tasks (``[[steps]]``), which skillci refuses with
    a clear error (docs/design/150).
 
-Harbor is found at ``$SKILLCI_HARBOR`` (CI sets it from scripts/ci_venvs.sh) or in the
-cache that script fills; without it the tests skip with the reason.
+Harbor comes from the ``harbor`` fixture (marker ``harness_venvs``, tests/conftest.py): absent,
+the tests skip with the reason; under ``SKILLCI_REQUIRE_SERVICES`` (CI) they fail instead.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,7 +21,6 @@ import pytest
 from pydantic import BaseModel
 
 from skillci.errors import TaskFormatError
-from skillci.runners.harbor import HARBOR_VERSION
 from skillci.tasks import models as sk
 from skillci.tasks.loader import load_task
 from skillci.tasks.models import Purpose
@@ -33,24 +31,6 @@ SLICE = ROOT / "tests" / "fixtures" / "skillsbench-tasks"
 PROBE = Path(__file__).with_name("harbor_task_probe.py")
 BASE_TASK = "gh-repo-analytics"
 
-
-def _harbor_python() -> Path | None:
-    candidates = [os.environ.get("SKILLCI_HARBOR", "")]
-    for cache in ("/var/cache/skillci-ci", str(Path.home() / ".cache" / "skillci-ci")):
-        candidates.append(f"{cache}/harbor-{HARBOR_VERSION}/bin/harbor")
-    for exe in candidates:
-        if exe and os.access(exe, os.X_OK):
-            py = Path(exe).parent / "python"
-            if py.exists():
-                return py
-    return None
-
-
-HARBOR_PY = _harbor_python()
-pytestmark = pytest.mark.skipif(
-    HARBOR_PY is None,
-    reason=f"no harbor=={HARBOR_VERSION} venv ($SKILLCI_HARBOR unset; run scripts/ci_venvs.sh)",
-)
 
 _HEAD = """version = "1.0"
 
@@ -98,10 +78,10 @@ VARIANTS: dict[str, str] = {
 MULTI_STEP = _HEAD + '\n[[steps]]\nname = "one"\n'
 
 
-def _probe(dirs: list[Path]) -> dict[str, dict[str, object]]:
-    assert HARBOR_PY is not None
+def _probe(harbor: str, dirs: list[Path]) -> dict[str, dict[str, object]]:
+    python = Path(harbor).parent / "python"  # the interpreter of Harbor's own venv
     proc = subprocess.run(
-        [str(HARBOR_PY), str(PROBE), *map(str, dirs)],
+        [str(python), str(PROBE), *map(str, dirs)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -135,8 +115,8 @@ SKILLCI_MODELS: dict[str, type[BaseModel]] = {
 }
 
 
-def test_skillci_knows_every_key_of_harbors_task_config(tmp_path: Path) -> None:
-    models = _probe([])["models"]
+def test_skillci_knows_every_key_of_harbors_task_config(harbor: str) -> None:
+    models = _probe(harbor, [])["models"]
     assert set(models) == set(SKILLCI_MODELS), "Harbor's set of task config models changed"
     missing = {
         name: sorted(set(fields) - set(SKILLCI_MODELS[name].model_fields))  # type: ignore[arg-type]
@@ -145,13 +125,13 @@ def test_skillci_knows_every_key_of_harbors_task_config(tmp_path: Path) -> None:
     assert {k: v for k, v in missing.items() if v} == {}
 
 
-def test_every_task_harbor_accepts_skillci_accepts(tmp_path: Path) -> None:
+def test_every_task_harbor_accepts_skillci_accepts(harbor: str, tmp_path: Path) -> None:
     real = sorted(p for p in SLICE.iterdir() if (p / "task.toml").is_file())
     variants = [_variant(tmp_path, n, t) for n, t in VARIANTS.items()]
     multi = _variant(tmp_path, "multi-step", MULTI_STEP)
     (multi / "steps" / "one").mkdir(parents=True)
     (multi / "steps" / "one" / "instruction.md").write_text("Do one thing.\n")
-    verdicts = _probe([*real, *variants, multi])["tasks"]
+    verdicts = _probe(harbor, [*real, *variants, multi])["tasks"]
     harbor_ok = [Path(d) for d, v in verdicts.items() if v["accepted"]]  # type: ignore[index]
     # Harbor accepts the whole real slice and every variant (else the variants test nothing)
     refused = {d: v["error"] for d, v in verdicts.items() if not v["accepted"]}  # type: ignore[index]
