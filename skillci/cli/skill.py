@@ -1,4 +1,4 @@
-"""``skillci skill``: lint, render, import, export, schemas."""
+"""``skillci skill``: lint, render, diff, import, export, schemas."""
 
 from __future__ import annotations
 
@@ -157,6 +157,49 @@ def _find_plain(src: Path) -> tuple[Path, str]:
         file=str(src),
         hint="point at a skill folder or a SkillsBench task dir",
     )
+
+
+@app.command("diff")
+def diff_cmd(
+    base: str = typer.Argument(..., help="Base revision (branch, tag, sha)."),
+    head: str = typer.Argument("HEAD", help="Head revision."),
+    skill: str | None = typer.Option(
+        None, "--skill", help="Skill folder or name (default: the repository's only skill)."
+    ),
+    repo: Path = typer.Option(Path("."), "--repo", help="Repository root."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> int:
+    """Which sections and files of a skill changed between two revisions, with tokens."""
+    from skillci.flows.context import RepoContext
+    from skillci.flows.skill_diff import diff_refs
+
+    res = diff_refs(RepoContext.open(repo), base, head, skill)
+    if json_out:
+        emit_json(res)
+        return 0
+    d = res.diff
+    console.print(
+        f"{res.skill_dir}: {base} -> {head}" + (f" (release bump: {res.bump})" if res.bump else ""),
+        markup=False,
+    )
+    if d.empty:
+        console.print("no change to SKILL.md, prose or bundled files", markup=False)
+    for field in d.frontmatter:
+        console.print(f"  frontmatter  {field} changed", markup=False)
+    for s in d.sections:
+        console.print(
+            f"  section      {s.file} § {s.section}: {s.change} "
+            f"({s.tokens_before} -> {s.tokens_after} tokens)",
+            markup=False,
+        )
+    for f in d.files:
+        if f.path == SKILL_MD:
+            continue
+        size = "binary" if f.binary else f"{f.tokens_before} -> {f.tokens_after} tokens"
+        console.print(f"  file         {f.path} ({f.kind}): {f.change} ({size})", markup=False)
+    tb, ta = d.skill_md_tokens
+    console.print(f"SKILL.md tokens: {tb} -> {ta}", markup=False)
+    return 0
 
 
 @app.command("import")

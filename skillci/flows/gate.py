@@ -19,7 +19,7 @@ from typing import Protocol
 
 from skillci.flows.context import RepoContext, student_agent
 from skillci.gate.change_guard import guard_change
-from skillci.gate.impact import ImpactSelection, changed_files, select_tasks
+from skillci.gate.impact import ImpactSelection, changed_files, changed_sections, select_tasks
 from skillci.gate.metrics import Side, TrialOutcome, compute_metrics
 from skillci.gate.outcomes import Comparability, comparability, loaded_files, to_outcome
 from skillci.gate.sequential import SequentialConfig, SequentialTest
@@ -250,6 +250,7 @@ class GateInputs:
     head: _Side
     agent: AgentSpec
     changed: set[str]
+    sections: dict[str, list[str]] = field(default_factory=dict)
 
 
 def load_inputs(ctx: RepoContext, opts: GateOptions) -> GateInputs:
@@ -264,12 +265,17 @@ def load_inputs(ctx: RepoContext, opts: GateOptions) -> GateInputs:
     skill_dir = ctx.skill_dir(opts.skill)
     base = _load_side(ctx, base_sha, skill_dir, opts.suites)
     head = _load_side(ctx, head_sha, skill_dir, opts.suites)
-    changed = changed_files(
-        {f.path: f.content for f in base.rendered.files},
-        {f.path: f.content for f in head.rendered.files},
-    )
+    before = {f.path: f.content for f in base.rendered.files}
+    after = {f.path: f.content for f in head.rendered.files}
     return GateInputs(
-        base_sha, head_sha, skill_dir, base, head, student_agent(opts.student), changed
+        base_sha,
+        head_sha,
+        skill_dir,
+        base,
+        head,
+        student_agent(opts.student),
+        changed_files(before, after),
+        changed_sections(before, after),
     )
 
 
@@ -342,7 +348,7 @@ def decide_gate(
             tid: frozenset().union(*(loaded_files(r) for r in recs))
             for tid, recs in by_task.items()
         }
-        sel = select_tasks(changed, loaded, tasks=sorted(htasks))
+        sel = select_tasks(changed, loaded, tasks=sorted(htasks), sections_changed=inputs.sections)
         rerun = rerun_on_head(opts, sel, btasks, htasks)
         reuse = [t for t in sorted(htasks) if t not in {x.id for x in rerun}]
         impact_all = (
