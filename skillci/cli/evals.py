@@ -148,7 +148,7 @@ def run_cmd(
     suites: SuitesOpt = "",
     repeat: RepeatOpt = 3,
     model: ModelOpt = "sim/student",
-    parallel: Annotated[int, typer.Option("--parallel", min=1)] = 2,
+    parallel: Annotated[int, typer.Option("--parallel", min=1, help="Trials at once.")] = 2,
     no_sequential: NoSeqOpt = False,
     no_impact: NoImpactOpt = False,
     same: SameOpt = None,

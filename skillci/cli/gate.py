@@ -67,14 +67,14 @@ def gate_cmd(
         help="Also run this teacher route and the student without any skill (cached), "
         "for the gap closure rate and teacher trajectories in the report.",
     ),
-    parallel: int = typer.Option(2, "--parallel", min=1),
+    parallel: int = typer.Option(2, "--parallel", min=1, help="Trials at once."),
     no_sequential: bool = typer.Option(False, "--no-sequential", help="Run every round."),
     no_impact: bool = typer.Option(False, "--no-impact", help="Re-run every task on head."),
     task: str | None = typer.Option(
         None, "--same-instance", help="Task the patch was proposed for."
     ),
-    repo: Path = typer.Option(Path("."), "--repo"),
-    json_out: bool = typer.Option(False, "--json"),
+    repo: Path = typer.Option(Path("."), "--repo", help="Repository root (default: current dir)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Re-run the student on base and head; accept (exit 0) or reject (exit 1)."""
     from skillci.cli.evals import gate_options

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from skillci.cli.choices import Forge
 from skillci.cli.output import console, emit_json
 from skillci.errors import InvalidInputError
 from skillci.flows.context import RepoContext
@@ -50,14 +51,14 @@ def propose_cmd(
     repeat: int = typer.Option(1, "--repeat", min=1, help="Student repeats per evaluation."),
     base: str = typer.Option("main", "--base", help="Branch the PR targets."),
     force: bool = typer.Option(False, "--force", help="Re-propose a patch whose PR was closed."),
-    repo: Path = typer.Option(Path("."), "--repo"),
-    forge: str | None = typer.Option(
-        None, "--forge", help="local or github (default: $SKILLCI_FORGE, else detected)."
+    repo: Path = typer.Option(Path("."), "--repo", help="Repository root (default: current dir)."),
+    forge: Forge | None = typer.Option(
+        None, "--forge", help="Default: $SKILLCI_FORGE, else detected."
     ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Run and diagnose; write no branch or PR."
     ),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """From a failing student trial to a PR with a bounded, evidenced patch."""
     from skillci.flows.skills import resolve_skill

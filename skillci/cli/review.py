@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from skillci.cli.choices import Forge
 from skillci.cli.gate import progress_printer
 from skillci.cli.output import console, emit_json, to_jsonable
 from skillci.errors import ExitCode, InvalidInputError
@@ -19,8 +20,8 @@ def review_cmd(
     pr: int | None = typer.Option(
         None, "--pr", help="Pull request number (with --from-report: default from the event)."
     ),
-    repeat: int = typer.Option(3, "--repeat", min=1),
-    model: str = typer.Option("sim/student", "--model"),
+    repeat: int = typer.Option(3, "--repeat", min=1, help="Repeats per task (max rounds)."),
+    model: str = typer.Option("sim/student", "--model", help="Student route."),
     teacher: str | None = typer.Option(
         None,
         "--teacher",
@@ -30,10 +31,10 @@ def review_cmd(
     suites: str = typer.Option(
         "", "--suites", help="Comma-separated suites (default: what the skill's metadata asks for)."
     ),
-    parallel: int = typer.Option(2, "--parallel", min=1),
-    repo: Path = typer.Option(Path("."), "--repo"),
-    forge: str | None = typer.Option(
-        None, "--forge", help="local or github (default: $SKILLCI_FORGE, else detected)."
+    parallel: int = typer.Option(2, "--parallel", min=1, help="Trials at once."),
+    repo: Path = typer.Option(Path("."), "--repo", help="Repository root (default: current dir)."),
+    forge: Forge | None = typer.Option(
+        None, "--forge", help="Default: $SKILLCI_FORGE, else detected."
     ),
     from_report: Path | None = typer.Option(
         None,
@@ -42,7 +43,7 @@ def review_cmd(
     ),
     out: Path | None = typer.Option(None, "--out", help="Also write the GateReport JSON here."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Run the gate; post nothing."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Gate a PR and upsert its sticky comment and `skillci/gate` status."""
     from skillci.flows.review import review

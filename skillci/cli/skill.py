@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
+from skillci.cli.choices import Harness
 from skillci.cli.output import console, emit_json
 from skillci.cli.tables import Column, fit_table, print_table
 from skillci.errors import InvalidInputError, LintFailed, SkillciError, UsageError
@@ -20,7 +21,7 @@ from skillci.skill.package import (
     set_executable,
 )
 from skillci.skill.porting import export_plain, find_skill_dir, import_plain
-from skillci.skill.render import HARNESSES, render
+from skillci.skill.render import render
 
 app = typer.Typer(help="Inspect and convert skill packages.", no_args_is_help=True)
 
@@ -82,10 +83,10 @@ def _ensure_empty(out: Path, force: bool) -> None:
 @app.command("render")
 def render_cmd(
     path: Path = typer.Argument(..., help="Skill package directory."),
-    harness: str = typer.Option("folder", "--harness", help=f"One of: {', '.join(HARNESSES)}."),
+    harness: Harness = typer.Option("folder", "--harness", help="The harness to render for."),
     out: Path | None = typer.Option(None, "--out", help="Write the rendered files here."),
     force: bool = typer.Option(False, "--force", help="Write into a non-empty --out."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Render what a harness loads at start-up and on demand, with token counts."""
     rendered = render(SkillPackage.from_dir(path), harness)
@@ -205,14 +206,16 @@ def diff_cmd(
 def import_cmd(
     src: Path = typer.Argument(..., help="A plain skill folder, or a SkillsBench task dir."),
     out: Path | None = typer.Option(None, "--out", help="Package dir (default skills/<name>)."),
-    model_family: str = typer.Option("unspecified", "--model-family"),
+    model_family: str = typer.Option(
+        "unspecified", "--model-family", help="Model family the skill was written for."
+    ),
     model: str | None = typer.Option(
         None, "--model", help="Target student route, e.g. sim/student."
     ),
     harness: str = typer.Option("any", "--harness", help="Target agent harness."),
     force: bool = typer.Option(False, "--force", help="Write into a non-empty --out."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be written."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Turn a plain SKILL.md skill into a skillci package (files kept byte-exact)."""
     folder, fmt = _find_plain(src)
@@ -252,9 +255,11 @@ def import_cmd(
 def export_cmd(
     path: Path = typer.Argument(..., help="Skill package directory."),
     out: Path = typer.Option(..., "--out", help="Plain skill folder to write."),
-    force: bool = typer.Option(False, "--force"),
-    dry_run: bool = typer.Option(False, "--dry-run"),
-    json_out: bool = typer.Option(False, "--json"),
+    force: bool = typer.Option(False, "--force", help="Write into a non-empty --out."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Print what would change; change nothing."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Render a package back to a plain skill folder (Anthropic format)."""
     pkg = SkillPackage.from_dir(path)
