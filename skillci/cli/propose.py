@@ -41,7 +41,7 @@ def propose_cmd(
         None, "--suite", help="Propose for every failing task of a suite."
     ),
     skill: str = typer.Option(
-        "repo-debugger", "--skill", help="Skill package (skills/<name> or a name)."
+        "", "--skill", help="Skill folder or name (default: the repository's only skill)."
     ),
     model: str = typer.Option("sim/student", "--model", help="Student route."),
     teacher: str = typer.Option("sim/teacher", "--teacher", help="Teacher route."),
@@ -61,7 +61,10 @@ def propose_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """From a failing student trial to a PR with a bounded, evidenced patch."""
+    from skillci.flows.skills import resolve_skill
+
     ctx = RepoContext.open(repo, dry_run=dry_run, forge=forge)
+    skill = resolve_skill(ctx, skill.strip() or None)
     task = [t for t in task if t.strip()]  # workflow inputs may be empty strings
     suite = suite or None
     if not task and suite is None:

@@ -11,7 +11,6 @@ from skillci.cli.gate import progress_printer
 from skillci.cli.output import console, emit_json, to_jsonable
 from skillci.errors import ExitCode, InvalidInputError
 from skillci.flows.context import RepoContext
-from skillci.flows.gate import DEFAULT_SUITES
 
 app = typer.Typer(add_completion=False)
 
@@ -30,7 +29,7 @@ def review_cmd(
         "for the gap closure rate and teacher trajectories in the report.",
     ),
     suites: str = typer.Option(
-        ",".join(DEFAULT_SUITES), "--suites", help="Comma-separated suites."
+        "", "--suites", help="Comma-separated suites (default: what the skill's metadata asks for)."
     ),
     parallel: int = typer.Option(2, "--parallel", min=1, help="Trials at once."),
     repo: Path = typer.Option(Path("."), "--repo", help="Repository root (default: current dir)."),
