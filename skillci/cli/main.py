@@ -50,6 +50,11 @@ class Entry:
 
 #: Every top-level command, in help order. ``group`` entries are command groups.
 COMMANDS: tuple[Entry, ...] = (
+    Entry(
+        "init",
+        "skillci.cli.init",
+        "Set up skillci in an existing repository: metadata, evals, routes, hooks, workflows.",
+    ),
     Entry("skill", "skillci.cli.skill", "Inspect and convert skill packages.", group=True),
     Entry("tasks", "skillci.cli.tasks", "List and check evaluation task directories.", group=True),
     Entry(
