@@ -126,7 +126,7 @@ def patch_for(field: str, text: str) -> dict[str, Any]:
     meta, ops = FIELDS[field](text)
     data: dict[str, Any] = {
         "failure_class": "verification_missing",
-        "rationale": "students skip the rerun",
+        "rationale": "students report success too early",
         "supporting_runs": ["run-a"],
         "author": {"compiler": "llm", "model": "sim/teacher"},
         "ops": ops,
@@ -135,7 +135,9 @@ def patch_for(field: str, text: str) -> dict[str, Any]:
     return data
 
 
-def judge(pkg: SkillPackage, data: dict[str, Any]) -> tuple[str, str, list[str]]:
+def judge(
+    pkg: SkillPackage, data: dict[str, Any], untrusted: list[str] | None = None
+) -> tuple[str, str, list[str]]:
     """(layer, verdict, codes) of one patch: the schema first, then the full guard."""
     try:
         patch = Patch.model_validate(data)
@@ -143,24 +145,39 @@ def judge(pkg: SkillPackage, data: dict[str, Any]) -> tuple[str, str, list[str]]
         return "schema", "schema", [str(exc.errors()[0]["loc"])]
     try:
         applied = apply_detailed(pkg, patch)
-    except Exception as exc:  # an op that cannot apply is refused too  # noqa: BLE001
+    except Exception as exc:  # an op that cannot apply is refused too
         return "apply", "schema", [type(exc).__name__]
-    rep = guard(applied)
+    rep = guard(applied, untrusted or [])
     return "guard", rep.verdict, sorted({f.code for f in rep.findings})
 
 
 def run_attacks(
-    pkg: SkillPackage, payloads: Iterable[dict[str, Any]], split: str | None = None
+    pkg: SkillPackage,
+    payloads: Iterable[dict[str, Any]],
+    split: str | None = None,
+    *,
+    tainted: bool = False,
 ) -> Iterator[Outcome]:
+    """With ``tainted``, the payload also sits in a tool result of the supporting run (the
+    indirect path), so the taint layer sees it; without, only schema and policy can."""
     names = list(FIELDS)
     for p in payloads:
         if split and p["split"] != split:
             continue
         field = names[_pick(p["id"], "field", len(names))]
         pres, fn = PRESENTATIONS[_pick(p["id"], "presentation", len(PRESENTATIONS))]
-        layer, verdict, codes = judge(pkg, patch_for(field, fn(p["text"])))
+        untrusted = [f"$ cat notes.md\n{p['text']}\n"] if tainted else None
+        layer, verdict, codes = judge(pkg, patch_for(field, fn(p["text"])), untrusted)
         yield Outcome(
-            p["id"], p["split"], p["policy_class"], p["language"], field, pres, layer, verdict, codes
+            p["id"],
+            p["split"],
+            p["policy_class"],
+            p["language"],
+            field,
+            pres,
+            layer,
+            verdict,
+            codes,
         )
 
 
