@@ -109,3 +109,40 @@ def test_existing_pre_commit_config_is_not_rewritten(repo: Path) -> None:
     (repo / ".pre-commit-config.yaml").write_text(cfg)
     assert main(["init", "--repo", str(repo)]) == 0
     assert (repo / ".pre-commit-config.yaml").read_text() == cfg
+
+
+def test_init_workflows_are_pinned_least_privilege_and_zizmor_clean(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    import yaml
+
+    from skillci.flows.init_files import workflows
+    from tests.integration.workflows.test_workflow_lint import PINNED, ZIZMOR
+
+    files = []
+    for rel, text in workflows(["skills/a", ".claude/skills/b"]).items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        files.append(path)
+        wf = yaml.safe_load(text)
+        assert wf["permissions"] == {}, rel
+        for name, job in wf["jobs"].items():
+            assert "permissions" in job, f"{rel}:{name}"
+            for step in job["steps"]:
+                if "uses" in step:
+                    action, _, sha = step["uses"].partition("@")
+                    assert PINNED.get(action) == sha, step["uses"]
+                else:
+                    assert "${{" not in step["run"], step["run"]
+    if not ZIZMOR.is_file():
+        pytest.fail(f"zizmor is not installed: {sys.executable} -m pip install zizmor")
+    proc = subprocess.run(
+        [str(ZIZMOR), "--offline", "--format", "json", *map(str, files)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0 and json.loads(proc.stdout or "[]") == [], proc.stdout[-3000:]
