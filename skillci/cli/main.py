@@ -1,86 +1,163 @@
-"""``skillci`` entry point: one error handler around ``main(argv) -> int``.
+"""``skillci`` entry point: one command table, lazy loading, one error handler.
+
+Registration (the one style): every CLI module defines ``app = typer.Typer(...)``. A module
+whose ``app`` has one command is a top-level command (``skillci demo``); one with several
+commands is a command group (``skillci trace ls``). :data:`COMMANDS` lists each by name,
+module and one-line summary; the module is imported only when that command runs (or its
+help is shown), so ``skillci --help`` and a single command start fast. To add a command:
+write ``skillci/cli/NAME.py`` with its ``app`` and append one :class:`Entry`.
 
 Known errors print one line (``::error ...::`` under GitHub Actions) and exit with their
-code; Ctrl-C exits 130; anything unexpected exits 3 with the traceback written to a log
-file (and printed with ``-v``).
+code; usage errors exit 2; Ctrl-C exits 130; anything unexpected exits 3 with the traceback
+written to a log file (and printed with ``-v``).
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
-import tempfile
-import traceback
 from collections.abc import Sequence
-from pathlib import Path
-
-import typer
-
-try:  # typer >= 0.2x vendors click as typer._click; older typer uses click itself
-    import typer._click as click  # type: ignore[import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover
-    import click  # type: ignore[no-redef,unused-ignore]
+from typing import Any, NamedTuple
 
 from skillci import __version__
 from skillci.cli import output
 from skillci.errors import ExitCode, SkillciError
 
-#: (command group name, module defining ``app``). Each module is a thin CLI over one domain.
-SUBCOMMANDS: list[tuple[str, str]] = [
-    ("skill", "skillci.cli.skill"),
-    ("tasks", "skillci.cli.tasks"),
-    ("trace", "skillci.cli.trace"),
-    ("pr", "skillci.cli.pr"),
-    ("patch", "skillci.cli.patch"),
-    ("eval", "skillci.cli.eval"),
-    ("compile", "skillci.cli.compile"),
-    ("evals", "skillci.cli.evals"),
-]
 
-#: Modules defining top-level commands: each has ``register(app: typer.Typer) -> None``.
-TOP_LEVEL: list[str] = [
-    "skillci.cli.gate",
-    "skillci.cli.release",
-    "skillci.cli.propose",
-    "skillci.cli.pipeline",
-    "skillci.cli.demo",
-]
+class Entry(NamedTuple):
+    """One top-level command or command group of ``skillci``."""
+
+    name: str
+    module: str
+    summary: str
+    group: bool = False
 
 
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"skillci {__version__}")
-        raise typer.Exit()
+#: Every top-level command, in help order. ``group`` entries are command groups.
+COMMANDS: tuple[Entry, ...] = (
+    Entry(
+        "init",
+        "skillci.cli.init",
+        "Find every skill (any SKILL.md) and add what skillci needs; never overwrites.",
+    ),
+    Entry("skill", "skillci.cli.skill", "Inspect and convert skill packages.", group=True),
+    Entry("tasks", "skillci.cli.tasks", "List and check evaluation task directories.", group=True),
+    Entry(
+        "trace", "skillci.cli.trace", "Inspect stored run records (the trace store).", group=True
+    ),
+    Entry(
+        "pr",
+        "skillci.cli.pr",
+        "Pull requests on the configured forge (local by default, or GitHub).",
+        group=True,
+    ),
+    Entry(
+        "patch", "skillci.cli.patch", "Check, apply, diff and version bounded patches.", group=True
+    ),
+    Entry("eval", "skillci.cli.eval", "Run evaluation suites.", group=True),
+    Entry(
+        "compile",
+        "skillci.cli.compile",
+        "Compile a skill for a target student: profile, static, fast, deep.",
+        group=True,
+    ),
+    Entry(
+        "evals",
+        "skillci.cli.evals",
+        "The release gate sharded over CI jobs: plan the matrix, run a shard, merge.",
+        group=True,
+    ),
+    Entry(
+        "gate",
+        "skillci.cli.gate",
+        "Re-run the student on base and head; accept (exit 0) or reject (exit 1).",
+    ),
+    Entry(
+        "review",
+        "skillci.cli.review",
+        "Gate a PR and upsert its sticky comment and `skillci/gate` status.",
+    ),
+    Entry("report", "skillci.cli.report", "List and show stored gate reports.", group=True),
+    Entry(
+        "release",
+        "skillci.cli.release",
+        "Release a gated PR as <skill>@<version>, or close it if the gate rejected it.",
+    ),
+    Entry(
+        "resolve",
+        "skillci.cli.resolve",
+        "The version/commit/path a deployment should load for a request.",
+    ),
+    Entry(
+        "rollback",
+        "skillci.cli.rollback",
+        "Roll back: clear a running canary, else move stable to the previous release.",
+    ),
+    Entry(
+        "channel",
+        "skillci.cli.channel",
+        "Release channels (stable, canary) kept as git refs, and their log.",
+        group=True,
+    ),
+    Entry("canary", "skillci.cli.canary", "Canary a release, analyze it, promote it.", group=True),
+    Entry(
+        "propose",
+        "skillci.cli.propose",
+        "From a failing student trial to a PR with a bounded, evidenced patch.",
+    ),
+    Entry(
+        "pipeline",
+        "skillci.cli.pipeline",
+        "raw eval -> static -> eval -> Fast -> eval -> Deep -> final eval (-> PR).",
+    ),
+    Entry(
+        "demo",
+        "skillci.cli.demo",
+        "Run the whole loop on the embedded default in a fresh scratch repository.",
+    ),
+)
 
 
-def build_app() -> typer.Typer:
-    app = typer.Typer(
-        name="skillci",
-        help="Git-native CI/CD for agent Skills.",
-        no_args_is_help=True,
-        add_completion=False,
-        pretty_exceptions_enable=False,
-        context_settings={"help_option_names": ["-h", "--help"]},
-    )
+ROOT_HELP = "Git-native CI/CD for agent Skills."
+ROOT_OPTIONS = (
+    ("-v, --verbose", "Show tracebacks."),
+    ("--version", "Print the version."),
+    ("-h, --help", "Show this message and exit."),
+)
 
-    @app.callback()
-    def _root(
-        verbose: bool = typer.Option(False, "--verbose", "-v", help="Show tracebacks."),
-        version: bool = typer.Option(
-            False, "--version", callback=_version, is_eager=True, help="Print the version."
-        ),
-    ) -> None:
-        output.STATE.verbose = verbose
 
-    for name, module in SUBCOMMANDS:
-        mod = importlib.import_module(module)
-        sub = mod.app
-        if isinstance(sub, typer.Typer):
-            app.add_typer(sub, name=name)
-    for module in TOP_LEVEL:
-        importlib.import_module(module).register(app)
-    return app
+def _dl(rows: Sequence[tuple[str, str]], width: int) -> list[str]:
+    import textwrap
+
+    first = max(len(a) for a, _ in rows) + 4
+    out = []
+    for a, b in rows:
+        lines = textwrap.wrap(b, max(20, width - first)) or [""]
+        out.append(f"  {a:<{first - 2}}{lines[0]}")
+        out += [" " * first + line for line in lines[1:]]
+    return out
+
+
+def root_help(width: int = 78) -> str:
+    """``skillci --help``: built from :data:`COMMANDS` alone (no typer, no command module)."""
+    lines = ["Usage: skillci [OPTIONS] COMMAND [ARGS]...", "", f"  {ROOT_HELP}", "", "Options:"]
+    lines += _dl(ROOT_OPTIONS, width)
+    lines += ["", "Commands:", *_dl([(e.name, e.summary) for e in COMMANDS], width)]
+    return "\n".join(lines) + "\n"
+
+
+def load_command(entry: Entry) -> Any:
+    """``entry``'s click command (see :func:`skillci.cli.app.load_command`)."""
+    from skillci.cli.app import load_command as load
+
+    return load(entry)
+
+
+def all_commands() -> dict[str, Any]:
+    """Every command, loaded: ``{"trace ls": <command>, ...}`` (for tests and docs)."""
+    from skillci.cli.app import all_commands as every
+
+    return every()
 
 
 def _annotate(err: SkillciError) -> str:
@@ -107,13 +184,29 @@ def report_error(err: SkillciError) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args in (["--help"], ["-h"]):  # answered from the table: no typer, no command module
+        sys.stdout.write(root_help())
+        return 0
+    if args == ["--version"]:
+        print(f"skillci {__version__}")
+        return 0
     output.STATE.verbose = "-v" in args or "--verbose" in args
+    import typer
+
+    try:
+        import typer._click as click  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:  # pragma: no cover
+        import click  # type: ignore[no-redef,unused-ignore]
+    from skillci.cli.app import build_app
+
     try:
         app = build_app()
         result = app(args=args, prog_name="skillci", standalone_mode=False)
         return int(result) if isinstance(result, int) else 0
     except SkillciError as err:
         if output.STATE.verbose:
+            import traceback
+
             traceback.print_exc()
         report_error(err)
         return int(err.exit_code)
@@ -129,6 +222,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
     except Exception:
+        import tempfile
+        import traceback
+        from pathlib import Path
+
         fd, log = tempfile.mkstemp(prefix="skillci-crash-", suffix=".log")
         with os.fdopen(fd, "w") as fh:
             traceback.print_exc(file=fh)
