@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-BUNDLED_SKILLS = sorted(p for p in (ROOT / "skills").iterdir() if (p / "manifest.yaml").is_file())
+BUNDLED_SKILLS = sorted(p for p in (ROOT / "skills").iterdir() if (p / "skillci.yaml").is_file())
 PLAIN_FIXTURES = ROOT / "tests" / "fixtures" / "plain-skills"
 
 

@@ -18,6 +18,7 @@ from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode, InvalidInputError
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GateOptions
+from skillci.skill.package import MANIFEST
 
 app = typer.Typer(
     help="The release gate sharded over CI jobs: plan the matrix, run a shard, merge.",
@@ -100,10 +101,10 @@ def changed_skill(ctx: RepoContext, base: str, head: str) -> str:
     changed = sorted(
         {p.split("/")[1] for p in ctx.git.changed_paths(mb, h) if p.startswith("skills/")}
     )
-    changed = [s for s in changed if (ctx.root / "skills" / s / "manifest.yaml").is_file()]
+    changed = [s for s in changed if (ctx.root / "skills" / s / MANIFEST).is_file()]
     if len(changed) == 1:
         return str(changed[0])
-    every = sorted(p.parent.name for p in (ctx.root / "skills").glob("*/manifest.yaml"))
+    every = sorted(p.parent.name for p in (ctx.root / "skills").glob(f"*/{MANIFEST}"))
     if not changed and len(every) == 1:
         return every[0]
     raise InvalidInputError(

@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field
 from skillci.patch.apply import Applied, RuleDelta, same_behaviour
 from skillci.patch.models import AddExample, AddRegressionTest, ChangeLoadingScope
 from skillci.skill.models import Lifecycle, Manifest, Rule
-from skillci.skill.package import SkillPackage
+from skillci.skill.package import MANIFEST, SkillPackage
 
 CHANGES_SCHEMA_VERSION = 1
 Level = Literal["major", "minor", "patch"]
@@ -190,7 +190,7 @@ def classify(delta: RuleDelta, version: str, reason: str, op_index: int | None) 
 
 
 def _manifest_changes(before: SkillPackage, after: SkillPackage, reason: str) -> list[OtherChange]:
-    if before.files.get("manifest.yaml") == after.files.get("manifest.yaml"):
+    if before.files.get(MANIFEST) == after.files.get(MANIFEST):
         return []
     b, a = before.manifest, after.manifest
     out: list[OtherChange] = []

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from skillci.skill.models import CompatEntry, Compatibility
+from skillci.skill.package import COMPATIBILITY
 
-COMPAT_FILE = "COMPATIBILITY.md"
+COMPAT_FILE = COMPATIBILITY
 
 
 def _key(row: CompatEntry) -> tuple[str | None, str | None, str | None]:
