@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from skillci.models.routes import resolve_route
+from skillci.providers.routes import resolve_route
 from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec, plan
 from skillci.runners.scheduler import Scheduler
 from skillci.skill.package import SkillPackage

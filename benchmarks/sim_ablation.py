@@ -14,9 +14,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from skillci.models.routes import resolve_route
 from skillci.patch.apply import apply
 from skillci.patch.models import Author, DeleteRule, Patch
+from skillci.providers.routes import resolve_route
 from skillci.runners.base import AgentSpec, plan
 from skillci.runners.scheduler import Scheduler
 from skillci.skill.package import SkillPackage

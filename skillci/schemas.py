@@ -21,16 +21,16 @@ REGISTRIES = [
     "skillci.compile.proposal:SAVED_MODELS",
     "skillci.compile.suite:SAVED_MODELS",
     "skillci.release.models:SAVED_MODELS",
-    "skillci.models.routes:SAVED_MODELS",
-    "skillci.models.cache:SAVED_MODELS",
+    "skillci.providers.routes:SAVED_MODELS",
+    "skillci.providers.cache:SAVED_MODELS",
     "skillci.runners.outcome:SAVED_MODELS",
     "skillci.runners.trialdir:SAVED_MODELS",
-    "skillci.runners.rawtask:SAVED_MODELS",
+    "skillci.flows.rawtask:SAVED_MODELS",
     "skillci.trace.importers.common:SAVED_MODELS",
     "skillci.compile.profile:SAVED_MODELS",
     "skillci.compile.static:SAVED_MODELS",
     "skillci.compile.fast:SAVED_MODELS",
-    "skillci.pipeline:SAVED_MODELS",
+    "skillci.flows.pipeline:SAVED_MODELS",
 ]
 
 

@@ -20,7 +20,7 @@ from skillci.agents.prompt import PROMPT_VERSION, prompt_hash, system_prompt
 from skillci.agents.tools import TOOL_SCHEMA_VERSION, Toolbox, ToolOutcome, schema_hash
 from skillci.agents.workspace import Workspace
 from skillci.errors import BudgetExceeded, ContextWindowExceeded, ModelError
-from skillci.models.client import ModelClient
+from skillci.providers.client import ModelClient
 from skillci.trace.models import (
     MessageEvent,
     SkillLoadEvent,

@@ -2,7 +2,7 @@
 
 Pure helpers used by the LLM diagnosis (``skillci.analyze.llm``) and the LLM compiler
 (``skillci.compile.llm``). The model itself is a callable the caller provides (for
-example ``ModelClient.complete`` from ``skillci.models``), so nothing here does I/O.
+example ``ModelClient.complete`` from ``skillci.providers``), so nothing here does I/O.
 
 Quoting rule (ARCHITECTURE.md: untrusted text is quoted, never concatenated): trajectory
 data goes into a prompt only as JSON inside a block fenced by markers that carry a hash of
@@ -34,7 +34,7 @@ Message = dict[str, Any]
 
 
 class ModelReply(Protocol):
-    """What a model call returns (``skillci.models.types.Completion`` fits)."""
+    """What a model call returns (``skillci.providers.types.Completion`` fits)."""
 
     @property
     def content(self) -> str | None: ...

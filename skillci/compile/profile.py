@@ -31,7 +31,7 @@ from skillci.analyze.taxonomy import FailureCategory, FailureClass, category_of
 from skillci.analyze.trajectory import Trajectory
 from skillci.errors import ConfigError, InvalidInputError
 from skillci.fsutil import atomic_write_text
-from skillci.models.routes import ModelRoute
+from skillci.providers.routes import ModelRoute
 from skillci.trace.models import MessageEvent, RunRecord, SkillLoadEvent
 
 PROFILE_SCHEMA_VERSION = 1

@@ -118,9 +118,9 @@ def make_compiler(ctx: RepoContext, name: str) -> tuple[Compiler, Compiler | Non
     if name == "template":
         return TemplateCompiler(), None
     from skillci.compile.llm import LLMCompiler
-    from skillci.models.cache import ResponseCache
-    from skillci.models.client import ModelClient
-    from skillci.models.routes import resolve_route
+    from skillci.providers.cache import ResponseCache
+    from skillci.providers.client import ModelClient
+    from skillci.providers.routes import resolve_route
 
     client = ModelClient(
         name,

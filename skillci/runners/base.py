@@ -16,8 +16,8 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillci.models.budget import Budget
-from skillci.models.routes import ModelRoute
+from skillci.providers.budget import Budget
+from skillci.providers.routes import ModelRoute
 from skillci.skill.render import RenderedSkill
 from skillci.tasks.models import Task
 from skillci.trace.models import RunRecord

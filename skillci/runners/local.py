@@ -93,9 +93,9 @@ def make_agent(spec: TrialSpec) -> Agent:
 
         return NoopAgent()
     from skillci.agents.loop import BuiltinAgent, LoopLimits
-    from skillci.models.budget import BudgetMeter
-    from skillci.models.cache import ResponseCache
-    from skillci.models.client import ModelClient
+    from skillci.providers.budget import BudgetMeter
+    from skillci.providers.cache import ResponseCache
+    from skillci.providers.client import ModelClient
 
     assert a.route is not None and a.route_name is not None
     use_cache = a.cache_responses or a.role == "teacher"

@@ -8,7 +8,7 @@ process (``parallel=1``) or in a process pool whose workers die with the parent
 it runs, so a second scheduler (or a survivor of a killed one) never runs it twice.
 
 Completed records go into the trace store (idempotent: a record already there is not added
-again). A per-command :class:`~skillci.models.budget.Budget` is charged with each finished
+again). A per-command :class:`~skillci.providers.budget.Budget` is charged with each finished
 trial's cost; once it is spent no new trial starts and the rest are ``skipped`` with the
 reason — a clean stop, not a crash.
 """
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
 
-from skillci.models.budget import Budget, BudgetMeter
+from skillci.providers.budget import Budget, BudgetMeter
 from skillci.runners.base import TrialSpec
 from skillci.runners.outcome import EvalResult, TrialOutcome, summarize
 from skillci.runners.sandbox import bwrap_path
@@ -205,7 +205,7 @@ class Scheduler:
         uses_models = any(s.agent.kind == "builtin" for s, _ in pending)
         ctx = mp.get_context("forkserver")
         ctx.set_forkserver_preload(
-            ["skillci.models.preload"] if uses_models else ["skillci.runners.local"]
+            ["skillci.providers.preload"] if uses_models else ["skillci.runners.local"]
         )
         queue = list(pending)
         stop: str | None = None

@@ -3,9 +3,10 @@
 The description comes from the npm package ``@octokit/openapi`` (GitHub's
 ``github/rest-api-description`` plus Octokit extensions), pinned to
 :data:`OCTOKIT_OPENAPI_VERSION` and installed into a cache directory outside the
-repository (``$SKILLCI_TEST_CACHE`` or ``~/.cache/skillci-tests``). CI installs it with
-:func:`npm_install_command`; a test run installs it itself when it is missing. When npm
-or the registry is unavailable the tests fail loudly — they never skip.
+repository (``$SKILLCI_TEST_CACHE`` or ``~/.cache/skillci-tests``). CI (``.ci/run``) installs
+it with :func:`npm_install_command`; the test run never does: tests that need it are marked
+``github_openapi`` and skip without it, or fail under ``SKILLCI_REQUIRE_SERVICES``
+(tests/conftest.py). :func:`ensure_spec` still installs when called directly.
 
 The description is OpenAPI 3.0.3, whose schemas are *almost* JSON Schema: ``nullable:
 true`` is the one keyword that changes validation. :func:`to_json_schema` rewrites it

@@ -3,8 +3,8 @@ trace store, the page written by ``write_html`` (and by the CLI), then loaded in
 Chromium: scripts ran, no console message, the verdict is in the DOM and on the screenshot,
 and hostile record text stayed text.
 
-Needs Debian's ``chromium`` (``apt-get install -y chromium``); without it these tests FAIL
-with that hint rather than skip.
+The tests that load the page need Debian's ``chromium`` (``apt-get install -y chromium``): they
+are marked ``chromium`` and skip without it, or FAIL under ``SKILLCI_REQUIRE_SERVICES`` (as in CI).
 """
 
 from __future__ import annotations
@@ -254,6 +254,7 @@ def test_write_html_and_the_cli_write_the_same_page(
     assert blocker.read_text() == "keep"
 
 
+@pytest.mark.chromium
 def test_page_renders_with_no_console_message_and_shows_the_verdict(
     site: Site, dom: tuple[str, str]
 ) -> None:
@@ -273,6 +274,7 @@ def test_page_renders_with_no_console_message_and_shows_the_verdict(
     assert "<img" not in html_out and IMG not in html_out and SCRIPT not in html_out
 
 
+@pytest.mark.chromium
 def test_screenshot_is_a_rendered_page_with_the_verdict_banner(site: Site) -> None:
     shot = site.work / "shot.png"
     proc = chromium(
@@ -291,6 +293,7 @@ def test_screenshot_is_a_rendered_page_with_the_verdict_banner(site: Site) -> No
     assert len(banner) > 80 and max(banner) < 300
 
 
+@pytest.mark.chromium
 def test_a_task_anchor_opens_its_trajectories(site: Site) -> None:
     target = anchor("traj", "val-task-02")
     proc = chromium(site.work, "--dump-dom", f"{site.page.as_uri()}#{target}")
@@ -301,6 +304,7 @@ def test_a_task_anchor_opens_its_trajectories(site: Site) -> None:
     assert len(opened) == 1 and f'id="{target}"' in opened[0]
 
 
+@pytest.mark.chromium
 def test_console_check_catches_a_failing_script(tmp_path: Path) -> None:
     """Negative control: the console check above can fail."""
     bad = tmp_path / "bad.html"

@@ -1,6 +1,6 @@
 """LLM diagnosis and LLM compiler against a loopback OpenAI-compatible server, through litellm.
 
-The model route is a real ``skillci.models`` route (``openai/<model>`` with ``api_base`` on
+The model route is a real ``skillci.providers`` route (``openai/<model>`` with ``api_base`` on
 127.0.0.1), so the request goes litellm -> HTTP -> our fake server and back. Answers are
 fixed: valid, invalid-then-valid, invalid twice, and malicious (schema-valid patches
 carrying an injected instruction, a curl|sh step, a verbatim copy of planted text) which
@@ -21,9 +21,9 @@ from skillci.analyze.modelio import ModelCall
 from skillci.compile import CompileInput, check_patch, untrusted_texts
 from skillci.compile.llm import LLMCompiler
 from skillci.errors import ModelOutputError
-from skillci.models.client import ModelClient
-from skillci.models.routes import ModelRoute
 from skillci.patch.models import ReplaceRule
+from skillci.providers.client import ModelClient
+from skillci.providers.routes import ModelRoute
 from skillci.trace.models import RunRecord
 from tests.fakes.openai_server import FakeOpenAI
 from tests.unit.analyze.traj import LOG, T, teacher_ok

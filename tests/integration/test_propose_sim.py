@@ -15,8 +15,8 @@ import pytest
 
 from skillci.compile import LoopBudget, TemplateCompiler, propose_task
 from skillci.compile.loop import ProposeResult
-from skillci.models.routes import resolve_route
 from skillci.patch.models import AddRule, dump_patch
+from skillci.providers.routes import resolve_route
 from skillci.runners.base import AgentSpec, TrialSpec
 from skillci.runners.scheduler import execute, sandbox_kind
 from skillci.runners.trialdir import read_complete

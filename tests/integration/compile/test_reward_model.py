@@ -7,7 +7,7 @@ import socket
 import pytest
 
 from skillci.errors import RewardModelError
-from skillci.models.reward_model import RewardModelClient, trajectory_messages
+from skillci.providers.reward_model import RewardModelClient, trajectory_messages
 from tests.fakes.reward_model import RewardModelStub, stub_score
 from tests.unit.analyze.traj import T
 

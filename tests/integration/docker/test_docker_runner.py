@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from skillci.errors import RunnerError
-from skillci.models.routes import resolve_route
+from skillci.providers.routes import resolve_route
 from skillci.runners import docker as dr
 from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec, TrialSpec, plan
 from skillci.runners.outcome import EvalResult
@@ -206,7 +206,7 @@ def test_remote_engines_are_refused_up_front(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_raw_task_attempts_under_the_docker_runner(tmp_path: Path) -> None:
-    from skillci.runners.rawtask import RawTaskRequest, run_raw_task
+    from skillci.flows.rawtask import RawTaskRequest, run_raw_task
 
     task = TASKS / "py-window-end"
     req = RawTaskRequest(

@@ -17,6 +17,7 @@ import pytest
 from skillci.forge.github import GitHubForge
 from skillci.forge.github_retry import RetryPolicy
 from skillci.vcs.git import Git
+from tests import services
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.openapi import Contract, SpecUnavailable, npm_install_command
 
@@ -32,7 +33,10 @@ def sh(cwd: Path, *args: str) -> str:
 
 @pytest.fixture(scope="session")
 def contract() -> Contract:
-    """GitHub's OpenAPI description; installs @octokit/openapi once. Never skips."""
+    """GitHub's OpenAPI description, installed by .ci/run (never by the test run): tests
+    using it are marked ``github_openapi`` and skip without it, or fail under
+    ``SKILLCI_REQUIRE_SERVICES`` (tests/conftest.py)."""
+    services.need("github_openapi")
     try:
         c = Contract.load()
     except SpecUnavailable as exc:

@@ -162,5 +162,6 @@ def test_an_unreachable_registry_fails_loudly(
     monkeypatch.setenv("SKILLCI_TEST_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("npm_config_registry", "http://localhost:9/")
     monkeypatch.setenv("npm_config_fetch_retries", "0")
+    monkeypatch.setenv("npm_config_cache", str(tmp_path / "npm-cache"))  # not ~/.npm
     with pytest.raises(SpecUnavailable, match=r"npm install --prefix .*@octokit/openapi@"):
         ensure_spec()

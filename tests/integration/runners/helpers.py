@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillci.models.routes import resolve_route
 from skillci.patch.apply import apply
 from skillci.patch.models import Author, DeleteRule, Patch
+from skillci.providers.routes import resolve_route
 from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec, TrialSpec, plan
 from skillci.runners.outcome import EvalResult
 from skillci.runners.scheduler import Scheduler

@@ -15,10 +15,10 @@ import pytest
 from skillci.agents.base import AgentContext
 from skillci.agents.loop import BuiltinAgent, LoopLimits
 from skillci.errors import BudgetExceeded, ModelError
-from skillci.models.budget import Budget, BudgetMeter
-from skillci.models.cache import ResponseCache
-from skillci.models.client import ModelClient
-from skillci.models.routes import ModelRoute, resolve_route
+from skillci.providers.budget import Budget, BudgetMeter
+from skillci.providers.cache import ResponseCache
+from skillci.providers.client import ModelClient
+from skillci.providers.routes import ModelRoute, resolve_route
 from skillci.runners.sandbox import Mount, make_shell
 
 KEY = "sk-loopback-0123456789abcdef"

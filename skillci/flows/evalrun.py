@@ -1,0 +1,132 @@
+"""Run a suite (or some tasks) for one skill and one model: the domain of ``skillci eval run``.
+
+:func:`plan_eval` loads the suite and tasks (the sealed final split only for
+``--suite final``), renders the skill for the built-in harness and plans
+``tasks x repeats`` trials; :func:`run_eval` hands them to the
+:class:`~skillci.runners.scheduler.Scheduler` with the trace store attached.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillci.errors import UsageError
+from skillci.providers.budget import Budget
+from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec, SandboxMode, TrialSpec, plan
+from skillci.runners.outcome import EvalResult
+from skillci.runners.scheduler import Progress, Scheduler, sandbox_kind
+from skillci.runners.trialdir import read_complete, trial_dir
+from skillci.tasks.loader import load_suite_tasks, load_task, tasks_dir
+from skillci.tasks.models import Purpose, Task
+from skillci.tasks.suites import SEALED_SPLIT, load_suite
+
+
+class EvalRequest(BaseModel):
+    """What to run. Exactly one of ``suite`` and ``tasks`` is given."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    root: Path = Field(description="Repo root (holding evals/) or the tasks dir.")
+    suite: str | None = Field(default=None, description="Suite name under evals/suites/.")
+    tasks: list[str] = Field(default_factory=list, description="Task ids or task dirs.")
+    skill: Path | None = Field(default=None, description="Skill package dir; None = no skill.")
+    agent: Literal["builtin", "oracle", "noop"] = Field(
+        default="builtin", description="Agent kind."
+    )
+    model: str = Field(default="sim/student", description="Model route (builtin agent).")
+    role: Literal["student", "teacher"] = Field(default="student", description="Role recorded.")
+    repeats: int = Field(default=1, ge=1, description="Trials per task.")
+    parallel: int = Field(default=1, ge=1, description="Trials at once.")
+    seed: int = Field(default=0, description="Seed of repeat 0; repeat i uses seed + i.")
+    max_steps: int | None = Field(default=None, ge=1, description="Model calls per trial.")
+    sandbox: SandboxMode = Field(default="auto", description="auto, bwrap or none.")
+    require_skill: bool = Field(default=False, description="Fail trials that never loaded it.")
+    cache_responses: bool = Field(default=False, description="Cache student model answers too.")
+    trial_budget: Budget = Field(default_factory=Budget, description="Per-run model budget.")
+    command_budget: Budget = Field(default_factory=Budget, description="Whole-command budget.")
+    keep_workspace: bool = Field(default=False, description="Keep trial workspaces.")
+    home: Path = Field(description="skillci state dir (.skillci): trial cache and trace store.")
+
+
+def _load_tasks(req: EvalRequest) -> tuple[list[Task], str | None, str | None]:
+    if (req.suite is None) == (not req.tasks):
+        raise UsageError("give either --suite or --task (not both, not neither)")
+    if req.suite is not None:
+        purpose = Purpose.final_report if req.suite == SEALED_SPLIT.value else Purpose.optimize
+        suite = load_suite(req.suite, req.root, purpose=purpose)
+        if suite.split is SEALED_SPLIT:
+            purpose = Purpose.final_report
+        return load_suite_tasks(suite, req.root, purpose=purpose), suite.name, suite.split.value
+    out = []
+    for t in req.tasks:
+        path = Path(t) if Path(t).is_dir() else tasks_dir(req.root) / t
+        out.append(load_task(path, purpose=Purpose.optimize))
+    return out, None, None
+
+
+def agent_spec(req: EvalRequest) -> AgentSpec:
+    if req.agent != "builtin":
+        return AgentSpec(kind=req.agent, role="oracle" if req.agent == "oracle" else req.role)
+    from skillci.providers.routes import resolve_route
+
+    return AgentSpec(
+        kind="builtin",
+        role=req.role,
+        route_name=req.model,
+        route=resolve_route(req.model),
+        max_steps=req.max_steps or DEFAULT_MAX_STEPS[req.role],
+        budget=req.trial_budget,
+        cache_responses=req.cache_responses,
+    )
+
+
+def plan_eval(req: EvalRequest) -> list[TrialSpec]:
+    """The trials ``req`` asks for (loads tasks and renders the skill; runs nothing)."""
+    tasks, suite, split = _load_tasks(req)
+    skill = pkg_hash = None
+    if req.skill is not None and req.agent == "builtin":
+        from skillci.skill.package import SkillPackage
+        from skillci.skill.render import render
+
+        pkg = SkillPackage.from_dir(req.skill)
+        skill, pkg_hash = render(pkg, "builtin"), pkg.content_hash
+    return plan(
+        tasks,
+        agent_spec(req),
+        repeats=req.repeats,
+        state_dir=req.home,
+        skill=skill,
+        skill_package_hash=pkg_hash,
+        seed=req.seed,
+        suite=suite,
+        split=split,
+        sandbox=req.sandbox,
+        require_skill=req.require_skill,
+        keep_workspace=req.keep_workspace,
+    )
+
+
+def cached(spec: TrialSpec) -> bool:
+    """Whether a complete trial for ``spec`` exists (what --dry-run reports)."""
+    key = spec.cache_key(sandbox_kind(spec))
+    return read_complete(trial_dir(spec.state_dir, key), key) is not None
+
+
+def run_eval(req: EvalRequest, *, progress: Progress | None = None) -> EvalResult:
+    """Plan and run ``req``; records go to the trace store under ``req.home``."""
+    from skillci.trace.store import TraceStore
+
+    specs = plan_eval(req)
+    scheduler = Scheduler(
+        parallel=req.parallel,
+        budget=req.command_budget,
+        store=TraceStore(req.home),
+        progress=progress,
+    )
+    return scheduler.run(specs)
+
+
+__all__ = ["EvalRequest", "agent_spec", "cached", "plan_eval", "run_eval"]

@@ -1,0 +1,206 @@
+"""Run a task's trials into named trial dirs (``.../<stage>/test-NNN``), resumably.
+
+Each slot is one repeat: a :class:`~skillci.runners.base.TrialSpec` (seed = repeat
+index), its cache key, and the dir ``test-NNN`` it lives in. A slot whose dir is
+*complete* (``skillci.runners.trialdir.read_complete``: marker, record, reward and
+trajectory agree, same key) is reused as is. Otherwise any dir there is moved to the
+sibling ``.incomplete/`` and the trial runs — unless a complete trial with the same key
+exists elsewhere in the run dir (another stage ran the very same skill), which is
+copied in instead. A killed run therefore loses at most the trials that were running;
+it never keeps a half-written one and never runs a finished one twice.
+
+Trials run in this process, or with ``parallel > 1`` in a forkserver process pool whose
+workers die with the parent (``PR_SET_PDEATHSIG``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import multiprocessing as mp
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from skillci.errors import RunnerError
+from skillci.runners.base import AgentSpec, TrialSpec, plan
+from skillci.runners.scheduler import sandbox_kind
+from skillci.runners.trialdir import INCOMPLETE, MARKER, TrialMeta, read_complete
+from skillci.skill.package import SkillPackage
+from skillci.skill.render import render
+from skillci.tasks.models import Task
+from skillci.trace.models import RunRecord
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One repeat of one trial, and where it lives."""
+
+    spec: TrialSpec
+    key: str
+    path: Path
+
+
+def trial_name(i: int) -> str:
+    return f"test-{i:03d}"
+
+
+def plan_slots(
+    task: Task,
+    agent: AgentSpec,
+    pkg: SkillPackage | None,
+    n: int,
+    dest: Path,
+    state_dir: Path,
+    *,
+    require_skill: bool = True,
+) -> list[Slot]:
+    """``n`` slots ``dest/test-000 ..`` of ``task`` with ``pkg`` (repeat i uses seed i)."""
+    specs = plan(
+        [task],
+        agent,
+        repeats=n,
+        state_dir=state_dir,
+        skill=render(pkg, "builtin") if pkg is not None else None,
+        skill_package_hash=pkg.content_hash if pkg is not None else None,
+        require_skill=require_skill and pkg is not None,
+    )
+    return [Slot(s, s.cache_key(sandbox_kind(s)), dest / trial_name(s.repeat_index)) for s in specs]
+
+
+def quarantine(path: Path) -> Path | None:
+    """Move an incomplete trial dir to ``<parent>/.incomplete/``."""
+    if not path.exists():
+        return None
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+    to = path.parent / INCOMPLETE / f"{path.name}-{stamp}-{os.getpid()}"
+    to.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(path), str(to))
+    return to
+
+
+def index_complete(roots: Sequence[Path]) -> dict[str, Path]:
+    """Trial key -> a dir holding that trial complete, under ``roots``."""
+    out: dict[str, Path] = {}
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for marker in sorted(root.rglob(MARKER)):
+            d = marker.parent
+            if INCOMPLETE in d.relative_to(root).parts or not d.name.startswith("test-"):
+                continue
+            try:
+                meta = TrialMeta.model_validate_json(marker.read_bytes())
+            except ValueError:
+                continue
+            if meta.key not in out and read_complete(d, meta.key) is not None:
+                out[meta.key] = d
+    return out
+
+
+def _copy_in(src: Path, dest: Path) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.copy-", dir=dest.parent))
+    shutil.copytree(src, tmp, dirs_exist_ok=True)
+    os.rename(tmp, dest)
+
+
+def _die_with_parent() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
+
+
+def run_one(spec: TrialSpec, key: str, path: str) -> str | None:
+    """Run one trial into ``path`` (a worker entry point); returns an error or None."""
+    from skillci.runners.local import LocalRunner
+
+    try:
+        LocalRunner().run_trial(spec, Path(path), key)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def run_slots(
+    slots: Sequence[Slot],
+    *,
+    parallel: int = 1,
+    reuse_from: Sequence[Path] = (),
+    progress: Progress | None = None,
+) -> list[RunRecord]:
+    """Records of every slot, in order (see the module docstring)."""
+    say = progress or (lambda _m: None)
+    pending: list[Slot] = []
+    cache: dict[str, Path] | None = None
+    for slot in slots:
+        if read_complete(slot.path, slot.key) is not None:
+            say(f"{slot.path.name}: complete, reused")
+            continue
+        slot.path.parent.mkdir(parents=True, exist_ok=True)
+        moved = quarantine(slot.path)
+        if moved is not None:
+            say(f"{slot.path.name}: incomplete, moved to {INCOMPLETE}/")
+        if cache is None:
+            cache = index_complete(reuse_from)
+        src = cache.get(slot.key)
+        if src is not None and src.resolve() != slot.path.resolve():
+            _copy_in(src, slot.path)
+            say(f"{slot.path.name}: same trial found in {src.parent.name}/{src.name}, copied")
+            continue
+        pending.append(slot)
+    errors: list[str] = []
+    if parallel <= 1 or len(pending) <= 1:
+        for slot in pending:
+            say(f"{slot.path.name}: running")
+            err = run_one(slot.spec, slot.key, str(slot.path))
+            if err:
+                errors.append(f"{slot.path.name}: {err}")
+    else:
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(["skillci.providers.preload"])
+        with ProcessPoolExecutor(
+            max_workers=parallel, mp_context=ctx, initializer=_die_with_parent
+        ) as pool:
+            futs = {pool.submit(run_one, s.spec, s.key, str(s.path)): s for s in pending}
+            for s in pending:
+                say(f"{s.path.name}: running")
+            for fut, s in futs.items():
+                try:
+                    err = fut.result()
+                except Exception as exc:  # a worker died
+                    err = f"worker failed: {type(exc).__name__}: {exc}"
+                if err:
+                    errors.append(f"{s.path.name}: {err}")
+    out: list[RunRecord] = []
+    for slot in slots:
+        done = read_complete(slot.path, slot.key)
+        if done is None:
+            detail = "; ".join(errors[:3]) or "no complete record was written"
+            raise RunnerError(
+                f"trial {slot.path} did not complete: {detail}",
+                hint="fix the cause and re-run with the same --run-dir: complete trials are kept",
+            )
+        out.append(done[1])
+    return out
+
+
+__all__ = [
+    "Progress",
+    "Slot",
+    "index_complete",
+    "plan_slots",
+    "quarantine",
+    "run_one",
+    "run_slots",
+    "trial_name",
+]

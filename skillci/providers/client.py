@@ -1,0 +1,235 @@
+"""Model calls through litellm: retries, budgets, cost and the response cache.
+
+litellm is imported lazily (it costs seconds at start-up) with
+``LITELLM_LOCAL_MODEL_COST_MAP=True`` set first so no price map is fetched from the network.
+The embedded simulator is registered as a litellm custom provider on first use, so
+``sim/student`` goes through exactly the same path as a real provider.
+
+Transient provider errors (rate limit, timeout, connection, 5xx) are retried with
+exponential backoff and jitter (tenacity); anything else becomes a :class:`ModelError`
+at once. A context-window overflow is :class:`ContextWindowExceeded`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from tenacity import (
+    RetryError,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from skillci.errors import ContextWindowExceeded, ModelError
+from skillci.providers.budget import BudgetMeter
+from skillci.providers.cache import ResponseCache, request_key
+from skillci.providers.routes import ModelRoute
+from skillci.providers.types import Completion, Message, ToolCall, ToolSchema
+
+_LITELLM: Any = None
+
+
+def litellm_module() -> Any:
+    """Import litellm once, offline, with the simulator registered."""
+    global _LITELLM
+    if _LITELLM is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        litellm.suppress_debug_info = True
+        litellm.telemetry = False
+        from skillci.providers.sim.provider import register
+
+        register(litellm)
+        _LITELLM = litellm
+    return _LITELLM
+
+
+def _transient_types(litellm: Any) -> tuple[type[BaseException], ...]:
+    return (
+        litellm.RateLimitError,
+        litellm.Timeout,
+        litellm.APIConnectionError,
+        litellm.ServiceUnavailableError,
+        litellm.InternalServerError,
+        litellm.BadGatewayError,
+    )
+
+
+def parse_tool_calls(raw: Sequence[Any] | None) -> list[ToolCall]:
+    out: list[ToolCall] = []
+    for i, tc in enumerate(raw or []):
+        fn = tc.function if hasattr(tc, "function") else tc.get("function", {})
+        name = getattr(fn, "name", None) if not isinstance(fn, dict) else fn.get("name")
+        args_raw = (
+            getattr(fn, "arguments", None) if not isinstance(fn, dict) else fn.get("arguments")
+        )
+        args_raw = args_raw if isinstance(args_raw, str) else json.dumps(args_raw or {})
+        call_id = (
+            tc.id if hasattr(tc, "id") else tc.get("id")
+        ) or f"call_{i}_{uuid.uuid4().hex[:8]}"
+        try:
+            parsed = json.loads(args_raw) if args_raw.strip() else {}
+            err = None if isinstance(parsed, dict) else "arguments are not a JSON object"
+        except json.JSONDecodeError as exc:
+            parsed, err = {}, f"arguments are not valid JSON: {exc.msg}"
+        out.append(
+            ToolCall(
+                id=str(call_id),
+                name=str(name or ""),
+                raw_arguments=args_raw,
+                arguments=parsed if isinstance(parsed, dict) else {},
+                parse_error=err,
+            )
+        )
+    return out
+
+
+class ModelClient:
+    """Calls one route. ``use_cache`` reads and writes ``cache`` (when one is given)."""
+
+    def __init__(
+        self,
+        route_name: str,
+        route: ModelRoute,
+        *,
+        meter: BudgetMeter | None = None,
+        cache: ResponseCache | None = None,
+        use_cache: bool = False,
+        max_retries: int = 4,
+        backoff_initial: float = 1.0,
+        backoff_max: float = 30.0,
+    ) -> None:
+        self.route_name = route_name
+        self.route = route
+        self.meter = meter or BudgetMeter()
+        self.cache = cache
+        self.use_cache = use_cache and cache is not None
+        self.max_retries = max_retries
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+
+    def request(
+        self, messages: list[Message], tools: list[ToolSchema] | None, seed: int | None
+    ) -> dict[str, Any]:
+        """The full request (without the API key): what the cache key is made of."""
+        req: dict[str, Any] = {
+            "model": self.route.model,
+            "api_base": self.route.api_base,
+            "messages": messages,
+            **self.route.sampling_params(),
+        }
+        if tools:
+            req["tools"] = tools
+        if seed is not None:
+            req["seed"] = seed
+        return req
+
+    def _api_key(self) -> str | None:
+        env = self.route.api_key_env
+        if env is None:
+            return None
+        key = os.environ.get(env)
+        if not key:
+            raise ModelError(
+                f"route {self.route_name!r} needs an API key but ${env} is not set",
+                hint=f"export {env}=... (the key itself never goes into provider_routes.json)",
+            )
+        return key
+
+    def complete(
+        self,
+        messages: list[Message],
+        tools: list[ToolSchema] | None = None,
+        *,
+        seed: int | None = None,
+    ) -> Completion:
+        """One call. Cache hits are free; otherwise raises BudgetExceeded before calling when
+        the budget is spent."""
+        req = self.request(messages, tools, seed)
+        key = request_key({"route": self.route.fingerprint(), "request": req})
+        if self.use_cache and self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.meter.charge(cached=True)
+                return hit
+        self.meter.check()
+        completion = self._call(req)
+        self.meter.charge(
+            input_tokens=completion.input_tokens,
+            output_tokens=completion.output_tokens,
+            usd=completion.usd or 0.0,
+        )
+        if self.use_cache and self.cache is not None:
+            self.cache.put(key, self.route_name, completion)
+        return completion
+
+    def _call(self, req: dict[str, Any]) -> Completion:
+        litellm = litellm_module()
+        kwargs = dict(req)
+        kwargs.update(timeout=self.route.timeout, num_retries=0)
+        api_key = self._api_key()
+        if api_key is not None:
+            kwargs["api_key"] = api_key
+        if kwargs.get("api_base") is None:
+            kwargs.pop("api_base")
+        retrying = Retrying(
+            retry=retry_if_exception(lambda e: isinstance(e, _transient_types(litellm))),
+            stop=stop_after_attempt(self.max_retries + 1),
+            wait=wait_exponential_jitter(
+                multiplier=self.backoff_initial, max=self.backoff_max, jitter=self.backoff_initial
+            ),
+            reraise=False,
+        )
+        try:
+            resp = retrying(litellm.completion, **kwargs)
+        except RetryError as exc:
+            last = exc.last_attempt.exception()
+            raise ModelError(
+                f"{self.route_name}: gave up after {self.max_retries + 1} attempts: "
+                f"{type(last).__name__}: {_short(last)}"
+            ) from None
+        except litellm.ContextWindowExceededError as exc:
+            raise ContextWindowExceeded(f"{self.route_name}: {_short(exc)}") from None
+        except Exception as exc:
+            raise ModelError(f"{self.route_name}: {type(exc).__name__}: {_short(exc)}") from None
+        return self._to_completion(litellm, resp)
+
+    def _to_completion(self, litellm: Any, resp: Any) -> Completion:
+        choice = resp.choices[0]
+        msg = choice.message
+        usage = getattr(resp, "usage", None)
+        inp = int(getattr(usage, "prompt_tokens", 0) or 0)
+        out = int(getattr(usage, "completion_tokens", 0) or 0)
+        return Completion(
+            content=msg.content,
+            tool_calls=parse_tool_calls(getattr(msg, "tool_calls", None)),
+            finish_reason=choice.finish_reason,
+            model=getattr(resp, "model", None),
+            input_tokens=inp,
+            output_tokens=out,
+            usd=self._cost(litellm, resp, inp, out),
+        )
+
+    def _cost(self, litellm: Any, resp: Any, inp: int, out: int) -> float | None:
+        r = self.route
+        if r.input_cost_per_token is not None and r.output_cost_per_token is not None:
+            return inp * r.input_cost_per_token + out * r.output_cost_per_token
+        try:
+            return float(litellm.completion_cost(completion_response=resp, model=r.model))
+        except Exception:
+            return None
+
+
+def _short(exc: BaseException | None) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else ""
+
+
+__all__ = ["ModelClient", "litellm_module", "parse_tool_calls"]

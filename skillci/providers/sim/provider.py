@@ -1,0 +1,121 @@
+"""litellm custom provider ``sim``: the adapter between litellm and :mod:`.policy`.
+
+Registered by :func:`register` (called lazily from ``skillci.providers.client``). Model ids:
+``sim/student`` and ``sim/teacher``. Request knobs (``extra_body``): ``slip_rate`` (0..1,
+per-trial probability of dropping each learned behaviour, seeded), ``context_window``
+(tokens; default 32768 student / 200000 teacher). The seed comes from the request's
+``seed`` (default 0). Usage is counted with the real tokenizer over the messages.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from typing import Any
+
+from skillci.providers.sim.policy import next_action
+from skillci.providers.sim.transcript import read_transcript
+from skillci.skill.tokens import count_tokens
+
+PROVIDER = "sim"
+ROLES = {"student": 32768, "teacher": 200000}
+
+
+@functools.lru_cache(maxsize=8192)
+def _tokens(text: str) -> int:
+    return count_tokens(text)
+
+
+def prompt_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:
+    total = 0
+    for m in messages:
+        content = m.get("content")
+        total += 4 + _tokens(content if isinstance(content, str) else json.dumps(content or ""))
+        for tc in m.get("tool_calls") or []:
+            total += _tokens(json.dumps(tc, sort_keys=True))
+    if tools:
+        total += _tokens(json.dumps(tools, sort_keys=True))
+    return total
+
+
+def respond(
+    model: str, messages: list[dict[str, Any]], optional_params: dict[str, Any]
+) -> dict[str, Any]:
+    """The sim's answer as an OpenAI-style response dict (no litellm needed)."""
+    role = model.split("/")[-1]
+    if role not in ROLES:
+        raise ValueError(f"unknown sim model {model!r}; use sim/student or sim/teacher")
+    extra = optional_params.get("extra_body") or {}
+    tools = optional_params.get("tools")
+    window = int(extra.get("context_window") or ROLES[role])
+    used = prompt_tokens(messages, tools)
+    if used > window:
+        raise OverflowError(f"prompt is {used} tokens; sim/{role} accepts {window}")
+    seed = int(optional_params.get("seed") or 0)
+    tr = read_transcript(messages, tools)
+    action = next_action(tr, role, seed, float(extra.get("slip_rate") or 0.0))
+    if action.final is not None:
+        message: dict[str, Any] = {"role": "assistant", "content": action.final}
+        finish, out_text = "stop", action.final
+    else:
+        args = json.dumps(action.args, sort_keys=True)
+        call_id = (
+            "call_" + hashlib.sha256(f"{seed}:{len(tr.steps)}:{args}".encode()).hexdigest()[:16]
+        )
+        message = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": action.tool, "arguments": args},
+                }
+            ],
+        }
+        finish, out_text = "tool_calls", f"{action.tool}{args}"
+    completion = _tokens(out_text) + 3
+    return {
+        "model": f"sim/{role}",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {
+            "prompt_tokens": used,
+            "completion_tokens": completion,
+            "total_tokens": used + completion,
+        },
+    }
+
+
+def register(litellm: Any) -> None:
+    """Add the ``sim`` provider to ``litellm.custom_provider_map`` (idempotent)."""
+    if any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
+        return
+
+    class SimLLM(litellm.CustomLLM):  # type: ignore[misc]
+        """litellm CustomLLM serving sim/student and sim/teacher."""
+
+        def completion(
+            self, model: str, messages: list[dict[str, Any]], *args: Any, **kwargs: Any
+        ) -> Any:
+            params = kwargs.get("optional_params") or {}
+            try:
+                data = respond(model, messages, params)
+            except OverflowError as exc:
+                raise litellm.ContextWindowExceededError(
+                    message=str(exc), model=model, llm_provider=PROVIDER
+                ) from None
+            return litellm.ModelResponse(**data)
+
+        async def acompletion(
+            self, model: str, messages: list[dict[str, Any]], *args: Any, **kwargs: Any
+        ) -> Any:
+            return self.completion(model, messages, *args, **kwargs)
+
+    litellm.custom_provider_map = [
+        *litellm.custom_provider_map,
+        {"provider": PROVIDER, "custom_handler": SimLLM()},
+    ]
+
+
+__all__ = ["PROVIDER", "prompt_tokens", "register", "respond"]
