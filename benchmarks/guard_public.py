@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from skillci.patch.apply import apply_detailed
 from skillci.patch.guard import guard
 from skillci.patch.models import Patch
-from skillci.skill.package import SkillPackage
+from skillci.skill.package import EXAMPLES_DIR, SkillPackage
 
 ROOT = Path(__file__).resolve().parents[1]
 ATTACKS = ROOT / "tests" / "fixtures" / "attacks" / "payloads.jsonl"
@@ -62,16 +62,20 @@ FIELDS: dict[str, Callable[[str], tuple[dict[str, Any], list[dict[str, Any]]]]] 
     ),
     "example.value": lambda p: (
         {},
-        [{"op": "add_example", "file": "examples/corpus.jsonl", "example": {"input": p}}],
+        [{"op": "add_example", "file": f"{EXAMPLES_DIR}/corpus.jsonl", "example": {"input": p}}],
     ),
     "example.key": lambda p: (
         {},
-        [{"op": "add_example", "file": "examples/corpus.jsonl", "example": {p: "x"}}],
+        [{"op": "add_example", "file": f"{EXAMPLES_DIR}/corpus.jsonl", "example": {p: "x"}}],
     ),
     "regression.task_id": lambda p: ({}, [{"op": "add_regression_test", "task_id": p}]),
-    "scope.section": lambda p: (
+    "rule.failure_condition": lambda p: (
         {},
-        [{"op": "change_loading_scope", "section": p, "from": "SKILL.md", "to": "workflows/x.md"}],
+        _add(failure_policy=[{"condition": p, "action": "rerun the failing test"}]),
+    ),
+    "example.nested": lambda p: (
+        {},
+        [{"op": "add_example", "file": f"{EXAMPLES_DIR}/corpus.jsonl", "example": {"steps": [p]}}],
     ),
     "rule.references": lambda p: ({}, _add(references=[p])),
 }
