@@ -17,7 +17,7 @@ def init_cmd(
     dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be written."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> int:
-    """Set up skillci in an existing repository: metadata, evals, routes, hooks, workflows."""
+    """Find every skill (any SKILL.md) and add what skillci needs; never overwrites."""
     from skillci.flows.context import RepoContext
     from skillci.flows.init import init_repo
 
