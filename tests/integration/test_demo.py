@@ -162,9 +162,24 @@ def test_glossary_explains_a_term_once_on_first_use() -> None:
     assert all(term in GLOSSARY for term in say.explained)
 
 
-def test_sandbox_kind_names_bubblewrap_when_present(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_bubblewrap_the_demo_warns_first_and_records_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skillci.flows.demo import _Demo
     from skillci.runners import sandbox
 
+    real = sandbox.bwrap_path()
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    said: list[str] = []
+    if real is not None:
+        assert sandbox_kind() == ("bwrap", str(real))
+        assert _Demo(repo, said.append).res.sandbox == "bwrap"
+        assert "bubblewrap sandbox" in said[0] and NO_SANDBOX not in said
     monkeypatch.setattr(sandbox, "bwrap_path", lambda: None)
+    said.clear()
+    demo = _Demo(repo, said.append)
     assert sandbox_kind() == ("none", None)
+    assert demo.res.sandbox == "none"
+    assert said == [NO_SANDBOX]
     assert "WITHOUT a sandbox" in NO_SANDBOX
