@@ -10,9 +10,10 @@
 6. Canary of the release with simulated production traffic → analyze → promote.
 7. A deliberately bad canary (the old version without the rule) → automatic rollback.
 
-Simulated production traffic: each request id is routed by ``skillci.runtime.resolve``
-(deterministic bucketing); the request's outcome is a real trial of the routed version on a
-task drawn (seeded) from the validation suite, recorded as a production run record.
+Simulated production traffic: each request id is routed as ``skillci.runtime.resolve``
+routes it (deterministic bucketing, on the channel state read once); the request's outcome
+is a real trial of the routed version on a task drawn (seeded) from the validation suite,
+recorded as a production run record.
 """
 
 from __future__ import annotations
@@ -196,10 +197,11 @@ def _traffic(
     ctx: RepoContext, versions: dict[str, tuple[str, str]], n: int, seed: int, say: Say
 ) -> dict[str, int]:
     """Route ``n`` requests and record each as a production run of the routed version."""
+    from skillci.release.channels import ChannelStore
     from skillci.release.production import as_production
+    from skillci.release.routing import pick
     from skillci.runners.base import plan
     from skillci.runners.scheduler import Scheduler
-    from skillci.runtime import resolve
     from skillci.skill.render import render
     from skillci.tasks.loader import load_suite_tasks
     from skillci.tasks.models import Purpose
@@ -230,16 +232,22 @@ def _traffic(
                 trials[version].setdefault(o.task_id, []).append(o.run_id)
     rng = random.Random(seed)  # noqa: S311 - simulation, not security
     counts: dict[str, int] = {}
+    # the channels do not move during the traffic: read them once, then route each request
+    # as skillci.runtime.resolve does (by its bucket), without git calls per request
+    state = ChannelStore(ctx.git).state(SKILL)
+    assert state is not None and state.stable is not None
+    canary = state.canary
     for i in range(n):
         rid = f"req-{seed}-{i:04d}"
-        res = resolve(ctx.root, SKILL, request_id=rid)
-        by_task = trials.get(res.version)
+        channel = pick(canary.weight or 0, rid) if canary is not None else "stable"
+        version = canary.version if channel == "canary" and canary else state.stable.version
+        by_task = trials.get(version)
         if not by_task:
             continue
         task = rng.choice(sorted(by_task))
         rec = ctx.store.get(rng.choice(by_task[task]))
         ctx.store.put(as_production(rec, request_id=rid))
-        counts[f"{res.channel} {res.version}"] = counts.get(f"{res.channel} {res.version}", 0) + 1
+        counts[f"{channel} {version}"] = counts.get(f"{channel} {version}", 0) + 1
     say("    traffic: " + ", ".join(f"{k}: {v} requests" for k, v in sorted(counts.items())))
     return counts
 
