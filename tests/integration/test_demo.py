@@ -55,9 +55,9 @@ def test_demo_runs_the_whole_loop(tmp_path: Path) -> None:
         and "regression_rate" in outcomes[5]
         and "py-window-end" in outcomes[5]
     )
-    assert outcomes[6].startswith(
-        "closed: PR #2 is closed, branch deleted: True, head ref kept: True"
-    )
+    # PR #2 is opened without a patch id, like a person's PR: closed, its branch kept
+    assert outcomes[6].startswith("closed: PR #2 is closed, branch deleted: False")
+    assert outcomes[6].endswith("head ref kept: True")
     assert outcomes[7].endswith("pass -> promote")
     assert "fail -> rollback" in outcomes[8]
     assert {p["number"]: p["state"] for p in out["prs"]} == {1: "merged", 2: "closed"}
