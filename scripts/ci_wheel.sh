@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The wheel users install: build the sdist and the wheel (the wheel is built from the sdist,
+# so both are checked), install the wheel into a fresh venv outside the checkout, and run
+# `skillci demo` from an empty directory with it — the bundled skill and tasks must come from
+# the wheel's package data (skillci/data/, see setup.py), not from this checkout.
+#
+#   bash scripts/ci_wheel.sh [OUTDIR]    # OUTDIR (default dist/) keeps the sdist and wheel
+set -euo pipefail
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${1:-$SRC/dist}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/skillci-wheel.XXXXXX")
+say() { printf 'ci_wheel: %s\n' "$*" >&2; }
+PY=${SKILLCI_WHEEL_PYTHON:-python3.11}
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+
+rm -rf "$OUT"
+"$SRC/.venv/bin/python" -m build --outdir "$OUT" "$SRC" >"$WORK/build.log" 2>&1 ||
+  { tail -30 "$WORK/build.log" >&2; say "error: python -m build failed"; exit 1; }
+sdist=$(ls "$OUT"/skillci-*.tar.gz) wheel=$(ls "$OUT"/skillci-*.whl)
+say "built $(basename "$sdist") and $(basename "$wheel")"
+for need in skillci/data/skills/repo-debugger/SKILL.md skillci/data/evals/tasks skillci/py.typed; do
+  "$PY" -c 'import sys, zipfile; n = zipfile.ZipFile(sys.argv[1]).namelist(); sys.exit(0 if any(x.startswith(sys.argv[2]) for x in n) else 1)' \
+    "$wheel" "$need" || { say "error: $need is not in the wheel"; exit 1; }
+done
+tar -tzf "$sdist" | grep -q '/skills/repo-debugger/SKILL.md$' || { say "error: skills/ is not in the sdist"; exit 1; }
+
+"$PY" -m venv "$WORK/venv"
+"$WORK/venv/bin/python" -m pip install -q --disable-pip-version-check "$wheel" 2>&1 |
+  grep -v '^WARNING: Location' >&2 || true
+mkdir "$WORK/empty"
+cd "$WORK/empty"
+start=$(date +%s)
+LITELLM_LOCAL_MODEL_COST_MAP=True "$WORK/venv/bin/skillci" demo --dir "$WORK/empty/demo" --no-html \
+  >"$WORK/demo.log" 2>&1 || { tail -40 "$WORK/demo.log" >&2; say "error: skillci demo from the wheel failed"; exit 1; }
+tail -12 "$WORK/demo.log"
+"$WORK/venv/bin/python" - "$SRC" <<'PY'
+import sys, pathlib, skillci
+where = pathlib.Path(skillci.__file__).resolve()
+assert not where.is_relative_to(pathlib.Path(sys.argv[1]).resolve()), f"skillci imported from the checkout: {where}"
+PY
+say "OK: skillci demo ran from the wheel in $(($(date +%s) - start)) s (outside the checkout)"
+rm -rf "$WORK"
