@@ -28,7 +28,7 @@ class BuildPyWithBundledData(build_py):
             if dest.exists():
                 shutil.rmtree(dest)
             shutil.copytree(
-                ROOT / name, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*")
+                ROOT / name, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
             )
 
 

@@ -18,10 +18,18 @@ rm -rf "$OUT"
   { tail -30 "$WORK/build.log" >&2; say "error: python -m build failed"; exit 1; }
 sdist=$(ls "$OUT"/skillci-*.tar.gz) wheel=$(ls "$OUT"/skillci-*.whl)
 say "built $(basename "$sdist") and $(basename "$wheel")"
-for need in skillci/data/skills/repo-debugger/SKILL.md skillci/data/evals/tasks skillci/py.typed; do
-  "$PY" -c 'import sys, zipfile; n = zipfile.ZipFile(sys.argv[1]).namelist(); sys.exit(0 if any(x.startswith(sys.argv[2]) for x in n) else 1)' \
-    "$wheel" "$need" || { say "error: $need is not in the wheel"; exit 1; }
-done
+# every tracked file of skills/ and evals/ (dotfiles such as a task's .env included) is in the
+# wheel under skillci/data/
+git -C "$SRC" ls-files skills evals >"$WORK/tracked"
+"$PY" - "$wheel" "$WORK/tracked" <<'PY' || { say "error: the wheel lacks bundled files"; exit 1; }
+import sys, zipfile
+names = set(zipfile.ZipFile(sys.argv[1]).namelist())
+want = [f"skillci/data/{line.strip()}" for line in open(sys.argv[2]) if line.strip()]
+missing = [w for w in want if w not in names] + [n for n in ["skillci/py.typed"] if n not in names]
+print(f"ci_wheel: {len(want) - len(missing)}/{len(want)} bundled files in the wheel", file=sys.stderr)
+if missing:
+    sys.exit("missing: " + ", ".join(missing[:20]))
+PY
 tar -tzf "$sdist" | grep -q '/skills/repo-debugger/SKILL.md$' || { say "error: skills/ is not in the sdist"; exit 1; }
 
 "$PY" -m venv "$WORK/venv"
