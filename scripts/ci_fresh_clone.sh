@@ -2,7 +2,8 @@
 # The fresh-clone check: README's two commands on a clean clone of HEAD, with every external
 # service absent, and proof that the test command changed nothing on the machine.
 #
-#   bash scripts/ci_fresh_clone.sh        # from a checkout; exit 0 = hermetic and green
+#   bash scripts/ci_fresh_clone.sh              # from a checkout; exit 0 = hermetic and green
+#   bash scripts/ci_fresh_clone.sh tests/unit   # the same checks on a subset (trying it out)
 #
 # 1. Clones HEAD into a new temp dir and runs README's install command there (a venv + pip;
 #    that is allowed to install).
@@ -55,7 +56,7 @@ set +e
     -u XDG_CACHE_HOME -u XDG_CONFIG_HOME -u XDG_DATA_HOME \
     HOME="$FHOME" TMPDIR="$FTMP" PATH="$STUBS:$PATH" SKILLCI_FAKE_ABSENT=all \
     SKILLCI_FRESH_TOKEN="$TOKEN" LITELLM_LOCAL_MODEL_COST_MAP=True \
-    .venv/bin/python -m pytest -q -p no:cacheprovider --durations=15 --durations-min=0
+    .venv/bin/python -m pytest -q --durations=15 --durations-min=0 "$@"
 ) >"$WORK/pytest.log" 2>&1
 rc=$?
 set -e

@@ -24,16 +24,18 @@ Adding a service: a probe in tests/services.py (it only *looks*, never installs 
 a marker in pyproject.toml, the start/install step in .ci/run. Probes run once per process.
 Design: docs/design/120-test-services-markers.md.
 
-Nothing outlives the run: every pytest process (xdist workers too) is a child subreaper, and
-at the end of the session any process still alive below it is listed, killed, and fails the
-run (an error in the last test's teardown; in the xdist controller, exit status 1). Docker
-containers labelled ``skillci.trial`` that appeared during the run and still exist fail it too.
-tests/leaks.py holds the /proc helpers; design 121.
+Nothing outlives the run: at the end of the session any process still alive below a pytest
+process (xdist workers too), or carrying its environment token (``SKILLCI_TEST_RUN`` /
+``SKILLCI_TEST_WORKER``, inherited by everything it starts, daemons included), is listed,
+killed, and fails the run (an error in the last test's teardown; in the xdist controller, exit
+status 1). Docker containers labelled ``skillci.trial`` that appeared during the run and still
+exist fail it too. tests/leaks.py holds the /proc helpers; design 121.
 """
 
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,6 +53,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 _AT_START: set[int] = set()
+_TOKEN: list[str] = []  # [variable, value] of this process's environment token
 _CONTAINERS_AT_START: set[str] | None = None
 
 
@@ -80,7 +83,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 def pytest_configure(config: pytest.Config) -> None:
     services.required()  # a typo in SKILLCI_REQUIRE_SERVICES is a usage error, not a silent skip
-    leaks.become_subreaper()
+    var = "SKILLCI_TEST_WORKER" if hasattr(config, "workerinput") else "SKILLCI_TEST_RUN"
+    _TOKEN[:] = [var, uuid.uuid4().hex]
+    os.environ[var] = _TOKEN[1]  # inherited by every process the tests start
     _AT_START.update(p.pid for p in leaks.descendants(os.getpid()))
 
 
@@ -96,7 +101,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return  # workers check themselves in _nothing_outlives_the_session
     problems: list[str] = []
     leaks.stop_interpreter_helpers()
-    left = leaks.leftovers(os.getpid(), _AT_START)
+    left = leaks.leftovers(os.getpid(), _AT_START, (_TOKEN[0], _TOKEN[1]))
     if left:
         leaks.kill(left)
         problems += [f"process still alive at the end of the run (killed): {p}" for p in left]
@@ -148,7 +153,7 @@ def _nothing_outlives_the_session() -> Iterator[None]:
     after every test and fixture of this process has finished; kills it so it stays harmless."""
     yield
     leaks.stop_interpreter_helpers()
-    left = leaks.leftovers(os.getpid(), _AT_START)
+    left = leaks.leftovers(os.getpid(), _AT_START, (_TOKEN[0], _TOKEN[1]))
     if left:
         leaks.kill(left)
         pytest.fail(

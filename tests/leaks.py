@@ -1,30 +1,20 @@
 """Finding processes and containers a test run started and left behind (Linux /proc).
 
-The pytest process (and every xdist worker) makes itself a *child subreaper*
-(``PR_SET_CHILD_SUBREAPER``): a process that daemonizes (double fork, setsid) is re-parented
-to the nearest pytest process instead of init, so it stays visible as a descendant and
-cannot escape the end-of-session check in tests/conftest.py.
+Two nets: the process tree below the pytest process, and an environment token. Every pytest
+process puts a fresh token in its environment at start-up (``SKILLCI_TEST_RUN`` in the
+controller, ``SKILLCI_TEST_WORKER`` in an xdist worker); every process it starts inherits it,
+so a daemon that double-forks away from the tree (re-parented to init) is still found by
+scanning ``/proc/*/environ``. (A child subreaper would keep such daemons in the tree, but the
+sandbox's orphaned bwrap helpers then pile up as zombies of the worker: tried and dropped.)
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
 import time
 from dataclasses import dataclass
-
-PR_SET_CHILD_SUBREAPER = 36
-
-
-def become_subreaper() -> bool:
-    """Orphaned descendants are re-parented to this process (Linux >= 3.4); False elsewhere."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
-    except (OSError, AttributeError):
-        return False
 
 
 @dataclass(frozen=True)
@@ -105,13 +95,39 @@ def stop_interpreter_helpers() -> None:
                 stop()
 
 
-def leftovers(root: int, ignore: set[int], grace: float = 5.0) -> list[Proc]:
-    """Live (non-zombie) descendants of ``root`` not in ``ignore``, after up to ``grace``
-    seconds for processes that are already on their way out."""
+def carrying(var: str, value: str) -> set[int]:
+    """Pids of processes whose initial environment has ``var=value``."""
+    needle = f"{var}={value}".encode()
+    out: set[int] = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    out.add(int(name))
+        except OSError:
+            continue
+    return out
+
+
+def leftovers(
+    root: int, ignore: set[int], token: tuple[str, str] | None = None, grace: float = 5.0
+) -> list[Proc]:
+    """Live (non-zombie) processes below ``root`` or carrying ``token`` (var, value), except
+    ``root`` and ``ignore``, after up to ``grace`` seconds for those already on their way out."""
     deadline = time.monotonic() + grace
     while True:
         reap_zombies()
-        live = [p for p in descendants(root) if p.pid not in ignore and p.state not in "ZX"]
+        found = {p.pid: p for p in descendants(root)}
+        if token is not None:
+            table = processes()
+            found.update({pid: table[pid] for pid in carrying(*token) if pid in table})
+        live = [
+            p
+            for pid, p in sorted(found.items())
+            if pid != root and pid not in ignore and p.state not in "ZX"
+        ]
         if not live or time.monotonic() >= deadline:
             return live
         time.sleep(0.1)
