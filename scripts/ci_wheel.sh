@@ -30,7 +30,9 @@ print(f"ci_wheel: {len(want) - len(missing)}/{len(want)} bundled files in the wh
 if missing:
     sys.exit("missing: " + ", ".join(missing[:20]))
 PY
-tar -tzf "$sdist" | grep -q '/skills/repo-debugger/SKILL.md$' || { say "error: skills/ is not in the sdist"; exit 1; }
+tar -tzf "$sdist" >"$WORK/sdist.list"
+grep -q '/skills/repo-debugger/SKILL.md$' "$WORK/sdist.list" || { say "error: skills/ is not in the sdist"; exit 1; }
+grep -q '/evals/tasks/sec-secret-reveal/environment/.env$' "$WORK/sdist.list" || { say "error: evals/ is not whole in the sdist"; exit 1; }
 
 "$PY" -m venv "$WORK/venv"
 "$WORK/venv/bin/python" -m pip install -q --disable-pip-version-check "$wheel" 2>&1 |
