@@ -27,66 +27,71 @@ def _source_root() -> Path:
     )
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("demo")
-    def demo_cmd(
-        dir: Path | None = typer.Option(
-            None, "--dir", help="Where to build the scratch repo (new dir)."
-        ),
-        no_html: bool = typer.Option(False, "--no-html", help="Skip the HTML report."),
-        json_out: bool = typer.Option(False, "--json"),
-    ) -> int:
-        """Run the whole loop on the embedded default in a fresh scratch repository."""
-        from skillci.flows.demo import run_demo
-        from skillci.release.channels import ChannelStore
-        from skillci.vcs.git import Git
+app = typer.Typer(add_completion=False)
 
-        dest = dir or Path(tempfile.mkdtemp(prefix="skillci-demo-")) / "repo"
-        t0 = time.monotonic()
-        say = (lambda s: None) if json_out else (lambda s: console.print(s, highlight=False))
-        res = run_demo(_source_root(), dest, say, html=not no_html)
-        total = time.monotonic() - t0
-        git = Git(res.repo)
-        tags = git.read("tag", "--list").split()
-        from skillci.forge.local import LocalForge
 
-        prs = LocalForge(git).list_prs()
-        log = ChannelStore(git).log("repo-debugger")
-        if json_out:
-            emit_json(
-                {
-                    "repo": str(res.repo),
-                    "seconds": round(total, 1),
-                    "steps": [
-                        {"step": s, "outcome": o, "seconds": round(d, 1)} for s, o, d in res.steps
-                    ],
-                    "prs": [
-                        {"number": p.number, "state": p.state.value, "title": p.title} for p in prs
-                    ],
-                    "tags": tags,
-                    "channel_log": log,
-                    "html_report": str(res.html_report) if res.html_report else None,
-                }
-            )
-            return 0
-        table = Table(title="Pull requests")
-        for col in ("#", "state", "title", "gate"):
-            table.add_column(col)
-        for p in prs:
-            g = p.statuses.get("skillci/gate")
-            table.add_row(str(p.number), p.state.value, p.title, f"{g.state}" if g else "-")
-        console.print(table)
-        console.print("Tags: " + ", ".join(tags))
-        console.print("Channel log:")
-        for ev in log:
-            moves = ", ".join(
-                f"{m.channel}: {m.from_version or '-'} -> {m.to_version or '-'}" for m in ev.moves
-            )
-            console.print(
-                f"  #{ev.seq} {ev.type} {ev.version or ''}: {moves} — {ev.reason}", highlight=False
-            )
-        if res.html_report:
-            console.print(f"HTML gate report: {res.html_report}")
-        console.print(f"Scratch repository: {res.repo} (try `skillci pr list --repo {res.repo}`)")
-        console.print(f"Done in {total:.0f}s.")
+@app.command("demo")
+def demo_cmd(
+    dir: Path | None = typer.Option(
+        None, "--dir", help="Where to build the scratch repo (new dir)."
+    ),
+    no_html: bool = typer.Option(False, "--no-html", help="Skip the HTML report."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> int:
+    """Run the whole loop on the embedded default in a fresh scratch repository."""
+    from skillci.flows.demo import run_demo
+    from skillci.release.channels import ChannelStore
+    from skillci.vcs.git import Git
+
+    dest = dir or Path(tempfile.mkdtemp(prefix="skillci-demo-")) / "repo"
+    t0 = time.monotonic()
+    say = (lambda s: None) if json_out else (lambda s: console.print(s, highlight=False))
+    res = run_demo(_source_root(), dest, say, html=not no_html)
+    total = time.monotonic() - t0
+    git = Git(res.repo)
+    tags = git.read("tag", "--list").split()
+    from skillci.forge.local import LocalForge
+
+    prs = LocalForge(git).list_prs()
+    log = ChannelStore(git).log("repo-debugger")
+    if json_out:
+        emit_json(
+            {
+                "repo": str(res.repo),
+                "seconds": round(total, 1),
+                "sandbox": res.sandbox,
+                "steps": [
+                    {"step": s, "outcome": o, "seconds": round(d, 1)} for s, o, d in res.steps
+                ],
+                "prs": [
+                    {"number": p.number, "state": p.state.value, "title": p.title} for p in prs
+                ],
+                "tags": tags,
+                "channel_log": log,
+                "html_report": str(res.html_report) if res.html_report else None,
+            }
+        )
         return 0
+    table = Table(title="Pull requests")
+    for col in ("#", "state", "title", "gate"):
+        table.add_column(col)
+    for p in prs:
+        g = p.statuses.get("skillci/gate")
+        table.add_row(str(p.number), p.state.value, p.title, f"{g.state}" if g else "-")
+    console.print(table)
+    console.print("Tags: " + ", ".join(tags))
+    console.print("Channel log:")
+    for ev in log:
+        moves = ", ".join(
+            f"{m.channel}: {m.from_version or '-'} -> {m.to_version or '-'}" for m in ev.moves
+        )
+        console.print(
+            f"  #{ev.seq} {ev.type} {ev.version or ''}: {moves} — {ev.reason}", highlight=False
+        )
+    if res.html_report:
+        console.print(f"HTML gate report: {res.html_report}")
+    console.print(f"Scratch repository: {res.repo} (try `skillci pr list --repo {res.repo}`)")
+    if res.sandbox == "none":
+        console.print("[bold red]Trials ran WITHOUT a sandbox (bubblewrap missing).[/bold red]")
+    console.print(f"Done in {total:.0f}s.")
+    return 0

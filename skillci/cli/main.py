@@ -1,8 +1,15 @@
-"""``skillci`` entry point: one error handler around ``main(argv) -> int``.
+"""``skillci`` entry point: one command table, lazy loading, one error handler.
+
+Registration (the one style): every CLI module defines ``app = typer.Typer(...)``. A module
+whose ``app`` has one command is a top-level command (``skillci demo``); one with several
+commands is a command group (``skillci trace ls``). :data:`COMMANDS` lists each by name,
+module and one-line summary; the module is imported only when that command runs (or its
+help is shown), so ``skillci --help`` and a single command start fast. To add a command:
+write ``skillci/cli/NAME.py`` with its ``app`` and append one :class:`Entry`.
 
 Known errors print one line (``::error ...::`` under GitHub Actions) and exit with their
-code; Ctrl-C exits 130; anything unexpected exits 3 with the traceback written to a log
-file (and printed with ``-v``).
+code; usage errors exit 2; Ctrl-C exits 130; anything unexpected exits 3 with the traceback
+written to a log file (and printed with ``-v``).
 """
 
 from __future__ import annotations
@@ -13,9 +20,13 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Sequence
+from dataclasses import dataclass
+from difflib import get_close_matches
 from pathlib import Path
+from typing import Any
 
 import typer
+from typer.core import TyperGroup
 
 try:  # typer >= 0.2x vendors click as typer._click; older typer uses click itself
     import typer._click as click  # type: ignore[import-not-found,unused-ignore]
@@ -26,26 +37,170 @@ from skillci import __version__
 from skillci.cli import output
 from skillci.errors import ExitCode, SkillciError
 
-#: (command group name, module defining ``app``). Each module is a thin CLI over one domain.
-SUBCOMMANDS: list[tuple[str, str]] = [
-    ("skill", "skillci.cli.skill"),
-    ("tasks", "skillci.cli.tasks"),
-    ("trace", "skillci.cli.trace"),
-    ("pr", "skillci.cli.pr"),
-    ("patch", "skillci.cli.patch"),
-    ("eval", "skillci.cli.eval"),
-    ("compile", "skillci.cli.compile"),
-    ("evals", "skillci.cli.evals"),
-]
 
-#: Modules defining top-level commands: each has ``register(app: typer.Typer) -> None``.
-TOP_LEVEL: list[str] = [
-    "skillci.cli.gate",
-    "skillci.cli.release",
-    "skillci.cli.propose",
-    "skillci.cli.pipeline",
-    "skillci.cli.demo",
-]
+@dataclass(frozen=True)
+class Entry:
+    """One top-level command or command group of ``skillci``."""
+
+    name: str
+    module: str
+    summary: str
+    group: bool = False
+
+
+#: Every top-level command, in help order. ``group`` entries are command groups.
+COMMANDS: tuple[Entry, ...] = (
+    Entry(
+        "init",
+        "skillci.cli.init",
+        "Set up skillci in an existing repository: metadata, evals, routes, hooks, workflows.",
+    ),
+    Entry("skill", "skillci.cli.skill", "Inspect and convert skill packages.", group=True),
+    Entry("tasks", "skillci.cli.tasks", "List and check evaluation task directories.", group=True),
+    Entry(
+        "trace", "skillci.cli.trace", "Inspect stored run records (the trace store).", group=True
+    ),
+    Entry(
+        "pr",
+        "skillci.cli.pr",
+        "Pull requests on the configured forge (local by default, or GitHub).",
+        group=True,
+    ),
+    Entry(
+        "patch", "skillci.cli.patch", "Check, apply, diff and version bounded patches.", group=True
+    ),
+    Entry("eval", "skillci.cli.eval", "Run evaluation suites.", group=True),
+    Entry(
+        "compile",
+        "skillci.cli.compile",
+        "Compile a skill for a target student: profile, static, fast, deep.",
+        group=True,
+    ),
+    Entry(
+        "evals",
+        "skillci.cli.evals",
+        "The release gate sharded over CI jobs: plan the matrix, run a shard, merge.",
+        group=True,
+    ),
+    Entry(
+        "gate",
+        "skillci.cli.gate",
+        "Re-run the student on base and head; accept (exit 0) or reject (exit 1).",
+    ),
+    Entry(
+        "review",
+        "skillci.cli.review",
+        "Gate a PR and upsert its sticky comment and `skillci/gate` status.",
+    ),
+    Entry("report", "skillci.cli.report", "List and show stored gate reports.", group=True),
+    Entry(
+        "release",
+        "skillci.cli.release",
+        "Release a gated PR as <skill>@<version>, or close it if the gate rejected it.",
+    ),
+    Entry(
+        "resolve",
+        "skillci.cli.resolve",
+        "The version/commit/path a deployment should load for a request.",
+    ),
+    Entry(
+        "rollback",
+        "skillci.cli.rollback",
+        "Roll back: clear a running canary, else move stable to the previous release.",
+    ),
+    Entry(
+        "channel",
+        "skillci.cli.channel",
+        "Release channels (stable, canary) kept as git refs, and their log.",
+        group=True,
+    ),
+    Entry("canary", "skillci.cli.canary", "Canary a release, analyze it, promote it.", group=True),
+    Entry(
+        "propose",
+        "skillci.cli.propose",
+        "From a failing student trial to a PR with a bounded, evidenced patch.",
+    ),
+    Entry(
+        "pipeline",
+        "skillci.cli.pipeline",
+        "raw eval -> static -> eval -> Fast -> eval -> Deep -> final eval (-> PR).",
+    ),
+    Entry(
+        "demo",
+        "skillci.cli.demo",
+        "Run the whole loop on the embedded default in a fresh scratch repository.",
+    ),
+)
+
+
+def load_command(entry: Entry) -> click.Command:
+    """Import ``entry``'s module and build its click command (a group when ``entry.group``)."""
+    app = importlib.import_module(entry.module).app
+    if entry.group:
+        return _plain_help(typer.main.get_group(app))
+    cmd = typer.main.get_command(app)
+    if isinstance(cmd, TyperGroup):  # pragma: no cover - a programming error, caught by tests
+        raise TypeError(f"{entry.module}.app has several commands; mark {entry.name} group=True")
+    return _plain_help(cmd)
+
+
+def _plain_help(cmd: click.Command) -> click.Command:
+    """Plain click help for ``cmd`` and its subcommands, with readable metavars.
+
+    Plain help reads well at 80 columns and needs no rich; a value's metavar is its name
+    (``--suite SUITE``) or its choices (``--sandbox [auto|bwrap|none|docker]``), never a
+    Python type (``<str>``); flags show none.
+    """
+    if hasattr(cmd, "rich_markup_mode"):
+        cmd.rich_markup_mode = None
+    for p in cmd.params:
+        if p.param_type_name == "argument":  # the name is shown; the Python type is not
+            setattr(p, "display_type_rich", lambda ctx: None)  # noqa: B010
+            continue
+        if p.metavar is not None or getattr(p, "is_flag", False):
+            continue
+        desc = getattr(p, "type_descriptor", None)
+        if desc is not None and desc.is_choice and desc.choices:
+            p.metavar = "[" + "|".join(str(getattr(c, "value", c)) for c in desc.choices) + "]"
+        elif p.name:
+            p.metavar = p.name.upper()
+    for sub in getattr(cmd, "commands", {}).values():
+        _plain_help(sub)
+    return cmd
+
+
+class LazyGroup(TyperGroup):
+    """The root group: commands come from :data:`COMMANDS` and load on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [e.name for e in COMMANDS]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            entry = next((e for e in COMMANDS if e.name == cmd_name), None)
+            if entry is None:
+                return None
+            self.commands[cmd_name] = load_command(entry)
+        return self.commands[cmd_name]
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return self._click_resolve_command(ctx, args)
+        except click.exceptions.UsageError as e:
+            matches = get_close_matches(args[0], self.list_commands(ctx)) if args else []
+            if matches:
+                e.message = e.message.rstrip(".") + f". Did you mean {matches[0]!r}?"
+            raise
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # plain click help: no rich import, no command module import
+        click.Command.format_help(self, ctx, formatter)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(e.name, e.summary) for e in COMMANDS])
 
 
 def _version(value: bool) -> None:
@@ -57,10 +212,12 @@ def _version(value: bool) -> None:
 def build_app() -> typer.Typer:
     app = typer.Typer(
         name="skillci",
+        cls=LazyGroup,
         help="Git-native CI/CD for agent Skills.",
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
+        rich_markup_mode=None,
         context_settings={"help_option_names": ["-h", "--help"]},
     )
 
@@ -73,14 +230,24 @@ def build_app() -> typer.Typer:
     ) -> None:
         output.STATE.verbose = verbose
 
-    for name, module in SUBCOMMANDS:
-        mod = importlib.import_module(module)
-        sub = mod.app
-        if isinstance(sub, typer.Typer):
-            app.add_typer(sub, name=name)
-    for module in TOP_LEVEL:
-        importlib.import_module(module).register(app)
     return app
+
+
+def all_commands() -> dict[str, click.Command]:
+    """Every command, loaded (for tests and docs): ``{"trace ls": <command>, ...}``."""
+    out: dict[str, click.Command] = {}
+
+    def walk(prefix: str, cmd: Any) -> None:
+        subs = getattr(cmd, "commands", None)
+        if isinstance(subs, dict) and subs:
+            for name, sub in subs.items():
+                walk(f"{prefix} {name}", sub)
+        else:
+            out[prefix] = cmd
+
+    for e in COMMANDS:
+        walk(e.name, load_command(e))
+    return out
 
 
 def _annotate(err: SkillciError) -> str:

@@ -1,14 +1,21 @@
-"""Rendering helpers shared by CLI commands: JSON for machines, rich for people."""
+"""Rendering helpers shared by CLI commands: JSON for machines, rich for people.
+
+``console`` and ``err_console`` are made on first use (rich is not imported by
+``skillci --help``).
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    console: Console
+    err_console: Console
 
 
 @dataclass
@@ -18,11 +25,22 @@ class _State:
 
 STATE = _State()
 
-console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+_CONSOLES: dict[str, Any] = {}
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("console", "err_console"):
+        if name not in _CONSOLES:
+            from rich.console import Console
+
+            _CONSOLES[name] = Console(stderr=name == "err_console", highlight=False, soft_wrap=True)
+        return _CONSOLES[name]
+    raise AttributeError(name)
 
 
 def to_jsonable(obj: Any) -> Any:
+    from pydantic import BaseModel
+
     if isinstance(obj, BaseModel):
         return obj.model_dump(mode="json", by_alias=True, exclude_none=False)
     if isinstance(obj, list | tuple):

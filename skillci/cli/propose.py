@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from skillci.cli.choices import Forge
 from skillci.cli.output import console, emit_json
 from skillci.errors import InvalidInputError
 from skillci.flows.context import RepoContext
@@ -30,82 +31,83 @@ def _show(o: ProposeOutcome) -> None:
     console.print(f"  {o.message}", highlight=False)
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("propose")
-    def propose_cmd(
-        task: list[str] = typer.Option([], "--task", help="Task id(s) under evals/tasks."),
-        suite: str | None = typer.Option(
-            None, "--suite", help="Propose for every failing task of a suite."
-        ),
-        skill: str = typer.Option(
-            "repo-debugger", "--skill", help="Skill package (skills/<name> or a name)."
-        ),
-        model: str = typer.Option("sim/student", "--model", help="Student route."),
-        teacher: str = typer.Option("sim/teacher", "--teacher", help="Teacher route."),
-        compiler: str = typer.Option(
-            "template", "--compiler", help="'template' or a model route (LLM compiler)."
-        ),
-        repeat: int = typer.Option(1, "--repeat", min=1, help="Student repeats per evaluation."),
-        base: str = typer.Option("main", "--base", help="Branch the PR targets."),
-        force: bool = typer.Option(
-            False, "--force", help="Re-propose a patch whose PR was closed."
-        ),
-        repo: Path = typer.Option(Path("."), "--repo"),
-        forge: str | None = typer.Option(
-            None, "--forge", help="local or github (default: $SKILLCI_FORGE, else detected)."
-        ),
-        dry_run: bool = typer.Option(
-            False, "--dry-run", help="Run and diagnose; write no branch or PR."
-        ),
-        json_out: bool = typer.Option(False, "--json"),
-    ) -> int:
-        """From a failing student trial to a PR with a bounded, evidenced patch."""
-        ctx = RepoContext.open(repo, dry_run=dry_run, forge=forge)
-        task = [t for t in task if t.strip()]  # workflow inputs may be empty strings
-        suite = suite or None
-        if not task and suite is None:
-            raise InvalidInputError("nothing to propose for", hint="pass --task ID or --suite NAME")
+app = typer.Typer(add_completion=False)
 
-        def opts(t: str = "") -> ProposeOptions:
-            return ProposeOptions(
-                skill=skill,
-                task=t,
-                student=model,
-                teacher=teacher,
-                compiler=compiler,
-                repeat=repeat,
-                base=base,
-                force=force,
-            )
 
-        outcomes = [propose(ctx, opts(t)) for t in task]
-        if suite is not None:
-            from skillci.tasks.models import Purpose
-            from skillci.tasks.suites import load_suite
+@app.command("propose")
+def propose_cmd(
+    task: list[str] = typer.Option([], "--task", help="Task id(s) under evals/tasks."),
+    suite: str | None = typer.Option(
+        None, "--suite", help="Propose for every failing task of a suite."
+    ),
+    skill: str = typer.Option(
+        "", "--skill", help="Skill folder or name (default: the repository's only skill)."
+    ),
+    model: str = typer.Option("sim/student", "--model", help="Student route."),
+    teacher: str = typer.Option("sim/teacher", "--teacher", help="Teacher route."),
+    compiler: str = typer.Option(
+        "template", "--compiler", help="'template' or a model route (LLM compiler)."
+    ),
+    repeat: int = typer.Option(1, "--repeat", min=1, help="Student repeats per evaluation."),
+    base: str = typer.Option("main", "--base", help="Branch the PR targets."),
+    force: bool = typer.Option(False, "--force", help="Re-propose a patch whose PR was closed."),
+    repo: Path = typer.Option(Path("."), "--repo", help="Repository root (default: current dir)."),
+    forge: Forge | None = typer.Option(
+        None, "--forge", help="Default: $SKILLCI_FORGE, else detected."
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Run and diagnose; write no branch or PR."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> int:
+    """From a failing student trial to a PR with a bounded, evidenced patch."""
+    from skillci.flows.skills import resolve_skill
 
-            ids = [
-                t
-                for t in load_suite(suite, ctx.root, purpose=Purpose.optimize).tasks
-                if t not in task
+    ctx = RepoContext.open(repo, dry_run=dry_run, forge=forge)
+    skill = resolve_skill(ctx, skill.strip() or None)
+    task = [t for t in task if t.strip()]  # workflow inputs may be empty strings
+    suite = suite or None
+    if not task and suite is None:
+        raise InvalidInputError("nothing to propose for", hint="pass --task ID or --suite NAME")
+
+    def opts(t: str = "") -> ProposeOptions:
+        return ProposeOptions(
+            skill=skill,
+            task=t,
+            student=model,
+            teacher=teacher,
+            compiler=compiler,
+            repeat=repeat,
+            base=base,
+            force=force,
+        )
+
+    outcomes = [propose(ctx, opts(t)) for t in task]
+    if suite is not None:
+        from skillci.tasks.models import Purpose
+        from skillci.tasks.suites import load_suite
+
+        ids = [
+            t for t in load_suite(suite, ctx.root, purpose=Purpose.optimize).tasks if t not in task
+        ]
+        outcomes += propose_suite_flow(ctx, opts(), ids)
+    if not json_out:
+        for o in outcomes:
+            _show(o)
+    if json_out:
+        emit_json(
+            [
+                {
+                    "task": o.proposal.task_id,
+                    "action": o.action,
+                    "message": o.message,
+                    "pr": o.pr.number if o.pr else None,
+                    "branch": o.branch,
+                    "patch_id": o.patch_id,
+                    "forge": ctx.forge_choice,
+                    "proposal": o.proposal,
+                }
+                for o in outcomes
             ]
-            outcomes += propose_suite_flow(ctx, opts(), ids)
-        if not json_out:
-            for o in outcomes:
-                _show(o)
-        if json_out:
-            emit_json(
-                [
-                    {
-                        "task": o.proposal.task_id,
-                        "action": o.action,
-                        "message": o.message,
-                        "pr": o.pr.number if o.pr else None,
-                        "branch": o.branch,
-                        "patch_id": o.patch_id,
-                        "forge": ctx.forge_choice,
-                        "proposal": o.proposal,
-                    }
-                    for o in outcomes
-                ]
-            )
-        return 0
+        )
+    return 0

@@ -10,7 +10,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from skillci.cli.choices import ImportFormat
 from skillci.cli.output import console, emit_json
+from skillci.cli.tables import Column, fit_table, print_table
 from skillci.trace.models import (
     AgentRole,
     ErrorEvent,
@@ -70,30 +72,32 @@ def ls_cmd(
     skills = {f"{r.skill_name}@{r.skill_version}" if r.skill_name else "-" for r in rows}
     one_skill = len(skills) == 1
     title = f"runs in {store.root}" + (f" (skill {next(iter(skills))})" if one_skill else "")
-    table = Table(title=escape(title), show_lines=False)
-    table.add_column("run id", no_wrap=True)
-    table.add_column("task", overflow="fold")
-    table.add_column("role", no_wrap=True)
-    table.add_column("model", overflow="fold")
-    if not one_skill:
-        table.add_column("skill", overflow="fold")
-    table.add_column("split#rep", overflow="fold")
-    table.add_column("state", no_wrap=True)
-    table.add_column("reward", no_wrap=True)
-    table.add_column("created", no_wrap=True)
+    columns = [
+        Column("run id", drop_rank=2),
+        Column("task", key=True),
+        Column("role", drop_rank=3, no_wrap=True),
+        Column("model", key=True),
+        *([] if one_skill else [Column("skill", drop_rank=4)]),
+        Column("split#rep", key=True),
+        Column("state", key=True, no_wrap=True),
+        Column("reward", drop_rank=5, no_wrap=True),
+        Column("created", drop_rank=1, no_wrap=True),
+    ]
+    cells = []
     for r in rows:
         style = _STATE_STYLE.get(r.state.value, "")
-        cells = [escape(r.run_id), escape(r.task_id), r.agent_role.value, escape(r.model_route)]
+        row = [escape(r.run_id), escape(r.task_id), r.agent_role.value, escape(r.model_route)]
         if not one_skill:
-            cells.append(escape(f"{r.skill_name}@{r.skill_version}" if r.skill_name else "-"))
-        cells += [
+            row.append(escape(f"{r.skill_name}@{r.skill_version}" if r.skill_name else "-"))
+        row += [
             escape(f"{r.split or '-'}#{r.repeat_index}"),
             f"[{style}]{r.state.value}[/{style}]" if style else r.state.value,
             "-" if r.reward is None else f"{r.reward:g}",
             r.created_at.strftime("%m-%d %H:%M"),
         ]
-        table.add_row(*cells)
-    console.print(table)
+        cells.append(row)
+    table = fit_table(columns, cells, title=escape(title))
+    print_table(table)
     console.print(f"{len(rows)} run(s)")
     return 0
 
@@ -260,7 +264,7 @@ def ingest_cmd(
 def import_cmd(
     directory: Annotated[Path, typer.Argument(help="Jobs dir, job dir or one trial dir.")],
     fmt: Annotated[
-        str, typer.Option("--format", help="Who wrote it: benchflow or harbor.")
+        ImportFormat, typer.Option("--format", help="The harness that wrote it.")
     ] = "benchflow",
     role: Annotated[AgentRole, typer.Option("--role", help="Agent role to record.")] = (
         AgentRole.student
@@ -279,8 +283,6 @@ def import_cmd(
 
     if not directory.is_dir():
         raise UsageError(f"{directory}: not a directory", hint="give the --jobs-dir of the run")
-    if fmt not in ("benchflow", "harbor"):
-        raise UsageError(f"unknown --format {fmt!r}", hint="use benchflow or harbor")
     importer = importlib.import_module(f"skillci.trace.importers.{fmt}")
     records: list[RunRecord] = importer.import_jobs(directory, role=role)
     report = summarize(fmt, directory, records)

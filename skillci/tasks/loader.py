@@ -224,6 +224,16 @@ def check_not_sealed(task_id: str, purpose: Purpose, suites_root: Path | None) -
         )
 
 
+def _refuse_steps(config: TaskConfig, path: Path) -> None:
+    if config.steps:
+        raise TaskFormatError(
+            f"a multi-step Harbor task ({len(config.steps)} [[steps]]): skillci runs "
+            "single-step tasks only",
+            file=path,
+            hint="run it with Harbor itself; see docs/design/150",
+        )
+
+
 def load_task(
     task_dir: Path,
     *,
@@ -254,12 +264,6 @@ def load_task(
     instruction_path = task_dir / lay["instruction"]
     config_path: Path | None = task_dir / lay["config"]
     if fmt == "harbor":
-        if not instruction_path.is_file():
-            raise TaskFormatError("missing instruction.md", file=instruction_path)
-        try:
-            instruction = instruction_path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise TaskFormatError(f"not UTF-8 text: {exc}", file=instruction_path) from None
         assert config_path is not None
         if config_path.is_file():
             config = parse_task_toml(config_path)
@@ -269,8 +273,16 @@ def load_task(
                 file=config_path,
                 hint="add a task.toml with version and [verifier]/[agent] timeouts",
             )
+        _refuse_steps(config, config_path)
+        if not instruction_path.is_file():
+            raise TaskFormatError("missing instruction.md", file=instruction_path)
+        try:
+            instruction = instruction_path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise TaskFormatError(f"not UTF-8 text: {exc}", file=instruction_path) from None
     else:
         config, instruction = parse_task_md(instruction_path)
+        _refuse_steps(config, instruction_path)
     if not instruction.strip():
         raise TaskFormatError("the task prompt is empty", file=instruction_path)
 

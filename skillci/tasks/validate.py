@@ -16,15 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillci.errors import SkillciError
 from skillci.tasks.loader import LAYOUTS, detect_format, load_task
-from skillci.tasks.models import (
-    AgentConfig,
-    EnvironmentConfig,
-    Purpose,
-    Task,
-    TaskConfig,
-    TaskMetadata,
-    VerifierConfig,
-)
+from skillci.tasks.models import Purpose, Task, TaskConfig
 from skillci.tasks.reward import REWARD_JSON, REWARD_TXT
 
 SCHEMA_VERSION = 1
@@ -75,17 +67,28 @@ def _executable(path: Path) -> bool:
 
 
 def _unknown_keys(cfg: TaskConfig) -> list[str]:
-    """Dotted keys the models don't know (kept, but often typos)."""
+    """Dotted keys neither skillci nor Harbor defines (kept, but often typos).
+
+    ``[metadata]`` is free-form (Harbor keeps it as a dict) and never reported."""
     out = [k for k in (cfg.model_extra or {}) if k not in ("version", "schema_version")]
-    sections: list[tuple[str, AgentConfig | EnvironmentConfig | TaskMetadata | VerifierConfig]]
-    sections = [
+    sections: list[tuple[str, BaseModel | None]] = [
+        ("task", cfg.task),
         ("verifier", cfg.verifier),
+        ("verifier.environment", cfg.verifier.environment),
         ("agent", cfg.agent),
         ("environment", cfg.environment),
+        ("environment.healthcheck", cfg.environment.healthcheck),
+        ("environment.tpu", cfg.environment.tpu),
+        ("solution", cfg.solution),
     ]
     for name, section in sections:
-        out += [f"{name}.{k}" for k in (section.model_extra or {})]
+        if section is not None:
+            out += [f"{name}.{k}" for k in (section.model_extra or {})]
     return sorted(out)
+
+
+#: Harbor's deprecated size strings: key -> the key they set.
+LEGACY_KEYS = {"memory": "memory_mb", "storage": "storage_mb"}
 
 
 def _check_loaded(task: Task, findings: list[Finding]) -> None:
@@ -99,8 +102,9 @@ def _check_loaded(task: Task, findings: list[Finding]) -> None:
     if not _executable(task.verifier_script):
         add(
             "verifier-not-executable",
-            Severity.error,
-            f"{lay['verifier']}/test.sh is not executable; run chmod +x on it",
+            Severity.warning,
+            f"{lay['verifier']}/test.sh is not executable; runners run it with bash as Harbor "
+            "does (chmod +x on it to run it by hand)",
             task.verifier_script,
         )
     first = task.verifier_script.read_bytes()[:2]
@@ -136,7 +140,8 @@ def _check_loaded(task: Task, findings: list[Finding]) -> None:
         add(
             "solution-not-executable",
             Severity.warning,
-            f"{lay['solution']}/{lay['solve']} is not executable; run chmod +x on it",
+            f"{lay['solution']}/{lay['solve']} is not executable; the oracle runs it with bash "
+            "(chmod +x on it to run it by hand)",
             task.solution_script,
         )
     if task.environment_dir is None:
@@ -159,6 +164,25 @@ def _check_loaded(task: Task, findings: list[Finding]) -> None:
             "version-missing",
             Severity.warning,
             'task.toml has no version; add version = "1.0"',
+            task.config_path,
+        )
+    env = task.config.environment
+    for legacy, new in LEGACY_KEYS.items():
+        if legacy in env.model_fields_set:
+            add(
+                "legacy-key",
+                Severity.note,
+                f"environment.{legacy} is Harbor's deprecated spelling of {new}; read as "
+                f"{new} = {getattr(env, new)}",
+                task.config_path,
+            )
+    if env.gpus or env.tpu is not None:
+        add(
+            "accelerator-requested",
+            Severity.note,
+            f"the task asks for {env.gpus} GPU(s)"
+            + (f" and a TPU {env.tpu.type}" if env.tpu is not None else "")
+            + "; the local and docker runners provide none (run it on Harbor or BenchFlow)",
             task.config_path,
         )
     for key in _unknown_keys(task.config):

@@ -29,7 +29,7 @@ def test_validate_errors_exit_2_with_findings(
     assert "FAIL bad" in captured.out
     assert "verifier-not-executable" in captured.out
     assert "solution-missing" in captured.out
-    assert "2 error(s) in 1 task(s)" in captured.err
+    assert "1 error(s) in 1 task(s)" in captured.err
 
 
 def test_validate_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

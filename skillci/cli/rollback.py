@@ -1,0 +1,62 @@
+"""``skillci rollback``: clear a running canary, else move stable back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from skillci.cli.output import console, emit_json
+from skillci.cli.release import (
+    ActorOpt,
+    DryOpt,
+    JsonOpt,
+    RepoOpt,
+    _actor,
+    _ctx,
+    _print_event,
+)
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command("rollback")
+def rollback_cmd(
+    skill: Annotated[str, typer.Argument(help="Skill name.")],
+    to: Annotated[
+        str | None, typer.Option("--to", help="Move stable to this released version.")
+    ] = None,
+    reason: Annotated[str | None, typer.Option("--reason", help="Why (one line).")] = None,
+    mark_only: Annotated[
+        bool,
+        typer.Option(
+            "--mark-only", help="Move nothing; mark rolled-back versions that are not yet."
+        ),
+    ] = False,
+    repo: RepoOpt = Path("."),
+    actor: ActorOpt = None,
+    dry_run: DryOpt = False,
+    json_out: JsonOpt = False,
+) -> int:
+    """Roll back: clear a running canary, else move stable to the previous release.
+
+    The rolled-back version is marked in the skill's CHANGELOG.md and compatibility.
+    """
+    from skillci.flows.canary import mark_pending, rollback
+
+    if mark_only:
+        commits = mark_pending(_ctx(repo, dry_run), skill, actor=_actor(actor))
+        if json_out:
+            emit_json({"marked_commits": commits})
+        else:
+            console.print(f"{len(commits)} marking commit(s)")
+        return 0
+    ev, commit = rollback(_ctx(repo, dry_run), skill, to=to, reason=reason, actor=_actor(actor))
+    if json_out:
+        emit_json({"event": ev, "marked_commit": commit})
+    else:
+        _print_event(ev, "nothing to roll back")
+        if commit:
+            console.print(f"marked rolled back in {commit[:12]}")
+    return 0
