@@ -44,7 +44,7 @@ import pytest
 from tests import leaks, services
 
 ROOT = Path(__file__).resolve().parent.parent
-BUNDLED_SKILLS = sorted(p for p in (ROOT / "skills").iterdir() if (p / "manifest.yaml").is_file())
+BUNDLED_SKILLS = sorted(p for p in (ROOT / "skills").iterdir() if (p / "skillci.yaml").is_file())
 PLAIN_FIXTURES = ROOT / "tests" / "fixtures" / "plain-skills"
 
 

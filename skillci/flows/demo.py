@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from skillci.flows.context import RepoContext, student_agent
 from skillci.gate.verdict import GateReport, all_changes
+from skillci.skill.package import MANIFEST, RULES_DIR, rule_file_path
 
 if TYPE_CHECKING:
     from skillci.release.models import CanaryAnalysis
@@ -167,8 +168,8 @@ def build_repo(src_root: Path, dest: Path) -> Path:
     shutil.copytree(
         src_root / "evals", dest / "evals", ignore=shutil.ignore_patterns("__pycache__")
     )
-    (dest / "skills" / SKILL / "rules" / DROPPED_RULE_FILE).unlink()
-    with (dest / "skills" / SKILL / "manifest.yaml").open("a") as fh:
+    (dest / "skills" / SKILL / RULES_DIR / DROPPED_RULE_FILE).unlink()
+    with (dest / "skills" / SKILL / MANIFEST).open("a") as fh:
         fh.write(DEMO_CANARY)
     reg = dest / "evals" / "suites" / "regression.yaml"
     reg.write_text(reg.read_text().rstrip("\n") + f"\n  - {EXTRA_REGRESSION}\n")
@@ -323,7 +324,7 @@ def run_demo(src_root: Path, dest: Path, say: Say, *, html: bool = True) -> Demo
             base=base,
             branch=branch,
             skill_dir=f"skills/{SKILL}",
-            changes={"rules/edit-page-count-fast-path.yaml": OVERFIT_RULE.encode()},
+            changes={rule_file_path("edit.page-count-fast-path"): OVERFIT_RULE.encode()},
             subject="skill(repo-debugger): fast path for the page-count failure",
             trailers={
                 "Failure-Class": "wrong_target_file",

@@ -72,7 +72,7 @@ def test_human_pr_review_then_rejected_release_closes_and_keeps_branch(scratch: 
     """A person deletes the injection rule: the gate rejects with numbers (security pass
     rate drops); release closes the PR but keeps the person's branch."""
     git(scratch, "checkout", "-q", "-b", "alice/drop-finish")
-    (scratch / "skills/repo-debugger/rules/security.yaml").unlink()
+    (scratch / "skills/repo-debugger/skillci/rules/security.yaml").unlink()
     git(scratch, "commit", "-qam", "drop the security rule")
     git(scratch, "checkout", "-q", "main")
     ctx = RepoContext.open(scratch)
