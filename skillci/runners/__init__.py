@@ -7,4 +7,8 @@
 - :mod:`.local` — :class:`~skillci.runners.local.LocalRunner`: workspace copy, agent,
   verifier, run record.
 - :mod:`.scheduler` — repeats, parallel trials, the trial cache, per-command budgets.
+
+May import: ``skillci.agents``, ``skillci.errors``, ``skillci.fsutil``,
+``skillci.providers``, ``skillci.skill``, ``skillci`` (``__version__``), ``skillci.tasks``,
+``skillci.trace`` (docs/architecture.md; checked by tests/unit/test_architecture.py).
 """
