@@ -13,15 +13,17 @@ from skillci.cli.output import console, emit_json
 
 
 def _source_root() -> Path:
-    """The skillci checkout holding skills/ and evals/ (the bundled skill and tasks)."""
-    here = Path(__file__).resolve().parents[2]
-    if (here / "skills" / "repo-debugger").is_dir() and (here / "evals" / "tasks").is_dir():
-        return here
+    """Where skills/ and evals/ (the bundled skill and tasks) are: the skillci checkout of an
+    editable install, else the wheel's package data (skillci/data/, copied in by setup.py)."""
+    pkg = Path(__file__).resolve().parents[1]
+    for here in (pkg.parent, pkg / "data"):
+        if (here / "skills" / "repo-debugger").is_dir() and (here / "evals" / "tasks").is_dir():
+            return here
     from skillci.errors import InternalError
 
     raise InternalError(
-        "bundled skills/ and evals/ not found next to the skillci package",
-        hint="run the demo from a skillci checkout (pip install -e .)",
+        "bundled skills/ and evals/ not found next to the skillci package or in skillci/data/",
+        hint="reinstall skillci from its wheel, or run from a checkout (pip install -e .)",
     )
 
 
