@@ -34,7 +34,7 @@ def test_the_skill_under_test_and_its_companions(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="holds 3 skills"):
         rt.preflight(_req(tmp_path, SKILLS, None))
     req = _req(tmp_path, SKILLS, "flood-detection")
-    task, skill = rt.preflight(req)
+    _task, skill = rt.preflight(req)
     assert skill == SKILLS / "flood-detection"
     assert [p.name for p in rt.companions(req)] == ["nws-flood-thresholds", "usgs-data-download"]
     root = rt._skills_root(req, skill)
