@@ -335,10 +335,7 @@ def rewrite_markdown(
                 changes=o.changes,
                 reasons=o.reasons,
                 flags=o.flags,
-                rewritten=[
-                    SentenceRewrite(kind=k, before=a, after=b)
-                    for k, a, b in o.sentences
-                ],
+                rewritten=[SentenceRewrite(kind=k, before=a, after=b) for k, a, b in o.sentences],
             )
         )
     out = doc.frontmatter + "".join(s.text for s in new_sections)

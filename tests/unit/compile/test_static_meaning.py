@@ -64,7 +64,9 @@ def test_steps_never_split_inside_bold_links_or_code() -> None:
 
 def _big_skill(body: str) -> str:
     filler = "The catalogue lists every option this tool has. " * 120
-    return FM + "\n# Big\n\n## Workflow\n\nRun the tool.\n\n" + body + f"\n## Appendix\n\n{filler}\n"
+    return (
+        FM + "\n# Big\n\n## Workflow\n\nRun the tool.\n\n" + body + f"\n## Appendix\n\n{filler}\n"
+    )
 
 
 def _moved(text: str) -> tuple[list[str], str]:
