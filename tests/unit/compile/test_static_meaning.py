@@ -95,3 +95,18 @@ def test_a_staged_procedure_and_marked_lines_stay_in_the_bootstrap() -> None:
         assert not any(f"'{title}" in m for m in moved), title
         assert f"## {title}" in boot
     assert "IMPORTANT: write the report as JSON." in boot
+
+
+def test_the_report_lists_what_was_left_for_a_person() -> None:
+    from skillci.pipeline.reports import static_markdown
+
+    text = (
+        FM
+        + "\n# S\n\n## Rules\n\nKeep the change small and use the appropriate tools when necessary.\n"
+    )
+    pkg = import_plain({SKILL_MD: text.encode()}, source="meaning")
+    profile = ModelProfile(
+        route="sim/student", model="sim/student", harness="skillci-builtin", source="config"
+    )
+    md = static_markdown(compile_static(pkg, profile).report)
+    assert "## Left for a person\n\n- SKILL.md § Rules: vague 'use the appropriate tools" in md
