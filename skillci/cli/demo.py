@@ -34,7 +34,7 @@ def demo_cmd(
         None, "--dir", help="Where to build the scratch repo (new dir)."
     ),
     no_html: bool = typer.Option(False, "--no-html", help="Skip the HTML report."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Run the whole loop on the embedded default in a fresh scratch repository."""
     from skillci.flows.demo import run_demo

@@ -132,10 +132,35 @@ def load_command(entry: Entry) -> click.Command:
     """Import ``entry``'s module and build its click command (a group when ``entry.group``)."""
     app = importlib.import_module(entry.module).app
     if entry.group:
-        return typer.main.get_group(app)
+        return _plain_help(typer.main.get_group(app))
     cmd = typer.main.get_command(app)
     if isinstance(cmd, TyperGroup):  # pragma: no cover - a programming error, caught by tests
         raise TypeError(f"{entry.module}.app has several commands; mark {entry.name} group=True")
+    return _plain_help(cmd)
+
+
+def _plain_help(cmd: click.Command) -> click.Command:
+    """Plain click help for ``cmd`` and its subcommands, with readable metavars.
+
+    Plain help reads well at 80 columns and needs no rich; a value's metavar is its name
+    (``--suite SUITE``) or its choices (``--sandbox [auto|bwrap|none|docker]``), never a
+    Python type (``<str>``); flags show none.
+    """
+    if hasattr(cmd, "rich_markup_mode"):
+        cmd.rich_markup_mode = None
+    for p in cmd.params:
+        if p.param_type_name == "argument":  # the name is shown; the Python type is not
+            setattr(p, "display_type_rich", lambda ctx: None)  # noqa: B010
+            continue
+        if p.metavar is not None or getattr(p, "is_flag", False):
+            continue
+        desc = getattr(p, "type_descriptor", None)
+        if desc is not None and desc.is_choice and desc.choices:
+            p.metavar = "[" + "|".join(str(getattr(c, "value", c)) for c in desc.choices) + "]"
+        elif p.name:
+            p.metavar = p.name.upper()
+    for sub in getattr(cmd, "commands", {}).values():
+        _plain_help(sub)
     return cmd
 
 

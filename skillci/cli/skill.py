@@ -1,4 +1,4 @@
-"""``skillci skill``: lint, render, import, export, schemas."""
+"""``skillci skill``: lint, render, diff, import, export, schemas."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
+from skillci.cli.choices import Harness
 from skillci.cli.output import console, emit_json
 from skillci.cli.tables import Column, fit_table, print_table
 from skillci.errors import InvalidInputError, LintFailed, SkillciError, UsageError
@@ -20,7 +21,7 @@ from skillci.skill.package import (
     set_executable,
 )
 from skillci.skill.porting import export_plain, find_skill_dir, import_plain
-from skillci.skill.render import HARNESSES, render
+from skillci.skill.render import render
 
 app = typer.Typer(help="Inspect and convert skill packages.", no_args_is_help=True)
 
@@ -82,10 +83,10 @@ def _ensure_empty(out: Path, force: bool) -> None:
 @app.command("render")
 def render_cmd(
     path: Path = typer.Argument(..., help="Skill package directory."),
-    harness: str = typer.Option("folder", "--harness", help=f"One of: {', '.join(HARNESSES)}."),
+    harness: Harness = typer.Option("folder", "--harness", help="The harness to render for."),
     out: Path | None = typer.Option(None, "--out", help="Write the rendered files here."),
     force: bool = typer.Option(False, "--force", help="Write into a non-empty --out."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Render what a harness loads at start-up and on demand, with token counts."""
     rendered = render(SkillPackage.from_dir(path), harness)
@@ -158,18 +159,63 @@ def _find_plain(src: Path) -> tuple[Path, str]:
     )
 
 
+@app.command("diff")
+def diff_cmd(
+    base: str = typer.Argument(..., help="Base revision (branch, tag, sha)."),
+    head: str = typer.Argument("HEAD", help="Head revision."),
+    skill: str | None = typer.Option(
+        None, "--skill", help="Skill folder or name (default: the repository's only skill)."
+    ),
+    repo: Path = typer.Option(Path("."), "--repo", help="Repository root."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> int:
+    """Which sections and files of a skill changed between two revisions, with tokens."""
+    from skillci.flows.context import RepoContext
+    from skillci.flows.skill_diff import diff_refs
+
+    res = diff_refs(RepoContext.open(repo), base, head, skill)
+    if json_out:
+        emit_json(res)
+        return 0
+    d = res.diff
+    console.print(
+        f"{res.skill_dir}: {base} -> {head}" + (f" (release bump: {res.bump})" if res.bump else ""),
+        markup=False,
+    )
+    if d.empty:
+        console.print("no change to SKILL.md, prose or bundled files", markup=False)
+    for field in d.frontmatter:
+        console.print(f"  frontmatter  {field} changed", markup=False)
+    for s in d.sections:
+        console.print(
+            f"  section      {s.file} § {s.section}: {s.change} "
+            f"({s.tokens_before} -> {s.tokens_after} tokens)",
+            markup=False,
+        )
+    for f in d.files:
+        if f.path == SKILL_MD:
+            continue
+        size = "binary" if f.binary else f"{f.tokens_before} -> {f.tokens_after} tokens"
+        console.print(f"  file         {f.path} ({f.kind}): {f.change} ({size})", markup=False)
+    tb, ta = d.skill_md_tokens
+    console.print(f"SKILL.md tokens: {tb} -> {ta}", markup=False)
+    return 0
+
+
 @app.command("import")
 def import_cmd(
     src: Path = typer.Argument(..., help="A plain skill folder, or a SkillsBench task dir."),
     out: Path | None = typer.Option(None, "--out", help="Package dir (default skills/<name>)."),
-    model_family: str = typer.Option("unspecified", "--model-family"),
+    model_family: str = typer.Option(
+        "unspecified", "--model-family", help="Model family the skill was written for."
+    ),
     model: str | None = typer.Option(
         None, "--model", help="Target student route, e.g. sim/student."
     ),
     harness: str = typer.Option("any", "--harness", help="Target agent harness."),
     force: bool = typer.Option(False, "--force", help="Write into a non-empty --out."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be written."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Turn a plain SKILL.md skill into a skillci package (files kept byte-exact)."""
     folder, fmt = _find_plain(src)
@@ -209,9 +255,11 @@ def import_cmd(
 def export_cmd(
     path: Path = typer.Argument(..., help="Skill package directory."),
     out: Path = typer.Option(..., "--out", help="Plain skill folder to write."),
-    force: bool = typer.Option(False, "--force"),
-    dry_run: bool = typer.Option(False, "--dry-run"),
-    json_out: bool = typer.Option(False, "--json"),
+    force: bool = typer.Option(False, "--force", help="Write into a non-empty --out."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Print what would change; change nothing."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Render a package back to a plain skill folder (Anthropic format)."""
     pkg = SkillPackage.from_dir(path)

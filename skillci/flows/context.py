@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from filelock import FileLock
+
 from skillci.errors import InvalidInputError
 from skillci.forge.local import LocalForge
 from skillci.forge.select import ForgeChoice, choose_forge
@@ -86,10 +88,12 @@ class RepoContext:
         if not common.is_absolute():
             common = self.root / common
         path = common / "skillci" / "worktrees" / sha[:16]
-        if (path / ".git").exists():
-            return path
         path.parent.mkdir(parents=True, exist_ok=True)
-        Git(self.root).worktree_add(path, sha)
+        # git writes the worktree's .git file before it checks the files out: another
+        # process must wait for the whole checkout, not trust a half-made worktree
+        with FileLock(str(path.parent / f"{sha[:16]}.lock")):
+            if not (path / ".git").exists():
+                Git(self.root).worktree_add(path, sha)
         return path
 
     def skill_dir(self, skill: str) -> str:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from filelock import FileLock
+
 from skillci.flows.context import RepoContext
-from skillci.flows.gate import GateOptions, Progress, run_gate
+from skillci.flows.gate import GateOptions, Progress, run_gate, suites_for
 from skillci.flows.remote import fetch_pr
 from skillci.forge.base import PRState, PullRequest
 from skillci.gate.report import render_markdown, status_line
@@ -39,11 +41,15 @@ def pr_gate_options(
         findings = proposal.guard_findings
         same_task = same_task or proposal.task_id
     skill = pr.skill or trailers.get("Skill", "")
+    if not skill:
+        from skillci.flows.skills import changed_skill
+
+        skill = changed_skill(ctx, pr.base, pr.head_sha)
     return GateOptions(
         skill=skill,
         base=pr.base,
         head=pr.head_sha,
-        suites=suites,
+        suites=suites or suites_for(ctx, skill, pr.head_sha),
         repeat=repeat,
         student=student,
         parallel=parallel,
@@ -65,6 +71,35 @@ def review(
     post: bool = True,
     progress: Progress | None = None,
     teacher: str | None = None,
+) -> GateReport:
+    # one review of a PR at a time in this state dir: a second one waits, then finds
+    # the first one's trials in the cache and posts after it (never interleaved)
+    ctx.state_dir.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(ctx.state_dir / f"review-pr-{number}.lock")):
+        return _review(
+            ctx,
+            number,
+            repeat=repeat,
+            student=student,
+            suites=suites,
+            parallel=parallel,
+            post=post,
+            progress=progress,
+            teacher=teacher,
+        )
+
+
+def _review(
+    ctx: RepoContext,
+    number: int,
+    *,
+    repeat: int,
+    student: str,
+    suites: tuple[str, ...],
+    parallel: int,
+    post: bool,
+    progress: Progress | None,
+    teacher: str | None,
 ) -> GateReport:
     forge = ctx.forge
     pr = forge.refresh_head(number)

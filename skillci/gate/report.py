@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from skillci.forge.base import STICKY_MARKER
+from skillci.gate.mdsafe import md_code, md_text
 from skillci.gate.sequential import OUTCOME_TEXT
 from skillci.gate.verdict import Complexity, GateReport, SuiteResult
 
@@ -28,7 +29,7 @@ def _delta(x: float | None) -> str:
 
 def _suite_section(s: SuiteResult) -> list[str]:
     m = s.metrics
-    out = [f"### Suite `{s.suite}` ({len(s.tasks)} tasks)", ""]
+    out = [f"### Suite {md_code(s.suite)} ({len(s.tasks)} tasks)", ""]
     rows = [
         "| side | pass rate | 95% CI | pass@k | pass^k | mean reward |",
         "|---|---|---|---|---|---|",
@@ -56,15 +57,18 @@ def _suite_section(s: SuiteResult) -> list[str]:
             f"{p.tasks_base_better} worse, {p.tasks_tied} tied)."
         )
     if m.gcr_head.value is not None:
-        out.append(f"Gap closure (head): {m.gcr_head.value:.2f} — {m.gcr_head.label}.")
+        out.append(f"Gap closure (head): {m.gcr_head.value:.2f} — {md_text(m.gcr_head.label)}.")
     if s.sequential is not None:
         seq = s.sequential
-        out.append(f"Sequential test: {OUTCOME_TEXT.get(seq.outcome, seq.outcome)} — {seq.reason}")
+        out.append(
+            f"Sequential test: {md_text(OUTCOME_TEXT.get(seq.outcome, seq.outcome))} — "
+            f"{md_text(seq.reason)}"
+        )
     out.append("")
     table = ["| task | base | head | change |", "|---|---|---|---|"]
     for t in m.tasks:
         table.append(
-            f"| `{t.task_id}` | {t.base_pass_fraction:.0%} ({t.base_repeats}) | {t.head_pass_fraction:.0%} ({t.head_repeats}) | {_MARK[t.change]} |"
+            f"| {md_code(t.task_id, cell=True)} | {t.base_pass_fraction:.0%} ({t.base_repeats}) | {t.head_pass_fraction:.0%} ({t.head_repeats}) | {_MARK[t.change]} |"
         )
     if len(m.tasks) > 10:
         out += [
@@ -102,24 +106,26 @@ def render_markdown(r: GateReport, *, marker: bool = True) -> str:
     icon = "✅" if r.accepted else "❌"
     lines = [STICKY_MARKER] if marker else []
     lines += [
-        f"## {icon} skillci gate: **{r.verdict.upper()}** — `{r.skill}`",
+        f"## {icon} skillci gate: **{md_text(r.verdict.upper())}** — {md_code(r.skill)}",
         "",
-        f"Student `{r.student}` re-run on base `{r.base_ref}` ({(r.base_sha or '')[:10]}) and head `{r.head_ref}` "
-        f"({(r.head_sha or '')[:10]}), {r.repeat} repeat(s). Gate `{r.gate_id}`.",
+        f"Student {md_code(r.student)} re-run on base {md_code(r.base_ref)} "
+        f"({md_text((r.base_sha or '')[:10])}) and head {md_code(r.head_ref)} "
+        f"({md_text((r.head_sha or '')[:10])}), {r.repeat} repeat(s). Gate {md_code(r.gate_id)}.",
         "",
     ]
     if r.reasons:
-        lines += ["**Why rejected:**", *[f"- {x}" for x in r.reasons], ""]
+        lines += ["**Why rejected:**", *[f"- {md_text(x)}" for x in r.reasons], ""]
     lines += ["| check | value | threshold | |", "|---|---|---|---|"]
     for c in r.checks:
         lines.append(
-            f"| {c.name} | {c.value} | {c.threshold} | {'pass' if c.passed else '**FAIL**'} |"
+            f"| {md_text(c.name)} | {md_text(c.value)} | {md_text(c.threshold)} | "
+            f"{'pass' if c.passed else '**FAIL**'} |"
         )
     lines.append("")
     if r.same_instance is not None:
         si = r.same_instance
         lines += [
-            f"Same instance `{si.task_id}`: {'pass' if si.before_passed else 'fail'} → {'pass' if si.after_passed else 'fail'}.",
+            f"Same instance {md_code(si.task_id)}: {'pass' if si.before_passed else 'fail'} → {'pass' if si.after_passed else 'fail'}.",
             "",
         ]
     for s in r.suites:
@@ -145,11 +151,11 @@ def render_markdown(r: GateReport, *, marker: bool = True) -> str:
             f"Change size: {r.change_size.get('files', 0)} file(s), +{r.change_size.get('lines_added', 0)} / -{r.change_size.get('lines_removed', 0)} lines."
         )
     lines.append(
-        f"Guard: {r.guard_verdict}"
-        + (" — " + "; ".join(r.guard_findings[:5]) if r.guard_findings else "")
+        f"Guard: {md_text(r.guard_verdict)}"
+        + (" — " + "; ".join(md_text(x) for x in r.guard_findings[:5]) if r.guard_findings else "")
     )
     if r.impact is not None:
-        lines.append(f"Test impact: {r.impact.summary}.")
+        lines.append(f"Test impact: {md_text(r.impact.summary)}.")
     lines.append(
         f"Trials: {r.trials_run} run, {r.trials_cached} cached, {r.trials_reused} reused from base; {r.model_calls} model call(s)."
     )
@@ -157,10 +163,10 @@ def render_markdown(r: GateReport, *, marker: bool = True) -> str:
         lines += ["", "<details><summary>Evidence runs</summary>", ""]
         for task, sides in sorted(r.evidence.items()):
             parts = [
-                f"{side}: {', '.join(f'`{x}`' for x in ids[:5])}"
+                f"{md_text(side)}: {', '.join(md_code(x) for x in ids[:5])}"
                 for side, ids in sorted(sides.items())
             ]
-            lines.append(f"- `{task}` — " + "; ".join(parts))
+            lines.append(f"- {md_code(task)} — " + "; ".join(parts))
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n"
 

@@ -68,3 +68,31 @@ def test_loaded_files_union_over_base_repeats_only() -> None:
 
     out = [o("base", 0, {"SKILL.md"}), o("base", 1, {"./tools/a.md"}), o("head", 0, {"tools/b.md"})]
     assert loaded_files_by_task(out) == {"t": frozenset({"SKILL.md", "tools/a.md"})}
+
+
+def test_reasons_name_the_changed_sections() -> None:
+    from skillci.gate.impact import changed_sections
+
+    before = {"SKILL.md": b"# Skill\nintro\n## Verify\nrun it\n", "tools/x.md": b"# X\nx\n"}
+    after = {"SKILL.md": b"# Skill\nintro\n## Verify\nrun it twice\n", "tools/x.md": b"# X\nx\n"}
+    secs = changed_sections(before, after)
+    assert secs == {"SKILL.md": ["Skill > Verify"]}
+    sel = select_tasks(
+        ["SKILL.md"], {"t1": ["SKILL.md"], "t2": ["tools/x.md"]}, sections_changed=secs
+    )
+    assert sel.rerun == ["t1", "t2"]
+    assert sel.changed_sections == {"SKILL.md": ["Skill > Verify"]}
+    assert sel.tasks[0].reason == "always-loaded file changed: SKILL.md § Skill > Verify"
+
+
+def test_on_demand_section_edit_reruns_only_tasks_that_loaded_the_file() -> None:
+    from skillci.gate.impact import changed_sections
+
+    before = {"SKILL.md": b"# S\n", "tools/x.md": b"# X\n## Use\nold\n## Keep\nk\n"}
+    after = {"SKILL.md": b"# S\n", "tools/x.md": b"# X\n## Use\nnew\n## Keep\nk\n"}
+    secs = changed_sections(before, after)
+    sel = select_tasks(
+        ["tools/x.md"], {"t1": ["SKILL.md"], "t2": ["tools/x.md"]}, sections_changed=secs
+    )
+    assert (sel.rerun, sel.reuse) == (["t2"], ["t1"])
+    assert sel.tasks[1].reason == "loaded changed file(s): tools/x.md § X > Use"

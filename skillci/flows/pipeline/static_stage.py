@@ -36,9 +36,10 @@ from skillci.compile.static import (
     deterministic_plan,
 )
 from skillci.errors import ModelOutputError, UsageError
+from skillci.flows.pipeline.fsio import find_skill_folder, load_skill_input, publish_package
+from skillci.flows.pipeline.repo import propose_static
+from skillci.flows.pipeline.reports import static_markdown
 from skillci.fsutil import atomic_write_text
-from skillci.pipeline.fsio import find_skill_folder, load_skill_input, publish_package
-from skillci.pipeline.reports import static_markdown
 from skillci.skill.package import SKILL_MD, SkillPackage
 from skillci.skill.render import render
 
@@ -168,8 +169,6 @@ def run_static(req: StaticRequest) -> StaticOutcome:
         )
     pr_notes: list[str] = []
     if req.propose and not req.dry_run:
-        from skillci.pipeline.repo import propose_static
-
         pr_notes = propose_static(
             find_skill_folder(req.input),
             pkg,
