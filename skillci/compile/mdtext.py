@@ -9,7 +9,8 @@ rolls back — is byte-identical.
 
 Sentences: :func:`split_sentences` cuts a paragraph at ``.``/``!``/``?``/``。`` followed by
 whitespace and an uppercase letter, a backtick, a digit or a CJK character, never inside
-inline markup (a code span, a link or image, an autolink, bold or italic text), and keeps
+inline markup (a code span, a link or image, an autolink, bold or italic text) or a
+quotation, and keeps
 the separators so an untouched paragraph can be rebuilt exactly.
 
 Inline markup: :func:`inline_spans` lists a text's code spans, links, images, autolinks
@@ -36,6 +37,8 @@ _SENT_END = re.compile(
     r"(\s+)(?=[A-Z`\"'(\[\d*_]|[\u4e00-\u9fff])"
 )
 _CJK_END = re.compile(r"(?<=[。！？])(?=[^\s。！？])")
+#: A quotation ("...", “...”): a sentence is not cut inside one either.
+_QUOTED = re.compile(r"\"[^\"\n]{1,600}\"|“[^”\n]{1,600}”")
 _IMAGE = re.compile(r"!\[(?:[^\]\\]|\\.)*\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
 _LINK = re.compile(r"\[(?:[^\]\\]|\\.)*\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
 _REF_LINK = re.compile(r"\[(?:[^\]\\]|\\.)+\]\[[^\]]*\]")
@@ -281,7 +284,7 @@ def split_sentences(text: str) -> tuple[list[str], list[str]]:
     core = text.rstrip("\r\n")
     tail = text[len(core) :]
     masked = mask_code_spans(core)
-    markup = inline_ranges(core)
+    markup = inline_ranges(core) + [(m.start(), m.end()) for m in _QUOTED.finditer(masked)]
     cuts: list[tuple[int, int]] = [(m.start(1), m.end(1)) for m in _SENT_END.finditer(masked)]
     cuts += [(m.start(), m.start()) for m in _CJK_END.finditer(masked)]
     cuts = sorted(c for c in cuts if not any(a < c[0] < b for a, b in markup))

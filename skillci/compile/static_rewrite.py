@@ -39,7 +39,7 @@ delete describe determine do download edit enable ensure export extract fill fin
 follow format generate get give go identify import include insert inspect install keep
 launch list load locate look make mark merge move note open parse paste pick place
 prefer prepare print put read record reduce re-run refer remove rename render repeat
-replace report reproduce restart retry return review run save search select send set
+replace report reproduce rerun restart retry return review run save search select send set
 skip sort split start stop submit summarize take test trace try type unpack update
 upload use validate verify wait write"""
 #: Verbs that start an instruction (after leads like First, / Then / Never).
@@ -84,19 +84,40 @@ class StaticPlan(_Strict):
     )
 
 
+_CONDITION = re.compile(
+    r"^(?:if|when|whenever|once|after|before|unless|while|for (?:each|every))\b[^,;:]{1,160},\s*",
+    re.IGNORECASE,
+)
+
+
+_COPULA = frozenset({"is", "are", "was", "were", "has", "have", "will", "can", "should"})
+
+
 def _bare(sentence: str) -> str:
     s = sentence.strip().lstrip("*_\"'(")
+    s = _LEAD.sub("", s)
+    # a conditional instruction: "If the build fails, rerun it." -> "rerun it."
+    s = _CONDITION.sub("", s)
     s = _LEAD.sub("", s)
     s = _NEG.sub("", s)
     return s
 
 
 def is_imperative(sentence: str) -> bool:
-    """The sentence starts with an instruction verb (after First,/Then/Never/... leads)."""
+    """The sentence starts with an instruction verb (after First,/Then/Never/... leads and
+    after a leading condition: "If the build fails, rerun it.")."""
+    if sentence.rstrip().rstrip("*_").endswith(("?", "？")):
+        return False  # "Write code before the test?" asks; it does not instruct
     s = _bare(sentence)
     m = re.match(r"([A-Za-z][A-Za-z-]*)(\*{0,2}:)?", s)
-    # "Type: a display face ..." is a label, not an instruction
-    return m is not None and m.group(2) is None and m.group(1).lower() in IMPERATIVES
+    # "Type: a display face ..." is a label and "Render order is ..." a noun phrase
+    nxt = [w.lower() for w in re.findall(r"[A-Za-z']+", s[m.end() :])[:2]] if m else []
+    return (
+        m is not None
+        and m.group(2) is None
+        and not _COPULA.intersection(nxt)
+        and m.group(1).lower() in IMPERATIVES
+    )
 
 
 def paragraph_plan(
@@ -105,8 +126,11 @@ def paragraph_plan(
     """The deterministic plan for one paragraph (None: leave it a paragraph).
 
     It qualifies with at least ``min_imperative`` imperative sentences that are at least
-    half of its sentences (the share is not required when ``min_imperative`` is 1)."""
+    half of its sentences (the share is not required when ``min_imperative`` is 1), and
+    no question: a question followed by instructions is one conditional instruction."""
     sentences, _ = split_sentences(text)
+    if any(s.rstrip().rstrip("*_").endswith(("?", "？")) for s in sentences):
+        return None  # "Bug found? Write a test." is one conditional instruction, not steps
     imp = [is_imperative(s) for s in sentences]
     if sum(imp) < min_imperative or (min_imperative > 1 and sum(imp) * 2 < len(sentences)):
         return None

@@ -11,7 +11,7 @@ import pytest
 
 from skillci.cli.main import main
 from skillci.errors import UsageError
-from skillci.runners import rawtask as rt
+from skillci.flows import rawtask as rt
 
 ROOT = Path(__file__).resolve().parents[3]
 TASK = ROOT / "tests" / "fixtures" / "skillsbench-tasks" / "flood-risk-analysis"

@@ -98,7 +98,7 @@ def test_a_staged_procedure_and_marked_lines_stay_in_the_bootstrap() -> None:
 
 
 def test_the_report_lists_what_was_left_for_a_person() -> None:
-    from skillci.pipeline.reports import static_markdown
+    from skillci.flows.pipeline.reports import static_markdown
 
     text = (
         FM
