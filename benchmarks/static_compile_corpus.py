@@ -103,7 +103,7 @@ class SkillResult:
     code_exact: bool = False
     spans_kept: bool = False
     rewritten: list[tuple[str, str, str]] = field(default_factory=list)
-    flags: int = 0
+    flags: list[str] = field(default_factory=list)
     rolled_back: int = 0
     moved: int = 0
     lost_spans: list[str] = field(default_factory=list)
@@ -129,7 +129,7 @@ def measure(entry: dict[str, Any]) -> SkillResult:
         code_exact=code_a == code_b,
         spans_kept=spans_a == spans_b,
         rewritten=[(r.kind, r.before, r.after) for s in res.report.sections for r in s.rewritten],
-        flags=sum(len(s.flags) for s in res.report.sections),
+        flags=[f for s in res.report.sections for f in s.flags],
         rolled_back=len(res.report.rolled_back),
         moved=sum(1 for o in res.report.ops if o.kind == "move_on_demand" and o.applied),
         lost_spans=lost,
@@ -147,7 +147,7 @@ def summary(results: list[SkillResult]) -> dict[str, Any]:
         "inline_spans_links_kept": sum(r.spans_kept for r in ok),
         "vague_sentences_rewritten": sum(k == "vague" for r in ok for k, _, _ in r.rewritten),
         "paragraphs_to_steps": sum(k == "steps" for r in ok for k, _, _ in r.rewritten),
-        "phrases_flagged": sum(r.flags for r in ok),
+        "phrases_flagged": sum(len(r.flags) for r in ok),
         "sections_rolled_back": sum(r.rolled_back for r in ok),
         "sections_moved": sum(r.moved for r in ok),
         "not_imported": {r.id: r.error for r in results if not r.imported},
@@ -171,7 +171,10 @@ def sample(results: list[SkillResult], k: int = 20) -> list[tuple[str, str, str,
 
 
 def write_sample(
-    path: Path, rows: list[tuple[str, str, str, str]], figures: dict[str, Any]
+    path: Path,
+    rows: list[tuple[str, str, str, str]],
+    figures: dict[str, Any],
+    flags: list[tuple[str, str]],
 ) -> None:
     lines = [
         "# Static compile: rewritten sentences, before and after",
@@ -187,6 +190,14 @@ def write_sample(
         "Judge each pair: does the *after* say what the *before* said, only more concretely?",
         "",
     ]
+    if len(rows) < 20:
+        lines += [
+            f"The test-only split yields {len(rows)} rewrites, fewer than the 20 this sample "
+            "was meant to hold: vague phrases from the curated table are rare in these skills' "
+            "instruction sentences, most that occur are conditions (flagged, not rewritten), "
+            "and only paragraphs of two or more instructions (no question) become steps.",
+            "",
+        ]
     for i, (sid, kind, before, after) in enumerate(rows, 1):
         what = "vague phrase" if kind == "vague" else "numbered steps"
         lines += [
@@ -201,6 +212,9 @@ def write_sample(
             *[f"> {x}" for x in after.splitlines()],
             "",
         ]
+    lines += ["## Left for a person (not rewritten)", ""]
+    lines += [f"- `{sid}`: {f}" for sid, f in flags] or ["- none"]
+    lines.append("")
     tmp = path.with_suffix(".tmp")
     tmp.write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
     os.replace(tmp, path)
@@ -222,9 +236,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.verbose:
             for r in results:
                 bad = [] if r.spans_kept and r.code_exact and r.frontmatter_exact else r.lost_spans
-                print(f"  {split} {r.id}: rewritten={len(r.rewritten)} flags={r.flags} {bad[:4]}")
+                print(
+                    f"  {split} {r.id}: rewritten={len(r.rewritten)} flags={len(r.flags)} {bad[:4]}"
+                )
         if split == "test" and args.sample is not None:
-            write_sample(args.sample, sample(results), figures)
+            flags = [(r.id, f) for r in sorted(results, key=lambda r: r.id) for f in r.flags]
+            write_sample(args.sample, sample(results), figures, flags)
     if args.json:
         print(json.dumps(doc, indent=1))
         return 0
