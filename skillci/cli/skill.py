@@ -1,4 +1,4 @@
-"""``skillci skill``: lint, render, diff, import, export, schemas."""
+"""``skillci skill``: lint, render, diff, import, export, migrate, schemas."""
 
 from __future__ import annotations
 
@@ -14,10 +14,13 @@ from skillci.errors import InvalidInputError, LintFailed, SkillciError, UsageErr
 from skillci.fsutil import atomic_write_bytes
 from skillci.skill.lint import LintReport, lint
 from skillci.skill.package import (
+    LEGACY_MANIFEST,
+    MANIFEST,
     SKILL_MD,
     SkillPackage,
     read_executables,
     read_tree,
+    require_package,
     set_executable,
 )
 from skillci.skill.porting import export_plain, find_skill_dir, import_plain
@@ -31,7 +34,9 @@ def _load_for_lint(path: Path) -> SkillPackage:
         raise InvalidInputError(
             "not a directory", file=str(path), hint="pass a skill package directory"
         )
-    if not (path / "manifest.yaml").exists() and not (path / SKILL_MD).exists():
+    if (path / LEGACY_MANIFEST).is_file() and not (path / MANIFEST).exists():
+        require_package({LEGACY_MANIFEST: b""}, str(path))  # old layout: hint to migrate
+    if not (path / MANIFEST).exists() and not (path / SKILL_MD).exists():
         return SkillPackage({}, root=str(path))  # reports SK002 without reading an unrelated tree
     return SkillPackage(read_tree(path), root=str(path))
 
@@ -219,8 +224,9 @@ def import_cmd(
 ) -> int:
     """Turn a plain SKILL.md skill into a skillci package (files kept byte-exact)."""
     folder, fmt = _find_plain(src)
+    notes: list[str] = []
     pkg = import_plain(
-        read_tree(folder),
+        read_tree(folder, notes),
         executable=read_executables(folder),
         source=str(folder),
         fmt=fmt,
@@ -239,11 +245,14 @@ def import_cmd(
         "source": str(folder),
         "out": str(dest),
         "files": sorted(pkg.files),
+        "warnings": notes,
         "dry_run": dry_run,
     }
     if json_out:
         emit_json(result)
     else:
+        for note in notes:
+            console.print(f"warning: {note}", markup=False)
         verb = "would write" if dry_run else "wrote"
         console.print(
             f"{verb} package {name} ({len(pkg.files)} files, manifest generated) to {dest}"
@@ -271,6 +280,45 @@ def export_cmd(
         emit_json({"out": str(out), "files": sorted(files), "dry_run": dry_run})
     else:
         console.print(f"{'would write' if dry_run else 'wrote'} {len(files)} files to {out}")
+    return 0
+
+
+@app.command("migrate")
+def migrate_cmd(
+    path: Path = typer.Argument(..., help="An old-layout package (manifest.yaml, rules/ …)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the moves; change nothing."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> int:
+    """Move an old-layout package to skillci.yaml + skillci/ (docs/design/140)."""
+    from skillci.skill.migration import migrate_files
+
+    if not path.is_dir():
+        raise InvalidInputError("not a directory", file=str(path), hint="pass a package dir")
+    m = migrate_files(read_tree(path), str(path))
+    if not dry_run and m.changed:
+        executable = read_executables(path)
+        changed = {rel: m.files[rel] for rel in (*m.moves.values(), *m.rewritten)}
+        moved_exec = frozenset(m.moves.get(r, r) for r in executable)
+        write_tree(changed, path, moved_exec)  # new files first: nothing is lost
+        for old in m.moves:
+            (path / old).unlink()
+            parent = (path / old).parent
+            while parent != path and not any(parent.iterdir()):
+                parent.rmdir()
+                parent = parent.parent
+    if json_out:
+        emit_json(
+            {"path": str(path), "moves": m.moves, "rewritten": m.rewritten, "dry_run": dry_run}
+        )
+    elif not m.changed:
+        console.print(f"{path} is already in the current layout")
+    else:
+        for old, new in m.moves.items():
+            console.print(f"{old} -> {new}")
+        for rel in m.rewritten:
+            console.print(f"rewrote references to moved files in {rel}")
+        verb = "would move" if dry_run else "moved"
+        console.print(f"{verb} {len(m.moves)} file(s) of {path} to the skillci/ layout")
     return 0
 
 

@@ -122,3 +122,72 @@ def new_cmd(
             f"then skillci tasks validate --run {escape(res.task_dir)}"
         )
     return 0
+
+
+def _task_rows(repo: Path, suite: str | None) -> list[dict[str, object]]:
+    """Every task dir with its format and the suites (and splits) that list it."""
+    from skillci.tasks.loader import detect_format, discover_tasks
+    from skillci.tasks.models import Purpose
+    from skillci.tasks.suites import list_suites, load_suite
+
+    suites = [load_suite(n, repo, purpose=Purpose.inspect) for n in list_suites(repo)]
+    if suite is not None and suite not in {s.name for s in suites}:
+        from skillci.errors import InvalidInputError
+
+        raise InvalidInputError(
+            f"no suite {suite!r}",
+            hint=f"known suites: {', '.join(s.name for s in suites) or 'none'}",
+        )
+    rows: list[dict[str, object]] = []
+    for d in discover_tasks(repo):
+        member = [s for s in suites if d.name in s.tasks]
+        if suite is not None and suite not in {s.name for s in member}:
+            continue
+        rows.append(
+            {
+                "id": d.name,
+                "format": detect_format(d) or "?",
+                "suites": [s.name for s in member],
+                "splits": sorted({s.split.value for s in member}),
+                "path": str(d),
+            }
+        )
+    return rows
+
+
+@app.command("ls")
+def ls_cmd(
+    suite: Annotated[str | None, typer.Option("--suite", help="Only this suite's tasks.")] = None,
+    repo: Annotated[Path, typer.Option("--repo", help="Repository root.")] = Path("."),
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> int:
+    """The tasks under evals/tasks: id, format, and the suites (splits) that list them."""
+    from skillci.cli.tables import Column, fit_table, print_table
+
+    rows = _task_rows(repo, suite)
+    if json_out:
+        emit_json(rows)
+        return 0
+    if not rows:
+        console.print(f"no tasks under {escape(str(repo))}/evals/tasks")
+        return 0
+    table = fit_table(
+        [
+            Column("task", key=True, no_wrap=True),
+            Column("suites", key=True),
+            Column("split", drop_rank=2),
+            Column("format", drop_rank=1, no_wrap=True),
+        ],
+        [
+            [
+                escape(str(r["id"])),
+                escape(", ".join(map(str, r["suites"])) or "-"),  # type: ignore[call-overload]
+                escape(", ".join(map(str, r["splits"])) or "-"),  # type: ignore[call-overload]
+                str(r["format"]),
+            ]
+            for r in rows
+        ],
+        title=f"{len(rows)} task(s)" + (f" in suite {suite}" if suite else ""),
+    )
+    print_table(table)
+    return 0

@@ -6,7 +6,7 @@ the same id, and an edited patch cannot keep its old id (``load_patch`` refuses 
 
 Ops (the seed essay's eight, discriminated on ``op``):
 
-- ``add_rule``: a new rule, in ``rules/<id-with-dots-as-dashes>.yaml`` unless ``file`` names
+- ``add_rule``: a new rule, in ``skillci/rules/<id-with-dots-as-dashes>.yaml`` unless ``file`` names
   an existing ``rules: [...]`` file.
 - ``replace_rule``: new content for a rule, written where the rule lives.
 - ``delete_rule``: remove a rule (its file goes when it held only that rule).
@@ -14,7 +14,7 @@ Ops (the seed essay's eight, discriminated on ``op``):
 - ``merge_rules``: several rules become one, at the place of the first.
 - ``change_loading_scope``: move a rule (``rule_id``) or a markdown section (``section``)
   between the bootstrap ``SKILL.md`` and an on-demand workflow/tool/recovery file.
-- ``add_example``: append one JSON object to ``examples/*.jsonl``.
+- ``add_example``: append one JSON object to ``skillci/examples/*.jsonl``.
 - ``add_regression_test``: add a task id to ``evals/regression.yaml``.
 
 See docs/design/010-patch-language.md.
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -37,6 +38,26 @@ from skillci.skill.models import RULE_ID_RE, Rule, RuleScope
 PATCH_SCHEMA_VERSION = 1
 ID_PREFIX = "patch-"
 TASK_ID_MAX = 200
+#: Strict id shapes (docs/design/161-guard-layers.md): ids never carry free text.
+TASK_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
+RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,199}$")
+MODEL_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+/-]{0,199}$")
+LABEL_RE = re.compile(r"^[a-z][a-z0-9_.-]{0,79}$")
+
+
+def _strict(pattern: re.Pattern[str], what: str, example: str) -> Any:
+    def check(v: str) -> str:
+        if not pattern.match(v):
+            raise ValueError(f"{v[:60]!r} is not a {what} like {example}")
+        return v
+
+    return check
+
+
+_task_id = _strict(TASK_ID_RE, "task id (letters, digits, . _ -)", "fix-cache-expiry")
+_run_id = _strict(RUN_ID_RE, "run id", "run-20260101-120000-ab12cd34")
+_model_id = _strict(MODEL_ID_RE, "model route", "openai/gpt-4o-mini")
+_label = _strict(LABEL_RE, "label (lowercase, digits, _ . -)", "verification_missing")
 
 
 class _Strict(BaseModel):
@@ -52,6 +73,11 @@ class _OpBase(_Strict):
         description="Failure class this op addresses; must equal the patch's (one per patch).",
     )
 
+    @field_validator("failure_class")
+    @classmethod
+    def _class(cls, v: str | None) -> str | None:
+        return None if v is None else str(_label(v))
+
 
 def _check_rule_id(v: str) -> str:
     if not RULE_ID_RE.match(v):
@@ -66,8 +92,8 @@ class AddRule(_OpBase):
     rule: Rule = Field(description="The rule to add; status and provenance are set by apply.")
     file: str | None = Field(
         default=None,
-        description="An existing rules/*.yaml holding `rules: [...]` to append to; "
-        "default: a new rules/<id with dots as dashes>.yaml.",
+        description="An existing skillci/rules/*.yaml holding `rules: [...]` to append to; "
+        "default: a new skillci/rules/<id with dots as dashes>.yaml.",
     )
 
 
@@ -152,10 +178,10 @@ class ChangeLoadingScope(_OpBase):
 
 
 class AddExample(_OpBase):
-    """Append one example (a JSON object) to an examples/*.jsonl file."""
+    """Append one example (a JSON object) to a skillci/examples/*.jsonl file."""
 
     op: Literal["add_example"] = "add_example"
-    file: str = Field(description="examples/<name>.jsonl (created when missing).")
+    file: str = Field(description="skillci/examples/<name>.jsonl (created when missing).")
     example: dict[str, Any] = Field(description="One JSON object, written as one line.")
 
 
@@ -165,12 +191,7 @@ class AddRegressionTest(_OpBase):
     op: Literal["add_regression_test"] = "add_regression_test"
     task_id: str = Field(min_length=1, max_length=TASK_ID_MAX, description="Task id to add.")
 
-    @field_validator("task_id")
-    @classmethod
-    def _task(cls, v: str) -> str:
-        if v != v.strip() or any(c in v for c in "\n\r\t"):
-            raise ValueError("must be one line without surrounding spaces")
-        return v
+    _v = field_validator("task_id")(_task_id)
 
 
 Op = Annotated[
@@ -203,6 +224,16 @@ class Author(_Strict):
     compiler: str = Field(description="Compiler name, e.g. template, llm, human.")
     model: str | None = Field(default=None, description="Model route when a model wrote it.")
 
+    @field_validator("compiler")
+    @classmethod
+    def _compiler(cls, v: str) -> str:
+        return str(_label(v))
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, v: str | None) -> str | None:
+        return None if v is None else str(_model_id(v))
+
 
 class Patch(_Strict):
     """A bounded patch: metadata plus a short list of typed ops (``PATCH.yaml``)."""
@@ -224,6 +255,20 @@ class Patch(_Strict):
     author: Author = Field(description="Compiler name and model.")
     created_at: datetime | None = Field(default=None, description="When it was compiled.")
     ops: list[Op] = Field(min_length=1, description="The edit operations, applied in order.")
+
+    @field_validator("failure_class")
+    @classmethod
+    def _classes(cls, v: str | list[str]) -> str | list[str]:
+        for name in [v] if isinstance(v, str) else v:
+            _label(name)
+        return v
+
+    @field_validator("supporting_runs")
+    @classmethod
+    def _runs(cls, v: list[str]) -> list[str]:
+        for rid in v:
+            _run_id(rid)
+        return v
 
     @field_validator("schema_version")
     @classmethod

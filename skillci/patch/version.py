@@ -48,7 +48,7 @@ from skillci.patch.apply import Applied, RuleDelta, same_behaviour
 from skillci.patch.models import AddExample, AddRegressionTest, ChangeLoadingScope
 from skillci.patch.prose import SkillDiff, skill_diff
 from skillci.skill.models import Lifecycle, Manifest, Rule
-from skillci.skill.package import SkillPackage
+from skillci.skill.package import MANIFEST, SkillPackage
 
 CHANGES_SCHEMA_VERSION = 1
 Level = Literal["major", "minor", "patch"]
@@ -210,7 +210,7 @@ def classify(delta: RuleDelta, version: str, reason: str, op_index: int | None) 
 
 
 def _manifest_changes(before: SkillPackage, after: SkillPackage, reason: str) -> list[OtherChange]:
-    if before.files.get("manifest.yaml") == after.files.get("manifest.yaml"):
+    if before.files.get(MANIFEST) == after.files.get(MANIFEST):
         return []
     b, a = before.manifest, after.manifest
     out: list[OtherChange] = []

@@ -13,7 +13,7 @@ and regression rates, cost, complexity). The entry is also the release tag's mes
     Validation: pass rate 68.4% -> 72.1% (95% CI of the difference [+1.0%, +6.4%]), ...
     Compatibility: verified <model> <quantization> / <harness>; not yet verified: <...>
 
-In ``skills/<name>/CHANGELOG.md`` the entry sits in a fenced block under a ``## <version>``
+In ``skills/<name>/skillci/CHANGELOG.md`` the entry sits in a fenced block under a ``## <version>``
 heading, newest first, after the file's preamble.
 """
 
@@ -26,8 +26,9 @@ from skillci.gate.verdict import GateReport, all_changes
 from skillci.patch.version import ChangeList
 from skillci.release.compat import describe, describe_all
 from skillci.skill.models import CompatEntry
+from skillci.skill.package import CHANGELOG
 
-CHANGELOG_FILE = "CHANGELOG.md"
+CHANGELOG_FILE = CHANGELOG
 ROLLED_BACK = "**Rolled back**"
 _LABEL_WIDTH = len("Modified: ")
 

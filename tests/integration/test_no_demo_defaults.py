@@ -14,7 +14,7 @@ from skillci.flows.gate import suites_for
 from skillci.flows.skills import resolve_skill
 from tests.integration.loop.conftest import git, make_scratch
 
-MANIFEST = "skills/repo-debugger/manifest.yaml"
+MANIFEST = "skills/repo-debugger/skillci.yaml"
 
 
 @pytest.fixture
@@ -56,7 +56,7 @@ def test_suites_follow_the_manifest_and_the_skill_is_inferred(scratch: Path) -> 
 
 def test_several_skills_ask_which(scratch: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shutil.copytree(scratch / "skills/repo-debugger", scratch / "skills/other")
-    m = scratch / "skills/other/manifest.yaml"
+    m = scratch / "skills/other/skillci.yaml"
     m.write_text(m.read_text().replace("name: repo-debugger", "name: other"))
     git(scratch, "add", "-A")
     git(scratch, "commit", "-qm", "second skill")

@@ -20,7 +20,7 @@ from skillci.errors import GitError
 from skillci.flows.context import RepoContext
 from skillci.flows.pipeline.manifest import RunManifest
 from skillci.flows.pipeline.reports import stats_table
-from skillci.skill.package import SkillPackage
+from skillci.skill.package import MANIFEST, SkillPackage
 from skillci.vcs.candidate import candidate_branch, commit_candidate, commit_message
 
 SKIPPED = "skipped: "
@@ -88,7 +88,7 @@ def publish_candidate(run: CandidateRun, base: str) -> list[str]:
     if base_sha is None:
         return [SKIPPED + f"base branch {base!r} does not exist"]
     on_base = git.files_at(base_sha, skill_dir)
-    if "manifest.yaml" not in on_base:
+    if MANIFEST not in on_base:
         return [
             SKIPPED + f"{skill_dir} is not a package on {base}: import the task's skill "
             f"(`skillci skill import {run.skill_source} --out {skill_dir}`) and "
@@ -199,7 +199,7 @@ def propose_static(
     if base_sha is None:
         return [SKIPPED + f"base branch {base!r} does not exist"]
     on_base = git.files_at(base_sha, rel)
-    if "manifest.yaml" not in on_base:
+    if MANIFEST not in on_base:
         return [SKIPPED + f"{rel} is not a package committed on {base}"]
     if on_base != dict(source.files):
         return [SKIPPED + f"{rel} differs from {base}: commit it first"]

@@ -72,7 +72,7 @@ def test_human_pr_review_then_rejected_release_closes_and_keeps_branch(scratch: 
     """A person deletes the injection rule: the gate rejects with numbers (security pass
     rate drops); release closes the PR but keeps the person's branch."""
     git(scratch, "checkout", "-q", "-b", "alice/drop-finish")
-    (scratch / "skills/repo-debugger/rules/security.yaml").unlink()
+    (scratch / "skills/repo-debugger/skillci/rules/security.yaml").unlink()
     git(scratch, "commit", "-qam", "drop the security rule")
     git(scratch, "checkout", "-q", "main")
     ctx = RepoContext.open(scratch)
@@ -136,3 +136,21 @@ def test_human_prose_pr_is_reviewed_and_released_with_its_section_named(
     assert git(scratch, "rev-parse", "repo-debugger@0.7.1^{commit}") == git(
         scratch, "rev-parse", "main"
     )
+
+
+def test_pr_without_skill_marker_gates_and_releases_the_skill_it_changes(scratch: Path) -> None:
+    """A PR a person opened elsewhere (GitHub: no skill marker, no trailer): review and
+    release find the one skill the head changes."""
+    from skillci.flows.release import _skill_of
+    from skillci.flows.review import pr_gate_options
+
+    person_edit(scratch, "alice/typo", "Fix one test at a time.")
+    ctx = RepoContext.open(scratch)
+    pr = ctx.forge.open_pr(
+        title="typo", body="", base="main", head_branch="alice/typo", labels=[], skill=None
+    )
+    assert pr.skill is None
+    assert _skill_of(ctx, pr) == ("repo-debugger", "skills/repo-debugger")
+    opts = pr_gate_options(ctx, pr, repeat=1, student="sim/student", suites=(), parallel=1)
+    assert opts.skill == "skills/repo-debugger"
+    assert opts.suites == ("validation", "regression", "security")

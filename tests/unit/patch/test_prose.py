@@ -49,7 +49,7 @@ def test_bundled_files_script_added_is_minor_removal_is_minor_before_1(
         {
             "scripts/check.py": b"print('ok')\n",
             "references/notes.md": b"# Notes\nread me\n",
-            "workflows/ci-failure.md": None,
+            "skillci/workflows/ci-failure.md": None,
         }
     )
     d = skill_diff(before, after)
@@ -57,7 +57,7 @@ def test_bundled_files_script_added_is_minor_removal_is_minor_before_1(
     assert kinds == {
         ("scripts/check.py", "script", "added"),
         ("references/notes.md", "reference", "added"),
-        ("workflows/ci-failure.md", "on_demand", "removed"),
+        ("skillci/workflows/ci-failure.md", "on_demand", "removed"),
     }
     assert ("references/notes.md", "Notes", "added") in {
         (s.file, s.section, s.change) for s in d.sections
@@ -67,15 +67,15 @@ def test_bundled_files_script_added_is_minor_removal_is_minor_before_1(
     assert levels == {
         "scripts/check.py": "minor",
         "references/notes.md": "patch",
-        "workflows/ci-failure.md": "minor",
+        "skillci/workflows/ci-failure.md": "minor",
     }
     assert changes.bump == "minor"
 
 
 def test_removal_after_1_0_is_major(repo_debugger: Path) -> None:
     before = _pkg(repo_debugger)
-    manifest = before.text("manifest.yaml").replace("version: 0.7.0", "version: 1.2.0")
-    before = before.with_files({"manifest.yaml": manifest.encode()})
+    manifest = before.text("skillci.yaml").replace("version: 0.7.0", "version: 1.2.0")
+    before = before.with_files({"skillci.yaml": manifest.encode()})
     md = before.text("SKILL.md")
     cut = md[: md.index("Inputs you can trust:")]
     after = before.with_files({"SKILL.md": (cut + "# Gone\n").encode()})
@@ -84,5 +84,5 @@ def test_removal_after_1_0_is_major(repo_debugger: Path) -> None:
         ("section_changed", "patch"),
         ("section_added", "patch"),
     }
-    after2 = before.with_files({"tools/run-tests.md": None})
+    after2 = before.with_files({"skillci/tools/run-tests.md": None})
     assert compare(before, after2, "").bump == "major"
