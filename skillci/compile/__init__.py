@@ -11,6 +11,10 @@ Public API::
     propose_suite(tasks, package, ...) -> SuiteResult (.suite, .candidates, .runs)
 
 See docs/design/052-llm-paths.md, 053-template-compiler.md, 054-propose-loop.md.
+
+May import: ``skillci.analyze``, ``skillci.errors``, ``skillci.fsutil``, ``skillci.patch``,
+``skillci.providers``, ``skillci.skill``, ``skillci.trace`` (docs/architecture.md; checked
+by tests/unit/test_architecture.py).
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skillci.errors import RunnerError, UsageError
 from skillci.fsutil import atomic_write_text, tree_hash
+from skillci.runners.pool import INCOMPLETE, check_trial_count, quarantine
 from skillci.skill.render import RenderedSkill
 from skillci.tasks.loader import load_task
 from skillci.tasks.models import Purpose, Task
@@ -44,7 +45,6 @@ from skillci.trace.models import RunRecord, SkillRef
 
 SCHEMA_VERSION = 1
 RunnerName = Literal["local", "docker", "benchflow", "harbor"]
-INCOMPLETE = ".incomplete"
 SUMMARY, RESULT, TRAJECTORY, SKILL_CHECK = (
     "summary.json",
     "result.json",
@@ -164,6 +164,7 @@ def preflight(req: RawTaskRequest) -> tuple[Task, Path | None]:
     """Load the task and find the skill; check every tool the runner needs, up front."""
     if not req.task.is_dir():
         raise UsageError(f"--task {req.task}: not a directory")
+    check_trial_count(1, req.repeat)
     task = load_task(req.task, purpose=Purpose.optimize)
     skill = None
     if req.skill_source is not None:
@@ -258,14 +259,6 @@ def read_attempt(path: Path, key: str) -> AttemptSummary | None:
             hint="use a new --output dir, or remove the old test-* dirs",
         )
     return summary
-
-
-def quarantine(path: Path, output: Path) -> Path:
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-    dest = output / INCOMPLETE / f"{path.name}-{stamp}"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.move(str(path), str(dest))
-    return dest
 
 
 def skill_check(record: RunRecord, required: bool) -> SkillCheck:
@@ -468,7 +461,9 @@ def run_raw_task(req: RawTaskRequest, *, progress: Progress | None = None) -> Ra
                 report(path.name, n, req.repeat, "reused", 1.0, summary.duration_sec)
                 continue
             if path.exists():
-                result.quarantined.append(str(quarantine(path, out).relative_to(out)))
+                moved = quarantine(path, out / INCOMPLETE)
+                assert moved is not None
+                result.quarantined.append(str(moved.relative_to(out)))
             todo.append(n)
 
         def one(n: int) -> None:

@@ -4,6 +4,9 @@ Pure core (no subprocess, network or git): ``models`` (the patch language), ``ap
 (package -> package), ``limits``, ``diff``, ``guard`` (+ ``detectors``, ``normalize``),
 ``version`` (semver bump and change list) and ``check`` (all of them together). The one
 module that touches the disk is ``transaction`` (all-or-nothing directory swap).
+
+May import: ``skillci.errors``, ``skillci.fsutil``, ``skillci.skill``, ``skillci.trace``
+(docs/architecture.md; checked by tests/unit/test_architecture.py).
 """
 
 from __future__ import annotations

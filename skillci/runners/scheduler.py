@@ -15,19 +15,15 @@ reason — a clean stop, not a crash.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import multiprocessing as mp
-import signal
-import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
 
 from skillci.providers.budget import Budget, BudgetMeter
 from skillci.runners.base import TrialSpec
 from skillci.runners.outcome import EvalResult, TrialOutcome, summarize
+from skillci.runners.pool import worker_pool
 from skillci.runners.sandbox import bwrap_path
 from skillci.runners.trialdir import lock_for, quarantine, read_complete, trial_dir
 from skillci.trace.models import RunRecord
@@ -97,14 +93,6 @@ def execute(spec: TrialSpec, key: str) -> TrialOutcome:
                 wall_time_sec=round(time.monotonic() - start, 3),
             )
     return _outcome(spec, key, record, cached=False)
-
-
-def _die_with_parent() -> None:
-    """Pool initializer: get SIGKILLed when the parent dies (Linux), ignore Ctrl-C here."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 class Scheduler:
@@ -203,16 +191,11 @@ class Scheduler:
                 self._finish(spec, execute(spec, key), outcomes)
             return None
         uses_models = any(s.agent.kind == "builtin" for s, _ in pending)
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(
-            ["skillci.providers.preload"] if uses_models else ["skillci.runners.local"]
-        )
+        preload = ["skillci.providers.preload"] if uses_models else ["skillci.runners.local"]
         queue = list(pending)
         stop: str | None = None
         running: dict[Future[TrialOutcome], TrialSpec] = {}
-        with ProcessPoolExecutor(
-            max_workers=self.parallel, mp_context=ctx, initializer=_die_with_parent
-        ) as pool:
+        with worker_pool(self.parallel, preload) as pool:
             while queue or running:
                 while queue and len(running) < self.parallel:
                     if (reason := self.meter.exceeded()) is not None:

@@ -62,9 +62,9 @@ from skillci.flows.pipeline.manifest import (
 from skillci.flows.pipeline.repo import SKIPPED, CandidateRun, publish_candidate
 from skillci.flows.pipeline.reports import stats_table
 from skillci.flows.pipeline.static_stage import StaticRequest, run_static
-from skillci.flows.pipeline.trials import plan_slots, run_slots, trial_name
 from skillci.fsutil import atomic_write_text, tree_hash
 from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec
+from skillci.runners.slots import plan_slots, run_slots, trial_name
 from skillci.runners.trialdir import MARKER, TrialMeta
 from skillci.skill.lint import lint
 from skillci.skill.package import SkillPackage
