@@ -125,14 +125,18 @@ def test_imperative_detection() -> None:
 
 def test_task_skill_compiles_to_steps_checks_and_a_verification_rule() -> None:
     pkg = plain(TASK_SKILL)
-    assert lint(pkg).errors == 3  # three vague phrases
+    vague = [f for f in lint(pkg).findings if f.code == "SK010"]
+    assert len(vague) == 3  # three vague phrases (warnings: the publisher's own prose)
     res = compile_static(pkg, profile(verification_skip_rate=1.0))
     text = res.package.text(SKILL_MD)
     assert "1. Read `ci.log` and note the failing test id.\n" in text
     assert "Make sure" not in text and "carefully" not in text.lower()
     # "when necessary" is the condition itself: kept and flagged for a person, not swapped
     assert "use the appropriate tools when necessary" in text
-    assert [f.code for f in lint(res.package).findings if f.severity == "error"] == ["SK010"]
+    assert lint(res.package).errors == 0  # lint warns on an imported skill's own prose
+    assert [(f.code, f.severity) for f in lint(res.package).findings if f.code == "SK010"] == [
+        ("SK010", "warning")
+    ]
     flags = [f for s in res.report.sections for f in s.flags]
     assert flags == [
         "vague 'use the appropriate tools when necessary' kept: a replacement would change "
