@@ -5,7 +5,7 @@ Four rewrites, in this order (docs/design/101):
 1. **Steps.** A paragraph of two or more imperative sentences becomes a numbered list,
    one instruction per step (sentences kept word for word; a non-imperative sentence
    stays with the step before it, or in a lead-in before the list).
-2. **Vague phrases -> concrete checks** from the curated table (``skillci.compile.checks``),
+2. **Vague phrases -> concrete checks** from the curated table (``skillci.compile.vague_replacements``),
    only in instruction sentences, never inside inline markup, and only where the
    replacement keeps the condition; other phrases are flagged in the report for a person
    (docs/design/151).
@@ -35,8 +35,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillci.analyze.coverage import covers
 from skillci.analyze.taxonomy import FailureClass
-from skillci.compile.check import PatchCheck, check_patch
 from skillci.compile.mdtext import parse
+from skillci.compile.patch_check import PatchCheck, check_patch
 from skillci.compile.profile import ModelProfile
 from skillci.compile.static_rewrite import (
     IMPERATIVES,

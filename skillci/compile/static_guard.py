@@ -23,9 +23,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from skillci.compile.checks import find_hits
 from skillci.compile.literals import missing_literals, new_literals
 from skillci.compile.mdtext import Section, inline_ranges, markup
+from skillci.compile.vague_replacements import find_hits
 from skillci.skill.vague import find_vague
 
 #: A latin/digit word, or one CJK character (CJK text has no spaces between words).

@@ -4,7 +4,7 @@ A :class:`StaticPlan` says which paragraphs of a markdown file become numbered s
 how their sentences group (the deterministic plan: every imperative sentence starts a
 step; hybrid mode gets one from the planning model, ``skillci.compile.planner``). The
 rewriter executes a plan and replaces vague phrases with curated checks
-(``skillci.compile.checks``) in paragraphs, quotes, lists and tables; every rewritten
+(``skillci.compile.vague_replacements``) in paragraphs, quotes, lists and tables; every rewritten
 section then passes the semantic guard (``skillci.compile.static_guard``) or is restored
 byte for byte. Code blocks, indented code and HTML are never touched. Pure.
 """
@@ -17,7 +17,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillci.compile.checks import VagueHit, find_hits
 from skillci.compile.mdtext import (
     Block,
     Section,
@@ -29,6 +28,7 @@ from skillci.compile.mdtext import (
     split_sentences,
 )
 from skillci.compile.static_guard import guard_section
+from skillci.compile.vague_replacements import VagueHit, find_hits
 from skillci.skill.package import SKILL_MD
 
 PLAN_SCHEMA_VERSION = 1

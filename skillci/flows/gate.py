@@ -36,7 +36,7 @@ from skillci.gate.verdict import (
     SuiteResult,
 )
 from skillci.runners.base import AgentSpec, TrialSpec, plan
-from skillci.runners.outcome import TrialOutcome as RunOutcome
+from skillci.runners.outcome import TrialRun
 from skillci.runners.scheduler import Scheduler, sandbox_kind
 from skillci.skill.models import Manifest
 from skillci.skill.package import SkillPackage
@@ -48,7 +48,7 @@ from skillci.trace.models import RunRecord
 
 GATE_BLOB = "gate-report"
 DEFAULT_SUITES = ("validation", "regression", "security")
-Progress = Callable[[RunOutcome], None]
+Progress = Callable[[TrialRun], None]
 
 
 @dataclass
@@ -183,7 +183,7 @@ class _Runner:
         self.cached = 0
         self.model_calls = 0
         #: (spec, outcome) of every trial asked for, when a caller wants them (shards)
-        self.log: list[tuple[TrialSpec, RunOutcome]] | None = None
+        self.log: list[tuple[TrialSpec, TrialRun]] | None = None
 
     def run(
         self,

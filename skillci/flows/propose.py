@@ -22,7 +22,7 @@ from skillci.compile.base import Compiler
 from skillci.compile.loop import LoopBudget, propose_task
 from skillci.compile.proposal import Proposal
 from skillci.compile.suite import propose_suite
-from skillci.compile.template import TemplateCompiler
+from skillci.compile.template_compiler import TemplateCompiler
 from skillci.errors import InvalidInputError
 from skillci.flows.context import RepoContext, student_agent
 from skillci.flows.proposal_store import PROPOSAL_BLOB

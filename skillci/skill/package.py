@@ -415,7 +415,14 @@ def read_tree(root: Path, notes: list[str] | None = None) -> dict[str, bytes]:
                     f"file is {st.st_size} bytes; the limit is {MAX_FILE_BYTES}",
                     "keep large data out of skills",
                 )
-            out[rel] = full.read_bytes()
+            if st.st_mode & 0o7000 and notes is not None:
+                notes.append(
+                    f"{_shown(full)}: mode {st.st_mode & 0o7777:o}: only the executable bit is kept"
+                )
+            try:
+                out[rel] = full.read_bytes()
+            except OSError as exc:
+                _refuse(full, f"file cannot be read ({exc.strerror})", "make it readable")
     return out
 
 

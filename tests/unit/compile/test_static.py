@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from skillci.compile.checks import CURATED, curated_texts, rewrite_vague
 from skillci.compile.literals import literals
 from skillci.compile.mdtext import parse, parse_doc, split_sentences
 from skillci.compile.profile import MeasuredTraits, ModelProfile
@@ -19,6 +18,7 @@ from skillci.compile.static import (
     is_imperative,
 )
 from skillci.compile.static_guard import guard_section
+from skillci.compile.vague_replacements import CURATED, curated_texts, rewrite_vague
 from skillci.skill.lint import lint
 from skillci.skill.package import SKILL_MD, SkillPackage, read_tree
 from skillci.skill.porting import import_plain

@@ -102,3 +102,21 @@ def test_a_descriptive_vague_phrase_in_a_native_package_is_not_an_error() -> Non
         bundled(), "SKILL.md", "Work in this order", "Carefully analyze, then work in this order"
     )
     assert [f.code for f in lint(pkg).findings if f.severity == "error"] == ["SK010"]
+
+
+def test_odd_modes_and_non_utf8_text_import_losslessly(tmp_path: Path) -> None:
+    src = tmp_path / "odd"
+    src.mkdir()
+    (src / "SKILL.md").write_bytes(_plain("name: odd\ndescription: d\nlicense: MIT\n")["SKILL.md"])
+    (src / "notes-latin1.md").write_bytes("Caf\xe9 cr\xe8me\n".encode("latin-1"))
+    tool = src / "run.sh"
+    tool.write_bytes(b"#!/bin/sh\necho hi\n")
+    tool.chmod(0o4755)
+    notes: list[str] = []
+    files = read_tree(src, notes)
+    assert notes == [f"{tool}: mode 4755: only the executable bit is kept"]
+    pkg = import_plain(files, executable=frozenset({"run.sh"}), source=str(src))
+    assert export_plain(pkg) == files and pkg.executable == {"run.sh"}
+    assert lint(pkg).errors == 0
+    rendered = render(pkg)
+    assert rendered.file("notes-latin1.md").kind == "bundled"  # type: ignore[union-attr]
