@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from skillci.cli.output import console, emit_json
+from skillci.cli.output import console, emit_json, err_console
 
 
 def _source_root() -> Path:
@@ -39,10 +39,12 @@ def demo_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Run the whole loop on the embedded default in a fresh scratch repository."""
-    from skillci.flows.demo import run_demo
+    from skillci.flows.demo import NO_SANDBOX, run_demo, sandbox_kind
     from skillci.release.channels import ChannelStore
     from skillci.vcs.git import Git
 
+    if json_out and sandbox_kind()[0] == "none":  # the terminal path says it in the steps
+        err_console.print(NO_SANDBOX)
     dest = dir or Path(tempfile.mkdtemp(prefix="skillci-demo-")) / "repo"
     t0 = time.monotonic()
     say = (lambda s: None) if json_out else (lambda s: console.print(s, highlight=False))

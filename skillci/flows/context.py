@@ -5,20 +5,17 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from filelock import FileLock
 
 from skillci.errors import InvalidInputError
+from skillci.forge.base import Forge
 from skillci.forge.local import LocalForge
 from skillci.forge.select import ForgeChoice, choose_forge
 from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec
 from skillci.skill.package import LEGACY_MANIFEST, MANIFEST, SkillPackage, require_package
 from skillci.trace.store import TraceStore
 from skillci.vcs.git import Git
-
-if TYPE_CHECKING:
-    from skillci.forge.github import GitHubForge
 
 
 @dataclass
@@ -31,7 +28,7 @@ class RepoContext:
         default_factory=lambda: ForgeChoice(kind="local", source="default")
     )
     _store: TraceStore | None = field(default=None, repr=False)
-    _forge: LocalForge | GitHubForge | None = field(default=None, repr=False)
+    _forge: Forge | None = field(default=None, repr=False)
 
     @classmethod
     def open(
@@ -63,7 +60,7 @@ class RepoContext:
         return self._store
 
     @property
-    def forge(self) -> LocalForge | GitHubForge:
+    def forge(self) -> Forge:
         """LocalForge (default) or GitHubForge (``forge_choice``), created once."""
         if self._forge is None:
             if self.forge_choice.kind == "github":

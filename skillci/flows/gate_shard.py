@@ -38,10 +38,10 @@ from skillci.flows.gate import (
     gate_id,
     keep_report,
     load_inputs,
-    rerun_on_head,
     trial_specs,
 )
 from skillci.fsutil import atomic_write_text
+from skillci.gate.decision import rerun_on_head
 from skillci.gate.impact import select_tasks
 from skillci.gate.outcomes import loaded_files
 from skillci.gate.verdict import GateReport
@@ -273,7 +273,7 @@ def _run_unit(
     sel = select_tasks(
         inputs.changed, loaded, tasks=sorted(htasks), sections_changed=inputs.sections
     )
-    rerun = rerun_on_head(opts, sel, btasks, htasks)
+    rerun = rerun_on_head(opts.impact, sel, btasks, htasks)
     if rerun:  # every round: the sequential stop is decided at merge time
         runner.run(agent, rerun, head.rendered, head.pkg.content_hash, repeats=opts.repeat, suite=s)
     if opts.teacher:  # the reference sides of this task, exactly as decide_gate asks for them

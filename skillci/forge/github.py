@@ -36,7 +36,8 @@ from github.PullRequest import PullRequest as GhPull
 
 from skillci.errors import ConflictError, InvalidInputError
 from skillci.forge.base import STICKY_MARKER, Comment, Forge, PRState, PullRequest, Status, now
-from skillci.forge.github_repo import DEFAULT_API_URL, GitHubRelease, GitHubRepo, iso
+from skillci.forge.github_refs import GitHubRefs
+from skillci.forge.github_repo import DEFAULT_API_URL, GitHubRelease, iso
 from skillci.forge.github_retry import Op, github_message, to_error
 
 __all__ = [
@@ -107,8 +108,9 @@ def _comment(c: IssueComment) -> Comment:
     )
 
 
-class GitHubForge(GitHubRepo):
-    """Pull requests and their statuses on GitHub. Implements :class:`Forge`."""
+class GitHubForge(GitHubRefs, Forge):
+    """Pull requests and their statuses on GitHub (branches, tags and refs: GitHubRefs).
+    Implements :class:`Forge`."""
 
     def __init__(self, repo: str, *, bot_label: str = BOT_LABEL, **kw: Any) -> None:
         super().__init__(repo, **kw)

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from skillci.errors import ConflictError, ForgeError, GitError, InvalidInputError
 from skillci.forge.base import (
     STICKY_MARKER,
     Comment,
+    Forge,
     PRState,
     PullRequest,
     Status,
@@ -37,11 +38,46 @@ CLAIM_PREFIX = "refs/skillci/open-patch/"
 CAS_RETRIES = 8
 
 
-class LocalForge:
-    """The embedded forge. Implements :class:`skillci.forge.base.Forge`."""
+class LocalForge(Forge):
+    """The embedded forge. Implements :class:`skillci.forge.base.Forge`: branches, tags and
+    skillci's refs are this repository's own, so fetching and pushing them are no-ops."""
 
     def __init__(self, git: Git) -> None:
         self.git = git
+
+    # ------------------------------------------------------------------ refs
+
+    def fetch_pr(self, git: Git, pr: PullRequest) -> None:
+        return None
+
+    def fetch_branch(self, git: Git, branch: str) -> None:
+        return None
+
+    def publish_branch(
+        self,
+        git: Git,
+        branch: str,
+        new: str,
+        old: str | None,
+        *,
+        force: bool = False,
+        reason: str = "skillci",
+    ) -> None:
+        git.update_ref(f"refs/heads/{branch}", new, old, reason=reason)
+
+    def push_candidate(self, git: Git, branch: str, head: str, base: str) -> None:
+        return None
+
+    def publish_tag(self, git: Git, tag: str, commit: str, message: str) -> str:
+        return git.tag_annotated(tag, commit, message)
+
+    def pull_state(self, git: Git) -> None:
+        return None
+
+    def push_state(
+        self, git: Git, *, branches: Sequence[str] = (), skill: str | None = None
+    ) -> None:
+        return None
 
     # ------------------------------------------------------------------ storage
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillci.providers.budget import Budget
 from skillci.providers.routes import ModelRoute
+from skillci.runners.pool import check_trial_count
 from skillci.skill.render import RenderedSkill
 from skillci.tasks.models import Task
 from skillci.trace.models import RunRecord
@@ -122,7 +123,11 @@ def plan(
     keep_workspace: bool = False,
     image: str | None = None,
 ) -> list[TrialSpec]:
-    """Every (task, repeat) trial, task-major. Repeat ``i`` uses seed ``seed + i``."""
+    """Every (task, repeat) trial, task-major. Repeat ``i`` uses seed ``seed + i``.
+
+    More than :data:`~skillci.runners.pool.MAX_TRIALS` is a usage error (exit 2), raised
+    before any spec is built."""
+    check_trial_count(len(tasks), repeats)
     return [
         TrialSpec(
             task=t,

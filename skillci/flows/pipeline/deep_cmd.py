@@ -22,7 +22,7 @@ from skillci.flows.pipeline.deep_stage import (
     init_state,
     load_state,
 )
-from skillci.flows.pipeline.trials import Progress, plan_slots, run_slots
+from skillci.runners.slots import Progress, plan_slots, run_slots
 from skillci.skill.package import SkillPackage
 from skillci.trace.models import RunRecord, SkillRef
 
