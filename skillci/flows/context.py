@@ -70,10 +70,6 @@ class RepoContext:
                 self._forge = LocalForge(self.git)
         return self._forge
 
-    @property
-    def on_github(self) -> bool:
-        return self.forge_choice.kind == "github"
-
     def worktree(self, sha: str) -> Path:
         """A detached worktree of ``sha`` inside this repo's git dir (created once, reused).
 
