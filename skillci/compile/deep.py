@@ -283,7 +283,7 @@ def curated_edit(text: str, unit: Unit, dimension: Dimension) -> EditProposal | 
             if b.kind == "para":
                 plan = paragraph_plan(unit.section, 0, b.text, min_imperative=1)
                 if plan is not None:
-                    parts.append(steps_text(b.text, plan)[0])
+                    parts.append(steps_text(b.text, plan).text)
                     changed = True
                     continue
             parts.append(b.text)
@@ -291,7 +291,7 @@ def curated_edit(text: str, unit: Unit, dimension: Dimension) -> EditProposal | 
         note = "instructions written as numbered steps"
     elif dimension == "specificity":
         parts = [
-            rewrite_vague_text(b.text)[0] if b.kind in ("para", "list", "quote") else b.text
+            rewrite_vague_text(b.text).text if b.kind in ("para", "list", "quote") else b.text
             for b in blocks
         ]
         new = "".join(parts)

@@ -12,7 +12,8 @@ Run dir (``results/compile-pipeline/<run-id>``)::
     traces/<task>/{raw,static,fast,final}/test-NNN/   complete trial dirs (.incomplete/ aside)
 
 Preconditions (as the seed pipeline's): the task exists under the tasks root; its
-``environment/skills`` holds exactly one SKILL.md; the run dir lies under
+``environment/skills`` holds the skill under test (``--skill`` names it among several); the
+run dir lies under
 ``results/compile-pipeline``; one process per run dir (a file lock). A rerun with the
 same run dir checks the input identity and resumes at the first stage that is not done
 (or whose outputs no longer hash as recorded); trials are reused only from complete
