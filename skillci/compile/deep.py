@@ -45,8 +45,6 @@ from skillci.analyze.modelio import (
     parse_json_object,
     quote_untrusted,
 )
-from skillci.compile.check import new_lint_errors
-from skillci.compile.checks import find_hits
 from skillci.compile.literals import literals, missing_literals, new_literals
 from skillci.compile.mdtext import (
     Block,
@@ -56,15 +54,17 @@ from skillci.compile.mdtext import (
     parse_doc,
     split_sentences,
 )
+from skillci.compile.patch_check import new_lint_errors
 from skillci.compile.static import (
     is_imperative,
     paragraph_plan,
     rewrite_vague_text,
     steps_text,
 )
+from skillci.compile.vague_replacements import find_hits
 from skillci.errors import ModelOutputError
-from skillci.patch.detectors import scan_text
 from skillci.patch.guard import DEFAULT_ALLOWED_HOSTS
+from skillci.patch.guard_detectors import scan_text
 from skillci.skill.package import SKILL_MD, SkillPackage
 from skillci.skill.render import render
 from skillci.trace.models import RunRecord
@@ -283,7 +283,7 @@ def curated_edit(text: str, unit: Unit, dimension: Dimension) -> EditProposal | 
             if b.kind == "para":
                 plan = paragraph_plan(unit.section, 0, b.text, min_imperative=1)
                 if plan is not None:
-                    parts.append(steps_text(b.text, plan)[0])
+                    parts.append(steps_text(b.text, plan).text)
                     changed = True
                     continue
             parts.append(b.text)
@@ -291,7 +291,7 @@ def curated_edit(text: str, unit: Unit, dimension: Dimension) -> EditProposal | 
         note = "instructions written as numbered steps"
     elif dimension == "specificity":
         parts = [
-            rewrite_vague_text(b.text)[0] if b.kind in ("para", "list", "quote") else b.text
+            rewrite_vague_text(b.text).text if b.kind in ("para", "list", "quote") else b.text
             for b in blocks
         ]
         new = "".join(parts)

@@ -34,10 +34,10 @@ from skillci.analyze.taxonomy import FailureClass, info
 from skillci.analyze.trajectory import Trajectory
 from skillci.compile.llm import STEP_RE
 from skillci.compile.observe import Observed
-from skillci.compile.templates import template_for
+from skillci.compile.rule_templates import template_for
 from skillci.errors import InvalidInputError, ModelOutputError
-from skillci.patch.detectors import scan_text
 from skillci.patch.guard import DEFAULT_ALLOWED_HOSTS
+from skillci.patch.guard_detectors import scan_text
 from skillci.patch.models import AddRule, Author, Patch, ReplaceRule
 from skillci.skill.models import Instruction, Lifecycle, Rule, Trigger, Validation
 from skillci.skill.package import SkillPackage

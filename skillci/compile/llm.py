@@ -37,7 +37,7 @@ from skillci.analyze.modelio import (
 )
 from skillci.analyze.taxonomy import info
 from skillci.compile.base import CompileInput, CompileOutput
-from skillci.compile.check import new_lint_errors
+from skillci.compile.patch_check import new_lint_errors
 from skillci.errors import CompileError, PatchError
 from skillci.patch.apply import apply_detailed
 from skillci.patch.limits import check_limits
