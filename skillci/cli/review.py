@@ -83,8 +83,8 @@ def _post_report(
     repo: Path, forge: str | None, path: Path, pr: int | None, dry_run: bool, json_out: bool
 ) -> int:
     """``review --from-report``: comment + status from a report made in another job."""
-    from skillci.flows.actions import add_summary, read_event
     from skillci.flows.review_post import post_report
+    from skillci.forge.actions import add_summary, read_event
 
     ctx = RepoContext.open(repo, dry_run=dry_run, forge=forge)
     posted = post_report(ctx, path, number=pr, event=None if pr is not None else read_event())

@@ -131,7 +131,7 @@ def test_human_prose_pr_is_reviewed_and_released_with_its_section_named(
     b, h = (val.metrics.sides[s].pass_rate.pass_rate for s in ("base", "head"))
     assert h > b
     assert lines[2].startswith(f"Validation: pass rate {b:.1%} -> {h:.1%}")
-    log = (scratch / "skills/repo-debugger/CHANGELOG.md").read_text()
+    log = (scratch / "skills/repo-debugger/skillci/CHANGELOG.md").read_text()
     assert "## 0.7.1" in log and 'SKILL.md "Repo debugger > Before you report success"' in log
     assert git(scratch, "rev-parse", "repo-debugger@0.7.1^{commit}") == git(
         scratch, "rev-parse", "main"

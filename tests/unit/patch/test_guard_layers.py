@@ -13,8 +13,8 @@ import urllib.parse
 import pytest
 from pydantic import ValidationError
 
-from skillci.patch.detectors import scan_text
 from skillci.patch.guard import guard, guard_patch, patch_texts
+from skillci.patch.guard_detectors import scan_text
 from skillci.patch.models import Patch
 from skillci.patch.normalize import unescape
 from tests.unit.patch.helpers import bundled, make_patch, rule, run

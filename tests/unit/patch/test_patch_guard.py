@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from skillci.patch import detectors
+from skillci.patch import guard_detectors as detectors
 from skillci.patch.guard import (
     Finding,
     GuardConfig,
