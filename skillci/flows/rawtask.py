@@ -336,7 +336,7 @@ def _rendered(skill: Path) -> tuple[RenderedSkill, str]:
 def _run_skillci(
     req: RawTaskRequest, task: Task, skill: Path | None, n: int, run_dir: Path
 ) -> RunRecord:
-    from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec, plan
+    from skillci.runners.base import AgentSpec, builtin_agent, plan
     from skillci.runners.local import LocalRunner
     from skillci.runners.scheduler import sandbox_kind
 
@@ -344,15 +344,7 @@ def _run_skillci(
         agent = AgentSpec(kind="oracle", role="oracle")
         rendered, pkg_hash = None, None
     else:
-        from skillci.providers.routes import resolve_route
-
-        agent = AgentSpec(
-            kind="builtin",
-            role="student",
-            route_name=req.model,
-            route=resolve_route(req.model),
-            max_steps=DEFAULT_MAX_STEPS["student"],
-        )
+        agent = builtin_agent(req.model)
         rendered, pkg_hash = _rendered(skill) if skill is not None else (None, None)
     (spec,) = plan(
         [task],

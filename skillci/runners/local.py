@@ -37,7 +37,7 @@ from skillci.trace.models import (
     Timeouts,
     new_run_id,
 )
-from skillci.trace.redact import Redactor
+from skillci.trace.redact import Redactor, redact_files
 
 WORKSPACE_EXCLUDE = ("Dockerfile", ".dockerignore", "skills")
 GIT_ENV = {
@@ -175,6 +175,7 @@ class LocalRunner:
         atomic_write_text(logs.agent / FINAL_OUTPUT, result.final_output or "")
         evaluation = self._verify(spec, trial_dir, ws, result)
         redactor = Redactor()
+        redact_files(logs.root, redactor)  # verifier and agent logs as the tools wrote them
         atomic_write_text(
             logs.agent / FINAL_OUTPUT, redactor.redact_text(result.final_output or "")
         )
@@ -222,6 +223,7 @@ class LocalRunner:
             script.write_text(rewrite_logs_paths(script.read_text(), logs.root))
             command = f"bash {script}"
         out = shell.run(command, timeout=task.verifier_timeout_sec)
+        shutil.rmtree(trial_dir / "verifier-tests", ignore_errors=True)  # a copy of the task's
         reward = read_reward(logs.root)
         return evaluation_from_reward(
             reward,

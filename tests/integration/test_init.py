@@ -146,3 +146,13 @@ def test_init_workflows_are_pinned_least_privilege_and_zizmor_clean(tmp_path: Pa
         check=False,
     )
     assert proc.returncode == 0 and json.loads(proc.stdout or "[]") == [], proc.stdout[-3000:]
+
+
+def test_root_skill_is_reported_not_managed(tmp_path: Path) -> None:
+    r = tmp_path / "r"
+    shutil.copytree(REAL / "obra" / "writing-plans", r)
+    git_init(r)
+    assert main(["init", "--repo", str(r)]) == 0
+    assert not (r / MANIFEST).exists()
+    assert (r / "evals" / "suites" / "validation.yaml").is_file()
+    assert not (r / ".pre-commit-config.yaml").exists()
