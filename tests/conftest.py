@@ -136,8 +136,15 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     start = cpu()
     try:
         return (yield)
-    finally:
-        _CPU.append((cpu() - start, item.nodeid))
+    finally:  # user_properties travel with the report, so xdist workers' figures reach us
+        item.user_properties.append(("cpu_seconds", cpu() - start))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call":
+        _CPU.extend(
+            (float(v), report.nodeid) for k, v in report.user_properties if k == "cpu_seconds"
+        )
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -12,7 +12,6 @@ from skillci.errors import InvalidInputError
 from skillci.forge.base import Forge
 from skillci.forge.local import LocalForge
 from skillci.forge.select import ForgeChoice, choose_forge
-from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec
 from skillci.skill.package import LEGACY_MANIFEST, MANIFEST, SkillPackage, require_package
 from skillci.trace.store import TraceStore
 from skillci.vcs.git import Git
@@ -71,10 +70,6 @@ class RepoContext:
                 self._forge = LocalForge(self.git)
         return self._forge
 
-    @property
-    def on_github(self) -> bool:
-        return self.forge_choice.kind == "github"
-
     def worktree(self, sha: str) -> Path:
         """A detached worktree of ``sha`` inside this repo's git dir (created once, reused).
 
@@ -122,18 +117,3 @@ class RepoContext:
                 hint="commit the skill package first, or pass the right skill/commit",
             )
         return SkillPackage(files, root=f"{commit[:12]}:{skill_dir}")
-
-
-def student_agent(
-    route_name: str, *, role: str = "student", max_steps: int | None = None
-) -> AgentSpec:
-    from skillci.providers.routes import resolve_route
-
-    route = resolve_route(route_name)
-    return AgentSpec(
-        kind="builtin",
-        role=role,
-        route_name=route_name,
-        route=route,
-        max_steps=max_steps or DEFAULT_MAX_STEPS.get(role, 40),
-    )

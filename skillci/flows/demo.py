@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skillci.flows.context import RepoContext, student_agent
+from skillci.flows.context import RepoContext
 from skillci.gate.verdict import GateReport, all_changes
+from skillci.runners.base import builtin_agent
 from skillci.skill.package import MANIFEST, RULES_DIR, rule_file_path
 
 if TYPE_CHECKING:
@@ -213,7 +214,7 @@ def _traffic(
         ctx.root,
         purpose=Purpose.optimize,
     )
-    agent = student_agent("sim/student")
+    agent = builtin_agent("sim/student")
     sched = Scheduler(parallel=2, store=ctx.store)
     trials: dict[str, dict[str, list[str]]] = {}
     for version, (commit, skill_dir) in versions.items():

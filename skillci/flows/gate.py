@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from skillci.errors import InvalidInputError
-from skillci.flows.context import RepoContext, student_agent
+from skillci.flows.context import RepoContext
 from skillci.gate.decision import (
     conclude,
     majority,
@@ -35,7 +35,7 @@ from skillci.gate.verdict import (
     SameInstance,
     SuiteResult,
 )
-from skillci.runners.base import AgentSpec, TrialSpec, plan
+from skillci.runners.base import AgentSpec, TrialSpec, builtin_agent, plan
 from skillci.runners.outcome import TrialRun
 from skillci.runners.scheduler import Scheduler, sandbox_kind
 from skillci.skill.models import Manifest
@@ -259,7 +259,7 @@ def load_inputs(ctx: RepoContext, opts: GateOptions) -> GateInputs:
         skill_dir,
         base,
         head,
-        student_agent(opts.student),
+        builtin_agent(opts.student),
         changed_files(before, after),
         changed_sections(before, after),
     )
@@ -343,7 +343,7 @@ def _run_suite(s: str, opts: GateOptions, inputs: GateInputs, runner: TrialSourc
         # skill-free trials: cached across every gate of the same tasks and routes
         tasks = list(htasks.values())
         references["teacher"] = runner.run(
-            student_agent(opts.teacher, role="teacher"),
+            builtin_agent(opts.teacher, role="teacher"),
             tasks,
             None,
             None,

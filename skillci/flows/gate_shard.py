@@ -28,7 +28,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from skillci.errors import InvalidInputError
-from skillci.flows.context import RepoContext, student_agent
+from skillci.flows.context import RepoContext
 from skillci.flows.gate import (
     GateInputs,
     GateOptions,
@@ -45,7 +45,7 @@ from skillci.gate.decision import rerun_on_head
 from skillci.gate.impact import select_tasks
 from skillci.gate.outcomes import loaded_files
 from skillci.gate.verdict import GateReport
-from skillci.runners.base import AgentSpec, TrialSpec
+from skillci.runners.base import AgentSpec, TrialSpec, builtin_agent
 from skillci.skill.render import RenderedSkill
 from skillci.tasks.models import Purpose, Task
 from skillci.trace.models import RunRecord
@@ -278,7 +278,7 @@ def _run_unit(
         runner.run(agent, rerun, head.rendered, head.pkg.content_hash, repeats=opts.repeat, suite=s)
     if opts.teacher:  # the reference sides of this task, exactly as decide_gate asks for them
         tasks = list(htasks.values())
-        teacher = student_agent(opts.teacher, role="teacher")
+        teacher = builtin_agent(opts.teacher, role="teacher")
         runner.run(teacher, tasks, None, None, repeats=opts.repeat, suite=s)
         runner.run(agent, tasks, None, None, repeats=opts.repeat, suite=s)
 

@@ -24,12 +24,12 @@ from skillci.compile.proposal import Proposal
 from skillci.compile.suite import propose_suite
 from skillci.compile.template_compiler import TemplateCompiler
 from skillci.errors import InvalidInputError
-from skillci.flows.context import RepoContext, student_agent
+from skillci.flows.context import RepoContext
 from skillci.flows.proposal_store import PROPOSAL_BLOB
 from skillci.forge.base import PRState, PullRequest
 from skillci.patch.apply import apply
 from skillci.patch.diff import render_diff
-from skillci.runners.base import plan
+from skillci.runners.base import builtin_agent, plan
 from skillci.runners.scheduler import Scheduler
 from skillci.skill.package import SkillPackage
 from skillci.skill.render import render
@@ -75,8 +75,8 @@ class _Runs:
 
     def __init__(self, ctx: RepoContext, opts: ProposeOptions) -> None:
         self.ctx = ctx
-        self.student = student_agent(opts.student)
-        self.teacher = student_agent(opts.teacher, role="teacher")
+        self.student = builtin_agent(opts.student)
+        self.teacher = builtin_agent(opts.teacher, role="teacher")
         self.scheduler = Scheduler(parallel=opts.parallel, store=ctx.store)
         self.repeats: Counter[tuple[str, str | None]] = Counter()
 

@@ -336,7 +336,7 @@ def _rendered(skill: Path) -> tuple[RenderedSkill, str]:
 def _run_skillci(
     req: RawTaskRequest, task: Task, skill: Path | None, n: int, run_dir: Path
 ) -> RunRecord:
-    from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec, plan
+    from skillci.runners.base import AgentSpec, builtin_agent, plan
     from skillci.runners.local import LocalRunner
     from skillci.runners.scheduler import sandbox_kind
 
@@ -344,15 +344,7 @@ def _run_skillci(
         agent = AgentSpec(kind="oracle", role="oracle")
         rendered, pkg_hash = None, None
     else:
-        from skillci.providers.routes import resolve_route
-
-        agent = AgentSpec(
-            kind="builtin",
-            role="student",
-            route_name=req.model,
-            route=resolve_route(req.model),
-            max_steps=DEFAULT_MAX_STEPS["student"],
-        )
+        agent = builtin_agent(req.model)
         rendered, pkg_hash = _rendered(skill) if skill is not None else (None, None)
     (spec,) = plan(
         [task],
@@ -366,7 +358,8 @@ def _run_skillci(
         image=req.image,
         require_skill=req.require_skill and req.harness == "builtin",
     )
-    spec = spec.model_copy(update={"repeat_index": n - 1})
+    others = [_rendered(p)[0] for p in companions(req)] if rendered is not None else []
+    spec = spec.model_copy(update={"repeat_index": n - 1, "companion_skills": others})
     runner = LocalRunner()
     if req.runner == "docker":
         from skillci.runners.docker import DockerRunner

@@ -9,6 +9,7 @@
   GitHubForge through PyGithub; :mod:`.actions` — GitHub Actions' files (event payload,
   step outputs, job summary); :mod:`.select` — which forge a command uses.
 
-May import: ``skillci.errors``, ``skillci.fsutil``, ``skillci.vcs`` (docs/architecture.md;
+May import: ``skillci.errors``, ``skillci.fsutil``, ``skillci.trace`` (redaction),
+``skillci.vcs`` (docs/architecture.md;
 checked by tests/unit/test_architecture.py).
 """

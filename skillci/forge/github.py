@@ -39,6 +39,7 @@ from skillci.forge.base import STICKY_MARKER, Comment, Forge, PRState, PullReque
 from skillci.forge.github_refs import GitHubRefs
 from skillci.forge.github_repo import DEFAULT_API_URL, GitHubRelease, iso
 from skillci.forge.github_retry import Op, github_message, to_error
+from skillci.trace.redact import redact_text
 
 __all__ = [
     "BOT_LABEL",
@@ -308,6 +309,8 @@ class GitHubForge(GitHubRefs, Forge):
         skill: str | None = None,
     ) -> PullRequest:
         """Open a PR from an existing branch. A patch PR always gets the bot label."""
+        title = redact_text(title)  # nothing secret is published
+        body = redact_text(body)  # nothing secret is published
         wanted = set(labels) | ({self.bot_label} if patch_id else set())
         text = compose_body(body, patch_id, skill)
         op = Op(f"open a pull request from {head_branch} into {base}", WRITE_PR)
@@ -356,6 +359,7 @@ class GitHubForge(GitHubRefs, Forge):
 
     def update_body(self, number: int, body: str) -> PullRequest:
         """Replace the PR text; skillci's markers are kept."""
+        body = redact_text(body)  # nothing secret is published
         p = self._pull(number)
         _, patch_id, skill = split_body(p.body)
         text = compose_body(body, patch_id, skill)
@@ -381,6 +385,7 @@ class GitHubForge(GitHubRefs, Forge):
         The marker is put at the top of ``body`` if it is not in it. An empty marker
         always creates a new comment.
         """
+        body = redact_text(body)  # nothing secret is published
         issue = self._repo.get_issue(number)
         create = Op(f"comment on pull request #{number}", WRITE_PR)
         if not marker:
@@ -422,6 +427,7 @@ class GitHubForge(GitHubRefs, Forge):
         self, number: int, comment: str | None = None, *, delete_branch: bool = True
     ) -> PullRequest:
         """Close without merging (the PR and its head commit stay on GitHub)."""
+        comment = redact_text(comment) if comment else comment
         p = self._pull(number)
         if p.state != "open":
             raise InvalidInputError(
@@ -517,6 +523,7 @@ class GitHubForge(GitHubRefs, Forge):
         sha: str | None = None,
     ) -> Status:
         """A check run (App token) or a commit status on the PR head (or ``sha``)."""
+        description = redact_text(description)  # nothing secret is published
         if state not in STATES:
             raise InvalidInputError(f"unknown status state {state!r}", hint=f"one of {STATES}")
         sha = sha or self._pull(number).head.sha

@@ -31,6 +31,7 @@ from skillci.forge.base import (
     Status,
     now,
 )
+from skillci.trace.redact import redact_text
 from skillci.vcs.git import Git
 
 PR_PREFIX = "refs/skillci/pr/"
@@ -182,6 +183,8 @@ class LocalForge(Forge):
         patch_id: str | None = None,
         skill: str | None = None,
     ) -> PullRequest:
+        title = redact_text(title)  # nothing secret is published
+        body = redact_text(body)  # nothing secret is published
         head = self.git.rev(f"refs/heads/{head_branch}")
         base_sha = self.git.rev(f"refs/heads/{base}")
         if head is None:
@@ -245,6 +248,8 @@ class LocalForge(Forge):
             time.sleep(0.1)
 
     def update_body(self, number: int, body: str) -> PullRequest:
+        body = redact_text(body)  # nothing secret is published
+
         def m(pr: PullRequest) -> str:
             pr.body = body
             return "body updated"
@@ -266,6 +271,7 @@ class LocalForge(Forge):
         return self._update(number, "unlabeled", m)
 
     def upsert_comment(self, number: int, body: str, marker: str = STICKY_MARKER) -> Comment:
+        body = redact_text(body)  # nothing secret is published
         result: list[Comment] = []
 
         def m(pr: PullRequest) -> str:
@@ -293,6 +299,7 @@ class LocalForge(Forge):
     def set_status(
         self, number: int, *, context: str, state: str, description: str, sha: str | None = None
     ) -> Status:
+        description = redact_text(description)  # nothing secret is published
         if state not in ("pending", "success", "failure", "error"):
             raise InvalidInputError(f"unknown status state {state!r}")
         result: list[Status] = []
@@ -333,6 +340,7 @@ class LocalForge(Forge):
     def close(
         self, number: int, comment: str | None = None, *, delete_branch: bool = True
     ) -> PullRequest:
+        comment = redact_text(comment) if comment else comment
         if comment:
             self.upsert_comment(number, comment, marker="")
         pr = self.get_pr(number)

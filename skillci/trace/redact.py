@@ -31,6 +31,7 @@ import fnmatch
 import os
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -237,10 +238,36 @@ def redact_text(text: str) -> str:
     return Redactor().redact_text(text)
 
 
+#: Files larger than this are not rewritten (logs that big are not kept as text anyway).
+MAX_REDACT_FILE_BYTES = 20 * 1024 * 1024
+
+
+def redact_files(root: Path, redactor: Redactor | None = None) -> int:
+    """Redact every UTF-8 text file under ``root`` in place (atomically); returns how many
+    changed. Binary files and symlinks are left alone."""
+    from skillci.fsutil import atomic_write_text
+
+    r = redactor or Redactor()
+    changed = 0
+    for path in sorted(root.rglob("*")) if root.is_dir() else []:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_REDACT_FILE_BYTES:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        clean = r.redact_text(text)
+        if clean != text:
+            atomic_write_text(path, clean)
+            changed += 1
+    return changed
+
+
 __all__ = [
     "DEFAULT_SECRET_ENV_PATTERNS",
     "SECRET_ENV_NAMES_ENV",
     "Redactor",
     "marker",
+    "redact_files",
     "redact_text",
 ]

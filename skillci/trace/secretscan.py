@@ -15,7 +15,10 @@ those breaks removed and redacted across them. See docs/design/162-redaction-det
 from __future__ import annotations
 
 import functools
+import logging
+import math
 import re
+from collections import Counter
 from collections.abc import Callable
 
 #: detect-secrets plugins left out: IP addresses are not secrets here; private keys are
@@ -134,9 +137,15 @@ _PLUGIN_NEEDLES: dict[str, tuple[str, ...]] = {
 
 @functools.cache
 def _plugins() -> tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...]:
-    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-    from detect_secrets.plugins.base import RegexBasedDetector
-
+    try:
+        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+        from detect_secrets.plugins.base import RegexBasedDetector
+    except ImportError:  # a declared dependency; an old environment may predate it
+        logging.getLogger(__name__).error(
+            "detect-secrets is not installed; redaction uses skillci's own patterns only "
+            "(pip install -e . to add it)"
+        )
+        return ()
     out: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = []
     mapping: dict[str, type] = dict(get_mapping_from_secret_type_to_class())
     for kind, cls in sorted(mapping.items()):
@@ -150,10 +159,20 @@ def _plugins() -> tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...]:
 
 @functools.cache
 def _entropy_fn() -> Callable[[str], float]:
-    from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
-
+    try:
+        from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+    except ImportError:
+        return _shannon
     fn: Callable[[str], float] = Base64HighEntropyString().calculate_shannon_entropy
     return fn
+
+
+def _shannon(data: str) -> float:
+    """Shannon entropy in bits per character (used when detect-secrets is missing)."""
+    if not data:
+        return 0.0
+    n = len(data)
+    return -sum(c / n * math.log2(c / n) for c in Counter(data).values())
 
 
 def warm() -> None:

@@ -63,7 +63,7 @@ from skillci.flows.pipeline.repo import SKIPPED, CandidateRun, publish_candidate
 from skillci.flows.pipeline.reports import stats_table
 from skillci.flows.pipeline.static_stage import StaticRequest, run_static
 from skillci.fsutil import atomic_write_text, tree_hash
-from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec
+from skillci.runners.base import builtin_agent
 from skillci.runners.slots import plan_slots, run_slots, trial_name
 from skillci.runners.trialdir import MARKER, TrialMeta
 from skillci.skill.lint import lint
@@ -98,13 +98,7 @@ class _Run:
         self.fast_skill = self.fast_dir / "candidate" / name
         self.deep_dir = run_dir / "artifacts" / "deep"
         self.final_skill = self.deep_dir / "S_final"
-        self.agent = AgentSpec(
-            kind="builtin",
-            role="student",
-            route_name=opts.model,
-            route=inputs.student,
-            max_steps=DEFAULT_MAX_STEPS["student"],
-        )
+        self.agent = builtin_agent(opts.model, route=inputs.student)
 
     # -------------------------------------------------------------- helpers
 

@@ -109,6 +109,7 @@ def trial_dirs(run_dir: Path) -> dict[str, list[str]]:
     return out
 
 
+@pytest.mark.slow  # > 20 s: 100-300 s wall in the 2-core run of 2026-12-01 (design 121)
 def test_end_to_end_every_stage_runs_and_s_final_lints_clean(reference: PipelineOutcome) -> None:
     m = reference.manifest
     assert [s.name for s in m.stages] == list(STAGES)
@@ -151,6 +152,7 @@ def test_rerun_reuses_every_stage(
     assert all(s.attempts <= 1 for s in after.stages)
 
 
+@pytest.mark.slow  # > 20 s: 100-300 s wall in the 2-core run of 2026-12-01 (design 121)
 def test_sigkill_at_random_points_then_resume_equals_an_uninterrupted_run(
     reference: PipelineOutcome, rm: RewardModelStub, tmp_path: Path, tasks: Path
 ) -> None:

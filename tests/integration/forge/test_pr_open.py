@@ -68,6 +68,7 @@ def test_pr_open_refuses_branch_outside_skills(
     assert main(["pr", "open", "--repo", str(scratch), "--head", "nope"]) == 2
 
 
+@pytest.mark.slow  # > 20 s: 100-300 s wall in the 2-core run of 2026-12-01 (design 121)
 def test_human_pr_review_then_rejected_release_closes_and_keeps_branch(scratch: Path) -> None:
     """A person deletes the injection rule: the gate rejects with numbers (security pass
     rate drops); release closes the PR but keeps the person's branch."""
