@@ -188,7 +188,7 @@ NO_GATE = _lex(
 )
 
 NEGATION = re.compile(
-    r"(?:\b(?:never|not|dont|don t|do not|no|nor|must not|mustn t|cannot|can t|avoid|refuse|"
+    r"(?:\b(?:never|not|dont|don t|do not|no|nor|must not|mustn t|cannot|can t|avoid|refuse|without|"
     r"nunca|jamais|ne|pas|nie|nicht|kein|niemals|не|никогда)\s+(?:\w+\s+){0,2}$)"
     r"|(?:不要|不得|禁止|切勿|绝不|絕不|不可|不能|别|別|勿|决不|決不)\s*$"
 )

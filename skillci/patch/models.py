@@ -40,7 +40,8 @@ ID_PREFIX = "patch-"
 TASK_ID_MAX = 200
 #: Strict id shapes (docs/design/161-guard-layers.md): ids never carry free text.
 TASK_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
-RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,199}$")
+#: ``/`` is allowed: the pipeline labels its trials ``<stage>/<trial>`` (e.g. ``static/test-000``).
+RUN_ID_RE = re.compile(r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._:@+/-]{0,199}$")
 MODEL_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+/-]{0,199}$")
 LABEL_RE = re.compile(r"^[a-z][a-z0-9_.-]{0,79}$")
 

@@ -12,6 +12,7 @@ from skillci.errors import ReleaseRefused
 from skillci.flows.context import RepoContext
 from skillci.flows.release import release_pr
 from skillci.forge.base import PRState
+from skillci.gate.mdsafe import md_text
 from skillci.release.channels import ChannelStore
 from skillci.release.tags import tag_message
 from skillci.skill.models import Lifecycle
@@ -177,7 +178,7 @@ def test_rejected_pr_is_closed_with_its_evidence(repo: Path) -> None:
     assert closed.state == PRState.closed
     final = closed.comments[-1].body
     assert final.startswith("Closed by `skillci release`: the gate rejected head")
-    assert "skillci gate: **REJECT**" in final and report.reasons[0] in final
+    assert "skillci gate: **REJECT**" in final and md_text(report.reasons[0]) in final
     # branch gone; record and pinned head stay
     assert Git(repo).rev(f"refs/heads/{pr.head_branch}") is None
     assert git(repo, "rev-parse", "refs/skillci/pr/1/head") == pr.head_sha

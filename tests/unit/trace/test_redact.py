@@ -171,9 +171,9 @@ def test_linear_time_on_adversarial_input(chunk: str) -> None:
     import time
 
     text = chunk * (300_000 // len(chunk))
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a loaded machine must not fail it
     R.redact_text(text)
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
 
 
 def test_truncated_private_key_is_redacted_to_the_end() -> None:
