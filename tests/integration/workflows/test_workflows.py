@@ -89,6 +89,7 @@ def report(m: Machine, fake: FakeGitHub, pr_run: WorkflowRun, number: int) -> Jo
         "action": "completed",
         "workflow_run": {
             "id": pr_run.run_id,
+            "path": ".github/workflows/skill-pr.yml",
             "event": "pull_request",
             "conclusion": pr_run.jobs["merge"].result,
             "head_sha": head,
