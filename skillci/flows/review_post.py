@@ -180,7 +180,7 @@ def recompute(
 
 def _run_link(url: str | None) -> str:
     # the URL is GitHub's (the workflow_run payload); shown only if it looks like one
-    if url and re.fullmatch(r"https://[A-Za-z0-9.:/_-]+", url):
+    if url and re.fullmatch(r"https?://[A-Za-z0-9.:/_-]+", url):
         return f"[run]({url})"
     return "a CI run"
 
