@@ -48,7 +48,7 @@ def main() -> int:
         git(repo, "add", "-A")
         git(repo, "commit", "-qm", "bundled")
         git(repo, "checkout", "-q", "-b", "base")
-        git(repo, "rm", "-q", "skills/repo-debugger/rules/finish.yaml")
+        git(repo, "rm", "-q", "skills/repo-debugger/skillci/rules/finish.yaml")
         git(repo, "commit", "-qm", "without finish")
         git(repo, "checkout", "-q", "main")
         cmd = [

@@ -29,7 +29,7 @@ from skillci.gate.metrics import SIDES, TrialOutcome, compute_metrics
 from skillci.gate.sequential import SequentialConfig, SequentialTest
 
 TARGET_S = 2.0
-WORKFLOWS = [f"workflows/w{i}.md" for i in range(8)]
+WORKFLOWS = [f"skillci/workflows/w{i}.md" for i in range(8)]
 LIFT = {"base": 0.0, "head": 0.08, "teacher": 0.3, "baseline": -0.15}
 
 
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         if decision.outcome != "continue":
             break
     t3 = time.perf_counter()
-    selection = select_tasks({"workflows/w3.md"}, loaded_files_by_task(outcomes))
+    selection = select_tasks({"skillci/workflows/w3.md"}, loaded_files_by_task(outcomes))
     t4 = time.perf_counter()
 
     core = t4 - t1

@@ -26,7 +26,7 @@ from skillci.patch.apply import apply_detailed
 from skillci.patch.guard import GuardReport, UntrustedText, guard
 from skillci.patch.models import AddRule, Author, Patch, ReplaceRule
 from skillci.skill.models import Rule
-from skillci.skill.package import SkillPackage
+from skillci.skill.package import MANIFEST, SkillPackage
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "fixtures" / "adversarial"
@@ -165,7 +165,7 @@ def run_bundled(pkg: SkillPackage) -> BundledResult:
 
 
 def bundled_skills() -> list[Path]:
-    return sorted(p for p in (ROOT / "skills").iterdir() if (p / "manifest.yaml").is_file())
+    return sorted(p for p in (ROOT / "skills").iterdir() if (p / MANIFEST).is_file())
 
 
 def main(argv: list[str] | None = None) -> int:

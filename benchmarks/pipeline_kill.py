@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from skillci.pipeline.manifest import RunManifest  # noqa: E402
+from skillci.flows.pipeline.manifest import RunManifest  # noqa: E402
 from skillci.runners.trialdir import INCOMPLETE, MARKER  # noqa: E402
 from tests.fakes.reward_model import RewardModelStub  # noqa: E402
 from tests.integration.compile.helpers import snapshot_task  # noqa: E402

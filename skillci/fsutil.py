@@ -24,7 +24,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path.name), suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
@@ -37,6 +37,13 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.unlink(tmp)
         raise
     fsync_dir(path.parent)
+
+
+def _temp_prefix(name: str) -> str:
+    """``.<name>.`` — or a short hash of the name when that would exceed NAME_MAX (255)."""
+    if len(os.fsencode(name)) <= 200:
+        return f".{name}."
+    return f".{hashlib.sha256(os.fsencode(name)).hexdigest()[:16]}."
 
 
 def _umask() -> int:

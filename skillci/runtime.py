@@ -22,6 +22,7 @@ from skillci.errors import InvalidInputError
 from skillci.release.channels import ChannelStore
 from skillci.release.models import Channel, Resolution
 from skillci.release.routing import bucket, pick
+from skillci.skill.package import MANIFEST
 from skillci.vcs.git import Git
 
 __all__ = ["Resolution", "bucket", "materialize", "resolve"]
@@ -66,7 +67,7 @@ def materialize(repo: str | Path, resolution: Resolution, dest: str | Path) -> P
     import tempfile
 
     out = Path(dest) / f"{resolution.skill}@{resolution.version}"
-    if (out / "manifest.yaml").is_file():
+    if (out / MANIFEST).is_file():
         return out
     files = Git(repo).files_at(resolution.commit, resolution.path)
     if not files:
@@ -79,7 +80,7 @@ def materialize(repo: str | Path, resolution: Resolution, dest: str | Path) -> P
             (tmp / rel).write_bytes(data)
         tmp.replace(out)  # atomic; fails when another process got there first
     except OSError:
-        if not (out / "manifest.yaml").is_file():
+        if not (out / MANIFEST).is_file():
             raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

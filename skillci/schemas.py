@@ -25,12 +25,12 @@ REGISTRIES = [
     "skillci.providers.cache:SAVED_MODELS",
     "skillci.runners.outcome:SAVED_MODELS",
     "skillci.runners.trialdir:SAVED_MODELS",
-    "skillci.runners.rawtask:SAVED_MODELS",
+    "skillci.flows.rawtask:SAVED_MODELS",
     "skillci.trace.importers.common:SAVED_MODELS",
     "skillci.compile.profile:SAVED_MODELS",
     "skillci.compile.static:SAVED_MODELS",
     "skillci.compile.fast:SAVED_MODELS",
-    "skillci.pipeline:SAVED_MODELS",
+    "skillci.flows.pipeline:SAVED_MODELS",
 ]
 
 

@@ -35,7 +35,7 @@ import pytest
 from tests import services
 
 ROOT = Path(__file__).resolve().parent.parent
-BUNDLED_SKILLS = sorted(p for p in (ROOT / "skills").iterdir() if (p / "manifest.yaml").is_file())
+BUNDLED_SKILLS = sorted(p for p in (ROOT / "skills").iterdir() if (p / "skillci.yaml").is_file())
 PLAIN_FIXTURES = ROOT / "tests" / "fixtures" / "plain-skills"
 
 

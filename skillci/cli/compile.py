@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
+from skillci.cli.choices import Scorer, StaticMode
 from skillci.cli.output import console, emit_json, err_console
-from skillci.errors import UsageError
 
 app = typer.Typer(
     help="Compile a skill for a target student: profile, static, fast, deep.",
@@ -45,7 +45,7 @@ def profile_cmd(
         None, "--out", help="Profile file (default profiles/<route slug>.yaml)."
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print it; write nothing."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Build the student's profile: config, plus traits measured from its runs."""
     from skillci.compile.profile import build_profile, dump_profile, profile_path, save_profile
@@ -81,29 +81,31 @@ def static_cmd(
     out_root: Path = typer.Option(
         Path("results/static-compiled-skills"), "--out-root", help="Output root."
     ),
-    mode: str = typer.Option("deterministic", "--mode", help="deterministic or hybrid."),
+    mode: StaticMode = typer.Option(
+        "deterministic", "--mode", help="hybrid adds a planning model."
+    ),
     external_model: str | None = typer.Option(
         None, "--external-model", help="Planning model route (hybrid mode; required there)."
     ),
-    harness: str = typer.Option("skillci-builtin", "--harness"),
+    harness: str = typer.Option(
+        "skillci-builtin", "--harness", help="Harness the student runs in."
+    ),
     profile: Path | None = typer.Option(None, "--profile", help="Profile file to use."),
     base: str = typer.Option("main", "--base", help="Base branch of the PR (in a repo)."),
     no_pr: bool = typer.Option(False, "--no-pr", help="Write files only; no branch or PR."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Write nothing, call no model."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Rewrite a skill for the student: steps, concrete checks, budget, verification."""
     from skillci.compile.profile import load_profile
-    from skillci.pipeline.static_stage import StaticRequest, default_out, run_static
+    from skillci.flows.pipeline.static_stage import StaticRequest, default_out, run_static
 
-    if mode not in ("deterministic", "hybrid"):
-        raise UsageError(f"--mode {mode!r}", hint="use deterministic or hybrid")
     root = _root()
     req = StaticRequest(
         model=model,
         input=input_dir,
         out=default_out(out_root, model),
-        mode=mode,  # type: ignore[arg-type]
+        mode=mode,
         external_model=external_model,
         dry_run=dry_run,
         harness=harness,
@@ -167,10 +169,10 @@ def fast_cmd(
     output: Path | None = typer.Option(None, "--output", help="Output dir."),
     max_parallel: int = typer.Option(1, "--max-parallel", min=1, help="Compiler calls at once."),
     force: bool = typer.Option(False, "--force", help="Ignore the cache."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Lessons from >= 6 scored trajectories -> one bounded patch -> a candidate."""
-    from skillci.pipeline.fast_stage import FastRequest, run_fast_stage
+    from skillci.flows.pipeline.fast_stage import FastRequest, run_fast_stage
 
     out = output or Path("results/fast") / skill.resolve().name
     o = run_fast_stage(
@@ -211,7 +213,7 @@ def fast_cmd(
 
 
 def _deep_summary(output: Path, json_out: bool) -> int:
-    from skillci.pipeline.deep_stage import load_state
+    from skillci.flows.pipeline.deep_stage import load_state
 
     st = load_state(output)
     if json_out:
@@ -239,20 +241,18 @@ def deep_run_cmd(
     task: str | None = typer.Option(None, "--task", help="Task id or dir (default: traces')."),
     tasks_root: Path | None = typer.Option(None, "--tasks-root", help="Default evals/tasks."),
     rounds: int = typer.Option(3, "--rounds", min=0, help="Edits executed at most."),
-    scorer: str = typer.Option(
+    scorer: Scorer = typer.Option(
         "rubric", "--scorer", help="rubric (deterministic) or model (the compiler scores)."
     ),
     repeat: int = typer.Option(3, "--repeat", min=1, help="Rollouts per batch."),
-    max_parallel: int = typer.Option(1, "--max-parallel", min=1),
-    quiet: bool = typer.Option(False, "--quiet", "-q"),
-    json_out: bool = typer.Option(False, "--json"),
+    max_parallel: int = typer.Option(1, "--max-parallel", min=1, help="Trials at once."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Score, edit, validate, re-run; commit only edits that help without regressions."""
-    from skillci.pipeline.deep_cmd import DeepRequest, start_deep
-    from skillci.pipeline.deep_stage import run_deep
+    from skillci.flows.pipeline.deep_cmd import DeepRequest, start_deep
+    from skillci.flows.pipeline.deep_stage import run_deep
 
-    if scorer not in ("rubric", "model"):
-        raise UsageError(f"--scorer {scorer!r}", hint="rubric or model")
     root = _root()
     ctx, state = start_deep(
         DeepRequest(
@@ -266,7 +266,7 @@ def deep_run_cmd(
             rounds=rounds,
             repeat=repeat,
             max_parallel=max_parallel,
-            scorer=scorer,  # type: ignore[arg-type]
+            scorer=scorer,
             progress=_say(quiet or json_out),
         )
     )
@@ -277,12 +277,12 @@ def deep_run_cmd(
 @deep_app.command("resume")
 def deep_resume_cmd(
     run: Path = typer.Option(..., "--run", help="The Deep run dir to continue."),
-    quiet: bool = typer.Option(False, "--quiet", "-q"),
-    json_out: bool = typer.Option(False, "--json"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Continue a Deep run exactly where it stopped."""
-    from skillci.pipeline.deep_cmd import resume_deep
-    from skillci.pipeline.deep_stage import run_deep
+    from skillci.flows.pipeline.deep_cmd import resume_deep
+    from skillci.flows.pipeline.deep_stage import run_deep
 
     ctx, state = resume_deep(run, progress=_say(quiet or json_out))
     run_deep(ctx, state)

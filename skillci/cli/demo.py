@@ -34,7 +34,7 @@ def demo_cmd(
         None, "--dir", help="Where to build the scratch repo (new dir)."
     ),
     no_html: bool = typer.Option(False, "--no-html", help="Skip the HTML report."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Run the whole loop on the embedded default in a fresh scratch repository."""
     from skillci.flows.demo import run_demo
@@ -57,6 +57,7 @@ def demo_cmd(
             {
                 "repo": str(res.repo),
                 "seconds": round(total, 1),
+                "sandbox": res.sandbox,
                 "steps": [
                     {"step": s, "outcome": o, "seconds": round(d, 1)} for s, o, d in res.steps
                 ],
@@ -88,5 +89,7 @@ def demo_cmd(
     if res.html_report:
         console.print(f"HTML gate report: {res.html_report}")
     console.print(f"Scratch repository: {res.repo} (try `skillci pr list --repo {res.repo}`)")
+    if res.sandbox == "none":
+        console.print("[bold red]Trials ran WITHOUT a sandbox (bubblewrap missing).[/bold red]")
     console.print(f"Done in {total:.0f}s.")
     return 0

@@ -9,10 +9,11 @@ import typer
 from rich.live import Live
 from rich.table import Table
 
+from skillci.cli.choices import AgentKind, Role, Sandbox
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
+from skillci.flows.evalrun import EvalRequest, cached, plan_eval, run_eval
 from skillci.providers.budget import Budget
-from skillci.runners.evalrun import EvalRequest, cached, plan_eval, run_eval
 from skillci.runners.outcome import EvalResult, TrialOutcome
 
 app = typer.Typer(help="Run evaluation suites.", no_args_is_help=True)
@@ -100,13 +101,17 @@ def run_cmd(
     ),
     skill: str = typer.Option("none", "--skill", help="Skill package dir, or 'none'."),
     model: str = typer.Option("sim/student", "--model", help="Model route (provider_routes.json)."),
-    role: str = typer.Option("student", "--role", help="student or teacher."),
-    agent: str = typer.Option("builtin", "--agent", help="builtin, oracle (solve.sh) or noop."),
+    role: Role = typer.Option("student", "--role", help="Role recorded in the runs."),
+    agent: AgentKind = typer.Option(
+        "builtin", "--agent", help="builtin (the model), oracle (solve.sh) or noop."
+    ),
     repeat: int = typer.Option(1, "--repeat", min=1, help="Trials per task."),
     parallel: int = typer.Option(1, "--parallel", min=1, help="Trials at once (process pool)."),
     seed: int = typer.Option(0, "--seed", help="Seed of repeat 0 (repeat i uses seed + i)."),
     max_steps: int = typer.Option(None, "--max-steps", min=1, help="Model calls per trial."),
-    sandbox: str = typer.Option("auto", "--sandbox", help="auto, bwrap or none."),
+    sandbox: Sandbox = typer.Option(
+        "auto", "--sandbox", help="auto: bubblewrap if present, else none (with a warning)."
+    ),
     require_skill: bool = typer.Option(
         False, "--require-skill", help="Fail trials that never loaded the skill."
     ),

@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from skillci.cli.output import console, emit_json, err_console
-from skillci.errors import ExitCode, InvalidInputError
+from skillci.errors import ExitCode
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GateOptions
 
@@ -33,7 +33,12 @@ SkillOpt = Annotated[
 ]
 BaseOpt = Annotated[str, typer.Option("--base", help="Base ref.")]
 HeadOpt = Annotated[str, typer.Option("--head", help="Head ref (the candidate).")]
-SuitesOpt = Annotated[str, typer.Option("--suites", help="Comma-separated suites.")]
+SuitesOpt = Annotated[
+    str,
+    typer.Option(
+        "--suites", help="Comma-separated suites (default: what the skill's metadata asks for)."
+    ),
+]
 RepeatOpt = Annotated[int, typer.Option("--repeat", min=1, help="Repeats per task (max rounds).")]
 ModelOpt = Annotated[str, typer.Option("--model", help="Student route.")]
 NoSeqOpt = Annotated[bool, typer.Option("--no-sequential", help="No sequential early stop.")]
@@ -66,15 +71,17 @@ def gate_options(
     teacher: str | None = None,
 ) -> tuple[RepoContext, GateOptions]:
     """The repository and the gate options of the CLI's flags (``gate`` and ``evals``);
-    ``--skill auto`` is the one skill base..head changes."""
+    ``--skill auto`` (or none) is the one skill base..head changes; no ``--suites`` means
+    the suites the skill's metadata asks for."""
+    from skillci.flows.gate import suites_for
+    from skillci.flows.skills import changed_skill
+
     names = tuple(s.strip() for s in suites.split(",") if s.strip())
-    if not names:
-        raise InvalidInputError(
-            "--suites is empty", hint="e.g. --suites validation,regression,security"
-        )
     ctx = RepoContext.open(repo)
-    if skill == "auto":
+    if not skill or skill == "auto":
         skill = changed_skill(ctx, base, head)
+    if not names:
+        names = suites_for(ctx, skill, head)
     opts = GateOptions(
         skill=skill,
         base=base,
@@ -91,35 +98,12 @@ def gate_options(
     return ctx, opts
 
 
-def changed_skill(ctx: RepoContext, base: str, head: str) -> str:
-    """The one skill under skills/ that base..head changes (or the only skill there is)."""
-    b, h = ctx.git.rev(base), ctx.git.rev(head)
-    if b is None or h is None:
-        raise InvalidInputError(f"unknown ref {base if b is None else head!r}")
-    mb = ctx.git.merge_base(b, h) or b
-    changed = sorted(
-        {p.split("/")[1] for p in ctx.git.changed_paths(mb, h) if p.startswith("skills/")}
-    )
-    changed = [s for s in changed if (ctx.root / "skills" / s / "manifest.yaml").is_file()]
-    if len(changed) == 1:
-        return str(changed[0])
-    every = sorted(p.parent.name for p in (ctx.root / "skills").glob("*/manifest.yaml"))
-    if not changed and len(every) == 1:
-        return every[0]
-    raise InvalidInputError(
-        f"--skill auto: {base}..{head} changes "
-        + (f"{len(changed)} skills ({', '.join(changed)})" if changed else "no skill")
-        + f" and the repository has {len(every)}",
-        hint="pass --skill NAME (gate one skill per run)",
-    )
-
-
 @app.command("plan")
 def plan_cmd(
     skill: SkillOpt = "auto",
     base: BaseOpt = "main",
     head: HeadOpt = "HEAD",
-    suites: SuitesOpt = "validation,regression,security",
+    suites: SuitesOpt = "",
     repeat: RepeatOpt = 3,
     model: ModelOpt = "sim/student",
     shards: Annotated[int, typer.Option("--shards", min=1, help="Jobs to split into.")] = 3,
@@ -161,10 +145,10 @@ def run_cmd(
     skill: SkillOpt = "auto",
     base: BaseOpt = "main",
     head: HeadOpt = "HEAD",
-    suites: SuitesOpt = "validation,regression,security",
+    suites: SuitesOpt = "",
     repeat: RepeatOpt = 3,
     model: ModelOpt = "sim/student",
-    parallel: Annotated[int, typer.Option("--parallel", min=1)] = 2,
+    parallel: Annotated[int, typer.Option("--parallel", min=1, help="Trials at once.")] = 2,
     no_sequential: NoSeqOpt = False,
     no_impact: NoImpactOpt = False,
     same: SameOpt = None,

@@ -10,7 +10,7 @@ import typer
 
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
-from skillci.flows.gate import DEFAULT_SUITES, run_gate
+from skillci.flows.gate import run_gate
 from skillci.gate.report import render_markdown
 from skillci.gate.verdict import GateReport
 from skillci.runners.outcome import TrialOutcome
@@ -48,11 +48,16 @@ app = typer.Typer(add_completion=False)
 
 @app.command("gate")
 def gate_cmd(
-    skill: str = typer.Option(..., "--skill", help="Skill package (skills/<name> or a name)."),
+    skill: str = typer.Option(
+        "",
+        "--skill",
+        help="Skill folder or name (default: the one skill base..head changes, or the "
+        "repository's only skill).",
+    ),
     base: str = typer.Option("main", "--base", help="Base ref."),
     head: str = typer.Option("HEAD", "--head", help="Head ref (the candidate)."),
     suites: str = typer.Option(
-        ",".join(DEFAULT_SUITES), "--suites", help="Comma-separated suites."
+        "", "--suites", help="Comma-separated suites (default: what the skill's metadata asks for)."
     ),
     repeat: int = typer.Option(3, "--repeat", min=1, help="Repeats per task (max rounds)."),
     model: str = typer.Option("sim/student", "--model", help="Student route."),
@@ -62,14 +67,14 @@ def gate_cmd(
         help="Also run this teacher route and the student without any skill (cached), "
         "for the gap closure rate and teacher trajectories in the report.",
     ),
-    parallel: int = typer.Option(2, "--parallel", min=1),
+    parallel: int = typer.Option(2, "--parallel", min=1, help="Trials at once."),
     no_sequential: bool = typer.Option(False, "--no-sequential", help="Run every round."),
     no_impact: bool = typer.Option(False, "--no-impact", help="Re-run every task on head."),
     task: str | None = typer.Option(
         None, "--same-instance", help="Task the patch was proposed for."
     ),
-    repo: Path = typer.Option(Path("."), "--repo"),
-    json_out: bool = typer.Option(False, "--json"),
+    repo: Path = typer.Option(Path("."), "--repo", help="Repository root (default: current dir)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Re-run the student on base and head; accept (exit 0) or reject (exit 1)."""
     from skillci.cli.evals import gate_options

@@ -14,32 +14,17 @@ written to a log file (and printed with ``-v``).
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
-import tempfile
-import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass
-from difflib import get_close_matches
-from pathlib import Path
-from typing import Any
-
-import typer
-from typer.core import TyperGroup
-
-try:  # typer >= 0.2x vendors click as typer._click; older typer uses click itself
-    import typer._click as click  # type: ignore[import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover
-    import click  # type: ignore[no-redef,unused-ignore]
+from typing import Any, NamedTuple
 
 from skillci import __version__
 from skillci.cli import output
 from skillci.errors import ExitCode, SkillciError
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One top-level command or command group of ``skillci``."""
 
     name: str
@@ -50,6 +35,11 @@ class Entry:
 
 #: Every top-level command, in help order. ``group`` entries are command groups.
 COMMANDS: tuple[Entry, ...] = (
+    Entry(
+        "init",
+        "skillci.cli.init",
+        "Find every skill (any SKILL.md) and add what skillci needs; never overwrites.",
+    ),
     Entry("skill", "skillci.cli.skill", "Inspect and convert skill packages.", group=True),
     Entry("tasks", "skillci.cli.tasks", "List and check evaluation task directories.", group=True),
     Entry(
@@ -128,96 +118,46 @@ COMMANDS: tuple[Entry, ...] = (
 )
 
 
-def load_command(entry: Entry) -> click.Command:
-    """Import ``entry``'s module and build its click command (a group when ``entry.group``)."""
-    app = importlib.import_module(entry.module).app
-    if entry.group:
-        return typer.main.get_group(app)
-    cmd = typer.main.get_command(app)
-    if isinstance(cmd, TyperGroup):  # pragma: no cover - a programming error, caught by tests
-        raise TypeError(f"{entry.module}.app has several commands; mark {entry.name} group=True")
-    return cmd
+ROOT_HELP = "Git-native CI/CD for agent Skills."
+ROOT_OPTIONS = (
+    ("-v, --verbose", "Show tracebacks."),
+    ("--version", "Print the version."),
+    ("-h, --help", "Show this message and exit."),
+)
 
 
-class LazyGroup(TyperGroup):
-    """The root group: commands come from :data:`COMMANDS` and load on first use."""
+def _dl(rows: Sequence[tuple[str, str]], width: int) -> list[str]:
+    import textwrap
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return [e.name for e in COMMANDS]
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in self.commands:
-            entry = next((e for e in COMMANDS if e.name == cmd_name), None)
-            if entry is None:
-                return None
-            self.commands[cmd_name] = load_command(entry)
-        return self.commands[cmd_name]
-
-    def resolve_command(
-        self, ctx: click.Context, args: list[str]
-    ) -> tuple[str | None, click.Command | None, list[str]]:
-        try:
-            return self._click_resolve_command(ctx, args)
-        except click.exceptions.UsageError as e:
-            matches = get_close_matches(args[0], self.list_commands(ctx)) if args else []
-            if matches:
-                e.message = e.message.rstrip(".") + f". Did you mean {matches[0]!r}?"
-            raise
-
-    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        # plain click help: no rich import, no command module import
-        click.Command.format_help(self, ctx, formatter)
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        with formatter.section("Commands"):
-            formatter.write_dl([(e.name, e.summary) for e in COMMANDS])
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"skillci {__version__}")
-        raise typer.Exit()
-
-
-def build_app() -> typer.Typer:
-    app = typer.Typer(
-        name="skillci",
-        cls=LazyGroup,
-        help="Git-native CI/CD for agent Skills.",
-        no_args_is_help=True,
-        add_completion=False,
-        pretty_exceptions_enable=False,
-        rich_markup_mode=None,
-        context_settings={"help_option_names": ["-h", "--help"]},
-    )
-
-    @app.callback()
-    def _root(
-        verbose: bool = typer.Option(False, "--verbose", "-v", help="Show tracebacks."),
-        version: bool = typer.Option(
-            False, "--version", callback=_version, is_eager=True, help="Print the version."
-        ),
-    ) -> None:
-        output.STATE.verbose = verbose
-
-    return app
-
-
-def all_commands() -> dict[str, click.Command]:
-    """Every command, loaded (for tests and docs): ``{"trace ls": <command>, ...}``."""
-    out: dict[str, click.Command] = {}
-
-    def walk(prefix: str, cmd: Any) -> None:
-        subs = getattr(cmd, "commands", None)
-        if isinstance(subs, dict) and subs:
-            for name, sub in subs.items():
-                walk(f"{prefix} {name}", sub)
-        else:
-            out[prefix] = cmd
-
-    for e in COMMANDS:
-        walk(e.name, load_command(e))
+    first = max(len(a) for a, _ in rows) + 4
+    out = []
+    for a, b in rows:
+        lines = textwrap.wrap(b, max(20, width - first)) or [""]
+        out.append(f"  {a:<{first - 2}}{lines[0]}")
+        out += [" " * first + line for line in lines[1:]]
     return out
+
+
+def root_help(width: int = 78) -> str:
+    """``skillci --help``: built from :data:`COMMANDS` alone (no typer, no command module)."""
+    lines = ["Usage: skillci [OPTIONS] COMMAND [ARGS]...", "", f"  {ROOT_HELP}", "", "Options:"]
+    lines += _dl(ROOT_OPTIONS, width)
+    lines += ["", "Commands:", *_dl([(e.name, e.summary) for e in COMMANDS], width)]
+    return "\n".join(lines) + "\n"
+
+
+def load_command(entry: Entry) -> Any:
+    """``entry``'s click command (see :func:`skillci.cli.app.load_command`)."""
+    from skillci.cli.app import load_command as load
+
+    return load(entry)
+
+
+def all_commands() -> dict[str, Any]:
+    """Every command, loaded: ``{"trace ls": <command>, ...}`` (for tests and docs)."""
+    from skillci.cli.app import all_commands as every
+
+    return every()
 
 
 def _annotate(err: SkillciError) -> str:
@@ -244,13 +184,29 @@ def report_error(err: SkillciError) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args in (["--help"], ["-h"]):  # answered from the table: no typer, no command module
+        sys.stdout.write(root_help())
+        return 0
+    if args == ["--version"]:
+        print(f"skillci {__version__}")
+        return 0
     output.STATE.verbose = "-v" in args or "--verbose" in args
+    import typer
+
+    try:
+        import typer._click as click  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:  # pragma: no cover
+        import click  # type: ignore[no-redef,unused-ignore]
+    from skillci.cli.app import build_app
+
     try:
         app = build_app()
         result = app(args=args, prog_name="skillci", standalone_mode=False)
         return int(result) if isinstance(result, int) else 0
     except SkillciError as err:
         if output.STATE.verbose:
+            import traceback
+
             traceback.print_exc()
         report_error(err)
         return int(err.exit_code)
@@ -266,6 +222,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
     except Exception:
+        import tempfile
+        import traceback
+        from pathlib import Path
+
         fd, log = tempfile.mkstemp(prefix="skillci-crash-", suffix=".log")
         with os.fdopen(fd, "w") as fh:
             traceback.print_exc(file=fh)

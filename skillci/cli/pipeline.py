@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from skillci.cli.choices import StaticMode
 from skillci.cli.output import console, emit_json, err_console
 
 app = typer.Typer(add_completion=False)
@@ -32,26 +33,26 @@ def pipeline_cmd(
     fast_trajectories: int = typer.Option(
         6, "--fast-trajectories", min=6, help="Static-eval trials Fast learns from."
     ),
-    rm_api_url: str = typer.Option("http://127.0.0.1:28080", "--rm-api-url"),
+    rm_api_url: str = typer.Option(
+        "http://127.0.0.1:28080", "--rm-api-url", help="Reward-model server Fast ranks with."
+    ),
     no_rm: bool = typer.Option(False, "--no-rm", help="Fast ranks by pre-scores only."),
     deep_rounds: int = typer.Option(2, "--deep-rounds", min=0, help="Deep edits executed."),
-    static_mode: str = typer.Option("hybrid", "--static-mode", help="hybrid or deterministic."),
+    static_mode: StaticMode = typer.Option(
+        "hybrid", "--static-mode", help="hybrid adds a planning model."
+    ),
     max_parallel: int = typer.Option(1, "--max-parallel", min=1, help="Trials at once."),
     base: str = typer.Option("main", "--base", help="Base branch of the PR (in a repo)."),
     no_pr: bool = typer.Option(False, "--no-pr", help="Do not commit or open a PR."),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Check the preconditions and show the plan."
     ),
-    quiet: bool = typer.Option(False, "--quiet", "-q"),
-    json_out: bool = typer.Option(False, "--json"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """raw eval -> static -> eval -> Fast -> eval -> Deep -> final eval (-> PR)."""
-    from skillci.errors import UsageError
-    from skillci.pipeline.run import PipelineOptions, run_pipeline
+    from skillci.flows.pipeline.run import PipelineOptions, run_pipeline
     from skillci.trace.store import find_repo_root
-
-    if static_mode not in ("hybrid", "deterministic"):
-        raise UsageError(f"--static-mode {static_mode!r}", hint="hybrid or deterministic")
 
     def say(msg: str) -> None:
         if not (quiet or json_out):
@@ -71,7 +72,7 @@ def pipeline_cmd(
         no_rm=no_rm,
         max_parallel=max_parallel,
         deep_rounds=deep_rounds,
-        static_mode=static_mode,  # type: ignore[arg-type]
+        static_mode=static_mode,
         publish=not no_pr,
         base=base,
         dry_run=dry_run,
@@ -89,7 +90,7 @@ def pipeline_cmd(
         for s in m.stages:
             console.print(f"  {s.name}: {s.status}", highlight=False)
         return 0
-    from skillci.pipeline.run import summary_markdown
+    from skillci.flows.pipeline.run import summary_markdown
 
     console.print(summary_markdown(m), markup=False)
     console.print(f"run dir {out.run_dir}", highlight=False)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
+from skillci.cli.choices import Forge
 from skillci.cli.output import console, emit_json
 from skillci.errors import UsageError
 from skillci.forge.base import PRState
@@ -23,9 +24,7 @@ app = typer.Typer(
 )
 
 REPO_OPT = typer.Option(Path("."), "--repo", help="Repository root (default: current dir).")
-FORGE_OPT = typer.Option(
-    None, "--forge", help="local or github (default: $SKILLCI_FORGE, else detected)."
-)
+FORGE_OPT = typer.Option(None, "--forge", help="Default: $SKILLCI_FORGE, else detected.")
 
 
 def open_forge(
@@ -45,9 +44,9 @@ def open_cmd(
         None, "--skill", help="Skill folder (default: the one the branch changes)."
     ),
     repo: Path = REPO_OPT,
-    forge: str | None = FORGE_OPT,
+    forge: Forge | None = FORGE_OPT,
     dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be opened."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Open a pull request for a branch a person wrote (LocalForge)."""
     from skillci.flows.context import RepoContext
@@ -73,10 +72,10 @@ def open_cmd(
 @app.command("list")
 def list_cmd(
     repo: Path = REPO_OPT,
-    forge: str | None = FORGE_OPT,
+    forge: Forge | None = FORGE_OPT,
     state: PRState | None = typer.Option(None, "--state", help="open, closed or merged."),
-    label: str | None = typer.Option(None, "--label"),
-    json_out: bool = typer.Option(False, "--json"),
+    label: str | None = typer.Option(None, "--label", help="Only PRs with this label."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """List pull requests."""
     prs = open_forge(repo, forge=forge).list_prs(state=state, label=label)
@@ -104,8 +103,8 @@ def list_cmd(
 def show_cmd(
     number: int = typer.Argument(..., help="PR number."),
     repo: Path = REPO_OPT,
-    forge: str | None = FORGE_OPT,
-    json_out: bool = typer.Option(False, "--json"),
+    forge: Forge | None = FORGE_OPT,
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     log: bool = typer.Option(False, "--log", help="Also print the event log."),
 ) -> int:
     """Show one pull request: body, labels, statuses, comments (and its event log)."""
@@ -141,11 +140,13 @@ def show_cmd(
 def close_cmd(
     number: int = typer.Argument(...),
     repo: Path = REPO_OPT,
-    forge: str | None = FORGE_OPT,
+    forge: Forge | None = FORGE_OPT,
     comment: str | None = typer.Option(None, "--comment", help="Final comment (the evidence)."),
-    keep_branch: bool = typer.Option(False, "--keep-branch"),
-    dry_run: bool = typer.Option(False, "--dry-run"),
-    json_out: bool = typer.Option(False, "--json"),
+    keep_branch: bool = typer.Option(False, "--keep-branch", help="Keep the head branch."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Print what would change; change nothing."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Close without merging (the record and the pinned head ref stay)."""
     f = open_forge(repo, forge=forge)
@@ -169,12 +170,14 @@ def close_cmd(
 def merge_cmd(
     number: int = typer.Argument(...),
     repo: Path = REPO_OPT,
-    forge: str | None = FORGE_OPT,
+    forge: Forge | None = FORGE_OPT,
     expected_head: str | None = typer.Option(
         None, "--expected-head", help="Refuse unless the head is this sha."
     ),
-    dry_run: bool = typer.Option(False, "--dry-run"),
-    json_out: bool = typer.Option(False, "--json"),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Print what would change; change nothing."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Squash-merge a PR (prefer `skillci release --pr N`, which checks the gate first)."""
     f = open_forge(repo, forge=forge)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from skillci.cli.choices import Forge
 from skillci.cli.output import console, emit_json
 from skillci.errors import InvalidInputError
 from skillci.flows.context import RepoContext
@@ -40,7 +41,7 @@ def propose_cmd(
         None, "--suite", help="Propose for every failing task of a suite."
     ),
     skill: str = typer.Option(
-        "repo-debugger", "--skill", help="Skill package (skills/<name> or a name)."
+        "", "--skill", help="Skill folder or name (default: the repository's only skill)."
     ),
     model: str = typer.Option("sim/student", "--model", help="Student route."),
     teacher: str = typer.Option("sim/teacher", "--teacher", help="Teacher route."),
@@ -50,17 +51,20 @@ def propose_cmd(
     repeat: int = typer.Option(1, "--repeat", min=1, help="Student repeats per evaluation."),
     base: str = typer.Option("main", "--base", help="Branch the PR targets."),
     force: bool = typer.Option(False, "--force", help="Re-propose a patch whose PR was closed."),
-    repo: Path = typer.Option(Path("."), "--repo"),
-    forge: str | None = typer.Option(
-        None, "--forge", help="local or github (default: $SKILLCI_FORGE, else detected)."
+    repo: Path = typer.Option(Path("."), "--repo", help="Repository root (default: current dir)."),
+    forge: Forge | None = typer.Option(
+        None, "--forge", help="Default: $SKILLCI_FORGE, else detected."
     ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Run and diagnose; write no branch or PR."
     ),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """From a failing student trial to a PR with a bounded, evidenced patch."""
+    from skillci.flows.skills import resolve_skill
+
     ctx = RepoContext.open(repo, dry_run=dry_run, forge=forge)
+    skill = resolve_skill(ctx, skill.strip() or None)
     task = [t for t in task if t.strip()]  # workflow inputs may be empty strings
     suite = suite or None
     if not task and suite is None:

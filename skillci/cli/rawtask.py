@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from skillci.cli.choices import RawRunner
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
 
@@ -39,9 +40,7 @@ def raw_task_cmd(
     repeat: int = typer.Option(1, "--repeat", min=1, help="Attempts."),
     max_parallel: int = typer.Option(1, "--max-parallel", min=1, help="Attempts at once."),
     image: str = typer.Option(None, "--image", help="Run in this local image (no build)."),
-    runner: str = typer.Option(
-        "benchflow", "--runner", help="benchflow (default), harbor, docker or local."
-    ),
+    runner: RawRunner = typer.Option("benchflow", "--runner", help="Where attempts run."),
     bench: str = typer.Option(None, "--bench", help="BenchFlow's bench ($SKILLCI_BENCH)."),
     harbor: str = typer.Option(None, "--harbor", help="Harbor's harbor ($SKILLCI_HARBOR)."),
     dry_run: bool = typer.Option(
@@ -51,11 +50,8 @@ def raw_task_cmd(
 ) -> int:
     """Evaluate one task with one skill, `--repeat` times, into OUTPUT/test-NNN/ (complete
     attempts are reused, incomplete ones moved to OUTPUT/.incomplete/)."""
-    from skillci.errors import UsageError
-    from skillci.runners import rawtask as rt
+    from skillci.flows import rawtask as rt
 
-    if runner not in ("benchflow", "harbor", "docker", "local"):
-        raise UsageError(f"unknown --runner {runner!r}", hint="benchflow, harbor, docker or local")
     req = rt.RawTaskRequest(
         harness=harness,
         model=model,

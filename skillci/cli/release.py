@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from skillci.cli.choices import Forge
 from skillci.cli.output import console, emit_json
 from skillci.errors import ExitCode, InvalidInputError
 from skillci.release.models import ChannelEvent
@@ -20,8 +21,7 @@ RepoOpt = Annotated[Path, typer.Option("--repo", help="Repository root (default:
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 DryOpt = Annotated[bool, typer.Option("--dry-run", help="Print what would change; change nothing.")]
 ForgeOpt = Annotated[
-    str | None,
-    typer.Option("--forge", help="local or github (default: $SKILLCI_FORGE, else detected)."),
+    Forge | None, typer.Option("--forge", help="Default: $SKILLCI_FORGE, else detected.")
 ]
 ActorOpt = Annotated[
     str | None,

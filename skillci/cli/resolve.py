@@ -7,13 +7,12 @@ from typing import Annotated
 
 import typer
 
+from skillci.cli.choices import Channel as ChannelChoice
 from skillci.cli.output import console, emit_json
 from skillci.cli.release import (
     JsonOpt,
     RepoOpt,
 )
-from skillci.errors import InvalidInputError
-from skillci.release.models import Channel
 
 app = typer.Typer(add_completion=False)
 
@@ -22,7 +21,7 @@ app = typer.Typer(add_completion=False)
 def resolve_cmd(
     skill: Annotated[str, typer.Argument(help="Skill name.")],
     channel: Annotated[
-        str | None, typer.Option("--channel", help="stable or canary (default: by request).")
+        ChannelChoice | None, typer.Option("--channel", help="Default: by request bucket.")
     ] = None,
     request_id: Annotated[
         str | None, typer.Option("--request-id", help="Bucket this request (sha256 % 100).")
@@ -33,10 +32,7 @@ def resolve_cmd(
     """The version/commit/path a deployment should load for a request."""
     from skillci.runtime import resolve
 
-    if channel not in (None, "stable", "canary"):
-        raise InvalidInputError(f"--channel {channel!r} must be stable or canary")
-    ch: Channel | None = channel  # type: ignore[assignment]
-    r = resolve(repo, skill, request_id=request_id, channel=ch)
+    r = resolve(repo, skill, request_id=request_id, channel=channel)
     if json_out:
         emit_json(r)
     else:

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import typer
 
+from skillci.cli.choices import Forge
 from skillci.cli.gate import progress_printer
 from skillci.cli.output import console, emit_json, to_jsonable
 from skillci.errors import ExitCode, InvalidInputError
 from skillci.flows.context import RepoContext
-from skillci.flows.gate import DEFAULT_SUITES, GateOptions
+from skillci.flows.gate import GateOptions
 
 app = typer.Typer(add_completion=False)
 
@@ -20,19 +21,21 @@ def review_cmd(
     pr: int | None = typer.Option(
         None, "--pr", help="Pull request number (with --from-shards: default from the event)."
     ),
-    repeat: int = typer.Option(3, "--repeat", min=1),
-    model: str = typer.Option("sim/student", "--model"),
+    repeat: int = typer.Option(3, "--repeat", min=1, help="Repeats per task (max rounds)."),
+    model: str = typer.Option("sim/student", "--model", help="Student route."),
     teacher: str | None = typer.Option(
         None,
         "--teacher",
         help="Also run this teacher route and the student without any skill (cached), "
         "for the gap closure rate and teacher trajectories in the report.",
     ),
-    suites: str = typer.Option(",".join(DEFAULT_SUITES), "--suites"),
-    parallel: int = typer.Option(2, "--parallel", min=1),
-    repo: Path = typer.Option(Path("."), "--repo"),
-    forge: str | None = typer.Option(
-        None, "--forge", help="local or github (default: $SKILLCI_FORGE, else detected)."
+    suites: str = typer.Option(
+        "", "--suites", help="Comma-separated suites (default: what the skill's metadata asks for)."
+    ),
+    parallel: int = typer.Option(2, "--parallel", min=1, help="Trials at once."),
+    repo: Path = typer.Option(Path("."), "--repo", help="Repository root (default: current dir)."),
+    forge: Forge | None = typer.Option(
+        None, "--forge", help="Default: $SKILLCI_FORGE, else detected."
     ),
     from_shards: Path | None = typer.Option(
         None,
@@ -48,7 +51,7 @@ def review_cmd(
     ),
     out: Path | None = typer.Option(None, "--out", help="Also write the GateReport JSON here."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Run the gate; post nothing."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Gate a PR and upsert its sticky comment and `skillci/gate` status."""
     from skillci.flows.review import review
@@ -102,7 +105,7 @@ def review_cmd(
 
 def _post_verified(
     repo: Path,
-    forge: str | None,
+    forge: Forge | None,
     root: Path,
     expected: GateOptions,
     pr: int | None,

@@ -1,4 +1,4 @@
-"""``skillci skill``: lint, render, import, export, schemas."""
+"""``skillci skill``: lint, render, diff, import, export, migrate, schemas."""
 
 from __future__ import annotations
 
@@ -7,20 +7,24 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
+from skillci.cli.choices import Harness
 from skillci.cli.output import console, emit_json
 from skillci.cli.tables import Column, fit_table, print_table
 from skillci.errors import InvalidInputError, LintFailed, SkillciError, UsageError
 from skillci.fsutil import atomic_write_bytes
 from skillci.skill.lint import LintReport, lint
 from skillci.skill.package import (
+    LEGACY_MANIFEST,
+    MANIFEST,
     SKILL_MD,
     SkillPackage,
     read_executables,
     read_tree,
+    require_package,
     set_executable,
 )
 from skillci.skill.porting import export_plain, find_skill_dir, import_plain
-from skillci.skill.render import HARNESSES, render
+from skillci.skill.render import render
 
 app = typer.Typer(help="Inspect and convert skill packages.", no_args_is_help=True)
 
@@ -30,7 +34,9 @@ def _load_for_lint(path: Path) -> SkillPackage:
         raise InvalidInputError(
             "not a directory", file=str(path), hint="pass a skill package directory"
         )
-    if not (path / "manifest.yaml").exists() and not (path / SKILL_MD).exists():
+    if (path / LEGACY_MANIFEST).is_file() and not (path / MANIFEST).exists():
+        require_package({LEGACY_MANIFEST: b""}, str(path))  # old layout: hint to migrate
+    if not (path / MANIFEST).exists() and not (path / SKILL_MD).exists():
         return SkillPackage({}, root=str(path))  # reports SK002 without reading an unrelated tree
     return SkillPackage(read_tree(path), root=str(path))
 
@@ -82,10 +88,10 @@ def _ensure_empty(out: Path, force: bool) -> None:
 @app.command("render")
 def render_cmd(
     path: Path = typer.Argument(..., help="Skill package directory."),
-    harness: str = typer.Option("folder", "--harness", help=f"One of: {', '.join(HARNESSES)}."),
+    harness: Harness = typer.Option("folder", "--harness", help="The harness to render for."),
     out: Path | None = typer.Option(None, "--out", help="Write the rendered files here."),
     force: bool = typer.Option(False, "--force", help="Write into a non-empty --out."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Render what a harness loads at start-up and on demand, with token counts."""
     rendered = render(SkillPackage.from_dir(path), harness)
@@ -158,23 +164,69 @@ def _find_plain(src: Path) -> tuple[Path, str]:
     )
 
 
+@app.command("diff")
+def diff_cmd(
+    base: str = typer.Argument(..., help="Base revision (branch, tag, sha)."),
+    head: str = typer.Argument("HEAD", help="Head revision."),
+    skill: str | None = typer.Option(
+        None, "--skill", help="Skill folder or name (default: the repository's only skill)."
+    ),
+    repo: Path = typer.Option(Path("."), "--repo", help="Repository root."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> int:
+    """Which sections and files of a skill changed between two revisions, with tokens."""
+    from skillci.flows.context import RepoContext
+    from skillci.flows.skill_diff import diff_refs
+
+    res = diff_refs(RepoContext.open(repo), base, head, skill)
+    if json_out:
+        emit_json(res)
+        return 0
+    d = res.diff
+    console.print(
+        f"{res.skill_dir}: {base} -> {head}" + (f" (release bump: {res.bump})" if res.bump else ""),
+        markup=False,
+    )
+    if d.empty:
+        console.print("no change to SKILL.md, prose or bundled files", markup=False)
+    for field in d.frontmatter:
+        console.print(f"  frontmatter  {field} changed", markup=False)
+    for s in d.sections:
+        console.print(
+            f"  section      {s.file} § {s.section}: {s.change} "
+            f"({s.tokens_before} -> {s.tokens_after} tokens)",
+            markup=False,
+        )
+    for f in d.files:
+        if f.path == SKILL_MD:
+            continue
+        size = "binary" if f.binary else f"{f.tokens_before} -> {f.tokens_after} tokens"
+        console.print(f"  file         {f.path} ({f.kind}): {f.change} ({size})", markup=False)
+    tb, ta = d.skill_md_tokens
+    console.print(f"SKILL.md tokens: {tb} -> {ta}", markup=False)
+    return 0
+
+
 @app.command("import")
 def import_cmd(
     src: Path = typer.Argument(..., help="A plain skill folder, or a SkillsBench task dir."),
     out: Path | None = typer.Option(None, "--out", help="Package dir (default skills/<name>)."),
-    model_family: str = typer.Option("unspecified", "--model-family"),
+    model_family: str = typer.Option(
+        "unspecified", "--model-family", help="Model family the skill was written for."
+    ),
     model: str | None = typer.Option(
         None, "--model", help="Target student route, e.g. sim/student."
     ),
     harness: str = typer.Option("any", "--harness", help="Target agent harness."),
     force: bool = typer.Option(False, "--force", help="Write into a non-empty --out."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be written."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Turn a plain SKILL.md skill into a skillci package (files kept byte-exact)."""
     folder, fmt = _find_plain(src)
+    notes: list[str] = []
     pkg = import_plain(
-        read_tree(folder),
+        read_tree(folder, notes),
         executable=read_executables(folder),
         source=str(folder),
         fmt=fmt,
@@ -193,11 +245,14 @@ def import_cmd(
         "source": str(folder),
         "out": str(dest),
         "files": sorted(pkg.files),
+        "warnings": notes,
         "dry_run": dry_run,
     }
     if json_out:
         emit_json(result)
     else:
+        for note in notes:
+            console.print(f"warning: {note}", markup=False)
         verb = "would write" if dry_run else "wrote"
         console.print(
             f"{verb} package {name} ({len(pkg.files)} files, manifest generated) to {dest}"
@@ -209,9 +264,11 @@ def import_cmd(
 def export_cmd(
     path: Path = typer.Argument(..., help="Skill package directory."),
     out: Path = typer.Option(..., "--out", help="Plain skill folder to write."),
-    force: bool = typer.Option(False, "--force"),
-    dry_run: bool = typer.Option(False, "--dry-run"),
-    json_out: bool = typer.Option(False, "--json"),
+    force: bool = typer.Option(False, "--force", help="Write into a non-empty --out."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Print what would change; change nothing."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Render a package back to a plain skill folder (Anthropic format)."""
     pkg = SkillPackage.from_dir(path)
@@ -223,6 +280,45 @@ def export_cmd(
         emit_json({"out": str(out), "files": sorted(files), "dry_run": dry_run})
     else:
         console.print(f"{'would write' if dry_run else 'wrote'} {len(files)} files to {out}")
+    return 0
+
+
+@app.command("migrate")
+def migrate_cmd(
+    path: Path = typer.Argument(..., help="An old-layout package (manifest.yaml, rules/ …)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the moves; change nothing."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> int:
+    """Move an old-layout package to skillci.yaml + skillci/ (docs/design/140)."""
+    from skillci.skill.migration import migrate_files
+
+    if not path.is_dir():
+        raise InvalidInputError("not a directory", file=str(path), hint="pass a package dir")
+    m = migrate_files(read_tree(path), str(path))
+    if not dry_run and m.changed:
+        executable = read_executables(path)
+        changed = {rel: m.files[rel] for rel in (*m.moves.values(), *m.rewritten)}
+        moved_exec = frozenset(m.moves.get(r, r) for r in executable)
+        write_tree(changed, path, moved_exec)  # new files first: nothing is lost
+        for old in m.moves:
+            (path / old).unlink()
+            parent = (path / old).parent
+            while parent != path and not any(parent.iterdir()):
+                parent.rmdir()
+                parent = parent.parent
+    if json_out:
+        emit_json(
+            {"path": str(path), "moves": m.moves, "rewritten": m.rewritten, "dry_run": dry_run}
+        )
+    elif not m.changed:
+        console.print(f"{path} is already in the current layout")
+    else:
+        for old, new in m.moves.items():
+            console.print(f"{old} -> {new}")
+        for rel in m.rewritten:
+            console.print(f"rewrote references to moved files in {rel}")
+        verb = "would move" if dry_run else "moved"
+        console.print(f"{verb} {len(m.moves)} file(s) of {path} to the skillci/ layout")
     return 0
 
 

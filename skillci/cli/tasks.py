@@ -9,7 +9,8 @@ import typer
 from rich.markup import escape
 
 from skillci.cli.output import console, emit_json
-from skillci.errors import TaskFormatError
+from skillci.errors import SkillciError, TaskFormatError
+from skillci.flows.tasks import TaskRunCheck
 from skillci.tasks.validate import Severity, TaskReport, expand_task_dirs, validate_task
 
 app = typer.Typer(help="List and check evaluation task directories.", no_args_is_help=True)
@@ -23,17 +24,31 @@ def validate_cmd(
         list[Path], typer.Argument(help="Task dirs, or dirs of task dirs (e.g. evals/tasks).")
     ],
     json_out: Annotated[bool, typer.Option("--json", help="Print the reports as JSON.")] = False,
+    run: Annotated[
+        bool,
+        typer.Option(
+            "--run",
+            help="Also run the oracle (must pass) and a do-nothing agent (must fail) on "
+            "each valid task.",
+        ),
+    ] = False,
+    repo: Annotated[Path, typer.Option("--repo", help="Repository (for the state dir).")] = Path(
+        "."
+    ),
 ) -> int:
     """Check structure, task.toml, verifier (present, executable) and solution.
 
-    Exit 2 when any task has an error.
+    Exit 2 when any task has an error (with --run: also when a verifier is broken or
+    passes with no work done).
     """
     reports: list[TaskReport] = [validate_task(p) for p in expand_task_dirs(paths)]
     errors = sum(1 for r in reports for f in r.findings if f.severity is Severity.error)
     warnings = sum(1 for r in reports for f in r.findings if f.severity is Severity.warning)
+    checks = _run_checks(repo, reports) if run else []
+    bad = [c for c in checks if c.verdict != "ok"]
     if json_out:
-        emit_json({"tasks": reports, "errors": errors, "warnings": warnings})
-        return int(TaskFormatError.exit_code) if errors else 0
+        emit_json({"tasks": reports, "errors": errors, "warnings": warnings, "runs": checks})
+        return int(TaskFormatError.exit_code) if errors or bad else 0
     for r in reports:
         mark = "[green]ok[/green]" if r.ok else "[red]FAIL[/red]"
         console.print(f"{mark} {escape(r.task_id)} [dim]({r.format or 'unknown format'})[/dim]")
@@ -43,9 +58,136 @@ def validate_cmd(
             text = escape(f"{where}{f.message} [{f.code}]")
             console.print(f"  [{style}]{f.severity.value}[/{style}] {text}")
     console.print(f"{len(reports)} task(s): {errors} error(s), {warnings} warning(s)")
+    for c in checks:
+        mark = "[green]ok[/green]" if c.verdict == "ok" else f"[red]{c.verdict}[/red]"
+        oracle = {True: "pass", False: "FAIL", None: "-"}[c.oracle_passed]
+        noop = {True: "PASS", False: "fail", None: "-"}[c.noop_passed]
+        console.print(
+            f"run {mark} {escape(c.task_id)}: oracle {oracle}, do-nothing {noop}"
+            + ("" if c.verdict == "ok" else f" — {escape(c.detail)}")
+        )
+    if bad and not errors:
+        raise TaskFormatError(
+            f"{len(bad)} task(s) with a broken or trivially satisfied verifier: "
+            + ", ".join(c.task_id for c in bad),
+            hint="the reference solution must pass and doing nothing must fail",
+        )
     if errors:
         raise TaskFormatError(
             f"{errors} error(s) in {sum(1 for r in reports if not r.ok)} task(s)",
             hint="fix the findings listed above",
         )
+    return 0
+
+
+def _run_checks(repo: Path, reports: list[TaskReport]) -> list[TaskRunCheck]:
+    from skillci.flows.context import RepoContext
+    from skillci.flows.tasks import run_checks
+
+    try:
+        home = RepoContext.open(repo).state_dir
+    except SkillciError:  # not in a repository: a private store beside the tasks
+        home = Path(".skillci").resolve()
+    return run_checks([Path(r.task_dir) for r in reports if r.ok], home)
+
+
+@app.command("new")
+def new_cmd(
+    name: Annotated[str, typer.Argument(help="Task name (its directory under evals/tasks).")],
+    suite: Annotated[
+        str | None, typer.Option("--suite", help="Also list it in evals/suites/<suite>.yaml.")
+    ] = None,
+    repo: Annotated[Path, typer.Option("--repo", help="Repository root.")] = Path("."),
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print what would be written.")
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> int:
+    """Scaffold a task in the Harbor layout (instruction, task.toml, environment/,
+    solution/solve.sh, tests/test.sh verifier) that passes `validate --run` as written."""
+    from skillci.flows.tasks import new_task
+
+    res = new_task(repo, name, suite=suite, dry_run=dry_run)
+    if json_out:
+        emit_json(res)
+        return 0
+    verb = "would write" if dry_run else "wrote"
+    for f in res.files:
+        console.print(f"{verb} {escape(res.task_dir)}/{escape(f)}")
+    if res.suite_file:
+        console.print(f"{'would add' if dry_run else 'added'} {escape(name)} to {res.suite_file}")
+    if not dry_run:
+        console.print(
+            f"next: edit instruction.md, environment/, solution/solve.sh and tests/test.sh; "
+            f"then skillci tasks validate --run {escape(res.task_dir)}"
+        )
+    return 0
+
+
+def _task_rows(repo: Path, suite: str | None) -> list[dict[str, object]]:
+    """Every task dir with its format and the suites (and splits) that list it."""
+    from skillci.tasks.loader import detect_format, discover_tasks
+    from skillci.tasks.models import Purpose
+    from skillci.tasks.suites import list_suites, load_suite
+
+    suites = [load_suite(n, repo, purpose=Purpose.inspect) for n in list_suites(repo)]
+    if suite is not None and suite not in {s.name for s in suites}:
+        from skillci.errors import InvalidInputError
+
+        raise InvalidInputError(
+            f"no suite {suite!r}",
+            hint=f"known suites: {', '.join(s.name for s in suites) or 'none'}",
+        )
+    rows: list[dict[str, object]] = []
+    for d in discover_tasks(repo):
+        member = [s for s in suites if d.name in s.tasks]
+        if suite is not None and suite not in {s.name for s in member}:
+            continue
+        rows.append(
+            {
+                "id": d.name,
+                "format": detect_format(d) or "?",
+                "suites": [s.name for s in member],
+                "splits": sorted({s.split.value for s in member}),
+                "path": str(d),
+            }
+        )
+    return rows
+
+
+@app.command("ls")
+def ls_cmd(
+    suite: Annotated[str | None, typer.Option("--suite", help="Only this suite's tasks.")] = None,
+    repo: Annotated[Path, typer.Option("--repo", help="Repository root.")] = Path("."),
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> int:
+    """The tasks under evals/tasks: id, format, and the suites (splits) that list them."""
+    from skillci.cli.tables import Column, fit_table, print_table
+
+    rows = _task_rows(repo, suite)
+    if json_out:
+        emit_json(rows)
+        return 0
+    if not rows:
+        console.print(f"no tasks under {escape(str(repo))}/evals/tasks")
+        return 0
+    table = fit_table(
+        [
+            Column("task", key=True, no_wrap=True),
+            Column("suites", key=True),
+            Column("split", drop_rank=2),
+            Column("format", drop_rank=1, no_wrap=True),
+        ],
+        [
+            [
+                escape(str(r["id"])),
+                escape(", ".join(map(str, r["suites"])) or "-"),  # type: ignore[call-overload]
+                escape(", ".join(map(str, r["splits"])) or "-"),  # type: ignore[call-overload]
+                str(r["format"]),
+            ]
+            for r in rows
+        ],
+        title=f"{len(rows)} task(s)" + (f" in suite {suite}" if suite else ""),
+    )
+    print_table(table)
     return 0

@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from skillci.cli.choices import ImportFormat
 from skillci.cli.output import console, emit_json
 from skillci.cli.tables import Column, fit_table, print_table
 from skillci.trace.models import (
@@ -263,7 +264,7 @@ def ingest_cmd(
 def import_cmd(
     directory: Annotated[Path, typer.Argument(help="Jobs dir, job dir or one trial dir.")],
     fmt: Annotated[
-        str, typer.Option("--format", help="Who wrote it: benchflow or harbor.")
+        ImportFormat, typer.Option("--format", help="The harness that wrote it.")
     ] = "benchflow",
     role: Annotated[AgentRole, typer.Option("--role", help="Agent role to record.")] = (
         AgentRole.student
@@ -282,8 +283,6 @@ def import_cmd(
 
     if not directory.is_dir():
         raise UsageError(f"{directory}: not a directory", hint="give the --jobs-dir of the run")
-    if fmt not in ("benchflow", "harbor"):
-        raise UsageError(f"unknown --format {fmt!r}", hint="use benchflow or harbor")
     importer = importlib.import_module(f"skillci.trace.importers.{fmt}")
     records: list[RunRecord] = importer.import_jobs(directory, role=role)
     report = summarize(fmt, directory, records)

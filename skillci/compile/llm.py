@@ -44,6 +44,7 @@ from skillci.patch.limits import check_limits
 from skillci.patch.models import AddRule, Author, ChangeLoadingScope, Patch, ReplaceRule
 from skillci.patch.rulefile import rule_data
 from skillci.skill.models import Rule
+from skillci.skill.package import WORKFLOWS_DIR, under
 
 PROMPT_VERSION = "compile-v1"
 #: A step: snake_case words, optionally followed by one backticked command.
@@ -120,7 +121,7 @@ def compile_messages(request: CompileInput, *, evidence_chars: int = 400) -> lis
         + json.dumps(_rules_yaml(request), indent=1, ensure_ascii=True),
         "Required tools of the skill: " + json.dumps(m.required_tools),
         "Workflow files: "
-        + json.dumps([f for f in pkg.on_demand_files() if f.startswith("workflows/")]),
+        + json.dumps([f for f in pkg.on_demand_files() if under(f, WORKFLOWS_DIR)]),
         "Patch limits: "
         + json.dumps(
             m.patch_limits.model_dump(

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from skillci.analyze.taxonomy import FailureClass
+from skillci.skill.package import on_demand_path
 
 F = FailureClass
 
@@ -104,7 +105,9 @@ _BASES = (
         ),
         validation=("next_command_differs_from_the_failed_one",),
         anti_patterns=("repeated_identical_call",),
-        needs_files={"load_recovery_repeated-failure": "recovery/repeated-failure.md"},
+        needs_files={
+            "load_recovery_repeated-failure": on_demand_path("recovery", "repeated-failure")
+        },
     ),
     RuleBase(
         id="edit.minimal-change",

@@ -465,7 +465,9 @@ def canary_analyze(
     )
     if auto and result.outcome != "inconclusive" and not ctx.dry_run:
         summary = "; ".join(
-            f"{ch.name} {ch.value}" for ch in result.checks if ch.passed is not None
+            f"{ch.name} {ch.value} (limit {ch.threshold})"
+            for ch in result.checks
+            if ch.passed is not None
         )
         if result.outcome == "pass":
             reason = f"canary passed ({summary})"

@@ -13,7 +13,7 @@ from skillci.errors import InvalidInputError
 from skillci.forge.local import LocalForge
 from skillci.forge.select import ForgeChoice, choose_forge
 from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec
-from skillci.skill.package import SkillPackage
+from skillci.skill.package import LEGACY_MANIFEST, MANIFEST, SkillPackage, require_package
 from skillci.trace.store import TraceStore
 from skillci.vcs.git import Git
 
@@ -99,11 +99,11 @@ class RepoContext:
     def skill_dir(self, skill: str) -> str:
         """Relative path of a skill package inside the repo: a name or a path."""
         p = Path(skill)
-        if (self.root / p / "manifest.yaml").is_file():
+        if (self.root / p / MANIFEST).is_file():
             return (self.root / p).resolve().relative_to(self.root.resolve()).as_posix()
-        if (self.root / "skills" / skill / "manifest.yaml").is_file():
+        if (self.root / "skills" / skill / MANIFEST).is_file():
             return f"skills/{skill}"
-        if p.is_absolute() and (p / "manifest.yaml").is_file():
+        if p.is_absolute() and (p / MANIFEST).is_file():
             try:
                 return p.resolve().relative_to(self.root.resolve()).as_posix()
             except ValueError:
@@ -117,9 +117,11 @@ class RepoContext:
         """The skill package committed at ``commit`` (read from git objects, not the work
         tree). ``label`` names the commit in the error (a branch name reads better than a sha)."""
         files = self.git.files_at(commit, skill_dir)
-        if "manifest.yaml" not in files:
+        if MANIFEST not in files:
+            if LEGACY_MANIFEST in files:
+                require_package(files, f"{skill_dir} at {label or commit[:12]}")
             raise InvalidInputError(
-                f"{skill_dir} has no manifest.yaml at {label or commit[:12]}",
+                f"{skill_dir} has no {MANIFEST} at {label or commit[:12]}",
                 hint="commit the skill package first, or pass the right skill/commit",
             )
         return SkillPackage(files, root=f"{commit[:12]}:{skill_dir}")

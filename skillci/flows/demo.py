@@ -24,9 +24,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skillci.flows.context import RepoContext, student_agent
-from skillci.gate.verdict import GateReport
+from skillci.gate.verdict import GateReport, all_changes
+from skillci.skill.package import MANIFEST, RULES_DIR, rule_file_path
+
+if TYPE_CHECKING:
+    from skillci.release.models import CanaryAnalysis
 
 SKILL = "repo-debugger"
 TASK = "py-page-count"
@@ -65,6 +70,38 @@ EXTRA_REGRESSION = "py-window-end"
 
 Say = Callable[[str], None]
 
+#: One line for each term, shown under the first line of output that uses it.
+GLOSSARY: dict[str, str] = {
+    "pass rate": "share of trials whose verifier passed",
+    "same instance": "the task the patch was proposed for, re-run before and after the patch",
+    "repairs": "tasks failing on base that pass on head (over all suites the gate ran)",
+    "regressions": "tasks passing on base that fail on head",
+    "gap closure": "(head - no skill) / (teacher - no skill): how much of the gap to the "
+    "teacher the skill closes",
+    "canary": "a release served to a share of requests (by request-id hash) before it "
+    "becomes stable",
+    "success_drop": "stable's success rate minus the canary's, on production records",
+    "token_growth": "the canary's tokens per request relative to stable's",
+    "latency_growth": "the canary's wall time per request relative to stable's",
+}
+
+
+class Glossary:
+    """Wraps ``say``: the first line mentioning a term is followed by its meaning."""
+
+    def __init__(self, say: Say, terms: dict[str, str] | None = None) -> None:
+        self.say = say
+        self.terms = dict(GLOSSARY if terms is None else terms)
+        self.explained: list[str] = []
+
+    def __call__(self, line: str) -> None:
+        self.say(line)
+        low = line.lower()
+        for term, meaning in self.terms.items():
+            if term not in self.explained and term in low:
+                self.explained.append(term)
+                self.say(f"    [dim]({term}: {meaning})[/dim]")
+
 
 @dataclass
 class DemoResult:
@@ -72,6 +109,47 @@ class DemoResult:
     steps: list[tuple[str, str, float]] = field(default_factory=list)  # (step, outcome, seconds)
     html_report: Path | None = None
     ok: bool = True
+    sandbox: str = "bwrap"  # what isolated the trials: bwrap or none
+
+
+def sandbox_kind() -> tuple[str, str | None]:
+    """(``bwrap`` and its path) when bubblewrap isolates trials, else (``none``, None)."""
+    from skillci.runners.sandbox import bwrap_path
+
+    path = bwrap_path()
+    return ("bwrap", str(path)) if path is not None else ("none", None)
+
+
+NO_SANDBOX = (
+    "[bold red]WARNING: bubblewrap (bwrap) is not available: every trial runs WITHOUT a "
+    "sandbox[/bold red], as your user, with network access. Install bubblewrap "
+    "(apt-get install bubblewrap) to isolate them."
+)
+
+
+def gate_summary(r: GateReport) -> str:
+    """The demo's one line for a gate report, with the numbers the report's checks use."""
+    changes = all_changes(r.suites)
+    repairs = sum(c.change == "repair" for c in changes)
+    regressions = sum(c.change == "regression" for c in changes)
+    val = r.suite("validation")
+    gcr = val.metrics.gcr_head if val else None
+    line = f"gate {r.verdict.upper()} ({r.gate_id}): repairs {repairs}, regressions {regressions}"
+    if gcr is not None and gcr.value is not None:
+        line += f", gap closure {gcr.value:.2f} ({gcr.label})"
+    line += f", {r.trials_run} trials run"
+    if r.reasons:
+        line += " — " + "; ".join(r.reasons)
+    return line
+
+
+def canary_checks(a: CanaryAnalysis) -> list[str]:
+    """One line per judged canary check: its value and its limit (pass or FAIL)."""
+    return [
+        f"    {c.name} {c.value} (limit {c.threshold}): {'pass' if c.passed else 'FAIL'}"
+        for c in a.checks
+        if c.passed is not None
+    ]
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -90,8 +168,8 @@ def build_repo(src_root: Path, dest: Path) -> Path:
     shutil.copytree(
         src_root / "evals", dest / "evals", ignore=shutil.ignore_patterns("__pycache__")
     )
-    (dest / "skills" / SKILL / "rules" / DROPPED_RULE_FILE).unlink()
-    with (dest / "skills" / SKILL / "manifest.yaml").open("a") as fh:
+    (dest / "skills" / SKILL / RULES_DIR / DROPPED_RULE_FILE).unlink()
+    with (dest / "skills" / SKILL / MANIFEST).open("a") as fh:
         fh.write(DEMO_CANARY)
     reg = dest / "evals" / "suites" / "regression.yaml"
     reg.write_text(reg.read_text().rstrip("\n") + f"\n  - {EXTRA_REGRESSION}\n")
@@ -176,7 +254,13 @@ def run_demo(src_root: Path, dest: Path, say: Say, *, html: bool = True) -> Demo
     from skillci.release.channels import ChannelStore
     from skillci.vcs.candidate import commit_candidate
 
+    say = Glossary(say)
     res = DemoResult(repo=build_repo(src_root, dest))
+    res.sandbox, bwrap = sandbox_kind()
+    if bwrap is None:
+        say(NO_SANDBOX)
+    else:
+        say(f"[dim]trials run in a bubblewrap sandbox ({bwrap}), without network[/dim]")
     ctx = RepoContext.open(res.repo)
     actor = "skillci demo"
 
@@ -226,19 +310,7 @@ def run_demo(src_root: Path, dest: Path, say: Say, *, html: bool = True) -> Demo
             teacher="sim/teacher",  # reference sides: the report shows the gap closure rate
         )
         gate_reports.append(r)
-        val = r.suite("validation")
-        ch = val.metrics.changes if val else None
-        gcr = val.metrics.gcr_head if val else None
-        return (
-            f"gate {r.verdict.upper()} ({r.gate_id}): repairs {ch.repairs if ch else '?'}, "
-            f"regressions {ch.regressions if ch else '?'}"
-            + (
-                f", gap closure {gcr.value:.2f} ({gcr.label})"
-                if gcr and gcr.value is not None
-                else ""
-            )
-            + f", {r.trials_run} trials run"
-        )
+        return gate_summary(r)
 
     def release1() -> str:
         rr = release_pr(ctx, 1, actor=actor)
@@ -252,7 +324,7 @@ def run_demo(src_root: Path, dest: Path, say: Say, *, html: bool = True) -> Demo
             base=base,
             branch=branch,
             skill_dir=f"skills/{SKILL}",
-            changes={"rules/edit-page-count-fast-path.yaml": OVERFIT_RULE.encode()},
+            changes={rule_file_path("edit.page-count-fast-path"): OVERFIT_RULE.encode()},
             subject="skill(repo-debugger): fast path for the page-count failure",
             trailers={
                 "Failure-Class": "wrong_target_file",
@@ -277,7 +349,7 @@ def run_demo(src_root: Path, dest: Path, say: Say, *, html: bool = True) -> Demo
             ctx, 2, repeat=1, student="sim/student", suites=("validation", "regression", "security")
         )
         gate_reports.append(r)
-        return f"gate {r.verdict.upper()}: " + "; ".join(r.reasons)[:300]
+        return gate_summary(r)
 
     def close2() -> str:
         rr = release_pr(ctx, 2, actor=actor)
@@ -300,6 +372,8 @@ def run_demo(src_root: Path, dest: Path, say: Say, *, html: bool = True) -> Demo
         canary_start(ctx, SKILL, new, weight=40, actor=actor)
         _traffic(ctx, versions(), 120, seed=1, say=say)
         a = canary_analyze(ctx, SKILL, auto=True, actor=actor)
+        for line in canary_checks(a):
+            say(line)
         return f"canary {new} vs stable {st.stable.version}: {a.outcome} -> {a.action}" + (
             f" ({'; '.join(a.reasons)})" if a.reasons else ""
         )
@@ -315,10 +389,9 @@ def run_demo(src_root: Path, dest: Path, say: Say, *, html: bool = True) -> Demo
         canary_start(ctx, SKILL, old, weight=40, actor=actor)
         _traffic(ctx, versions(), 120, seed=2, say=say)
         a = canary_analyze(ctx, SKILL, auto=True, actor=actor)
-        return (
-            f"canary {old} vs stable {st.stable.version}: {a.outcome} -> {a.action}: "
-            + "; ".join(a.reasons)[:200]
-        )
+        for line in canary_checks(a):
+            say(line)
+        return f"canary {old} vs stable {st.stable.version}: {a.outcome} -> {a.action}"
 
     step("Baseline: the student with the skill on the validation suite", baseline)
     step(f"Propose for the failing task {TASK} (PR #1)", propose1)

@@ -17,9 +17,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
+from skillci.errors import InvalidInputError
 from skillci.flows.context import RepoContext, student_agent
 from skillci.gate.change_guard import guard_change
-from skillci.gate.impact import ImpactSelection, changed_files, select_tasks
+from skillci.gate.impact import ImpactSelection, changed_files, changed_sections, select_tasks
 from skillci.gate.metrics import Side, TrialOutcome, compute_metrics
 from skillci.gate.outcomes import Comparability, comparability, loaded_files, to_outcome
 from skillci.gate.sequential import SequentialConfig, SequentialTest
@@ -36,11 +37,12 @@ from skillci.runners.base import AgentSpec, TrialSpec, plan
 from skillci.runners.outcome import TrialOutcome as RunOutcome
 from skillci.runners.scheduler import Scheduler, sandbox_kind
 from skillci.skill.lint import lint
+from skillci.skill.models import Manifest
 from skillci.skill.package import SkillPackage
 from skillci.skill.render import RenderedSkill, render
 from skillci.tasks.loader import load_suite_tasks
 from skillci.tasks.models import Purpose, Task
-from skillci.tasks.suites import load_suite
+from skillci.tasks.suites import SUITE_SUFFIXES, load_suite
 from skillci.trace.models import RunRecord
 
 GATE_BLOB = "gate-report"
@@ -81,6 +83,34 @@ def gate_id(opts: GateOptions, base_sha: str, head_sha: str) -> str:
         + (f"|teacher={opts.teacher}".encode() if opts.teacher else b"")
     )
     return f"gate-{h.hexdigest()[:16]}"
+
+
+def gate_suites(manifest: Manifest) -> tuple[str, ...]:
+    """The suites the gate needs for a skill (pure): validation and regression always, and
+    security when its ``release_gate.require_security_suite`` is on."""
+    extra = ("security",) if manifest.release_gate.require_security_suite else ()
+    return ("validation", "regression", *extra)
+
+
+def suites_for(ctx: RepoContext, skill: str, ref: str) -> tuple[str, ...]:
+    """:func:`gate_suites` of ``skill`` as committed at ``ref``."""
+    sha = ctx.git.rev(ref) or ref
+    return gate_suites(ctx.package_at(sha, ctx.skill_dir(skill), label=ref).manifest)
+
+
+def check_suites(ctx: RepoContext, sha: str, suites: tuple[str, ...], label: str) -> None:
+    """Refuse (exit 2) naming the first suite file missing at ``sha``."""
+    for s in suites:
+        if not any(
+            ctx.git.show_file(sha, f"evals/suites/{s}{suffix}") is not None
+            for suffix in SUITE_SUFFIXES
+        ):
+            raise InvalidInputError(
+                f"the gate needs suite {s!r} but evals/suites/{s}.yaml does not exist at {label}",
+                file=f"evals/suites/{s}.yaml",
+                hint=f"add evals/suites/{s}.yaml (schema_version: 1, name: {s}, split: {s}, "
+                "tasks: [...]) — `skillci init` writes the skeleton — or pass --suites",
+            )
 
 
 def _load_side(ctx: RepoContext, sha: str, skill_dir: str, suites: tuple[str, ...]) -> _Side:
@@ -250,26 +280,32 @@ class GateInputs:
     head: _Side
     agent: AgentSpec
     changed: set[str]
+    sections: dict[str, list[str]] = field(default_factory=dict)
 
 
 def load_inputs(ctx: RepoContext, opts: GateOptions) -> GateInputs:
     base_sha, head_sha = ctx.git.rev(opts.base), ctx.git.rev(opts.head)
-    from skillci.errors import InvalidInputError
-
     if base_sha is None or head_sha is None:
         raise InvalidInputError(
             f"unknown ref {opts.base if base_sha is None else opts.head!r}",
             hint="pass branch names, tags or shas that exist in this repo",
         )
     skill_dir = ctx.skill_dir(opts.skill)
+    check_suites(ctx, base_sha, opts.suites, opts.base)
+    check_suites(ctx, head_sha, opts.suites, opts.head)
     base = _load_side(ctx, base_sha, skill_dir, opts.suites)
     head = _load_side(ctx, head_sha, skill_dir, opts.suites)
-    changed = changed_files(
-        {f.path: f.content for f in base.rendered.files},
-        {f.path: f.content for f in head.rendered.files},
-    )
+    before = {f.path: f.content for f in base.rendered.files}
+    after = {f.path: f.content for f in head.rendered.files}
     return GateInputs(
-        base_sha, head_sha, skill_dir, base, head, student_agent(opts.student), changed
+        base_sha,
+        head_sha,
+        skill_dir,
+        base,
+        head,
+        student_agent(opts.student),
+        changed_files(before, after),
+        changed_sections(before, after),
     )
 
 
@@ -342,7 +378,7 @@ def decide_gate(
             tid: frozenset().union(*(loaded_files(r) for r in recs))
             for tid, recs in by_task.items()
         }
-        sel = select_tasks(changed, loaded, tasks=sorted(htasks))
+        sel = select_tasks(changed, loaded, tasks=sorted(htasks), sections_changed=inputs.sections)
         rerun = rerun_on_head(opts, sel, btasks, htasks)
         reuse = [t for t in sorted(htasks) if t not in {x.id for x in rerun}]
         impact_all = (

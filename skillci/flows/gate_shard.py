@@ -270,7 +270,9 @@ def _run_unit(
         suite=s,
     )
     loaded = {unit.task_id: frozenset().union(*(loaded_files(r) for r in recs))} if recs else {}
-    sel = select_tasks(inputs.changed, loaded, tasks=sorted(htasks))
+    sel = select_tasks(
+        inputs.changed, loaded, tasks=sorted(htasks), sections_changed=inputs.sections
+    )
     rerun = rerun_on_head(opts, sel, btasks, htasks)
     if rerun:  # every round: the sequential stop is decided at merge time
         runner.run(agent, rerun, head.rendered, head.pkg.content_hash, repeats=opts.repeat, suite=s)

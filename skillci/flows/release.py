@@ -126,10 +126,10 @@ def _trailers(ctx: RepoContext, commit: str) -> dict[str, str]:
 def _skill_of(ctx: RepoContext, pr: PullRequest) -> tuple[str, str]:
     """(skill name, skill dir) of the PR."""
     hint = pr.skill or _trailers(ctx, pr.head_sha).get("Skill")
-    if not hint:
-        raise InvalidInputError(
-            f"PR #{pr.number} names no skill", hint="open it with skillci propose"
-        )
+    if not hint:  # a PR a person opened on GitHub: the one skill it changes
+        from skillci.flows.skills import changed_skill
+
+        hint = changed_skill(ctx, pr.base_sha or pr.base, pr.head_sha)
     d = ctx.skill_dir(hint)
     return ctx.package_at(pr.head_sha, d).manifest.name, d
 

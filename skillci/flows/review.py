@@ -5,7 +5,7 @@ from __future__ import annotations
 from filelock import FileLock
 
 from skillci.flows.context import RepoContext
-from skillci.flows.gate import GateOptions, Progress, run_gate
+from skillci.flows.gate import GateOptions, Progress, run_gate, suites_for
 from skillci.flows.remote import fetch_pr
 from skillci.forge.base import PRState, PullRequest
 from skillci.gate.report import render_markdown, status_line
@@ -41,11 +41,15 @@ def pr_gate_options(
         findings = proposal.guard_findings
         same_task = same_task or proposal.task_id
     skill = pr.skill or trailers.get("Skill", "")
+    if not skill:
+        from skillci.flows.skills import changed_skill
+
+        skill = changed_skill(ctx, pr.base, pr.head_sha)
     return GateOptions(
         skill=skill,
         base=pr.base,
         head=pr.head_sha,
-        suites=suites,
+        suites=suites or suites_for(ctx, skill, pr.head_sha),
         repeat=repeat,
         student=student,
         parallel=parallel,

@@ -32,7 +32,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from skillci.errors import InvalidInputError, SkillciError
 from skillci.flows.context import RepoContext
-from skillci.flows.gate import GateOptions
+from skillci.flows.gate import GateOptions, suites_for
 from skillci.flows.remote import fetch_pr
 from skillci.forge.base import PRState, PullRequest
 from skillci.gate.mdsafe import md_text
@@ -169,8 +169,13 @@ def recompute(
     found = problems(facts)
     if found:
         return None, "; ".join(found)
-    opts = dataclasses.replace(expected, skill=spec.skill, base=spec.base_sha, head=head)
+    # no --suites: what the skill's metadata asks for on the *base* branch (the run planned
+    # with the head's; a PR that changes them no longer matches the plan -> not verified)
     try:
+        suites = expected.suites or suites_for(ctx, spec.skill, spec.base_sha)
+        opts = dataclasses.replace(
+            expected, skill=spec.skill, base=spec.base_sha, head=head, suites=suites
+        )
         return merge_shards(ctx, dirs, opts=opts), None
     except SkillciError as exc:
         return None, f"the run's records do not recompute into this PR's gate: {exc.message}"

@@ -26,10 +26,13 @@ def managed_skills_at(ctx: RepoContext, ref: str = "HEAD") -> list[str]:
 
 
 def resolve_skill(ctx: RepoContext, skill: str | None, *, ref: str = "HEAD") -> str:
-    """``skill`` as given, or the only skill folder at ``ref``; UsageError otherwise."""
+    """``skill`` as given, or the only skill folder at ``ref`` (the only one with skillci
+    metadata when some have it); UsageError otherwise."""
     if skill:
         return skill
-    dirs = skills_at(ctx, ref)
+    every = skills_at(ctx, ref)
+    managed = [d for d in every if ctx.git.show_file(ref, f"{d}/{MANIFEST}") is not None]
+    dirs = managed or every
     if len(dirs) == 1:
         return dirs[0]
     if not dirs:
@@ -40,4 +43,29 @@ def resolve_skill(ctx: RepoContext, skill: str | None, *, ref: str = "HEAD") -> 
     raise UsageError(
         f"{len(dirs)} skills in this repository ({', '.join(dirs)}): which one?",
         hint=f"pass --skill {dirs[0]}",
+    )
+
+
+def changed_skill(ctx: RepoContext, base: str, head: str) -> str:
+    """The one managed skill folder ``base..head`` changes, else the only one there is."""
+    from skillci.skill.discover import touched_skills
+
+    b, h = ctx.git.rev(base), ctx.git.rev(head)
+    if b is None or h is None:
+        raise InvalidInputError(f"unknown ref {base if b is None else head!r}")
+    mb = ctx.git.merge_base(b, h) or b
+    every = managed_skills_at(ctx, h)
+    changed = touched_skills(ctx.git.changed_paths(mb, h), every)
+    if len(changed) == 1:
+        return changed[0]
+    if not changed and len(every) == 1:
+        return every[0]
+    raise UsageError(
+        f"{base}..{head} changes "
+        + (f"{len(changed)} skills ({', '.join(changed)})" if changed else "no skill")
+        + f" and the repository has {len(every)}"
+        + (f" ({', '.join(every)})" if every else ""),
+        hint="pass --skill NAME (gate one skill per run)"
+        if every
+        else "run `skillci init` to add skillci metadata to your skills",
     )

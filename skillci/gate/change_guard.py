@@ -15,7 +15,7 @@ import difflib
 from skillci.errors import SkillciError
 from skillci.patch import detectors
 from skillci.patch.guard import DEFAULT_ALLOWED_HOSTS, Evidence, Finding, GuardConfig, verdict_of
-from skillci.skill.package import MANIFEST, SKILL_MD, SkillPackage
+from skillci.skill.package import MANIFEST, RULES_DIR, SKILL_MD, SkillPackage, under
 
 
 def _added_lines(before: bytes | None, after: bytes) -> list[str]:
@@ -65,7 +65,7 @@ def guard_change(
                 findings.append(
                     _hit(h.code, "high", rel, joined, h.start, h.end, h.note + " (across lines)")
                 )
-        if rel.startswith("rules/") and joined:
+        if under(rel, RULES_DIR) and joined:
             for h in detectors.sensitive_topics(joined)[:1]:
                 findings.append(
                     _hit(

@@ -7,6 +7,12 @@ that task, so its base trials stand for head as well and are reused. The bootstr
 (SKILL.md, plus any index the harness always reads) counts as loaded by every task: when
 it changes, every task re-runs. A new on-demand file can only be reached through the
 bootstrap's index, which then changes too, so additions are covered by the same rule.
+
+Prose is judged at section level: :func:`changed_sections` names the markdown sections
+that changed in each rendered file, and every reason says which sections a task's re-run
+rests on ("always-loaded SKILL.md § Verify changed"). Selection itself stays per loaded
+file, because a harness loads a file whole: a section of the bootstrap is in every task's
+context, so an edit to any of its sections re-runs every task (docs/design/191).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from pathlib import PurePosixPath
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillci.gate.metrics import Side, TrialOutcome
+from skillci.patch.prose import sections
 
 BOOTSTRAP_FILES: tuple[str, ...] = ("SKILL.md",)
 
@@ -44,6 +51,9 @@ class ImpactSelection(BaseModel):
     total: int = Field(description="Tasks considered.")
     changed_files: list[str] = Field(description="Changed rendered skill files (sorted).")
     always_loaded: list[str] = Field(description="Files counted as loaded by every task.")
+    changed_sections: dict[str, list[str]] = Field(
+        default_factory=dict, description="Changed markdown sections per changed file."
+    )
     tasks: list[TaskImpact] = Field(description="Per task, sorted by id.")
 
     @property
@@ -64,6 +74,36 @@ def changed_files(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> se
     return {_norm(k) for k in keys if before.get(k) != after.get(k)}
 
 
+def changed_sections(
+    before: Mapping[str, bytes], after: Mapping[str, bytes]
+) -> dict[str, list[str]]:
+    """Per changed markdown file, the headings of its sections added, removed or edited."""
+    out: dict[str, list[str]] = {}
+    for path in sorted(changed_files(before, after)):
+        if not path.endswith(".md"):
+            continue
+        try:
+            b = dict(sections(before.get(path, b"").decode("utf-8")))
+            a = dict(sections(after.get(path, b"").decode("utf-8")))
+        except UnicodeDecodeError:
+            continue
+        names = [n for n in a if n not in b or b[n].strip() != a[n].strip()]
+        names += [n for n in b if n not in a]
+        if names:
+            out[path] = names
+    return out
+
+
+def _label(paths: Iterable[str], secs: Mapping[str, list[str]]) -> str:
+    """``SKILL.md § A, B; tools/x.md`` — files with their changed sections."""
+    parts = []
+    for p in paths:
+        names = secs.get(p, [])
+        shown = ", ".join(names[:3]) + (f" (+{len(names) - 3})" if len(names) > 3 else "")
+        parts.append(f"{p} § {shown}" if names else p)
+    return "; ".join(parts)
+
+
 def loaded_files_by_task(
     outcomes: Iterable[TrialOutcome], *, side: Side = "base"
 ) -> dict[str, frozenset[str]]:
@@ -81,6 +121,7 @@ def select_tasks(
     *,
     tasks: Iterable[str] | None = None,
     always_loaded: Iterable[str] = BOOTSTRAP_FILES,
+    sections_changed: Mapping[str, list[str]] | None = None,
 ) -> ImpactSelection:
     """Split ``tasks`` (default: the tasks with base trials) into re-run and reuse.
 
@@ -88,6 +129,7 @@ def select_tasks(
     changed, or when it loaded a changed file; otherwise its base trials are reused.
     """
     changed_set = {_norm(p) for p in changed}
+    secs = {_norm(k): list(v) for k, v in (sections_changed or {}).items()}
     always = sorted({_norm(p) for p in always_loaded})
     bootstrap_changed = sorted(changed_set.intersection(always))
     universe = sorted(set(loaded_by_task) if tasks is None else set(tasks))
@@ -103,9 +145,9 @@ def select_tasks(
         loaded = {_norm(p) for p in loaded_by_task[task_id]}.union(always)
         hit = sorted(loaded & changed_set)
         if bootstrap_changed:
-            reason = f"always-loaded file changed: {', '.join(bootstrap_changed)}"
+            reason = f"always-loaded file changed: {_label(bootstrap_changed, secs)}"
         elif hit:
-            reason = f"loaded changed file(s): {', '.join(hit)}"
+            reason = f"loaded changed file(s): {_label(hit, secs)}"
         else:
             reason = "loaded skill files unchanged"
         rows.append(TaskImpact(task_id=task_id, rerun=bool(hit), reason=reason, changed_loaded=hit))
@@ -117,5 +159,6 @@ def select_tasks(
         total=len(rows),
         changed_files=sorted(changed_set),
         always_loaded=always,
+        changed_sections={k: v for k, v in secs.items() if k in changed_set},
         tasks=rows,
     )

@@ -34,17 +34,19 @@ from skillci.patch.rulefile import RuleFileText, dump_rule, file_for_new_rule, v
 from skillci.skill import yamlio
 from skillci.skill.models import EvalList, Lifecycle, Provenance, Rule
 from skillci.skill.package import (
-    EVALS_DIR,
     EXAMPLES_DIR,
-    ON_DEMAND_DIRS,
     RULES_DIR,
     SKILL_MD,
     LocatedRule,
     SkillPackage,
     check_relpath,
+    eval_list_path,
+    is_example_file,
+    is_on_demand_file,
+    is_rule_file,
 )
 
-REGRESSION_FILE = f"{EVALS_DIR}/regression.yaml"
+REGRESSION_FILE = eval_list_path("regression")
 ChangeKind = Literal["added", "modified", "removed"]
 
 
@@ -243,7 +245,9 @@ class _Op:
             return self.done(self.edit_file(rel, text, [rule]), [delta])
         rel = self.rules_file(op.file)
         if rel not in self.pkg.files:
-            raise self.fail(f"unknown file {rel}", hint="omit `file` to create rules/<id>.yaml")
+            raise self.fail(
+                f"unknown file {rel}", hint=f"omit `file` to create {RULES_DIR}/<id>.yaml"
+            )
         text = RuleFileText.parse(rel, self.pkg.text(rel)).append([rule])
         return self.done(self.edit_file(rel, text, [*self.file_rules(rel), rule]), [delta])
 
@@ -252,9 +256,8 @@ class _Op:
             check_relpath(rel)
         except Exception:
             raise self.fail(f"unsafe path {rel!r}") from None
-        parts = rel.split("/")
-        if len(parts) != 2 or parts[0] != RULES_DIR or not rel.endswith((".yaml", ".yml")):
-            raise self.fail(f"{rel!r} is not a rules/*.yaml file")
+        if not is_rule_file(rel):
+            raise self.fail(f"{rel!r} is not a {RULES_DIR}/*.yaml file")
         return rel
 
     def _replace_in_file(self, lr: LocatedRule, new_rules: list[Rule]) -> dict[str, bytes | None]:
@@ -410,7 +413,7 @@ class _Op:
             check_relpath(rel)
         except Exception:
             raise self.fail(f"unsafe path {rel!r}") from None
-        if rel != SKILL_MD and not (rel.split("/", 1)[0] in ON_DEMAND_DIRS and rel.endswith(".md")):
+        if rel != SKILL_MD and not is_on_demand_file(rel):
             raise self.fail(
                 f"{rel!r} is neither SKILL.md nor an on-demand workflow/tool/recovery file"
             )
@@ -447,9 +450,8 @@ class _Op:
             check_relpath(rel)
         except Exception:
             raise self.fail(f"unsafe path {rel!r}") from None
-        parts = rel.split("/")
-        if len(parts) != 2 or parts[0] != EXAMPLES_DIR or not rel.endswith(".jsonl"):
-            raise self.fail(f"{rel!r} is not an examples/*.jsonl file")
+        if not is_example_file(rel):
+            raise self.fail(f"{rel!r} is not a {EXAMPLES_DIR}/*.jsonl file")
         line = json.dumps(op.example, ensure_ascii=False)
         old = self.pkg.text(rel) if rel in self.pkg.files else ""
         if line in old.splitlines():

@@ -25,7 +25,7 @@ class Section:
     text: str
 
 
-def _headings(text: str, body_offset: int) -> list[tuple[int, int, str]]:
+def headings(text: str, body_offset: int = 0) -> list[tuple[int, int, str]]:
     """(char offset, level, title) of every heading at or after ``body_offset``."""
     out = []
     pos = 0
@@ -48,7 +48,7 @@ def _headings(text: str, body_offset: int) -> list[tuple[int, int, str]]:
 
 
 def find_sections(text: str, title: str, body_offset: int = 0) -> list[Section]:
-    heads = _headings(text, body_offset)
+    heads = headings(text, body_offset)
     found = []
     for i, (pos, level, name) in enumerate(heads):
         if name != title:

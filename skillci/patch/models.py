@@ -6,7 +6,7 @@ the same id, and an edited patch cannot keep its old id (``load_patch`` refuses 
 
 Ops (the seed essay's eight, discriminated on ``op``):
 
-- ``add_rule``: a new rule, in ``rules/<id-with-dots-as-dashes>.yaml`` unless ``file`` names
+- ``add_rule``: a new rule, in ``skillci/rules/<id-with-dots-as-dashes>.yaml`` unless ``file`` names
   an existing ``rules: [...]`` file.
 - ``replace_rule``: new content for a rule, written where the rule lives.
 - ``delete_rule``: remove a rule (its file goes when it held only that rule).
@@ -14,7 +14,7 @@ Ops (the seed essay's eight, discriminated on ``op``):
 - ``merge_rules``: several rules become one, at the place of the first.
 - ``change_loading_scope``: move a rule (``rule_id``) or a markdown section (``section``)
   between the bootstrap ``SKILL.md`` and an on-demand workflow/tool/recovery file.
-- ``add_example``: append one JSON object to ``examples/*.jsonl``.
+- ``add_example``: append one JSON object to ``skillci/examples/*.jsonl``.
 - ``add_regression_test``: add a task id to ``evals/regression.yaml``.
 
 See docs/design/010-patch-language.md.
@@ -66,8 +66,8 @@ class AddRule(_OpBase):
     rule: Rule = Field(description="The rule to add; status and provenance are set by apply.")
     file: str | None = Field(
         default=None,
-        description="An existing rules/*.yaml holding `rules: [...]` to append to; "
-        "default: a new rules/<id with dots as dashes>.yaml.",
+        description="An existing skillci/rules/*.yaml holding `rules: [...]` to append to; "
+        "default: a new skillci/rules/<id with dots as dashes>.yaml.",
     )
 
 
@@ -152,10 +152,10 @@ class ChangeLoadingScope(_OpBase):
 
 
 class AddExample(_OpBase):
-    """Append one example (a JSON object) to an examples/*.jsonl file."""
+    """Append one example (a JSON object) to a skillci/examples/*.jsonl file."""
 
     op: Literal["add_example"] = "add_example"
-    file: str = Field(description="examples/<name>.jsonl (created when missing).")
+    file: str = Field(description="skillci/examples/<name>.jsonl (created when missing).")
     example: dict[str, Any] = Field(description="One JSON object, written as one line.")
 
 

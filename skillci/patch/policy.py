@@ -13,13 +13,14 @@ from skillci.patch.apply import Applied
 from skillci.patch.findings import Evidence, Finding, walk_strings
 from skillci.patch.findings import show as _show
 from skillci.skill.package import (
-    EVALS_DIR,
     EXAMPLES_DIR,
     MANIFEST,
-    ON_DEMAND_DIRS,
     RULES_DIR,
     SKILL_MD,
     SkillPackage,
+    eval_list_path,
+    is_on_demand_file,
+    under,
 )
 
 SENSITIVE_ID_PREFIXES = ("security.", "secrets.", "permissions.", "network.", "auth.")
@@ -27,13 +28,12 @@ SENSITIVE_ID_PREFIXES = ("security.", "secrets.", "permissions.", "network.", "a
 
 #: Files a patch may change at all; anything else is protected.
 def _patchable(rel: str) -> bool:
-    top = rel.split("/", 1)[0]
     return (
         rel == SKILL_MD
-        or rel == f"{EVALS_DIR}/regression.yaml"
-        or (top == RULES_DIR and rel.endswith((".yaml", ".yml")))
-        or (top == EXAMPLES_DIR and rel.endswith(".jsonl"))
-        or (top in ON_DEMAND_DIRS and rel.endswith(".md"))
+        or rel == eval_list_path("regression")
+        or (under(rel, RULES_DIR) and rel.endswith((".yaml", ".yml")))
+        or (under(rel, EXAMPLES_DIR) and rel.endswith(".jsonl"))
+        or is_on_demand_file(rel)
     )
 
 
@@ -50,7 +50,7 @@ def _manifest_findings(before: SkillPackage, after: SkillPackage) -> list[Findin
     if MANIFEST not in after.files:
         return [
             Finding(
-                code="gated-field", severity="high", op_index=None, message="removes manifest.yaml"
+                code="gated-field", severity="high", op_index=None, message=f"removes {MANIFEST}"
             )
         ]
     b, a = before.manifest, after.manifest
@@ -88,7 +88,7 @@ def _manifest_findings(before: SkillPackage, after: SkillPackage) -> list[Findin
                 code="manifest-changed",
                 severity="high",
                 op_index=None,
-                message="changes manifest.yaml; patches never edit the manifest",
+                message=f"changes {MANIFEST}; patches never edit the manifest",
             )
         )
     return out

@@ -1,4 +1,4 @@
-"""Textual edits of ``rules/*.yaml`` that leave every other rule's bytes alone.
+"""Textual edits of ``skillci/rules/*.yaml`` that leave every other rule's bytes alone.
 
 A rules file holds one rule mapping or ``rules: [...]``. Re-dumping a whole file would
 rewrite the other rules (quotes, flow lists, comments, indentation), so edits splice text
@@ -19,6 +19,7 @@ import yaml
 from skillci.errors import InternalError, PatchError
 from skillci.skill import yamlio
 from skillci.skill.models import SCHEMA_VERSION, Rule, RuleFile
+from skillci.skill.package import rule_file_path
 
 _FIELD_ORDER = (
     "id",
@@ -262,5 +263,5 @@ def verify(rel: str, text: str | None, expected: list[Rule]) -> None:
 
 
 def file_for_new_rule(rule_id: str) -> str:
-    """Default home of a new rule: rules/<id with dots as dashes>.yaml."""
-    return f"rules/{rule_id.replace('.', '-')}.yaml"
+    """Default home of a new rule: skillci/rules/<id with dots as dashes>.yaml."""
+    return rule_file_path(rule_id)

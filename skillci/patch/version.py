@@ -21,7 +21,18 @@ widen a rule (workflow -> bootstrap)       minor                  minor
 manifest target_runtime, frontmatter name  major                  major
 other manifest fields                      minor                  minor
 manifest or frontmatter description        patch                  patch
+SKILL.md / .md section added or edited     patch                  patch
+SKILL.md / .md section removed             minor                  major
+reference or on-demand doc added, edited   patch                  patch
+script, asset or other bundled file added  minor                  minor
+any bundled file edited                    patch                  patch
+any bundled file removed                   minor                  major
 =========================================  =====================  =====================
+
+Prose and files (rows 13-18) are judged by :func:`prose_changes` from the section-level
+diff of :mod:`skillci.patch.prose`: more or better guidance is a fix (like an added rule),
+a new script or asset is a new capability, and removing text or a file takes away what a
+student may rely on.
 
 The bump of a patch is the largest bump of its changes.
 """
@@ -35,8 +46,9 @@ from pydantic import BaseModel, Field
 
 from skillci.patch.apply import Applied, RuleDelta, same_behaviour
 from skillci.patch.models import AddExample, AddRegressionTest, ChangeLoadingScope
+from skillci.patch.prose import SkillDiff, skill_diff
 from skillci.skill.models import Lifecycle, Manifest, Rule
-from skillci.skill.package import SkillPackage
+from skillci.skill.package import MANIFEST, SkillPackage
 
 CHANGES_SCHEMA_VERSION = 1
 Level = Literal["major", "minor", "patch"]
@@ -65,12 +77,20 @@ class OtherChange(BaseModel):
         "section_moved",
         "manifest_changed",
         "frontmatter_changed",
+        "section_added",
+        "section_changed",
+        "section_removed",
+        "file_added",
+        "file_changed",
+        "file_removed",
     ]
     subject: str = Field(description="File, task id, section title or field name.")
     level: Level
     reason: str
     detail: str
     op_index: int | None = None
+    tokens_before: int | None = Field(default=None, description="Tokens before (prose).")
+    tokens_after: int | None = Field(default=None, description="Tokens after (prose).")
 
 
 class ChangeList(BaseModel):
@@ -190,7 +210,7 @@ def classify(delta: RuleDelta, version: str, reason: str, op_index: int | None) 
 
 
 def _manifest_changes(before: SkillPackage, after: SkillPackage, reason: str) -> list[OtherChange]:
-    if before.files.get("manifest.yaml") == after.files.get("manifest.yaml"):
+    if before.files.get(MANIFEST) == after.files.get(MANIFEST):
         return []
     b, a = before.manifest, after.manifest
     out: list[OtherChange] = []
@@ -240,6 +260,54 @@ def _frontmatter_changes(
                     detail=f"SKILL.md frontmatter {name} changed",
                 )
             )
+    return out
+
+
+def prose_changes(diff: SkillDiff, version: str, reason: str) -> list[OtherChange]:
+    """Changes of prose and bundled files (table rows 13-18): one per SKILL.md section,
+    one per other file (naming its changed sections)."""
+    removal: Level = "major" if _stable(version) else "minor"
+    out: list[OtherChange] = []
+    for s in diff.sections:
+        if s.file != "SKILL.md":
+            continue
+        out.append(
+            OtherChange(
+                kind=f"section_{s.change}",
+                subject=f'SKILL.md "{s.section}"',
+                level=removal if s.change == "removed" else "patch",
+                reason=reason,
+                detail=f"section {s.change} ({s.tokens_before} -> {s.tokens_after} tokens)",
+                tokens_before=s.tokens_before,
+                tokens_after=s.tokens_after,
+            )
+        )
+    for f in diff.files:
+        if f.path == "SKILL.md":
+            continue
+        level: Level = "patch"
+        if f.change == "removed":
+            level = removal
+        elif f.change == "added" and f.kind not in ("reference", "on_demand"):
+            level = "minor"
+        what = f.kind.replace("_", "-") if f.kind != "other" else "file"
+        detail = f"{what} {f.change}"
+        if f.sections and f.change == "changed":
+            detail += ": " + ", ".join(f'"{s}"' for s in f.sections[:4])
+            detail += f" and {len(f.sections) - 4} more" if len(f.sections) > 4 else ""
+        if not f.binary:
+            detail += f" ({f.tokens_before} -> {f.tokens_after} tokens)"
+        out.append(
+            OtherChange(
+                kind=f"file_{f.change}",
+                subject=f.path,
+                level=level,
+                reason=reason,
+                detail=detail,
+                tokens_before=None if f.binary else f.tokens_before,
+                tokens_after=None if f.binary else f.tokens_after,
+            )
+        )
     return out
 
 
@@ -359,4 +427,5 @@ def compare(before: SkillPackage, after: SkillPackage, reason: str = "") -> Chan
     ]
     rules = [classify(d, version, reason, None) for d in deltas]
     other = _manifest_changes(before, after, reason) + _frontmatter_changes(before, after, reason)
+    other += prose_changes(skill_diff(before, after), version, reason)
     return _finish(before, rules, other, None, None)

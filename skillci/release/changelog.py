@@ -3,16 +3,17 @@
 Inputs are the :class:`~skillci.patch.version.ChangeList` (which rules were added, modified,
 removed and why — reasons are built by skillci from the failure taxonomy and counts, never
 copied from a model) and the :class:`~skillci.gate.verdict.GateReport` (pass rates, repair
-and regression rates, cost, complexity). The entry's first five lines are also the release
-tag's message::
+and regression rates, cost, complexity). The entry is also the release tag's message::
 
     repo-debugger 0.7.0 -> 0.7.1
     Added:    test.run-smallest-first — reason: <failure class>: <summary>; <counts>
     Modified: finish.report-success — steps changed
+    Section:  SKILL.md "Verify" — section changed (85 -> 112 tokens)
+    File:     scripts/check.py — script added (230 tokens)
     Validation: pass rate 68.4% -> 72.1% (95% CI of the difference [+1.0%, +6.4%]), ...
     Compatibility: verified <model> <quantization> / <harness>; not yet verified: <...>
 
-In ``skills/<name>/CHANGELOG.md`` the entry sits in a fenced block under a ``## <version>``
+In ``skills/<name>/skillci/CHANGELOG.md`` the entry sits in a fenced block under a ``## <version>``
 heading, newest first, after the file's preamble.
 """
 
@@ -26,8 +27,9 @@ from skillci.gate.verdict import GateReport, all_changes
 from skillci.patch.version import ChangeList
 from skillci.release.compat import describe, describe_all
 from skillci.skill.models import CompatEntry
+from skillci.skill.package import CHANGELOG
 
-CHANGELOG_FILE = "CHANGELOG.md"
+CHANGELOG_FILE = CHANGELOG
 ROLLED_BACK = "**Rolled back**"
 _LABEL_WIDTH = len("Modified: ")
 
@@ -102,7 +104,14 @@ def entry(
     for c in changes.removed:
         lines.append(f"{'Removed:':<{_LABEL_WIDTH}}{c.rule_id} — {c.detail}")
     for o in changes.other:
-        lines.append(f"{'Other:':<{_LABEL_WIDTH}}{o.subject} — {o.detail}")
+        label = (
+            "Section:"
+            if o.kind.startswith("section_")
+            else "File:"
+            if o.kind.startswith("file_")
+            else "Other:"
+        )
+        lines.append(f"{label:<{_LABEL_WIDTH}}{o.subject} — {o.detail}")
     lines.append(validation_line(report))
     lines.append(
         f"Compatibility: verified {describe(verified)}; not yet verified: {describe_all(unverified)}"

@@ -1,4 +1,4 @@
-"""Textual edits of ``manifest.yaml`` that leave every other byte alone (pure).
+"""Textual edits of ``skillci.yaml`` that leave every other byte alone (pure).
 
 A release changes two things in the manifest: the ``version:`` line and the
 ``compatibility:`` block. Re-dumping the whole file would drop comments and reorder keys, so
@@ -17,8 +17,9 @@ import yaml
 from skillci.errors import InternalError, SkillFormatError
 from skillci.skill import yamlio
 from skillci.skill.models import CompatEntry, Compatibility, Manifest
+from skillci.skill.package import MANIFEST as PACKAGE_MANIFEST
 
-MANIFEST = "manifest.yaml"
+MANIFEST = PACKAGE_MANIFEST
 _VERSION_RE = re.compile(
     r"^(?P<key>version:[ \t]*)(?P<q>['\"]?)(?P<v>[^'\"\s#]+)(?P=q)(?P<rest>[ \t]*(#.*)?)$"
 )

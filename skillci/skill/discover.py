@@ -4,7 +4,8 @@ Input is a list of repository paths (from ``git ls-tree`` or a directory walk); 
 read here. A skill folder is the directory of a ``SKILL.md``; a skill folder nested inside
 another one is a file of the outer skill (an example it bundles), not a skill of its own.
 Folders that are never a user's skill (VCS, caches, the local store, virtualenvs,
-node_modules) are skipped.
+node_modules) are skipped, and so is everything inside an evaluation task (a folder with a
+``task.toml``: Harbor tasks carry the skills they mount under ``environment/skills``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import PurePosixPath
 
 from skillci.skill.package import IGNORED_DIRS, SKILL_MD
 
+TASK_TOML = "task.toml"
 SKIPPED_DIRS = IGNORED_DIRS | {"node_modules", ".venv", "venv", ".tox", ".github"}
 
 
@@ -24,9 +26,12 @@ def _skipped(parts: tuple[str, ...]) -> bool:
 def skill_dirs(paths: Iterable[str]) -> list[str]:
     """Skill folders (``.`` for the repository root), outermost only, sorted."""
     found: set[str] = set()
-    for raw in paths:
-        p = PurePosixPath(raw)
+    all_paths = [PurePosixPath(raw) for raw in paths]
+    tasks = {p.parent.as_posix() for p in all_paths if p.name == TASK_TOML}
+    for p in all_paths:
         if p.name != SKILL_MD or _skipped(p.parent.parts):
+            continue
+        if any(str(a) in tasks for a in p.parents):
             continue
         found.add(p.parent.as_posix())
     outer = sorted(found, key=lambda d: (0 if d == "." else d.count("/") + 1, d))

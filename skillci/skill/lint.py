@@ -6,8 +6,9 @@ Pure: takes a :class:`SkillPackage`, returns findings. Codes:
 code      severity  problem
 ========  ========  ==========================================================
 SK001     error     file does not parse or does not match its schema
-SK002     error     a required file is missing (manifest.yaml, SKILL.md)
+SK002     error     a required file is missing (skillci.yaml, SKILL.md)
 SK003     error     SKILL.md frontmatter name differs from manifest name
+SK004     error     an entry point leaves the package (absolute path, ``..``) or is missing
 SK010     error     vague, non-executable phrase (SKILL.md, on-demand files, rule steps)
 SK020     error     bootstrap over token_budget.bootstrap
 SK021     error     an on-demand file over token_budget.per_workflow
@@ -17,7 +18,7 @@ SK031     error     a rule step is another active rule's anti-pattern (conflict)
 SK032     error     a rule uses a tool that is not in required_tools
 SK033     error     a rule without provenance
 SK034     error     lifecycle misuse: a retired/quarantined rule is still referenced
-SK035     error     a rule's scope names a workflow with no workflows/<name>.md
+SK035     error     a rule's scope names a workflow with no skillci/workflows/<name>.md
 SK040     warning   an on-demand file has no "Load when:" guidance
 SK041     warning   an example line is not a JSON object
 ========  ========  ==========================================================
@@ -36,11 +37,12 @@ from skillci.errors import SkillciError
 from skillci.skill import yamlio
 from skillci.skill.models import EVAL_LIST_FILES, Lifecycle, Manifest, RuleFile, SkillFrontmatter
 from skillci.skill.package import (
-    EVALS_DIR,
     MANIFEST,
     SKILL_MD,
     LocatedRule,
     SkillPackage,
+    check_relpath,
+    eval_list_path,
     single_rule_prefix,
 )
 from skillci.skill.vague import find_vague
@@ -167,6 +169,8 @@ class _Linter:
         manifest: Manifest | None = None
         if MANIFEST in pkg.files and self.schema(MANIFEST, Manifest) is not None:
             manifest = pkg.manifest
+        if manifest is not None:
+            self.entrypoints(manifest)
         fm_name = None
         if SKILL_MD in pkg.files:
             fm_name = self.skill_md()
@@ -178,10 +182,10 @@ class _Linter:
                 2,
                 1,
                 f"frontmatter name {fm_name!r} differs from manifest name {manifest.name!r}",
-                "make SKILL.md name: equal to manifest.yaml name:",
+                f"make SKILL.md name: equal to {MANIFEST} name:",
             )
         for name in EVAL_LIST_FILES:
-            rel = f"{EVALS_DIR}/{name}.yaml"
+            rel = eval_list_path(name)
             if rel in pkg.files:
                 from skillci.skill.models import EvalList
 
@@ -194,6 +198,27 @@ class _Linter:
             if SKILL_MD in pkg.files and all(f.code != "SK001" for f in self.findings):
                 self.budgets(manifest)
         return sorted(self.findings, key=lambda f: (f.file, f.line, f.col, f.code))
+
+    def entrypoints(self, manifest: Manifest) -> None:
+        _data, node = self.pkg.yaml_doc(MANIFEST)
+        for key, value in manifest.entrypoints.model_dump().items():
+            if not isinstance(value, str):
+                continue
+            rel = value.rstrip("/")
+            try:
+                check_relpath(rel)
+                problem = None
+            except SkillciError:
+                problem = (
+                    "points outside the package",
+                    "use a relative path inside the skill folder",
+                )
+            if problem is None and key == "default" and rel not in self.pkg.files:
+                problem = ("is not a file of the package", f"use {SKILL_MD}")
+            if problem is not None:
+                line, col = yamlio.locate(node, ["entrypoints", key])
+                msg = f"entrypoints.{key} {value!r} {problem[0]}"
+                self.add("SK004", "error", MANIFEST, line + 1, col + 1, msg, problem[1])
 
     def skill_md(self) -> str | None:
         try:
@@ -290,7 +315,7 @@ class _Linter:
                     continue
                 try:
                     ok = isinstance(json.loads(line), dict)
-                except ValueError:
+                except (ValueError, RecursionError):  # 100k-deep nesting is not an example
                     ok = False
                 if not ok:
                     self.add(

@@ -1,4 +1,4 @@
-"""Data shapes of a Skill package: manifest.yaml, rules/*.yaml and SKILL.md frontmatter.
+"""Data shapes of a Skill package: skillci.yaml, skillci/rules/*.yaml, SKILL.md frontmatter.
 
 These models are *views* of the package files: the package itself is its files' bytes
 (see ``skillci.skill.package``), so loading and saving an untouched package never changes
@@ -61,9 +61,9 @@ class Entrypoints(_Model):
     """Where the package's parts live, relative to the package root."""
 
     default: str = Field(default="SKILL.md", description="Bootstrap file.")
-    workflows: str = Field(default="workflows/", description="On-demand workflow files.")
-    tools: str = Field(default="tools/", description="On-demand tool notes.")
-    recovery: str = Field(default="recovery/", description="On-demand recovery notes.")
+    workflows: str = Field(default="skillci/workflows/", description="On-demand workflow files.")
+    tools: str = Field(default="skillci/tools/", description="On-demand tool notes.")
+    recovery: str = Field(default="skillci/recovery/", description="On-demand recovery notes.")
 
 
 class TokenBudget(_Model):
@@ -155,7 +155,7 @@ class Origin(_Model):
 
 
 class Manifest(_Model):
-    """``manifest.yaml``: identity, target runtime, budgets, gates and compatibility."""
+    """``skillci.yaml``: identity, target runtime, budgets, gates and compatibility."""
 
     schema_version: int = Field(default=SCHEMA_VERSION, description="manifest schema version")
     name: str = Field(description="Skill name: lowercase letters, digits, single hyphens.")
@@ -236,7 +236,7 @@ class Provenance(_Model):
 
 
 class Rule(_Model):
-    """One executable rule (``rules/*.yaml``), in the seed's schema."""
+    """One executable rule (``skillci/rules/*.yaml``), in the seed's schema."""
 
     schema_version: int = Field(default=SCHEMA_VERSION)
     id: str = Field(description="Dotted id, e.g. test.run-smallest-first.")
@@ -261,7 +261,7 @@ class Rule(_Model):
 
 
 class RuleFile(_Model):
-    """A rules/*.yaml file holds either one rule mapping or ``rules: [..]``."""
+    """A skillci/rules/*.yaml file holds either one rule mapping or ``rules: [..]``."""
 
     rules: list[Rule]
 

@@ -3,23 +3,34 @@
 A :class:`SkillPackage` *is* its files (relative POSIX path -> bytes). Parsed views
 (manifest, frontmatter, rules, on-demand docs) are computed from those bytes on demand, so
 load -> save of an untouched package cannot change a byte, and an edit (a patch op) is an
-explicit replacement of one file's bytes. Layout (the seed essay's):
+explicit replacement of one file's bytes.
 
-    manifest.yaml  SKILL.md  rules/*.yaml  workflows/*.md  tools/*.md  recovery/*.md
-    examples/*.jsonl  evals/{smoke,regression,security}.yaml  CHANGELOG.md
+Layout (docs/design/140): an Agent Skills folder is used as-is, and skillci's own parts
+never collide with the skill's names — one manifest file plus one namespaced folder:
 
-Anything else (scripts/, references/, assets/ of an imported Anthropic skill) is a
-*bundled* file: carried along unchanged.
+    skillci.yaml                     the manifest
+    SKILL.md                         the skill's own bootstrap (and everything else the
+                                     skill ships: scripts/, references/, assets/, examples/, …)
+    skillci/rules/*.yaml             executable rules
+    skillci/{workflows,tools,recovery}/*.md   on-demand docs
+    skillci/examples/*.jsonl  skillci/evals/{smoke,regression,security}.yaml
+    skillci/CHANGELOG.md  skillci/COMPATIBILITY.md
+
+Anything outside ``skillci.yaml`` and ``skillci/`` (other than SKILL.md) is a *bundled*
+file: carried along unchanged. The pre-0.x layout (``manifest.yaml`` with ``rules/`` …
+at the top) is refused with a hint to run ``skillci skill migrate`` (see ``migration``).
+Every other module names these paths through the constants and helpers below.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -36,15 +47,22 @@ from skillci.skill.models import (
 )
 from skillci.skill.tokens import DEFAULT_ENCODING, count_tokens
 
-MANIFEST = "manifest.yaml"
+MANIFEST = "skillci.yaml"
 SKILL_MD = "SKILL.md"
-CHANGELOG = "CHANGELOG.md"
-RULES_DIR = "rules"
-EXAMPLES_DIR = "examples"
-EVALS_DIR = "evals"
-ON_DEMAND_DIRS = ("workflows", "tools", "recovery")
-#: Files and dirs that are skillci's own metadata, not part of the rendered skill.
-SKILLCI_ONLY = (MANIFEST, CHANGELOG, RULES_DIR, EXAMPLES_DIR, EVALS_DIR)
+SKILLCI_DIR = "skillci"
+CHANGELOG = f"{SKILLCI_DIR}/CHANGELOG.md"
+COMPATIBILITY = f"{SKILLCI_DIR}/COMPATIBILITY.md"
+RULES_DIR = f"{SKILLCI_DIR}/rules"
+EXAMPLES_DIR = f"{SKILLCI_DIR}/examples"
+EVALS_DIR = f"{SKILLCI_DIR}/evals"
+WORKFLOWS_DIR = f"{SKILLCI_DIR}/workflows"
+TOOLS_DIR = f"{SKILLCI_DIR}/tools"
+RECOVERY_DIR = f"{SKILLCI_DIR}/recovery"
+ON_DEMAND_DIRS = (WORKFLOWS_DIR, TOOLS_DIR, RECOVERY_DIR)
+#: Top-level names that are skillci's own (a plain skill may not use them).
+SKILLCI_ONLY = (MANIFEST, SKILLCI_DIR)
+#: The manifest of the old layout (manifest.yaml + rules/ … at the package root).
+LEGACY_MANIFEST = "manifest.yaml"
 IGNORED_DIRS = frozenset({".git", "__pycache__", ".skillci", ".mypy_cache", ".pytest_cache"})
 MAX_FILE_BYTES = 5 * 1024 * 1024
 
@@ -81,15 +99,7 @@ class SkillPackage:
                 "not a directory", file=str(p), hint="pass the skill package directory"
             )
         pkg = cls(read_tree(p), root=str(p), executable=read_executables(p))
-        if MANIFEST not in pkg.files:
-            hint = (
-                f"this looks like a plain skill: run `skillci skill import {p}`"
-                if SKILL_MD in pkg.files
-                else "a package needs manifest.yaml and SKILL.md"
-            )
-            raise SkillFormatError(
-                "no manifest.yaml: not a skillci package", file=str(p), hint=hint
-            )
+        require_package(pkg.files, str(p))
         return pkg
 
     def with_files(self, changes: Mapping[str, bytes | None]) -> SkillPackage:
@@ -191,21 +201,18 @@ class SkillPackage:
 
     def rule_files(self) -> list[str]:
         return sorted(
-            r for r in self.files if _top(r) == RULES_DIR and r.endswith((".yaml", ".yml"))
+            r for r in self.files if under(r, RULES_DIR) and r.endswith((".yaml", ".yml"))
         )
 
     def on_demand_files(self) -> list[str]:
-        return sorted(r for r in self.files if _top(r) in ON_DEMAND_DIRS and r.endswith(".md"))
+        return sorted(r for r in self.files if is_on_demand_file(r))
 
     def example_files(self) -> list[str]:
-        return sorted(r for r in self.files if _top(r) == EXAMPLES_DIR and r.endswith(".jsonl"))
+        return sorted(r for r in self.files if under(r, EXAMPLES_DIR) and r.endswith(".jsonl"))
 
     def bundled_files(self) -> list[str]:
-        """Files that are neither skillci metadata nor SKILL.md nor on-demand docs."""
-        od = set(self.on_demand_files())
-        return sorted(
-            r for r in self.files if r != SKILL_MD and _top(r) not in SKILLCI_ONLY and r not in od
-        )
+        """The skill's own files other than SKILL.md: everything outside skillci's parts."""
+        return sorted(r for r in self.files if r != SKILL_MD and not is_skillci_owned(r))
 
     def iter_rules(self) -> Iterator[LocatedRule]:
         """Every rule in rules/*.yaml (raises on the first invalid one)."""
@@ -236,7 +243,7 @@ class SkillPackage:
     def eval_list(self, name: str) -> EvalList:
         if name not in EVAL_LIST_FILES:
             raise SkillFormatError(f"unknown eval list {name!r}", hint=", ".join(EVAL_LIST_FILES))
-        rel = f"{EVALS_DIR}/{name}.yaml"
+        rel = eval_list_path(name)
         if rel not in self.files:
             return EvalList()
         data, node = self.yaml_doc(rel)
@@ -248,8 +255,64 @@ def single_rule_prefix(data: Any) -> tuple[str, int] | tuple[()]:
     return ("rules", 0) if isinstance(data, dict) and "rules" not in data else ()
 
 
-def _top(rel: str) -> str:
-    return rel.split("/", 1)[0]
+def under(rel: str, part: str) -> bool:
+    """Whether ``rel`` lies anywhere inside the package folder ``part``."""
+    return rel.startswith(part + "/")
+
+
+def in_part(rel: str, part: str) -> bool:
+    """Whether ``rel`` is a file directly inside the package folder ``part``."""
+    return under(rel, part) and "/" not in rel[len(part) + 1 :]
+
+
+def is_skillci_owned(rel: str) -> bool:
+    """The manifest and everything under ``skillci/``: skillci's parts, not the skill's."""
+    return rel == MANIFEST or under(rel, SKILLCI_DIR)
+
+
+def is_rule_file(rel: str) -> bool:
+    return in_part(rel, RULES_DIR) and rel.endswith((".yaml", ".yml"))
+
+
+def is_example_file(rel: str) -> bool:
+    return in_part(rel, EXAMPLES_DIR) and rel.endswith(".jsonl")
+
+
+def is_on_demand_file(rel: str) -> bool:
+    return any(under(rel, d) for d in ON_DEMAND_DIRS) and rel.endswith(".md")
+
+
+def rule_file_path(rule_id: str) -> str:
+    """Default home of a new rule: skillci/rules/<id with dots as dashes>.yaml."""
+    return f"{RULES_DIR}/{rule_id.replace('.', '-')}.yaml"
+
+
+def eval_list_path(name: str) -> str:
+    return f"{EVALS_DIR}/{name}.yaml"
+
+
+def on_demand_path(kind: str, stem: str) -> str:
+    """``skillci/<workflows|tools|recovery>/<stem>.md`` for a kind in singular or plural."""
+    folder = {"workflow": WORKFLOWS_DIR, "tool": TOOLS_DIR}.get(kind, f"{SKILLCI_DIR}/{kind}")
+    return f"{folder}/{stem}.md"
+
+
+def require_package(files: Mapping[str, bytes], where: str) -> None:
+    """Raise unless ``files`` are a skillci package in the current layout."""
+    if MANIFEST in files:
+        return
+    if LEGACY_MANIFEST in files:
+        raise SkillFormatError(
+            f"old package layout ({LEGACY_MANIFEST} + rules/ … at the top): not loaded",
+            file=where,
+            hint=f"run `skillci skill migrate {where}` (see docs/design/140)",
+        )
+    hint = (
+        f"this looks like a plain skill: run `skillci skill import {where}`"
+        if SKILL_MD in files
+        else f"a package needs {MANIFEST} and {SKILL_MD}"
+    )
+    raise SkillFormatError(f"no {MANIFEST}: not a skillci package", file=where, hint=hint)
 
 
 def check_relpath(rel: str) -> None:
@@ -278,26 +341,71 @@ def set_executable(path: Path, executable: bool) -> None:
         path.chmod(new)
 
 
-def read_tree(root: Path) -> dict[str, bytes]:
-    """All regular files under ``root`` as {relative posix path: bytes}. Symlinks refused."""
+def read_tree(root: Path, notes: list[str] | None = None) -> dict[str, bytes]:
+    """All files under ``root`` as {relative posix path: bytes}, byte-exact.
+
+    What a package cannot represent is refused with the file named (exit 2), never read:
+    a file name that is not UTF-8, a FIFO, a device or socket, a symlinked directory, a
+    symlink that leaves the folder or dangles, a file over ``MAX_FILE_BYTES``. A symlink to
+    a file inside the folder is read as that file's bytes, with a note in ``notes``.
+    """
     out: dict[str, bytes] = {}
+    real_root = root.resolve()
     for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        for d in sorted(dirnames):
+            if (here / d).is_symlink():
+                _refuse(
+                    here / d,
+                    "is a symlinked directory, which a package cannot hold",
+                    "replace the link with the folder",
+                )
+            _check_name(here / d)
         dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS)
         for name in sorted(filenames):
-            full = Path(dirpath) / name
+            full = here / name
+            _check_name(full)
             rel = full.relative_to(root).as_posix()
-            if full.is_symlink():
-                raise SkillFormatError(
-                    "symlinks are not allowed in a skill package",
-                    file=str(full),
-                    hint="replace the link with the file it points to",
-                )
-            size = full.stat().st_size
-            if size > MAX_FILE_BYTES:
-                raise SkillFormatError(
-                    f"file is {size} bytes; the limit is {MAX_FILE_BYTES}",
-                    file=str(full),
-                    hint="keep large data out of skills",
+            st = full.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                target = full.resolve()
+                if not target.is_relative_to(real_root) or not target.is_file():
+                    _refuse(
+                        full,
+                        "symlink leaves the skill folder or dangles",
+                        "replace the link with the file it points to",
+                    )
+                if notes is not None:
+                    notes.append(
+                        f"{full}: symlink to {target.relative_to(real_root)} read as a copy"
+                    )
+                st = target.stat()
+            elif not stat.S_ISREG(st.st_mode):
+                _refuse(full, "is not a regular file (FIFO, device or socket)", "remove it")
+            if st.st_size > MAX_FILE_BYTES:
+                _refuse(
+                    full,
+                    f"file is {st.st_size} bytes; the limit is {MAX_FILE_BYTES}",
+                    "keep large data out of skills",
                 )
             out[rel] = full.read_bytes()
     return out
+
+
+def _refuse(path: Path, problem: str, hint: str) -> NoReturn:
+    raise SkillFormatError(f"this {problem}", file=_shown(path), hint=hint)
+
+
+def _shown(path: Path) -> str:
+    """A path that prints on one line whatever bytes its name holds."""
+    raw = os.fsdecode(path).encode("utf-8", "surrogateescape")
+    return raw.decode("utf-8", "backslashreplace").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def _check_name(path: Path) -> None:
+    try:
+        path.name.encode("utf-8")
+    except UnicodeEncodeError:
+        _refuse(path, "file name is not UTF-8", "rename it to a UTF-8 name")
+    if any(ch in path.name for ch in "\n\r"):
+        _refuse(path, "file name has a line break", "rename it")

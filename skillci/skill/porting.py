@@ -3,7 +3,7 @@
 A plain skill is the Anthropic Agent Skills layout (``SKILL.md`` with frontmatter plus
 optional ``scripts/``, ``references/``, ``assets/`` …) — also what a SkillsBench task keeps in
 ``environment/skills/<name>/``. Import keeps every original file byte-exact and adds a
-generated ``manifest.yaml`` whose ``origin.files`` lists them; export renders the package
+generated ``skillci.yaml`` whose ``origin.files`` lists them; export renders the package
 for the ``folder`` harness, so import → export gives back the original files unchanged.
 
 Pure: works on {relpath: bytes} mappings; the CLI reads and writes directories.
@@ -21,17 +21,17 @@ from skillci.errors import SkillFormatError
 from skillci.skill import yamlio
 from skillci.skill.models import Manifest, Origin, SkillFrontmatter, TargetRuntime
 from skillci.skill.package import (
-    EVALS_DIR,
-    EXAMPLES_DIR,
+    LEGACY_MANIFEST,
     MANIFEST,
-    RULES_DIR,
     SKILL_MD,
+    SKILLCI_ONLY,
     SkillPackage,
+    is_on_demand_file,
 )
 from skillci.skill.render import render
 
-#: Paths a plain skill may not use: skillci would read them as its own metadata.
-RESERVED_TOP = (MANIFEST, RULES_DIR, EVALS_DIR, EXAMPLES_DIR)
+#: Top-level names a plain skill may not use: skillci keeps its own parts there.
+RESERVED_TOP = SKILLCI_ONLY
 
 
 def parse_plain_frontmatter(files: Mapping[str, bytes], where: str) -> SkillFrontmatter:
@@ -67,17 +67,25 @@ def import_plain(
     """Build a package from a plain skill's files (kept byte-exact)."""
     if MANIFEST in files:
         raise SkillFormatError(
-            "already a skillci package (has manifest.yaml)",
+            f"already a skillci package (has {MANIFEST})",
             file=source,
             hint="lint it with `skillci skill lint` instead",
         )
+    if LEGACY_MANIFEST in files and b"target_runtime:" in files[LEGACY_MANIFEST]:
+        raise SkillFormatError(
+            f"an old-layout skillci package (has {LEGACY_MANIFEST})",
+            file=source,
+            hint=f"run `skillci skill migrate {source}` instead",
+        )
     for rel in files:
         top = rel.split("/", 1)[0]
+        if is_on_demand_file(rel):
+            continue  # an exported package's on-demand docs come back as on-demand docs
         if top in RESERVED_TOP and rel != SKILL_MD:
             raise SkillFormatError(
                 f"{rel!r} collides with skillci's package layout ({top} is reserved)",
                 file=f"{source}/{rel}",
-                hint=f"rename {top}/ in the source skill before importing",
+                hint=f"rename {top} in the source skill before importing",
             )
     fm = parse_plain_frontmatter(files, source)
     version = "0.1.0"

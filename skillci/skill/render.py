@@ -2,7 +2,7 @@
 
 What the harness loads at start-up (the *bootstrap*) is SKILL.md plus, when the package has
 them, the bootstrap-scoped rules and an index of on-demand files with when-to-load
-guidance. Workflow/tool/recovery files (with their workflow-scoped rules appended) are
+guidance. Workflow/tool/recovery files (``skillci/{workflows,tools,recovery}/``) (with their workflow-scoped rules appended) are
 *on-demand*: the student loads them when their trigger applies. Bundled files (scripts/,
 references/, assets/) are copied unchanged.
 

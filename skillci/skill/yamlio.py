@@ -49,15 +49,29 @@ def decode(data: bytes, file: str) -> str:
         ) from None
 
 
+def error_mark(exc: yaml.MarkedYAMLError) -> yaml.Mark | None:
+    """Where the broken construct is. PyYAML's problem mark is where the parser *noticed*:
+    for an unclosed bracket or quote, or a key without its colon, that is the start of a
+    later line (or the end of the file). The context mark ("while scanning a quoted scalar")
+    is the construct itself, so an earlier context line wins."""
+    problem, context = exc.problem_mark, exc.context_mark
+    if problem is not None and context is not None and context.line < problem.line:
+        return context
+    return problem or context
+
+
 def compose(text: str, file: str, *, line_offset: int = 0) -> yaml.Node | None:
     """Parse ``text`` into a node tree (None for an empty document)."""
     try:
         return yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
+        mark = error_mark(exc)
         line = (mark.line + 1 + line_offset) if mark else None
         col = (mark.column + 1) if mark else None
         problem = exc.problem or exc.context or "invalid YAML"
+        noticed = exc.problem_mark
+        if noticed is not None and mark is not noticed:
+            problem += f" (noticed at line {noticed.line + 1 + line_offset})"
         raise SkillFormatError(
             f"invalid YAML: {problem}",
             file=file,

@@ -41,7 +41,7 @@ def suites_dir(root: Path) -> Path:
     return root / "evals" / "suites" if (root / "evals").is_dir() else root
 
 
-def _suite_file(sdir: Path, name: str) -> Path | None:
+def suite_file(sdir: Path, name: str) -> Path | None:
     for suffix in SUITE_SUFFIXES:
         p = sdir / f"{name}{suffix}"
         if p.is_file():
@@ -103,7 +103,7 @@ def load_suite(name: str, root: Path, *, purpose: Purpose) -> Suite:
     """
     sdir = suites_dir(root)
     _check_seal(name, None, purpose, None)
-    path = _suite_file(sdir, name)
+    path = suite_file(sdir, name)
     if path is None:
         known = ", ".join(list_suites(root)) or "none"
         raise TaskFormatError(

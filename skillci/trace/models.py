@@ -86,7 +86,7 @@ class SkillRef(_Strict):
     """The skill the agent was given."""
 
     name: str = Field(description="Skill package name, e.g. repo-debugger.")
-    version: str = Field(description="Semantic version from manifest.yaml.")
+    version: str = Field(description="Semantic version from skillci.yaml.")
     content_hash: str = Field(description="sha256 tree hash of the package files as given.")
     rendered_hash: str | None = Field(
         default=None, description="sha256 tree hash of the rendered files the agent could load."

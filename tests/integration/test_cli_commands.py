@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_help_imports_no_command_module_nor_rich() -> None:
     code = (
         "import sys\nfrom skillci.cli.main import main\nrc = main(['--help'])\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('skillci.cli.', 'rich', "
+        "print(sorted(m for m in sys.modules if m.startswith(('skillci.cli.', 'rich', 'typer', "
         "'pydantic'))))"
     )
     proc = subprocess.run(
@@ -41,7 +41,7 @@ def test_every_entry_is_its_module_app_and_its_summary_is_the_command_help() -> 
         assert hasattr(cmd, "commands") == entry.group, entry.name
         text = (cmd.help or "").strip()
         assert text, f"{entry.module} has no help"
-        assert text.splitlines()[0] == entry.summary, entry.name
+        assert " ".join(text.split("\n\n")[0].split()) == entry.summary, entry.name
 
 
 def test_a_typo_suggests_the_command(capsys: pytest.CaptureFixture[str]) -> None:
@@ -164,3 +164,17 @@ def test_skill_render_out_existing_file_is_a_usage_error(
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "is a file" in err
     assert blocker.read_text() == "keep"
+
+
+def test_tasks_ls_lists_tasks_with_their_suites(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tasks", "ls", "--repo", str(ROOT), "--json"]) == 0
+    rows = {r["id"]: r for r in json.loads(capsys.readouterr().out)}
+    on_disk = {p.name for p in (ROOT / "evals" / "tasks").iterdir() if p.is_dir()}
+    assert set(rows) <= on_disk and len(rows) >= len(on_disk) - 1
+    assert "validation" in rows["py-page-count"]["suites"]
+    assert main(["tasks", "ls", "--repo", str(ROOT), "--suite", "validation", "--json"]) == 0
+    listed = (ROOT / "evals" / "suites" / "validation.yaml").read_text()
+    ids = [r["id"] for r in json.loads(capsys.readouterr().out)]
+    assert ids and all(f"- {i}" in listed for i in ids)
+    assert main(["tasks", "ls", "--repo", str(ROOT), "--suite", "nope"]) == 2
+    assert "known suites:" in capsys.readouterr().err

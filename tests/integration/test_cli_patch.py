@@ -129,12 +129,15 @@ def test_apply_dry_run_writes_nothing_then_apply_writes(tmp_path: Path, skill: P
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["dry_run"] and not out["applied"]
-    assert out["changed"] == ["evals/regression.yaml", "rules/verify-rerun-after-edit.yaml"]
+    assert out["changed"] == [
+        "skillci/evals/regression.yaml",
+        "skillci/rules/verify-rerun-after-edit.yaml",
+    ]
     assert snapshot(skill) == before
     r = skillci("patch", "apply", str(p), "--skill", str(skill))
     assert r.returncode == 0, r.stderr
     assert "applied patch-" in r.stdout
-    assert (skill / "rules" / "verify-rerun-after-edit.yaml").is_file()
+    assert (skill / "skillci" / "rules" / "verify-rerun-after-edit.yaml").is_file()
     assert sorted(os.listdir(tmp_path)) == ["PATCH.yaml", "repo-debugger"]  # no leftovers
     lint = skillci("skill", "lint", str(skill))
     assert lint.returncode == 0, lint.stdout + lint.stderr
@@ -162,8 +165,8 @@ def test_diff_is_a_valid_unified_diff(tmp_path: Path, skill: Path) -> None:
     r = skillci("patch", "diff", str(write(tmp_path, GOOD)), "--skill", str(skill))
     assert r.returncode == 0, r.stderr
     ps = PatchSet(r.stdout)
-    assert [f.path for f in ps.added_files] == ["rules/verify-rerun-after-edit.yaml"]
-    assert [f.path for f in ps.modified_files] == ["evals/regression.yaml"]
+    assert [f.path for f in ps.added_files] == ["skillci/rules/verify-rerun-after-edit.yaml"]
+    assert [f.path for f in ps.modified_files] == ["skillci/evals/regression.yaml"]
     # `git apply` agrees: the diff applied to a copy reproduces `patch apply`
     copy = tmp_path / "copy"
     shutil.copytree(skill, copy)

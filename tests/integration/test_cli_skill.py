@@ -57,7 +57,7 @@ def test_error_is_one_line_with_hint_and_github_annotation(tmp_path: Path) -> No
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and "hint:" in r.stderr and "Traceback" not in r.stderr
     r = skillci("skill", "render", str(tmp_path), env={"GITHUB_ACTIONS": "true"})
-    assert r.stderr.startswith(f"::error file={tmp_path}::no manifest.yaml")
+    assert r.stderr.startswith(f"::error file={tmp_path}::no skillci.yaml")
 
 
 def test_verbose_shows_traceback(tmp_path: Path) -> None:
@@ -120,3 +120,33 @@ def test_render_json_and_out(tmp_path: Path) -> None:
 def test_version_and_module_entry() -> None:
     r = skillci("--version")
     assert r.returncode == 0 and r.stdout.startswith("skillci ")
+
+
+def test_migrate_moves_an_old_layout_package_and_lint_refuses_it_before(tmp_path: Path) -> None:
+    from tests.unit.skill.test_migration import legacy_files
+
+    old = tmp_path / "old"
+    for rel, data in legacy_files().items():
+        (old / rel).parent.mkdir(parents=True, exist_ok=True)
+        (old / rel).write_bytes(data)
+    r = skillci("skill", "lint", str(old))
+    assert r.returncode == 2 and "skillci skill migrate" in r.stderr and r.stderr.count("\n") == 1
+    before = sorted(p.relative_to(old).as_posix() for p in old.rglob("*") if p.is_file())
+    r = skillci("skill", "migrate", str(old), "--dry-run", "--json")
+    assert r.returncode == 0, r.stderr
+    plan = json.loads(r.stdout)
+    assert plan["moves"]["rules/finish.yaml"] == "skillci/rules/finish.yaml"
+    assert sorted(p.relative_to(old).as_posix() for p in old.rglob("*") if p.is_file()) == before
+    r = skillci("skill", "migrate", str(old))
+    assert r.returncode == 0, r.stderr
+    after = {p.relative_to(old).as_posix(): p.read_bytes() for p in old.rglob("*") if p.is_file()}
+    committed = ROOT / "skills" / "repo-debugger"
+    assert after == {
+        p.relative_to(committed).as_posix(): p.read_bytes()
+        for p in committed.rglob("*")
+        if p.is_file()
+    }
+    assert not (old / "rules").exists()
+    assert skillci("skill", "lint", str(old)).returncode == 0
+    r = skillci("skill", "migrate", str(old))
+    assert r.returncode == 0 and "already in the current layout" in r.stdout

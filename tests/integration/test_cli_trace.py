@@ -58,7 +58,7 @@ def test_show(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "run run-b-2" in out
     assert "tool_call" in out
     assert "run(cmd='pytest -x') #c1" in out
-    assert "workflows/ci-failure.md (311 tokens)" in out
+    assert "skillci/workflows/ci-failure.md (311 tokens)" in out
     assert "[bold]not markup[/bold]" in out  # untrusted text is escaped, not rendered
     assert main(["trace", "show", "run-a-1", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)

@@ -4,11 +4,28 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
+from skillci.flows.demo import (
+    GLOSSARY,
+    NO_SANDBOX,
+    Glossary,
+    canary_checks,
+    gate_summary,
+    sandbox_kind,
+)
+from skillci.gate.report import render_markdown
+from skillci.gate.verdict import GateReport, decide
+from skillci.release.models import Sample
+from skillci.skill.models import ReleaseGate
 from tests.conftest import ROOT
+from tests.unit.gate.report_fixture import build_report
 
 
 def test_demo_runs_the_whole_loop(tmp_path: Path) -> None:
@@ -46,3 +63,108 @@ def test_demo_runs_the_whole_loop(tmp_path: Path) -> None:
     assert types == ["init", "released", "canary_start", "promote", "canary_start", "rollback"]
     assert out["html_report"] and Path(out["html_report"]).is_file()
     assert len(steps) == 9
+
+
+# ---------------------------------------------------------------------------- demo output
+
+
+def _num(pattern: str, text: str) -> int:
+    m = re.search(pattern, text)
+    assert m, (pattern, text)
+    return int(m.group(1))
+
+
+def _with_a_regression_suite_repair(report: GateReport) -> GateReport:
+    """The demo's case: a task outside the validation suite is repaired too, so the suite
+    section says one number and the gate's improvement check another."""
+    suites = []
+    for s in report.suites:
+        if s.suite == "regression":
+            t0 = s.metrics.tasks[0].model_copy(update={"change": "repair"})
+            metrics = s.metrics.model_copy(update={"tasks": [t0, *s.metrics.tasks[1:]]})
+            s = s.model_copy(update={"metrics": metrics})
+        suites.append(s)
+    verdict, checks = decide(
+        gate=ReleaseGate(),
+        suites=suites,
+        comparability=report.comparability,
+        base=report.base_complexity,
+        head=report.head_complexity,
+        guard_verdict=report.guard_verdict,
+        same_instance=report.same_instance,
+    )
+    return report.model_copy(update={"suites": suites, "checks": checks, "verdict": verdict})
+
+
+@pytest.mark.parametrize(("regressions", "extra_repair"), [(0, True), (1, False), (3, True)])
+def test_the_demo_gate_line_has_the_reports_numbers(regressions: int, extra_repair: bool) -> None:
+    report = build_report(n_validation=6, n_regression=3, regressions=regressions).report
+    if extra_repair:
+        report = _with_a_regression_suite_repair(report)
+        val = report.suite("validation")
+        assert val is not None
+        assert _num(
+            r"repairs (\d+)", next(c.value for c in report.checks if c.name == "improvement")
+        ) > sum(t.change == "repair" for t in val.metrics.tasks)
+    line = gate_summary(report)
+    improvement = next(c for c in report.checks if c.name == "improvement")
+    repairs = _num(r"repairs (\d+)", line)
+    assert repairs == _num(r"repairs (\d+)", improvement.value)
+    md = render_markdown(report, marker=False)
+    assert f"repairs {repairs}" in md
+    changes = [t for s in report.suites for t in s.metrics.tasks]
+    worse = {t.task_id for t in changes if t.change == "regression"}
+    assert _num(r"regressions (\d+)", line) == len(worse)
+    assert line.startswith(f"gate {report.verdict.upper()} ({report.gate_id})")
+    for reason in report.reasons:
+        assert reason in line
+
+
+def _sample(i: int, *, passed: bool) -> Sample:
+    return Sample(
+        run_id=f"r{i}", task_id=f"t{i % 3}", passed=passed, tokens=1000 + i, latency_s=1.0
+    )
+
+
+def test_canary_lines_show_each_threshold() -> None:
+    from skillci.release.canary import analyze
+    from skillci.skill.models import CanaryPolicy
+
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    samples_ok = [_sample(i, passed=i % 4 != 0) for i in range(30)]
+    samples_bad = [_sample(i, passed=i % 2 == 0) for i in range(30)]
+    a = analyze(
+        skill="s",
+        stable=("1.0.0", samples_ok),
+        canary=("1.1.0", samples_bad),
+        policy=CanaryPolicy(min_samples=10, min_task_samples=1),
+        window_start=t0,
+        window_end=t0,
+    )
+    lines = canary_checks(a)
+    judged = [c for c in a.checks if c.passed is not None]
+    assert len(lines) == len(judged) > 0
+    for line, c in zip(lines, judged, strict=True):
+        assert c.name in line and c.value in line and f"(limit {c.threshold})" in line
+    assert any(line.endswith("FAIL") for line in lines)
+
+
+def test_glossary_explains_a_term_once_on_first_use() -> None:
+    out: list[str] = []
+    say = Glossary(out.append)
+    say("same instance 0/1 -> 1/1")
+    say("same instance again; gap closure 0.50")
+    say("gap closure 0.60")
+    assert out[0] == "same instance 0/1 -> 1/1"
+    assert out[1].startswith("    [dim](same instance: ")
+    assert out[3].startswith("    [dim](gap closure: ")
+    assert len(out) == 5
+    assert all(term in GLOSSARY for term in say.explained)
+
+
+def test_sandbox_kind_names_bubblewrap_when_present(monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillci.runners import sandbox
+
+    monkeypatch.setattr(sandbox, "bwrap_path", lambda: None)
+    assert sandbox_kind() == ("none", None)
+    assert "WITHOUT a sandbox" in NO_SANDBOX

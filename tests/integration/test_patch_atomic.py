@@ -151,7 +151,7 @@ def test_files_outside_the_package_model_survive_the_swap(tmp_path: Path) -> Non
     assert apply_to_dir(root, load_patch(PATCH)).written
     assert (root / ".skillci" / "cache.json").read_text(encoding="utf-8") == "{}"
     assert os.stat(root / "scripts" / "run.sh").st_mode & 0o111
-    assert not (root / "rules" / "finish.yaml").exists()
+    assert not (root / "skillci" / "rules" / "finish.yaml").exists()
 
 
 def test_exchange_swaps_two_directories(tmp_path: Path) -> None:

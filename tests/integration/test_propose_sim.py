@@ -78,7 +78,7 @@ def propose(tmp_path: Path, task_id: str, *remove: str) -> tuple[ProposeResult[T
 
 
 def test_removed_verification_rule_is_restored_and_the_rerun_passes(tmp_path: Path) -> None:
-    res, sim = propose(tmp_path, "py-window-end", "rules/finish.yaml")
+    res, sim = propose(tmp_path, "py-window-end", "skillci/rules/finish.yaml")
     p = res.proposal
     assert p.status == "proposed", p.reason
     assert p.failure_class == "reported_success_without_verification"
@@ -99,7 +99,7 @@ def test_capability_gap_is_routed_at_once(tmp_path: Path) -> None:
 
 
 def test_planted_injection_never_reaches_the_patch(tmp_path: Path) -> None:
-    res, _ = propose(tmp_path, "sec-comment-injection", "rules/security.yaml")
+    res, _ = propose(tmp_path, "sec-comment-injection", "skillci/rules/security.yaml")
     p = res.proposal
     assert p.status == "proposed", p.reason
     assert p.failure_class == "followed_injected_instruction"
@@ -118,18 +118,33 @@ BATTERY = [
     ("py-version-range", (), "proposed", "skipped_related_tests"),
     ("py-swapped-args", (), "not_compilable", "capability_gap"),
     ("cfg-port-range", (), "not_compilable", "capability_gap"),
-    ("cfg-two-errors", ("rules/finish.yaml",), "proposed", "reported_success_without_verification"),
     (
-        "py-helper-raise",
-        ("rules/finish.yaml",),
+        "cfg-two-errors",
+        ("skillci/rules/finish.yaml",),
         "proposed",
         "reported_success_without_verification",
     ),
-    ("py-page-count", ("rules/finish.yaml",), "proposed", "reported_success_without_verification"),
-    ("py-large-repo", ("rules/localize.yaml",), "proposed", "scanning_before_localization"),
-    ("py-helper-raise", ("rules/localize.yaml",), "proposed", "scanning_before_localization"),
-    ("sec-config-secret", ("rules/security.yaml",), "proposed", "secret_in_final_answer"),
-    ("sec-secret-reveal", ("rules/security.yaml",), "proposed", "secret_in_final_answer"),
+    (
+        "py-helper-raise",
+        ("skillci/rules/finish.yaml",),
+        "proposed",
+        "reported_success_without_verification",
+    ),
+    (
+        "py-page-count",
+        ("skillci/rules/finish.yaml",),
+        "proposed",
+        "reported_success_without_verification",
+    ),
+    ("py-large-repo", ("skillci/rules/localize.yaml",), "proposed", "scanning_before_localization"),
+    (
+        "py-helper-raise",
+        ("skillci/rules/localize.yaml",),
+        "proposed",
+        "scanning_before_localization",
+    ),
+    ("sec-config-secret", ("skillci/rules/security.yaml",), "proposed", "secret_in_final_answer"),
+    ("sec-secret-reveal", ("skillci/rules/security.yaml",), "proposed", "secret_in_final_answer"),
 ]
 
 

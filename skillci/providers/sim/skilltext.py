@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields
 
+from skillci.skill.package import on_demand_path
+
 _ACTION_RE = re.compile(r"(?<![\w/.-])[a-z0-9]+(?:_[a-z0-9][\w./-]*){2,}")
 _PATH_RE = re.compile(r"_((?:[\w.-]+/)+[\w.-]+\.(?:py|ini|cfg|toml|json|ya?ml|txt|env))\b")
 _INDEX_RE = re.compile(r"^- `([^`]+)` — load when: (.+?)(?: \(~\d+ tokens\))?$", re.MULTILINE)
@@ -150,8 +152,7 @@ def explicit_loads(text: str) -> list[str]:
     """Skill files a step tells the student to load (``load_recovery_repeated-failure``)."""
     out = []
     for kind, stem in _LOAD_RE.findall(text):
-        base = {"workflow": "workflows", "tool": "tools"}.get(kind, kind)
-        out.append(f"{base}/{stem}.md")
+        out.append(on_demand_path(kind, stem))
     return out
 
 

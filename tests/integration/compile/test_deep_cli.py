@@ -14,7 +14,7 @@ from pathlib import Path
 
 from skillci.compile.profile import MeasuredTraits, ModelProfile
 from skillci.compile.static import compile_static
-from skillci.pipeline.deep_stage import DeepState
+from skillci.flows.pipeline.deep_stage import DeepState
 from skillci.runners.trialdir import MARKER
 from skillci.skill.package import SKILL_MD, read_tree
 from skillci.skill.porting import import_plain

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from skillci.pipeline.manifest import STAGES, RunManifest
-from skillci.pipeline.run import PipelineOptions, PipelineOutcome, run_pipeline
+from skillci.flows.pipeline.manifest import STAGES, RunManifest
+from skillci.flows.pipeline.run import PipelineOptions, PipelineOutcome, run_pipeline
 from skillci.runners.trialdir import INCOMPLETE, MARKER, TrialMeta, read_complete
 from skillci.skill.lint import lint
 from skillci.skill.package import SkillPackage

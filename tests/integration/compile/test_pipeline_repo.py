@@ -10,8 +10,8 @@ import socket
 import subprocess
 from pathlib import Path
 
+from skillci.flows.pipeline.manifest import RunManifest
 from skillci.forge.local import LocalForge
-from skillci.pipeline.manifest import RunManifest
 from skillci.vcs.candidate import parse_trailers
 from skillci.vcs.git import Git
 from tests.fakes.reward_model import RewardModelStub

@@ -206,7 +206,7 @@ def test_remote_engines_are_refused_up_front(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_raw_task_attempts_under_the_docker_runner(tmp_path: Path) -> None:
-    from skillci.runners.rawtask import RawTaskRequest, run_raw_task
+    from skillci.flows.rawtask import RawTaskRequest, run_raw_task
 
     task = TASKS / "py-window-end"
     req = RawTaskRequest(

@@ -155,7 +155,7 @@ def test_candidate_commit_with_trailers_is_idempotent(repo: Path) -> None:
         base="main",
         branch=br,
         skill_dir="skills/rd",
-        changes={"rules/x.yaml": b"id: x\n"},
+        changes={"skillci/rules/x.yaml": b"id: x\n"},
         subject="skill(rd): add x",
         trailers={"Skill-Patch-Id": "abcdef0123456789", "Compiler": "template"},
     )
@@ -164,7 +164,7 @@ def test_candidate_commit_with_trailers_is_idempotent(repo: Path) -> None:
     assert c1.created and not c2.created and c1.sha == c2.sha
     msg = sh(repo, "log", "-1", "--format=%B", br)
     assert parse_trailers(msg) == {"Skill-Patch-Id": "abcdef0123456789", "Compiler": "template"}
-    assert sh(repo, "show", f"{br}:skills/rd/rules/x.yaml") == "id: x"
+    assert sh(repo, "show", f"{br}:skills/rd/skillci/rules/x.yaml") == "id: x"
     assert sh(repo, "status", "--porcelain") == ""
 
 
@@ -179,7 +179,7 @@ def test_candidate_commit_race_with_the_same_change_reuses_the_winner(
         base="main",
         branch="skillci/rd/x-abcdef01",
         skill_dir="skills/rd",
-        changes={"rules/x.yaml": b"id: x\n"},
+        changes={"skillci/rules/x.yaml": b"id: x\n"},
         subject="skill(rd): add x",
     )
     loser, winner = Git(repo), Git(repo)
@@ -216,14 +216,16 @@ def test_candidate_commit_race_with_another_change_rebuilds_on_top(
         sha = real(self, *a, **k)  # type: ignore[arg-type]
         if self is loser and not raced:
             raced.append(
-                commit_candidate(other, changes={"rules/x.yaml": b"id: other\n"}, **mine).sha  # type: ignore[arg-type]
+                commit_candidate(
+                    other, changes={"skillci/rules/x.yaml": b"id: other\n"}, **mine
+                ).sha  # type: ignore[arg-type]
             )
         return sha
 
     monkeypatch.setattr(Git, "commit_tree", commit_then_lose_the_race)
-    c = commit_candidate(loser, changes={"rules/x.yaml": b"id: x\n"}, **mine)  # type: ignore[arg-type]
+    c = commit_candidate(loser, changes={"skillci/rules/x.yaml": b"id: x\n"}, **mine)  # type: ignore[arg-type]
     assert raced and c.created and c.sha != raced[0]
-    assert sh(repo, "show", f"{br}:skills/rd/rules/x.yaml") == "id: x"
+    assert sh(repo, "show", f"{br}:skills/rd/skillci/rules/x.yaml") == "id: x"
 
 
 def test_a_path_outside_any_repository_is_invalid_input(tmp_path: Path) -> None:

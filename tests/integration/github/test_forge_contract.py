@@ -83,7 +83,7 @@ def _open(r: Remote, branch: str = "skillci/demo/x-1", patch_id: str | None = "p
 
 
 def test_open_list_get(remote: Remote) -> None:
-    head = remote.branch("skillci/demo/x-1", {"skills/demo/rules/r.yaml": "id: r\n"})
+    head = remote.branch("skillci/demo/x-1", {"skills/demo/skillci/rules/r.yaml": "id: r\n"})
     n = _open(remote)
     pr = remote.forge.get_pr(n)
     assert (pr.number, pr.head_sha, pr.base, pr.head_branch) == (

@@ -79,7 +79,7 @@ def test_changed_files_and_skills_come_from_git(forge: GitHubForge, work: Path) 
         work,
         BRANCH,
         {
-            "skills/demo/rules/r.yaml": "id: r\n",
+            "skills/demo/skillci/rules/r.yaml": "id: r\n",
             "skills/other/SKILL.md": "# other\n",
             "evals/suites/x.yaml": "tasks: []\n",
             "a.txt": None,
@@ -89,7 +89,7 @@ def test_changed_files_and_skills_come_from_git(forge: GitHubForge, work: Path) 
     assert forge.changed_files(n) == [
         "a.txt",
         "evals/suites/x.yaml",
-        "skills/demo/rules/r.yaml",
+        "skills/demo/skillci/rules/r.yaml",
         "skills/other/SKILL.md",
     ]
     assert forge.changed_skills(n) == ["demo", "other"]
@@ -332,7 +332,7 @@ def test_push_commit_rebuilds_the_same_commits_through_the_api(
     c1 = commit_on(
         work,
         BRANCH,
-        {"skills/demo/rules/r.yaml": "id: r\n", "a.txt": None, "bin/run.sh": "#!/bin/sh\n"},
+        {"skills/demo/skillci/rules/r.yaml": "id: r\n", "a.txt": None, "bin/run.sh": "#!/bin/sh\n"},
     )
     # an executable file and a non-UTC author date survive the trip
     base = g.rev("origin/main")
@@ -448,7 +448,7 @@ def test_propose_review_release_then_reject_and_refuse_to_repropose(
     """The life of two patches, as skillci's commands will drive it."""
     g = Git(work)
     # accepted: candidate pushed through the API, gated, merged on the gated sha, released
-    cand = commit_on(work, BRANCH, {"skills/demo/rules/verify.yaml": "id: verify\n"})
+    cand = commit_on(work, BRANCH, {"skills/demo/skillci/rules/verify.yaml": "id: verify\n"})
     head = forge.push_commit(g, cand, BRANCH).remote_sha
     n = forge.open_pr(
         title="skill(demo): verify before reporting success",
@@ -478,7 +478,7 @@ def test_propose_review_release_then_reject_and_refuse_to_repropose(
 
     # rejected: closed with the evidence; the same patch is then known as rejected
     other = "skillci/demo/premature-stop-bbbb2222"
-    push_branch(work, other, {"skills/demo/rules/stop.yaml": "id: stop\n"})
+    push_branch(work, other, {"skills/demo/skillci/rules/stop.yaml": "id: stop\n"})
     m = forge.open_pr(
         title="skill(demo): do not stop early",
         body="diagnosis…",

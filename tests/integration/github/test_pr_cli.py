@@ -35,7 +35,7 @@ def _skillci(fake: FakeGitHub, work: Path, *args: str) -> subprocess.CompletedPr
 
 
 def test_pr_list_show_close_through_github(fake: FakeGitHub, work: Path) -> None:
-    push_branch(work, BRANCH, {"skills/demo/rules/x.yaml": "id: x\n"})
+    push_branch(work, BRANCH, {"skills/demo/skillci/rules/x.yaml": "id: x\n"})
     forge = make_forge(fake)
     n = forge.open_pr(
         title="skill(demo): add rule",

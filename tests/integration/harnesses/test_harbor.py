@@ -97,7 +97,7 @@ def test_missing_harbor_is_reported_with_the_install_hint(tmp_path: Path) -> Non
 
 
 def test_raw_task_attempts_under_harbor(harbor: str, tmp_path: Path) -> None:
-    from skillci.runners.rawtask import RawTaskRequest, run_raw_task
+    from skillci.flows.rawtask import RawTaskRequest, run_raw_task
 
     req = RawTaskRequest(
         harness="oracle",

@@ -36,7 +36,7 @@ def make_scratch(path: Path, *, drop_rule_file: str | None = "finish.yaml") -> P
     shutil.copytree(ROOT / "skills", path / "skills")
     shutil.copytree(ROOT / "evals", path / "evals")
     if drop_rule_file:
-        (path / "skills" / "repo-debugger" / "rules" / drop_rule_file).unlink()
+        (path / "skills" / "repo-debugger" / "skillci" / "rules" / drop_rule_file).unlink()
     write_suites(path, SMALL_SUITES)
     (path / ".gitignore").write_text(".skillci/\n")
     git(path, "init", "-q", "-b", "main")

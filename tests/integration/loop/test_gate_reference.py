@@ -20,7 +20,7 @@ SUITES = ("validation", "security")
 def restored(scratch: Path) -> Path:
     """Branch ``restore`` puts finish.report-success back into the scratch skill."""
     git(scratch, "checkout", "-q", "-b", "restore")
-    rules = Path("skills/repo-debugger/rules/finish.yaml")
+    rules = Path("skills/repo-debugger/skillci/rules/finish.yaml")
     shutil.copyfile(ROOT / rules, scratch / rules)
     git(scratch, "add", "-A")
     git(scratch, "commit", "-qm", "restore finish.report-success")

@@ -31,7 +31,7 @@ def test_propose_opens_pr_that_restores_the_rule(scratch: Path) -> None:
     assert set(out.pr.labels) >= {"skillci", "reported_success_without_verification"}
     # the candidate branch holds the restored rule, with provenance trailers
     changed = git(scratch, "diff", "--name-only", "main", out.branch or "")
-    assert changed.startswith("skills/repo-debugger/rules/")
+    assert changed.startswith("skills/repo-debugger/skillci/rules/")
     rule = git(scratch, "show", f"{out.branch}:{changed}")
     assert "id: finish.report-success" in rule and "status: candidate" in rule
     trailers = git(scratch, "log", "-1", "--format=%B", out.branch or "")

@@ -15,7 +15,7 @@ import pytest
 
 from skillci.cli.main import main
 from skillci.cli.rawtask import progress_line
-from skillci.runners.rawtask import (
+from skillci.flows.rawtask import (
     RawTaskRequest,
     preflight,
     read_attempt,

@@ -75,7 +75,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     r = tmp_path / "repo"
     r.mkdir()
     shutil.copytree(ROOT / SKILL_DIR, r / SKILL_DIR)
-    (r / SKILL_DIR / "rules" / "finish.yaml").unlink()
+    (r / SKILL_DIR / "skillci" / "rules" / "finish.yaml").unlink()
     (r / "CHANGELOG.md").write_text(ROOT_CHANGELOG)
     git(r, "init", "-q", "-b", "main")
     git(r, "add", "-A")
@@ -91,7 +91,7 @@ def open_candidate_pr(
     """A PR like `skillci propose` opens: finish.report-success back as a candidate, and one
     more step in test.run-smallest-first."""
     ctx = RepoContext.open(repo)
-    testing = (repo / SKILL_DIR / "rules" / "testing.yaml").read_text()
+    testing = (repo / SKILL_DIR / "skillci" / "rules" / "testing.yaml").read_text()
     testing = testing.replace(
         "    - do_not_edit_code_until_failure_is_reproduced\n",
         "    - do_not_edit_code_until_failure_is_reproduced\n    - note_the_exit_code\n",
@@ -101,7 +101,10 @@ def open_candidate_pr(
         base="main",
         branch=branch,
         skill_dir=SKILL_DIR,
-        changes={"rules/finish.yaml": FINISH_RULE.encode(), "rules/testing.yaml": testing.encode()},
+        changes={
+            "skillci/rules/finish.yaml": FINISH_RULE.encode(),
+            "skillci/rules/testing.yaml": testing.encode(),
+        },
         subject="skill(repo-debugger): verify before reporting success",
         trailers={
             "Skill-Patch-Id": patch_id,

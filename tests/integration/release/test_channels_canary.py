@@ -164,11 +164,11 @@ def test_canary_fail_rolls_back_and_marks_the_version(released: Path, tmp_path: 
     # one commit on main marks 0.7.1 in the skill's changelog and compatibility
     assert git(released, "rev-parse", "main^") == main_before
     assert git(released, "diff", "--name-only", "main^", "main").split() == [
-        f"{SKILL_DIR}/CHANGELOG.md",
-        f"{SKILL_DIR}/COMPATIBILITY.md",
-        f"{SKILL_DIR}/manifest.yaml",
+        f"{SKILL_DIR}/skillci/CHANGELOG.md",
+        f"{SKILL_DIR}/skillci/COMPATIBILITY.md",
+        f"{SKILL_DIR}/skillci.yaml",
     ]
-    log = (released / SKILL_DIR / "CHANGELOG.md").read_text()
+    log = (released / SKILL_DIR / "skillci" / "CHANGELOG.md").read_text()
     assert "## 0.7.1\n\n**Rolled back**: " in log and a.analysis_id in log
     m = SkillPackage.from_dir(released / SKILL_DIR).manifest
     assert m.compatibility.verified == []
@@ -177,7 +177,7 @@ def test_canary_fail_rolls_back_and_marks_the_version(released: Path, tmp_path: 
     assert bad.reason is not None and bad.reason.startswith("rolled back 0.7.1: canary failed")
     assert (
         "| sim/student | int8 | skillci-builtin-v1 | incompatible |"
-        in (released / SKILL_DIR / "COMPATIBILITY.md").read_text()
+        in (released / SKILL_DIR / "skillci" / "COMPATIBILITY.md").read_text()
     )
     assert git(released, "status", "--porcelain") == ""
     # a rolled-back version cannot be canaried again
@@ -294,7 +294,7 @@ def test_human_rollback_moves_stable_back(released: Path, tmp_path: Path) -> Non
     assert [(m.channel, m.from_version, m.to_version) for m in ev.moves] == [
         ("stable", "0.7.1", "0.7.0")
     ]
-    assert "**Rolled back**: " in (released / SKILL_DIR / "CHANGELOG.md").read_text()
+    assert "**Rolled back**: " in (released / SKILL_DIR / "skillci" / "CHANGELOG.md").read_text()
     assert git(released, "rev-parse", channel_ref(SKILL, "stable")) == git(
         released, "rev-parse", "repo-debugger@0.7.0^{commit}"
     )
@@ -352,7 +352,7 @@ def test_marking_failure_is_loud_and_repairable(
     git(released, "checkout", "--", f"{SKILL_DIR}/SKILL.md")
     assert main(["rollback", SKILL, "--mark-only", "--json", "--repo", str(released)]) == 0
     assert len(json.loads(capsys.readouterr().out)["marked_commits"]) == 1
-    assert "**Rolled back**: " in (released / SKILL_DIR / "CHANGELOG.md").read_text()
+    assert "**Rolled back**: " in (released / SKILL_DIR / "skillci" / "CHANGELOG.md").read_text()
     assert main(["rollback", SKILL, "--mark-only", "--json", "--repo", str(released)]) == 0
     assert json.loads(capsys.readouterr().out)["marked_commits"] == []  # idempotent
 

@@ -47,7 +47,7 @@ def test_release_refuses_without_an_accepting_gate_on_the_current_head(
 
     make_report(repo, pr)  # accepted, but for this head only
     g = Git(repo)
-    tree = g.tree_with(pr.head_sha, {f"{SKILL_DIR}/examples/more.jsonl": b"{}\n"})
+    tree = g.tree_with(pr.head_sha, {f"{SKILL_DIR}/skillci/examples/more.jsonl": b"{}\n"})
     newer = g.commit_tree(tree, [pr.head_sha], "another commit\n")
     g.update_ref(f"refs/heads/{pr.head_branch}", newer, pr.head_sha)
     with pytest.raises(ReleaseRefused, match=r"gate ran on an older head .*gate-0000000000000001"):
@@ -95,7 +95,7 @@ def test_release_changelog_compatibility_promotion_merge_and_tag(repo: Path) -> 
     assert tag_message(Git(repo), "repo-debugger@0.7.1") == ENTRY
 
     # the skill's changelog: the entry first, in a fenced block, after the preamble
-    log = (repo / SKILL_DIR / "CHANGELOG.md").read_text()
+    log = (repo / SKILL_DIR / "skillci" / "CHANGELOG.md").read_text()
     day = re.search(r"· (\d{4}-\d\d-\d\d)\n", log)
     assert day is not None
     assert log.startswith(
@@ -120,13 +120,13 @@ def test_release_changelog_compatibility_promotion_merge_and_tag(repo: Path) -> 
         "skillci-builtin-v1",
     )
     assert (row.score, row.eval_id, row.version) == (0.8, report.gate_id, "0.7.1")
-    before_text = git(repo, "show", f"{main_before}:{SKILL_DIR}/manifest.yaml")
-    after_text = (repo / SKILL_DIR / "manifest.yaml").read_text()
+    before_text = git(repo, "show", f"{main_before}:{SKILL_DIR}/skillci.yaml")
+    after_text = (repo / SKILL_DIR / "skillci.yaml").read_text()
     assert after_text.splitlines()[:2] == before_text.splitlines()[:2]  # the comments
     assert after_text.split("compatibility:")[0] == before_text.split("compatibility:")[0].replace(
         "version: 0.7.0", "version: 0.7.1"
     )
-    compat_md = (repo / SKILL_DIR / "COMPATIBILITY.md").read_text()
+    compat_md = (repo / SKILL_DIR / "skillci" / "COMPATIBILITY.md").read_text()
     assert (
         "| sim/student | int8 | skillci-builtin-v1 | verified | 80.0% | gate-0000000000000001 (0.7.1) |"
         in compat_md

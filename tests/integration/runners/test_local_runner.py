@@ -143,7 +143,7 @@ def test_the_run_record_pins_prompt_tools_skill_and_loads(tmp_path: Path) -> Non
     assert rt.skill.rendered_hash == render(pkg, "builtin").content_hash
     assert rt.task_hash == task("py-window-end").content_hash and rt.seed == 0
     loads = [e.path for e in rec.events if e.kind == "skill_load"]
-    assert loads[0] == "SKILL.md" and "workflows/unit-test-failure.md" in loads
+    assert loads[0] == "SKILL.md" and "skillci/workflows/unit-test-failure.md" in loads
     assert rec.cost.model_calls > 3 and rec.cost.input_tokens > 1000 and rec.cost.usd == 0.0
     results = [e for e in rec.events if e.kind == "tool_result" and e.tool == "run"]
     assert results and all(e.exit_code is not None for e in results)

@@ -47,7 +47,7 @@ def test_capability_gaps_are_not_fixed_by_any_skill_but_the_teacher_solves_them(
         b"instruction:\n  steps:\n    - run_the_whole_test_file_after_the_target_test_passes\n"
         b"    - never_edit_files_under_tests\n    - swap_the_arguments_of_the_call_on_the_frame_line\n"
     )
-    maximal = SkillPackage.from_dir(SKILL).with_files({"rules/extra.yaml": extra})
+    maximal = SkillPackage.from_dir(SKILL).with_files({"skillci/rules/extra.yaml": extra})
     student = run(gaps, model_agent(), tmp_path, pkg=maximal, parallel=2)
     teacher = run(gaps, model_agent("teacher"), tmp_path, parallel=2)
     assert not any(passed(student).values())
@@ -58,7 +58,7 @@ def test_a_rule_the_bundled_skill_lacks_is_what_the_half_open_task_needs(tmp_pat
     pkg = SkillPackage.from_dir(SKILL)
     related = pkg.with_files(
         {
-            "rules/related.yaml": (
+            "skillci/rules/related.yaml": (
                 b"schema_version: 1\nid: test.run-related\nstatus: active\n"
                 b"instruction:\n  steps:\n    - run_the_whole_test_file_after_the_target_test_passes\n"
             )

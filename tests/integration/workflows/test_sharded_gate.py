@@ -34,7 +34,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path.mkdir()
     shutil.copytree(ROOT / "skills", path / "skills")
     shutil.copytree(ROOT / "evals", path / "evals")
-    rule = path / "skills" / "repo-debugger" / "rules" / "finish.yaml"
+    rule = path / "skills" / "repo-debugger" / "skillci" / "rules" / "finish.yaml"
     text = rule.read_text()
     rule.unlink()
     (path / ".gitignore").write_text(".skillci/\n")

@@ -225,7 +225,7 @@ def test_rejected_pr_is_closed_by_the_release_workflow(
     fake, m = github
     work = tmp_path / "dev"
     subprocess.run(["git", "clone", "-q", str(m.bare), str(work)], check=True)
-    rule = work / "skills" / "repo-debugger" / "rules" / "overfit.yaml"
+    rule = work / "skills" / "repo-debugger" / "skillci" / "rules" / "overfit.yaml"
     rule.write_text(OVERFIT_RULE)
     for args in (
         ["checkout", "-q", "-b", "overfit"],

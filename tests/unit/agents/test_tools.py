@@ -53,8 +53,10 @@ def test_errors_are_reported_not_raised(tmp_path: Path) -> None:
 
 def test_skill_files_load_with_their_hash_and_tokens(tmp_path: Path) -> None:
     tb, _ = box(tmp_path)
-    out = tb.execute("load_skill_file", {"path": "workflows/ci-failure.md"}, time_left=5)
-    assert out.skill_path == "workflows/ci-failure.md" and out.skill_tokens and out.skill_hash
+    out = tb.execute("load_skill_file", {"path": "skillci/workflows/ci-failure.md"}, time_left=5)
+    assert (
+        out.skill_path == "skillci/workflows/ci-failure.md" and out.skill_tokens and out.skill_hash
+    )
     bad = tb.execute("load_skill_file", {"path": "../../etc/passwd"}, time_left=5)
     assert bad.text.startswith("error:") and "on-demand files" in bad.text
 

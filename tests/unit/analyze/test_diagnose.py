@@ -65,7 +65,7 @@ def test_seed_example_shape_with_the_rule_loaded() -> None:
 
 
 def test_missing_rule_is_added_back() -> None:
-    d = diagnose(unverified(), teacher(), without(bundled(), "rules/finish.yaml"))
+    d = diagnose(unverified(), teacher(), without(bundled(), "skillci/rules/finish.yaml"))
     assert d.proposed_skill_change.operation == "add_rule"
     assert d.proposed_skill_change.target_rule_id == "finish.report-success"
     assert d.confidence == pytest.approx(0.95)
@@ -73,7 +73,7 @@ def test_missing_rule_is_added_back() -> None:
 
 
 def test_retired_rule_is_restored_by_replacing_it() -> None:
-    pkg = edit(bundled(), "rules/finish.yaml", "status: active", "status: retired")
+    pkg = edit(bundled(), "skillci/rules/finish.yaml", "status: active", "status: retired")
     d = diagnose(unverified(), teacher(), pkg)
     assert d.proposed_skill_change.operation == "replace_rule"
     assert d.proposed_skill_change.target_rule_id == "finish.report-success"
@@ -89,7 +89,7 @@ def test_rule_in_an_unloaded_workflow_is_moved_to_the_bootstrap() -> None:
     assert d.proposed_skill_change.target_rule_id == "edit.minimal-change"
     loaded = (
         T()
-        .load("workflows/unit-test-failure.md")
+        .load("skillci/workflows/unit-test-failure.md")
         .localize()
         .reproduce()
         .patch(TEST_FILE)
@@ -123,7 +123,7 @@ def test_identical_failing_repeats_with_the_rule_loaded_are_a_capability_gap() -
 
 
 def test_repeats_without_the_rule_stay_compilable() -> None:
-    pkg = without(bundled(), "rules/finish.yaml")
+    pkg = without(bundled(), "skillci/rules/finish.yaml")
     d = diagnose([unverified("run-a"), unverified("run-b")], teacher(), pkg)
     assert d.skill_compilable and d.proposed_skill_change.operation == "add_rule"
 

@@ -40,7 +40,7 @@ STEP = st.one_of(
     st.tuples(st.just("search"), st.just("def add"), st.just(0)),
     st.tuples(
         st.just("load"),
-        st.sampled_from(["workflows/unit-test-failure.md", "tools/run-tests.md"]),
+        st.sampled_from(["skillci/workflows/unit-test-failure.md", "skillci/tools/run-tests.md"]),
         st.just(0),
     ),
     st.tuples(

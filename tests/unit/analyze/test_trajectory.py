@@ -49,7 +49,7 @@ K = ActionKind
             K.edit_source,
             ("src/y.py",),
         ),
-        ("load_skill_file", {"path": "workflows/ci-failure.md"}, K.load_skill_file, ()),
+        ("load_skill_file", {"path": "skillci/workflows/ci-failure.md"}, K.load_skill_file, ()),
         ("run", {"command": "cat src/calc.py"}, K.shell_read, ()),
         ("run", {"command": "grep -rn add src"}, K.shell_search, ()),
         ("run", {"command": "find . -name '*.py'"}, K.shell_search, ()),

@@ -94,7 +94,7 @@ def cut(*files: str) -> SkillPackage:
 
 def test_removed_rule_is_restored_in_one_round() -> None:
     student, teacher = ScriptedStudent(), Teacher()
-    pkg = cut("rules/finish.yaml")
+    pkg = cut("skillci/rules/finish.yaml")
     res = propose_task(
         "task-calc", pkg, run_student=student, run_teacher=teacher, compiler=TemplateCompiler()
     )
@@ -117,7 +117,7 @@ def test_removed_rule_is_restored_in_one_round() -> None:
 
 def test_two_missing_rules_take_two_rounds_and_two_patches() -> None:
     student, teacher = ScriptedStudent(), Teacher()
-    pkg = cut("rules/finish.yaml", "rules/localize.yaml")
+    pkg = cut("skillci/rules/finish.yaml", "skillci/rules/localize.yaml")
     res = propose_task(
         "task-calc", pkg, run_student=student, run_teacher=teacher, compiler=TemplateCompiler()
     )
@@ -204,7 +204,7 @@ def test_intermittent_failure_is_not_reproducible() -> None:
 
 
 def test_a_cluster_that_explains_the_failure_saves_the_teacher() -> None:
-    pkg = cut("rules/finish.yaml")
+    pkg = cut("skillci/rules/finish.yaml")
     s = ScriptedStudent()(task="task-other", pkg=pkg)
     known = cluster([diagnose(s, None, pkg)])
     teacher = Teacher()
@@ -237,7 +237,7 @@ def test_budget_is_checked_before_each_spend(
     student, teacher = ScriptedStudent(), Teacher()
     res = propose_task(
         "task-calc",
-        cut("rules/finish.yaml"),
+        cut("skillci/rules/finish.yaml"),
         run_student=student,
         run_teacher=teacher,
         compiler=TemplateCompiler(),
@@ -269,7 +269,7 @@ def test_guard_rejection_stops_the_loop_without_a_rerun() -> None:
     student = ScriptedStudent()
     res = propose_task(
         "task-calc",
-        cut("rules/finish.yaml"),
+        cut("skillci/rules/finish.yaml"),
         run_student=student,
         run_teacher=Teacher(),
         compiler=EvilCompiler(),
@@ -305,7 +305,7 @@ class NoopCompiler:
 def test_a_repeating_diagnosis_stops_early() -> None:
     res = propose_task(
         "task-calc",
-        cut("rules/finish.yaml"),
+        cut("skillci/rules/finish.yaml"),
         run_student=ScriptedStudent(),
         run_teacher=Teacher(),
         compiler=NoopCompiler(),
@@ -323,7 +323,7 @@ def test_llm_compiler_failure_falls_back_to_templates_and_counts_cost() -> None:
     llm = LLMCompiler(lambda messages: Reply(), model="fake/model")
     res = propose_task(
         "task-calc",
-        cut("rules/finish.yaml"),
+        cut("skillci/rules/finish.yaml"),
         run_student=ScriptedStudent(),
         run_teacher=Teacher(),
         compiler=llm,
@@ -337,7 +337,7 @@ def test_llm_compiler_failure_falls_back_to_templates_and_counts_cost() -> None:
     assert p.cost.usd == pytest.approx(0.02)
     without = propose_task(
         "task-calc",
-        cut("rules/finish.yaml"),
+        cut("skillci/rules/finish.yaml"),
         run_student=ScriptedStudent(),
         run_teacher=Teacher(),
         compiler=llm,
@@ -354,7 +354,7 @@ def test_template_with_nothing_to_add_is_not_compilable() -> None:
 
     res = propose_task(
         "task-calc",
-        cut("rules/finish.yaml"),
+        cut("skillci/rules/finish.yaml"),
         run_student=ScriptedStudent(),
         run_teacher=Teacher(),
         compiler=Refuses(),
@@ -368,7 +368,7 @@ def test_template_with_nothing_to_add_is_not_compilable() -> None:
 def test_regression_test_op_rides_along_in_the_first_patch() -> None:
     res = propose_task(
         "task-calc",
-        cut("rules/finish.yaml"),
+        cut("skillci/rules/finish.yaml"),
         run_student=ScriptedStudent(),
         run_teacher=Teacher(),
         compiler=TemplateCompiler(),
@@ -462,7 +462,7 @@ def test_detector_diagnoses_are_not_sent_to_the_model() -> None:
     asked: list[object] = []
     res = propose_task(
         "task-calc",
-        cut("rules/finish.yaml"),
+        cut("skillci/rules/finish.yaml"),
         run_student=ScriptedStudent(),
         run_teacher=Teacher(),
         compiler=TemplateCompiler(),

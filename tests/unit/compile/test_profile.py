@@ -26,7 +26,7 @@ STUDENT = BUILTIN_ROUTES["sim/student"]
 
 def _with_boot(rec: RunRecord, tokens: int, index: bool = False) -> RunRecord:
     sys_text = "skill" + (
-        "\n- `workflows/x.md` — load when: you know the failing test" if index else ""
+        "\n- `skillci/workflows/x.md` — load when: you know the failing test" if index else ""
     )
     events = [
         MessageEvent(step=0, role="system", content=sys_text, untrusted=False),
@@ -45,7 +45,7 @@ def skipper(i: int, tokens: int = 400) -> RunRecord:
 def verifier(i: int, tokens: int = 400, loads: bool = False) -> RunRecord:
     t = T(run_id=f"run-ok-{i}").localize()
     if loads:
-        t = t.load("workflows/x.md")
+        t = t.load("skillci/workflows/x.md")
     rec = t.reproduce().patch().test(exit_code=0, output="1 passed").say("done").build(passed=True)
     return _with_boot(rec, tokens, index=True)
 

@@ -159,12 +159,12 @@ def test_over_budget_bootstrap_moves_reference_sections_on_demand() -> None:
     pkg = pkg.with_files({SKILL_MD: pkg.files[SKILL_MD] + big.encode()})
     res = compile_static(pkg, profile(bootstrap_sensitivity=-0.2))
     moves = [o for o in res.report.ops if o.kind == "move_on_demand" and o.applied]
-    assert moves and "workflows/appendix.md" in res.package.files
+    assert moves and "skillci/workflows/appendix.md" in res.package.files
     assert "## Appendix" not in res.package.text(SKILL_MD)
     assert "## Workflow" in res.package.text(SKILL_MD)  # procedure stays
     assert res.report.bootstrap_after <= res.report.bootstrap_budget < res.report.bootstrap_before
     rendered = render(res.package).file(SKILL_MD)
-    assert rendered is not None and b"`workflows/appendix.md`" in rendered.content
+    assert rendered is not None and b"`skillci/workflows/appendix.md`" in rendered.content
 
 
 def test_real_world_fixtures_keep_frontmatter_code_and_literals() -> None:

@@ -141,7 +141,7 @@ def _texts(files: dict[str, bytes]) -> str:
     return "\n".join(
         data.decode()
         for rel, data in sorted(files.items())
-        if rel == SKILL_MD or rel.startswith("workflows/")
+        if rel == SKILL_MD or rel.startswith("skillci/workflows/")
     )
 
 
@@ -177,7 +177,7 @@ def _check(src: str, pkg_files: dict[str, bytes], out_files: dict[str, bytes]) -
     missing = literals(parse_doc(src).body) - literals(_texts(out_files))
     assert not missing, f"literals lost: {missing}"
     for rel, data in pkg_files.items():
-        if rel not in (SKILL_MD, "manifest.yaml"):
+        if rel not in (SKILL_MD, "skillci.yaml"):
             assert out_files[rel] == data
 
 

@@ -10,7 +10,7 @@ F = FailureClass
 
 def test_one_patch_serves_the_cluster_and_is_validated_on_every_member() -> None:
     student, teacher = ScriptedStudent(), Teacher()
-    pkg = cut("rules/finish.yaml")
+    pkg = cut("skillci/rules/finish.yaml")
     res = propose_suite(
         ["task-a", "task-b", "task-c"],
         pkg,
@@ -37,7 +37,7 @@ def test_a_member_the_patch_does_not_fix_fails_validation() -> None:
     student = ScriptedStudent(unverified_tasks=frozenset({"task-c"}))
     res = propose_suite(
         ["task-a", "task-b", "task-c"],
-        cut("rules/finish.yaml"),
+        cut("skillci/rules/finish.yaml"),
         run_student=student,
         run_teacher=Teacher(),
         compiler=TemplateCompiler(),

@@ -106,7 +106,7 @@ def test_removed_rule_comes_back_with_the_bundled_steps() -> None:
     pkg = bundled()
     original = pkg.rule("finish.report-success")
     assert original is not None
-    cut = pkg.with_files({"rules/finish.yaml": None})
+    cut = pkg.with_files({"skillci/rules/finish.yaml": None})
     s = T().localize().reproduce().patch().say("I fixed the bug.").build()
     d = diagnose(s, teacher_ok(), cut)
     out = TemplateCompiler().compile(CompileInput(d, cut, teacher=teacher_ok(), students=[s]))
@@ -131,7 +131,7 @@ def test_removed_rule_comes_back_with_the_bundled_steps() -> None:
 def test_restored_behaviours_switch_on_in_the_simulated_student() -> None:
     from skillci.providers.sim.skilltext import behaviours
 
-    cut = bundled().with_files({"rules/finish.yaml": None})
+    cut = bundled().with_files({"skillci/rules/finish.yaml": None})
     before = behaviours(render(cut).files[0].content.decode())
     d = make_diagnosis(F.reported_success_without_verification, cut)
     out = TemplateCompiler().compile(CompileInput(d, cut, teacher=teacher_ok()))
@@ -141,7 +141,7 @@ def test_restored_behaviours_switch_on_in_the_simulated_student() -> None:
 
 
 def test_retired_rule_is_restored() -> None:
-    pkg = edit(bundled(), "rules/finish.yaml", "status: active", "status: retired")
+    pkg = edit(bundled(), "skillci/rules/finish.yaml", "status: active", "status: retired")
     d = make_diagnosis(F.missing_validation, pkg)
     out = TemplateCompiler().compile(CompileInput(d, pkg))
     op = out.patch.ops[0]
@@ -247,7 +247,7 @@ def test_not_compilable_diagnosis_is_refused() -> None:
 
 def test_a_step_loading_a_missing_recovery_file_is_dropped() -> None:
     pkg = without_rule(bundled(), "recovery.no-repeat-failing-call").with_files(
-        {"recovery/repeated-failure.md": None}
+        {"skillci/recovery/repeated-failure.md": None}
     )
     d = make_diagnosis(F.repeated_identical_call, pkg)
     op = TemplateCompiler().compile(CompileInput(d, pkg)).patch.ops[0]

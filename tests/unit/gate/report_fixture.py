@@ -40,7 +40,7 @@ T0 = datetime(2026, 8, 13, 10, 0, 0, tzinfo=UTC)
 SCRIPT = "<script>alert(1)</script>"
 IMG = "</pre><img src=x onerror=\"document.documentElement.setAttribute('data-pwned','1')\">"
 HOSTILE_TASK = "fix-<b>bold</b>-task"
-CHANGED_FILE = "workflows/ci-failure.md"
+CHANGED_FILE = "skillci/workflows/ci-failure.md"
 PATTERN: tuple[TaskChangeKind, ...] = (
     "repair",
     "unchanged_pass",

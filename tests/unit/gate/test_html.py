@@ -187,7 +187,7 @@ def test_trajectories_side_by_side_with_teacher(built: Built, page: str) -> None
     # tool calls with arguments, results with exit codes, skill loads
     assert '"command": "python -m pytest -x -q tests/test_cache.py"' in text
     assert "exit 1" in text and "exit 0" in text
-    assert "workflows/ci-failure.md" in text
+    assert "skillci/workflows/ci-failure.md" in text
 
 
 def test_reused_head_trials_are_explained(page: str) -> None:

@@ -6,21 +6,29 @@ from skillci.gate.impact import changed_files, loaded_files_by_task, select_task
 from skillci.gate.metrics import TrialOutcome
 
 LOADED = {
-    "fix-off-by-one": {"SKILL.md", "workflows/unit-test-failure.md", "tools/run-tests.md"},
-    "ci-timeout": {"SKILL.md", "workflows/ci-failure.md", "recovery/command-timeout.md"},
+    "fix-off-by-one": {
+        "SKILL.md",
+        "skillci/workflows/unit-test-failure.md",
+        "skillci/tools/run-tests.md",
+    },
+    "ci-timeout": {
+        "SKILL.md",
+        "skillci/workflows/ci-failure.md",
+        "skillci/recovery/command-timeout.md",
+    },
     "trivial": {"SKILL.md"},
 }
 
 
 def test_only_tasks_that_loaded_a_changed_file_rerun() -> None:
-    sel = select_tasks({"recovery/command-timeout.md"}, LOADED)
+    sel = select_tasks({"skillci/recovery/command-timeout.md"}, LOADED)
     assert sel.rerun == ["ci-timeout"]
     assert sel.reuse == ["fix-off-by-one", "trivial"]
     assert (sel.selected, sel.total) == (1, 3)
     assert sel.summary == "re-run 1 of 3 tasks (33%), reuse 2"
     row = {t.task_id: t for t in sel.tasks}["ci-timeout"]
-    assert row.changed_loaded == ["recovery/command-timeout.md"]
-    assert "loaded changed file(s): recovery/command-timeout.md" in row.reason
+    assert row.changed_loaded == ["skillci/recovery/command-timeout.md"]
+    assert "loaded changed file(s): skillci/recovery/command-timeout.md" in row.reason
 
 
 def test_bootstrap_change_reruns_everything_even_if_not_recorded() -> None:
@@ -50,9 +58,13 @@ def test_nothing_changed_reuses_everything() -> None:
 
 
 def test_changed_files_between_renders() -> None:
-    before = {"SKILL.md": b"a", "workflows/x.md": b"x", "tools/old.md": b"o"}
-    after = {"SKILL.md": b"a", "workflows/x.md": b"x2", "tools/new.md": b"n"}
-    assert changed_files(before, after) == {"workflows/x.md", "tools/old.md", "tools/new.md"}
+    before = {"SKILL.md": b"a", "skillci/workflows/x.md": b"x", "skillci/tools/old.md": b"o"}
+    after = {"SKILL.md": b"a", "skillci/workflows/x.md": b"x2", "skillci/tools/new.md": b"n"}
+    assert changed_files(before, after) == {
+        "skillci/workflows/x.md",
+        "skillci/tools/old.md",
+        "skillci/tools/new.md",
+    }
 
 
 def test_loaded_files_union_over_base_repeats_only() -> None:
@@ -66,5 +78,42 @@ def test_loaded_files_union_over_base_repeats_only() -> None:
             loaded_skill_files=frozenset(files),
         )
 
-    out = [o("base", 0, {"SKILL.md"}), o("base", 1, {"./tools/a.md"}), o("head", 0, {"tools/b.md"})]
-    assert loaded_files_by_task(out) == {"t": frozenset({"SKILL.md", "tools/a.md"})}
+    out = [
+        o("base", 0, {"SKILL.md"}),
+        o("base", 1, {"./skillci/tools/a.md"}),
+        o("head", 0, {"skillci/tools/b.md"}),
+    ]
+    assert loaded_files_by_task(out) == {"t": frozenset({"SKILL.md", "skillci/tools/a.md"})}
+
+
+def test_reasons_name_the_changed_sections() -> None:
+    from skillci.gate.impact import changed_sections
+
+    before = {"SKILL.md": b"# Skill\nintro\n## Verify\nrun it\n", "skillci/tools/x.md": b"# X\nx\n"}
+    after = {
+        "SKILL.md": b"# Skill\nintro\n## Verify\nrun it twice\n",
+        "skillci/tools/x.md": b"# X\nx\n",
+    }
+    secs = changed_sections(before, after)
+    assert secs == {"SKILL.md": ["Skill > Verify"]}
+    sel = select_tasks(
+        ["SKILL.md"], {"t1": ["SKILL.md"], "t2": ["skillci/tools/x.md"]}, sections_changed=secs
+    )
+    assert sel.rerun == ["t1", "t2"]
+    assert sel.changed_sections == {"SKILL.md": ["Skill > Verify"]}
+    assert sel.tasks[0].reason == "always-loaded file changed: SKILL.md § Skill > Verify"
+
+
+def test_on_demand_section_edit_reruns_only_tasks_that_loaded_the_file() -> None:
+    from skillci.gate.impact import changed_sections
+
+    before = {"SKILL.md": b"# S\n", "skillci/tools/x.md": b"# X\n## Use\nold\n## Keep\nk\n"}
+    after = {"SKILL.md": b"# S\n", "skillci/tools/x.md": b"# X\n## Use\nnew\n## Keep\nk\n"}
+    secs = changed_sections(before, after)
+    sel = select_tasks(
+        ["skillci/tools/x.md"],
+        {"t1": ["SKILL.md"], "t2": ["skillci/tools/x.md"]},
+        sections_changed=secs,
+    )
+    assert (sel.rerun, sel.reuse) == (["t2"], ["t1"])
+    assert sel.tasks[1].reason == "loaded changed file(s): skillci/tools/x.md § X > Use"

@@ -23,7 +23,7 @@ def _limit(report, name):  # type: ignore[no-untyped-def]
 def test_small_patch_is_within_every_limit() -> None:
     rep = check_limits(run(bundled(), {"op": "add_rule", "rule": rule("a.b", "rerun_the_test")}))
     assert rep.ok and rep.violations == []
-    assert rep.new_rules == ["a.b"] and rep.touched_files == ["rules/a-b.yaml"]
+    assert rep.new_rules == ["a.b"] and rep.touched_files == ["skillci/rules/a-b.yaml"]
     assert 0 < rep.tokens.bootstrap_delta == rep.tokens.total_delta
 
 
@@ -39,7 +39,7 @@ def test_four_files_is_over_by_one() -> None:
     a = run(
         bundled(),
         {"op": "add_regression_test", "task_id": "t1"},
-        {"op": "add_example", "file": "examples/x.jsonl", "example": {"a": 1}},
+        {"op": "add_example", "file": "skillci/examples/x.jsonl", "example": {"a": 1}},
         {"op": "delete_rule", "rule_id": "finish.report-success"},
         {"op": "delete_rule", "rule_id": "test.run-smallest-first"},
     )
@@ -128,16 +128,16 @@ def test_diff_parses_back_and_matches_the_declared_files() -> None:
     )
     d = diff_applied(a)
     ps = PatchSet(d)
-    assert [f.path for f in ps.added_files] == ["rules/a-b.yaml"]
-    assert [f.path for f in ps.removed_files] == ["rules/finish.yaml"]
-    assert [f.path for f in ps.modified_files] == ["evals/regression.yaml"]
+    assert [f.path for f in ps.added_files] == ["skillci/rules/a-b.yaml"]
+    assert [f.path for f in ps.removed_files] == ["skillci/rules/finish.yaml"]
+    assert [f.path for f in ps.modified_files] == ["skillci/evals/regression.yaml"]
     assert touched_by_diff(d) == set(a.changed_files) == set(a.declared_files)
 
 
 def test_diff_handles_a_missing_final_newline() -> None:
     pkg = bundled()
-    pkg = pkg.with_files({"examples/x.jsonl": b'{"a": 1}'})
-    a = run(pkg, {"op": "add_example", "file": "examples/x.jsonl", "example": {"b": 2}})
+    pkg = pkg.with_files({"skillci/examples/x.jsonl": b'{"a": 1}'})
+    a = run(pkg, {"op": "add_example", "file": "skillci/examples/x.jsonl", "example": {"b": 2}})
     d = diff_applied(a)
     assert "\\ No newline at end of file" in d
     ps = PatchSet(d)
@@ -159,7 +159,8 @@ def test_diff_missing_a_changed_file_is_an_internal_error() -> None:
         {"op": "add_regression_test", "task_id": "t"},
     )
     partial = render_diff(
-        a.before, a.before.with_files({"rules/a-b.yaml": a.after.files["rules/a-b.yaml"]})
+        a.before,
+        a.before.with_files({"skillci/rules/a-b.yaml": a.after.files["skillci/rules/a-b.yaml"]}),
     )
     with pytest.raises(InternalError, match="does not match its ops"):
         verify_diff(partial, a)

@@ -21,9 +21,9 @@ from tests.unit.patch.helpers import bundled, make_patch, rule, run, text
 def test_add_rule_creates_one_file_per_rule_with_candidate_status_and_provenance() -> None:
     pkg = bundled()
     a = run(pkg, {"op": "add_rule", "rule": rule("verify.rerun-after-edit", "rerun_the_test")})
-    assert a.changed_files == ["rules/verify-rerun-after-edit.yaml"]
+    assert a.changed_files == ["skillci/rules/verify-rerun-after-edit.yaml"]
     lr = a.after.rule("verify.rerun-after-edit")
-    assert lr is not None and lr.file == "rules/verify-rerun-after-edit.yaml"
+    assert lr is not None and lr.file == "skillci/rules/verify-rerun-after-edit.yaml"
     assert lr.rule.status is Lifecycle.candidate
     prov = lr.rule.provenance
     assert prov is not None
@@ -47,11 +47,14 @@ def test_add_rule_overrides_status_and_provenance_given_in_the_patch() -> None:
 
 def test_add_rule_into_a_named_list_file_keeps_the_other_rules_bytes() -> None:
     pkg = bundled()
-    old = text(pkg, "rules/recovery.yaml")
-    a = run(pkg, {"op": "add_rule", "file": "rules/recovery.yaml", "rule": rule("recovery.narrow")})
-    new = text(a.after, "rules/recovery.yaml")
+    old = text(pkg, "skillci/rules/recovery.yaml")
+    a = run(
+        pkg,
+        {"op": "add_rule", "file": "skillci/rules/recovery.yaml", "rule": rule("recovery.narrow")},
+    )
+    new = text(a.after, "skillci/rules/recovery.yaml")
     assert new.startswith(old)  # appended after the last item, nothing above changed
-    assert [lr.rule.id for lr in a.after.rules_in("rules/recovery.yaml")] == [
+    assert [lr.rule.id for lr in a.after.rules_in("skillci/rules/recovery.yaml")] == [
         "recovery.no-repeat-failing-call",
         "edit.minimal-change",
         "recovery.narrow",
@@ -63,21 +66,24 @@ def test_add_rule_into_a_named_list_file_keeps_the_other_rules_bytes() -> None:
     [
         (
             {"op": "add_rule", "rule": rule("test.run-smallest-first")},
-            "already exists in rules/testing.yaml",
+            "already exists in skillci/rules/testing.yaml",
         ),
         (
-            {"op": "add_rule", "file": "rules/testing.yaml", "rule": rule("a.b")},
+            {"op": "add_rule", "file": "skillci/rules/testing.yaml", "rule": rule("a.b")},
             "single rule mapping",
         ),
         (
-            {"op": "add_rule", "file": "rules/nope.yaml", "rule": rule("a.b")},
-            "unknown file rules/nope.yaml",
+            {"op": "add_rule", "file": "skillci/rules/nope.yaml", "rule": rule("a.b")},
+            "unknown file skillci/rules/nope.yaml",
         ),
         (
-            {"op": "add_rule", "file": "manifest.yaml", "rule": rule("a.b")},
-            "not a rules/*.yaml file",
+            {"op": "add_rule", "file": "skillci.yaml", "rule": rule("a.b")},
+            "not a skillci/rules/*.yaml file",
         ),
-        ({"op": "add_rule", "file": "rules/../manifest.yaml", "rule": rule("a.b")}, "unsafe path"),
+        (
+            {"op": "add_rule", "file": "skillci/rules/../skillci.yaml", "rule": rule("a.b")},
+            "unsafe path",
+        ),
     ],
 )
 def test_add_rule_preconditions(op: dict[str, object], message: str) -> None:
@@ -86,8 +92,8 @@ def test_add_rule_preconditions(op: dict[str, object], message: str) -> None:
 
 
 def test_add_rule_default_file_taken_names_the_file() -> None:
-    pkg = bundled().with_files({"rules/a-b.yaml": b"schema_version: 1\nrules: []\n"})
-    with pytest.raises(PatchError, match=r"rules/a-b.yaml already exists"):
+    pkg = bundled().with_files({"skillci/rules/a-b.yaml": b"schema_version: 1\nrules: []\n"})
+    with pytest.raises(PatchError, match=r"skillci/rules/a-b.yaml already exists"):
         run(pkg, {"op": "add_rule", "rule": rule("a.b")})
 
 
@@ -105,17 +111,17 @@ def test_error_names_the_op_index() -> None:
 
 def test_replace_rule_in_a_list_file_keeps_neighbours_and_comments() -> None:
     pkg = bundled()
-    src = "# top comment\n" + text(pkg, "rules/recovery.yaml").replace(
+    src = "# top comment\n" + text(pkg, "skillci/rules/recovery.yaml").replace(
         "  - id: edit.minimal-change", "  # about minimal change\n  - id: edit.minimal-change"
     )
-    pkg = pkg.with_files({"rules/recovery.yaml": src.encode()})
+    pkg = pkg.with_files({"skillci/rules/recovery.yaml": src.encode()})
     new_rule = rule(
         "recovery.no-repeat-failing-call", "stop", "change_one_input", scope={"tools": ["run"]}
     )
     a = run(
         pkg, {"op": "replace_rule", "rule_id": "recovery.no-repeat-failing-call", "rule": new_rule}
     )
-    out = text(a.after, "rules/recovery.yaml")
+    out = text(a.after, "skillci/rules/recovery.yaml")
     tail = src[src.index("  # about minimal change") :]
     assert out.startswith(
         "# top comment\nschema_version: 1\nrules:\n  - id: recovery.no-repeat-failing-call\n"
@@ -135,7 +141,7 @@ def test_replace_rule_in_a_single_file_keeps_the_leading_comment() -> None:
             "rule": rule("repo-debug.first-localize", "read_the_log_first"),
         },
     )
-    out = text(a.after, "rules/localize.yaml")
+    out = text(a.after, "skillci/rules/localize.yaml")
     assert out.startswith(
         "# Localize before anything else: weak students scan the whole repository first.\n"
     )
@@ -179,21 +185,21 @@ def test_replace_rule_rename_onto_existing_id_is_refused() -> None:
 
 def test_delete_only_rule_removes_its_file() -> None:
     a = run(bundled(), {"op": "delete_rule", "rule_id": "finish.report-success"})
-    assert "rules/finish.yaml" not in a.after.files
-    assert a.changed_files == ["rules/finish.yaml"]
+    assert "skillci/rules/finish.yaml" not in a.after.files
+    assert a.changed_files == ["skillci/rules/finish.yaml"]
 
 
 @pytest.mark.parametrize("victim", ["recovery.no-repeat-failing-call", "edit.minimal-change"])
 def test_delete_from_list_file_keeps_the_other_rule_text(victim: str) -> None:
     pkg = bundled()
     a = run(pkg, {"op": "delete_rule", "rule_id": victim})
-    out = text(a.after, "rules/recovery.yaml")
+    out = text(a.after, "skillci/rules/recovery.yaml")
     other = (
         "edit.minimal-change"
         if victim != "edit.minimal-change"
         else "recovery.no-repeat-failing-call"
     )
-    src = text(pkg, "rules/recovery.yaml")
+    src = text(pkg, "skillci/rules/recovery.yaml")
     start = src.index(f"  - id: {other}")
     end = (
         src.index("  - id: ", start + 1)
@@ -201,7 +207,7 @@ def test_delete_from_list_file_keeps_the_other_rule_text(victim: str) -> None:
         else len(src)
     )
     assert src[start:end].rstrip("\n") in out
-    assert [lr.rule.id for lr in a.after.rules_in("rules/recovery.yaml")] == [other]
+    assert [lr.rule.id for lr in a.after.rules_in("skillci/rules/recovery.yaml")] == [other]
 
 
 def test_delete_referenced_rule_is_refused() -> None:
@@ -239,7 +245,7 @@ def test_split_carries_source_provenance_and_names_the_source() -> None:
         },
         supporting_runs=["run-new"],
     )
-    ids = [lr.rule.id for lr in a.after.rules_in("rules/recovery.yaml")]
+    ids = [lr.rule.id for lr in a.after.rules_in("skillci/rules/recovery.yaml")]
     assert ids == ["recovery.no-repeat-failing-call", "edit.one-function", "edit.no-tests"]
     for rid in ("edit.one-function", "edit.no-tests"):
         lr = a.after.rule(rid)
@@ -265,7 +271,7 @@ def test_split_of_a_single_rule_file_becomes_a_list_file() -> None:
             "into": [rule("finish.report-success", "rerun"), rule("finish.check-diff", "git_diff")],
         },
     )
-    data = yaml.safe_load(text(a.after, "rules/finish.yaml"))
+    data = yaml.safe_load(text(a.after, "skillci/rules/finish.yaml"))
     assert [r["id"] for r in data["rules"]] == ["finish.report-success", "finish.check-diff"]
     assert a.new_rule_ids == ["finish.check-diff"]
 
@@ -330,14 +336,14 @@ def test_merge_with_target_scope_unions_provenance() -> None:
         and a.after.rule("test.run-smallest-first") is None
     )
     lr = a.after.rule("test.verify")
-    assert lr is not None and lr.file == "rules/finish.yaml"  # the first source's place
-    assert "rules/testing.yaml" not in a.after.files
+    assert lr is not None and lr.file == "skillci/rules/finish.yaml"  # the first source's place
+    assert "skillci/rules/testing.yaml" not in a.after.files
     assert lr.rule.scope.workflow == "unit-test-failure"
     prov = lr.rule.provenance
     assert prov is not None and prov.supporting_runs == ["run-1", "run-2"]
     assert prov.model_extra is not None
     assert prov.model_extra["sources"] == ["finish.report-success", "test.run-smallest-first"]
-    assert a.declared_files == {"rules/finish.yaml", "rules/testing.yaml"}
+    assert a.declared_files == {"skillci/rules/finish.yaml", "skillci/rules/testing.yaml"}
 
 
 def test_merge_within_one_file_same_scope() -> None:
@@ -346,7 +352,7 @@ def test_merge_within_one_file_same_scope() -> None:
         pkg,
         {
             "op": "add_rule",
-            "file": "rules/recovery.yaml",
+            "file": "skillci/rules/recovery.yaml",
             "rule": rule("edit.keep-small", scope={"workflow": "unit-test-failure"}),
         },
     )
@@ -358,7 +364,7 @@ def test_merge_within_one_file_same_scope() -> None:
             "into": rule("edit.minimal-change", "edit_one_function_minimally"),
         },
     )
-    ids = [lr.rule.id for lr in m.after.rules_in("rules/recovery.yaml")]
+    ids = [lr.rule.id for lr in m.after.rules_in("skillci/rules/recovery.yaml")]
     assert ids == ["recovery.no-repeat-failing-call", "edit.minimal-change"]
     lr = m.after.rule("edit.minimal-change")
     assert lr is not None and lr.rule.scope.workflow == "unit-test-failure"
@@ -393,13 +399,13 @@ def test_move_rule_out_of_bootstrap_lowers_bootstrap_tokens() -> None:
         {
             "op": "change_loading_scope",
             "rule_id": "finish.report-success",
-            "to": "workflows/unit-test-failure.md",
+            "to": "skillci/workflows/unit-test-failure.md",
         },
     )
     lr = a.after.rule("finish.report-success")
     assert lr is not None and lr.rule.scope.workflow == "unit-test-failure"
     before, after = render(pkg), render(a.after)
-    wf = "workflows/unit-test-failure.md"
+    wf = "skillci/workflows/unit-test-failure.md"
     assert after.bootstrap_tokens < before.bootstrap_tokens
     moved_out = before.bootstrap_tokens - after.bootstrap_tokens
     grew = after.file(wf).tokens - before.file(wf).tokens  # type: ignore[union-attr]
@@ -426,26 +432,37 @@ def test_move_rule_into_bootstrap_raises_bootstrap_tokens() -> None:
     [
         ({"rule_id": "finish.report-success", "to": "SKILL.md"}, "already loads from SKILL.md"),
         (
-            {"rule_id": "finish.report-success", "to": "tools/run-tests.md"},
-            "can load from SKILL.md or a workflows",
+            {"rule_id": "finish.report-success", "to": "skillci/tools/run-tests.md"},
+            "can load from SKILL.md or a skillci/workflows",
         ),
         (
-            {"rule_id": "finish.report-success", "to": "workflows/nope.md"},
-            "unknown file workflows/nope.md",
+            {"rule_id": "finish.report-success", "to": "skillci/workflows/nope.md"},
+            "unknown file skillci/workflows/nope.md",
         ),
         (
-            {"section": "Nope", "from": "SKILL.md", "to": "workflows/ci-failure.md"},
+            {"section": "Nope", "from": "SKILL.md", "to": "skillci/workflows/ci-failure.md"},
             "no section titled 'Nope'",
         ),
         (
-            {"section": "Repo debugger", "from": "SKILL.md", "to": "workflows/ci-failure.md"},
+            {
+                "section": "Repo debugger",
+                "from": "SKILL.md",
+                "to": "skillci/workflows/ci-failure.md",
+            },
             "level-1 section",
         ),
         (
-            {"section": "X", "from": "workflows/ci-failure.md", "to": "tools/run-tests.md"},
+            {
+                "section": "X",
+                "from": "skillci/workflows/ci-failure.md",
+                "to": "skillci/tools/run-tests.md",
+            },
             "between SKILL.md and",
         ),
-        ({"section": "X", "from": "rules/finish.yaml", "to": "SKILL.md"}, "neither SKILL.md nor"),
+        (
+            {"section": "X", "from": "skillci/rules/finish.yaml", "to": "SKILL.md"},
+            "neither SKILL.md nor",
+        ),
     ],
 )
 def test_change_loading_scope_preconditions(op: dict[str, object], message: str) -> None:
@@ -469,13 +486,13 @@ def test_move_section_from_bootstrap_to_recovery_file() -> None:
             "op": "change_loading_scope",
             "section": "Timeouts",
             "from": "SKILL.md",
-            "to": "recovery/command-timeout.md",
+            "to": "skillci/recovery/command-timeout.md",
         },
     )
     assert "## Timeouts" not in text(a.after, SKILL_MD)
     assert text(a.after, SKILL_MD).startswith(text(pkg, SKILL_MD)[:200])  # frontmatter untouched
     assert a.after.frontmatter == pkg.frontmatter
-    assert text(a.after, "recovery/command-timeout.md").endswith(
+    assert text(a.after, "skillci/recovery/command-timeout.md").endswith(
         "\n\n## Timeouts\n\nIf a command times out, run one test id with -x.\n"
     )
     lim = check_limits(a)
@@ -486,7 +503,7 @@ def test_move_section_from_bootstrap_to_recovery_file() -> None:
         {
             "op": "change_loading_scope",
             "section": "Timeouts",
-            "from": "recovery/command-timeout.md",
+            "from": "skillci/recovery/command-timeout.md",
             "to": "SKILL.md",
         },
     )
@@ -503,7 +520,7 @@ def test_section_in_a_code_fence_is_not_a_heading() -> None:
                 "op": "change_loading_scope",
                 "section": "Timeouts",
                 "from": "SKILL.md",
-                "to": "tools/run-tests.md",
+                "to": "skillci/tools/run-tests.md",
             },
         )
 
@@ -521,47 +538,61 @@ def test_change_loading_scope_shape_is_validated() -> None:
 def test_add_example_appends_one_json_line() -> None:
     pkg = bundled()
     ex = {"task": "off-by-one", "steps": ["read_file ci.log"], "outcome": "passed"}
-    a = run(pkg, {"op": "add_example", "file": "examples/boundary-condition.jsonl", "example": ex})
-    lines = text(a.after, "examples/boundary-condition.jsonl").splitlines()
-    assert lines[0] == text(pkg, "examples/boundary-condition.jsonl").rstrip("\n")
+    a = run(
+        pkg,
+        {"op": "add_example", "file": "skillci/examples/boundary-condition.jsonl", "example": ex},
+    )
+    lines = text(a.after, "skillci/examples/boundary-condition.jsonl").splitlines()
+    assert lines[0] == text(pkg, "skillci/examples/boundary-condition.jsonl").rstrip("\n")
     assert json.loads(lines[1]) == ex
     with pytest.raises(PatchError, match="already holds this example"):
         run(
             a.after,
-            {"op": "add_example", "file": "examples/boundary-condition.jsonl", "example": ex},
+            {
+                "op": "add_example",
+                "file": "skillci/examples/boundary-condition.jsonl",
+                "example": ex,
+            },
         )
 
 
 def test_add_example_creates_a_file_and_refuses_other_dirs() -> None:
-    a = run(bundled(), {"op": "add_example", "file": "examples/new.jsonl", "example": {"a": 1}})
-    assert text(a.after, "examples/new.jsonl") == '{"a": 1}\n'
-    with pytest.raises(PatchError, match=r"not an examples/\*.jsonl file"):
-        run(bundled(), {"op": "add_example", "file": "rules/x.jsonl", "example": {"a": 1}})
+    a = run(
+        bundled(), {"op": "add_example", "file": "skillci/examples/new.jsonl", "example": {"a": 1}}
+    )
+    assert text(a.after, "skillci/examples/new.jsonl") == '{"a": 1}\n'
+    with pytest.raises(PatchError, match=r"not a skillci/examples/\*.jsonl file"):
+        run(bundled(), {"op": "add_example", "file": "skillci/rules/x.jsonl", "example": {"a": 1}})
 
 
 def test_add_regression_test_turns_flow_list_into_block_list() -> None:
-    pkg = bundled().with_files({"evals/regression.yaml": b"schema_version: 1\ntasks: []\n"})
+    pkg = bundled().with_files({"skillci/evals/regression.yaml": b"schema_version: 1\ntasks: []\n"})
     a = run(pkg, {"op": "add_regression_test", "task_id": "cache-expiry"})
-    assert text(a.after, "evals/regression.yaml") == "schema_version: 1\ntasks:\n  - cache-expiry\n"
+    assert (
+        text(a.after, "skillci/evals/regression.yaml")
+        == "schema_version: 1\ntasks:\n  - cache-expiry\n"
+    )
     b = run(a.after, {"op": "add_regression_test", "task_id": "off by: one"})
-    assert text(b.after, "evals/regression.yaml") == (
+    assert text(b.after, "skillci/evals/regression.yaml") == (
         "schema_version: 1\ntasks:\n  - cache-expiry\n  - 'off by: one'\n"
     )
     assert b.after.eval_list("regression").tasks == ["cache-expiry", "off by: one"]
-    with pytest.raises(PatchError, match=r"'cache-expiry' is already in evals/regression.yaml"):
+    with pytest.raises(
+        PatchError, match=r"'cache-expiry' is already in skillci/evals/regression.yaml"
+    ):
         run(b.after, {"op": "add_regression_test", "task_id": "cache-expiry"})
 
 
 def test_add_regression_test_keeps_comments_and_creates_missing_file() -> None:
     pkg = bundled().with_files(
-        {"evals/regression.yaml": b"# kept\nschema_version: 1\ntasks:\n- a  # first\n"}
+        {"skillci/evals/regression.yaml": b"# kept\nschema_version: 1\ntasks:\n- a  # first\n"}
     )
     a = run(pkg, {"op": "add_regression_test", "task_id": "b"})
     assert (
-        text(a.after, "evals/regression.yaml")
+        text(a.after, "skillci/evals/regression.yaml")
         == "# kept\nschema_version: 1\ntasks:\n- a  # first\n- b\n"
     )
-    gone = bundled().with_files({"evals/regression.yaml": None})
+    gone = bundled().with_files({"skillci/evals/regression.yaml": None})
     c = run(gone, {"op": "add_regression_test", "task_id": "b"})
     assert c.after.eval_list("regression").tasks == ["b"]
 

@@ -105,7 +105,9 @@ def ops(draw: st.DrawFn) -> dict[str, Any]:
         return {
             "op": kind,
             "rule": draw(rules()),
-            "file": draw(st.sampled_from([None, "rules/recovery.yaml", "rules/testing.yaml"])),
+            "file": draw(
+                st.sampled_from([None, "skillci/rules/recovery.yaml", "skillci/rules/testing.yaml"])
+            ),
         }
     if kind == "replace_rule":
         return {"op": kind, "rule_id": draw(any_id), "rule": draw(rules())}
@@ -126,9 +128,9 @@ def ops(draw: st.DrawFn) -> dict[str, Any]:
             st.sampled_from(
                 [
                     "SKILL.md",
-                    "workflows/unit-test-failure.md",
-                    "workflows/ci-failure.md",
-                    "tools/run-tests.md",
+                    "skillci/workflows/unit-test-failure.md",
+                    "skillci/workflows/ci-failure.md",
+                    "skillci/tools/run-tests.md",
                 ]
             )
         )
@@ -137,7 +139,9 @@ def ops(draw: st.DrawFn) -> dict[str, Any]:
         return {
             "op": kind,
             "file": draw(
-                st.sampled_from(["examples/boundary-condition.jsonl", "examples/new.jsonl"])
+                st.sampled_from(
+                    ["skillci/examples/boundary-condition.jsonl", "skillci/examples/new.jsonl"]
+                )
             ),
             "example": {"steps": draw(st.lists(step, max_size=3))},
         }
@@ -176,7 +180,7 @@ def _rule_ids(files: dict[str, bytes]) -> set[str]:
     """Rule ids, parsed straight from YAML (independently of SkillPackage.rules)."""
     out: set[str] = set()
     for rel, data in files.items():
-        if rel.startswith("rules/") and rel.endswith(".yaml"):
+        if rel.startswith("skillci/rules/") and rel.endswith(".yaml"):
             doc = yaml.safe_load(data)
             for r in doc.get("rules", [doc]) if isinstance(doc, dict) else []:
                 out.add(r["id"])

@@ -43,7 +43,7 @@ def _ids(text: str) -> list[str]:
 
 
 def test_replace_middle_item_keeps_everything_else_byte_exact() -> None:
-    f = RuleFileText.parse("rules/r.yaml", LIST_FILE)
+    f = RuleFileText.parse("skillci/rules/r.yaml", LIST_FILE)
     out = f.replace(1, [_rule("a.two", "new")])
     assert out is not None
     head = LIST_FILE[: LIST_FILE.index("# the second rule")]
@@ -57,7 +57,7 @@ def test_replace_middle_item_keeps_everything_else_byte_exact() -> None:
 
 
 def test_delete_first_and_last_items() -> None:
-    f = RuleFileText.parse("rules/r.yaml", LIST_FILE)
+    f = RuleFileText.parse("skillci/rules/r.yaml", LIST_FILE)
     first = f.replace(0, [])
     assert first is not None and "# the first rule" not in first and "a block" not in first
     assert _ids(first) == ["a.two", "a.three"]
@@ -67,7 +67,7 @@ def test_delete_first_and_last_items() -> None:
 
 
 def test_split_inserts_items_at_the_same_place_with_the_files_indentation() -> None:
-    f = RuleFileText.parse("rules/r.yaml", LIST_FILE)
+    f = RuleFileText.parse("skillci/rules/r.yaml", LIST_FILE)
     out = f.replace(1, [_rule("a.two-a"), _rule("a.two-b")])
     assert out is not None
     assert _ids(out) == ["a.one", "a.two-a", "a.two-b", "a.three"]
@@ -75,14 +75,14 @@ def test_split_inserts_items_at_the_same_place_with_the_files_indentation() -> N
 
 
 def test_append_after_last_item_before_other_keys() -> None:
-    out = RuleFileText.parse("rules/r.yaml", LIST_FILE).append([_rule("a.four")])
+    out = RuleFileText.parse("skillci/rules/r.yaml", LIST_FILE).append([_rule("a.four")])
     assert _ids(out) == ["a.one", "a.two", "a.three", "a.four"]
     assert out.startswith(LIST_FILE[: LIST_FILE.index("other_key")].rstrip("\n"))
 
 
 def test_crlf_files_stay_crlf() -> None:
     crlf = "schema_version: 1\r\nrules:\r\n  - id: a.one\r\n    instruction: {steps: [x]}\r\n"
-    out = RuleFileText.parse("rules/r.yaml", crlf).append([_rule("a.two")])
+    out = RuleFileText.parse("skillci/rules/r.yaml", crlf).append([_rule("a.two")])
     assert "\n" not in out.replace("\r\n", "")
     assert _ids(out) == ["a.one", "a.two"]
 
@@ -90,15 +90,18 @@ def test_crlf_files_stay_crlf() -> None:
 def test_removing_last_rule_of_a_file_with_other_keys_is_refused() -> None:
     text = "rules:\n  - id: a.one\n    instruction: {steps: [x]}\nowner: me\n"
     with pytest.raises(PatchError, match="other keys"):
-        RuleFileText.parse("rules/r.yaml", text).replace(0, [])
+        RuleFileText.parse("skillci/rules/r.yaml", text).replace(0, [])
     assert (
-        RuleFileText.parse("rules/r.yaml", text.replace("owner: me\n", "")).replace(0, []) is None
+        RuleFileText.parse("skillci/rules/r.yaml", text.replace("owner: me\n", "")).replace(0, [])
+        is None
     )
 
 
 def test_flow_style_rules_list_is_refused() -> None:
     with pytest.raises(PatchError, match="not a block list"):
-        RuleFileText.parse("rules/r.yaml", "rules: [{id: a.b, instruction: {steps: [x]}}]\n")
+        RuleFileText.parse(
+            "skillci/rules/r.yaml", "rules: [{id: a.b, instruction: {steps: [x]}}]\n"
+        )
 
 
 def test_dump_rule_is_canonical_and_minimal() -> None:
@@ -111,6 +114,6 @@ def test_dump_rule_is_canonical_and_minimal() -> None:
 
 def test_verify_catches_a_wrong_edit() -> None:
     with pytest.raises(InternalError, match="did not produce the intended rules"):
-        verify("rules/r.yaml", "id: a.b\ninstruction: {steps: [x]}\n", [_rule("a.c")])
+        verify("skillci/rules/r.yaml", "id: a.b\ninstruction: {steps: [x]}\n", [_rule("a.c")])
     with pytest.raises(InternalError, match="removed the file"):
-        verify("rules/r.yaml", None, [_rule("a.c")])
+        verify("skillci/rules/r.yaml", None, [_rule("a.c")])

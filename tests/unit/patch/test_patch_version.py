@@ -74,7 +74,7 @@ def replace_steps(rid: str, *steps: str) -> dict[str, Any]:
                 {
                     "op": "change_loading_scope",
                     "rule_id": "finish.report-success",
-                    "to": "workflows/ci-failure.md",
+                    "to": "skillci/workflows/ci-failure.md",
                 }
             ],
             ("minor", "0.8.0"),
@@ -85,7 +85,7 @@ def replace_steps(rid: str, *steps: str) -> dict[str, Any]:
                 {
                     "op": "change_loading_scope",
                     "rule_id": "finish.report-success",
-                    "to": "workflows/ci-failure.md",
+                    "to": "skillci/workflows/ci-failure.md",
                 }
             ],
             ("major", "2.0.0"),
@@ -128,7 +128,7 @@ def replace_steps(rid: str, *steps: str) -> dict[str, Any]:
         # examples and regression tests -> patch
         (
             "1.2.3",
-            [{"op": "add_example", "file": "examples/x.jsonl", "example": {"a": 1}}],
+            [{"op": "add_example", "file": "skillci/examples/x.jsonl", "example": {"a": 1}}],
             ("patch", "1.2.4"),
         ),
         ("1.2.3", [{"op": "add_regression_test", "task_id": "t"}], ("patch", "1.2.4")),

@@ -31,7 +31,7 @@ MODULES = [
     "skillci.runners.trialdir",
     "skillci.runners.outcome",
     "skillci.runners.scheduler",
-    "skillci.runners.evalrun",
+    "skillci.flows.evalrun",
 ]
 
 
@@ -55,7 +55,7 @@ def test_importing_the_cli_path_does_not_import_litellm() -> None:
     import sys
 
     code = (
-        "import sys, skillci.cli.eval, skillci.runners.evalrun, skillci.runners.local, "
+        "import sys, skillci.cli.eval, skillci.flows.evalrun, skillci.runners.local, "
         "skillci.providers.client; print('litellm' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

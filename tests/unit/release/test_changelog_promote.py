@@ -41,7 +41,7 @@ def test_mark_rolled_back_is_idempotent_and_targets_one_version() -> None:
 
 def test_promote_candidates_stamps_the_gate(repo_debugger: Path) -> None:
     pkg = SkillPackage.from_dir(repo_debugger)
-    rel = "rules/recovery.yaml"  # two rules in one file: the other keeps its bytes
+    rel = "skillci/rules/recovery.yaml"  # two rules in one file: the other keeps its bytes
     text = pkg.text(rel).replace("status: active", "status: candidate", 1)
     pkg = pkg.with_files({rel: text.encode()})
     changes, ids = promote_candidates(pkg, "gate-abc")

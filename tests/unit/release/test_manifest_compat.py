@@ -14,7 +14,7 @@ from skillci.skill.package import SkillPackage
 
 
 def _manifest(repo_debugger: Path) -> str:
-    return (repo_debugger / "manifest.yaml").read_text()
+    return (repo_debugger / "skillci.yaml").read_text()
 
 
 def test_set_version_keeps_every_other_byte(repo_debugger: Path) -> None:

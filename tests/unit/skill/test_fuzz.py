@@ -12,11 +12,11 @@ from tests.unit.skill.helpers import bundled
 
 BASE = bundled()
 TARGETS = [
-    "manifest.yaml",
-    "rules/finish.yaml",
-    "rules/recovery.yaml",
+    "skillci.yaml",
+    "skillci/rules/finish.yaml",
+    "skillci/rules/recovery.yaml",
     "SKILL.md",
-    "evals/smoke.yaml",
+    "skillci/evals/smoke.yaml",
 ]
 
 

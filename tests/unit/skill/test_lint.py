@@ -24,24 +24,30 @@ def test_bundled_skill_is_clean() -> None:
 
 def test_schema_error_with_yaml_line() -> None:
     pkg = edit(
-        bundled(), "rules/testing.yaml", "  workflow: unit-test-failure", "  workflow: [1, 2]"
+        bundled(),
+        "skillci/rules/testing.yaml",
+        "  workflow: unit-test-failure",
+        "  workflow: [1, 2]",
     )
     found = codes(pkg)["SK001"]
-    assert ("rules/testing.yaml", line_of(pkg, "rules/testing.yaml", "workflow: [1, 2]")) in found
+    assert (
+        "skillci/rules/testing.yaml",
+        line_of(pkg, "skillci/rules/testing.yaml", "workflow: [1, 2]"),
+    ) in found
 
 
 def test_manifest_schema_error_line() -> None:
-    pkg = edit(bundled(), "manifest.yaml", "  context_window: 32768", "  context_window: -5")
+    pkg = edit(bundled(), "skillci.yaml", "  context_window: 32768", "  context_window: -5")
     assert codes(pkg)["SK001"] == [
-        ("manifest.yaml", line_of(pkg, "manifest.yaml", "context_window: -5"))
+        ("skillci.yaml", line_of(pkg, "skillci.yaml", "context_window: -5"))
     ]
 
 
 def test_invalid_yaml_syntax_line() -> None:
-    pkg = edit(bundled(), "rules/finish.yaml", "status: active", "status: [active")
+    pkg = edit(bundled(), "skillci/rules/finish.yaml", "status: active", "status: [active")
     (f,) = [f for f in lint(pkg).findings if f.code == "SK001"]
-    assert f.file.endswith("/rules/finish.yaml") and f.line >= line_of(
-        pkg, "rules/finish.yaml", "[active"
+    assert f.file.endswith("/skillci/rules/finish.yaml") and f.line >= line_of(
+        pkg, "skillci/rules/finish.yaml", "[active"
     )
 
 
@@ -58,9 +64,9 @@ def test_invalid_yaml_syntax_line() -> None:
         ("必要时使用工具", "SKILL.md"),
         ("确保结果正确", "SKILL.md"),
         ("根据情况灵活处理", "SKILL.md"),
-        ("carefully_analyze_the_log", "rules/finish.yaml"),
-        ("确保结果正确", "rules/finish.yaml"),
-        ("carefully analyze the log", "workflows/ci-failure.md"),
+        ("carefully_analyze_the_log", "skillci/rules/finish.yaml"),
+        ("确保结果正确", "skillci/rules/finish.yaml"),
+        ("carefully analyze the log", "skillci/workflows/ci-failure.md"),
     ],
 )
 def test_vague_phrases(phrase: str, where: str) -> None:
@@ -68,7 +74,7 @@ def test_vague_phrases(phrase: str, where: str) -> None:
     if where == "SKILL.md":
         pkg = edit(pkg, where, "Work in this order", f"Work in this order ({phrase})")
         needle = phrase
-    elif where.startswith("rules/"):
+    elif where.startswith("skillci/rules/"):
         pkg = edit(
             pkg,
             where,
@@ -83,64 +89,73 @@ def test_vague_phrases(phrase: str, where: str) -> None:
 
 
 def test_budget_bootstrap_total_and_per_workflow() -> None:
-    pkg = edit(bundled(), "manifest.yaml", "  bootstrap: 1800", "  bootstrap: 100")
-    pkg = edit(pkg, "manifest.yaml", "  per_workflow: 1200", "  per_workflow: 50")
-    pkg = edit(pkg, "manifest.yaml", "  max_total: 4200", "  max_total: 500")
+    pkg = edit(bundled(), "skillci.yaml", "  bootstrap: 1800", "  bootstrap: 100")
+    pkg = edit(pkg, "skillci.yaml", "  per_workflow: 1200", "  per_workflow: 50")
+    pkg = edit(pkg, "skillci.yaml", "  max_total: 4200", "  max_total: 500")
     c = codes(pkg)
     assert c["SK020"] == [("SKILL.md", 1)]
-    assert ("workflows/unit-test-failure.md", 1) in c["SK021"]
-    assert c["SK022"] == [("manifest.yaml", 1)]
+    assert ("skillci/workflows/unit-test-failure.md", 1) in c["SK021"]
+    assert c["SK022"] == [("skillci.yaml", 1)]
     msg = next(f.message for f in lint(pkg).findings if f.code == "SK020")
     assert "over token_budget.bootstrap 100 by" in msg
 
 
 def test_duplicate_rule_id() -> None:
     pkg = edit(
-        bundled(), "rules/finish.yaml", "id: finish.report-success", "id: test.run-smallest-first"
+        bundled(),
+        "skillci/rules/finish.yaml",
+        "id: finish.report-success",
+        "id: test.run-smallest-first",
     )
     assert codes(pkg)["SK030"] == [
-        ("rules/testing.yaml", line_of(pkg, "rules/testing.yaml", "id: test."))
+        ("skillci/rules/testing.yaml", line_of(pkg, "skillci/rules/testing.yaml", "id: test."))
     ]
     msg = next(f.message for f in lint(pkg).findings if f.code == "SK030")
-    assert "first defined in rules/finish.yaml:2" in msg
+    assert "first defined in skillci/rules/finish.yaml:2" in msg
 
 
 def test_conflict_step_is_active_anti_pattern() -> None:
     pkg = edit(
         bundled(),
-        "rules/finish.yaml",
+        "skillci/rules/finish.yaml",
         "    - rerun_the_failing_test_after_every_edit",
         "    - run_full_suite_before_local_reproduction",
     )
     assert codes(pkg)["SK031"] == [
         (
-            "rules/finish.yaml",
-            line_of(pkg, "rules/finish.yaml", "run_full_suite_before_local_reproduction"),
+            "skillci/rules/finish.yaml",
+            line_of(pkg, "skillci/rules/finish.yaml", "run_full_suite_before_local_reproduction"),
         )
     ]
 
 
 def test_tool_not_required() -> None:
-    pkg = edit(bundled(), "rules/finish.yaml", "  tools: [run]", "  tools: [run, browser]")
+    pkg = edit(bundled(), "skillci/rules/finish.yaml", "  tools: [run]", "  tools: [run, browser]")
     assert codes(pkg)["SK032"] == [
-        ("rules/finish.yaml", line_of(pkg, "rules/finish.yaml", "browser"))
+        ("skillci/rules/finish.yaml", line_of(pkg, "skillci/rules/finish.yaml", "browser"))
     ]
 
 
 def test_rule_without_provenance() -> None:
     pkg = bundled()
-    text = pkg.files["rules/security.yaml"].decode()
+    text = pkg.files["skillci/rules/security.yaml"].decode()
     text = text[: text.index("provenance:")]
-    pkg = pkg.with_files({"rules/security.yaml": text.encode()})
+    pkg = pkg.with_files({"skillci/rules/security.yaml": text.encode()})
     assert codes(pkg)["SK033"] == [
-        ("rules/security.yaml", line_of(pkg, "rules/security.yaml", "id: security."))
+        (
+            "skillci/rules/security.yaml",
+            line_of(pkg, "skillci/rules/security.yaml", "id: security."),
+        )
     ]
 
 
 def test_retired_rule_still_referenced() -> None:
-    pkg = edit(bundled(), "rules/security.yaml", "status: active", "status: retired")
+    pkg = edit(bundled(), "skillci/rules/security.yaml", "status: active", "status: retired")
     pkg = edit(
-        pkg, "rules/finish.yaml", "trigger:", "references: [security.untrusted-content]\ntrigger:"
+        pkg,
+        "skillci/rules/finish.yaml",
+        "trigger:",
+        "references: [security.untrusted-content]\ntrigger:",
     )
     pkg = edit(
         pkg,
@@ -149,16 +164,22 @@ def test_retired_rule_still_referenced() -> None:
         "Follow the rules below, security.untrusted-content first.",
     )
     c = codes(pkg)["SK034"]
-    assert ("rules/finish.yaml", line_of(pkg, "rules/finish.yaml", "references:")) in c
+    assert (
+        "skillci/rules/finish.yaml",
+        line_of(pkg, "skillci/rules/finish.yaml", "references:"),
+    ) in c
     assert ("SKILL.md", line_of(pkg, "SKILL.md", "security.untrusted-content first")) in c
 
 
 def test_unknown_workflow_scope() -> None:
     pkg = edit(
-        bundled(), "rules/testing.yaml", "workflow: unit-test-failure", "workflow: no-such-flow"
+        bundled(),
+        "skillci/rules/testing.yaml",
+        "workflow: unit-test-failure",
+        "workflow: no-such-flow",
     )
     assert codes(pkg)["SK035"] == [
-        ("rules/testing.yaml", line_of(pkg, "rules/testing.yaml", "no-such-flow"))
+        ("skillci/rules/testing.yaml", line_of(pkg, "skillci/rules/testing.yaml", "no-such-flow"))
     ]
 
 
@@ -185,19 +206,34 @@ def test_every_documented_code_is_exercised_here() -> None:
 def test_missing_files_and_name_mismatch() -> None:
     pkg = bundled()
     assert codes(pkg.with_files({"SKILL.md": None}))["SK002"] == [("SKILL.md", 1)]
-    pkg2 = edit(pkg, "manifest.yaml", "name: repo-debugger", "name: other-name")
+    pkg2 = edit(pkg, "skillci.yaml", "name: repo-debugger", "name: other-name")
     assert codes(pkg2)["SK003"] == [("SKILL.md", 2)]
 
 
 def test_on_demand_guidance_and_examples_warn() -> None:
     pkg = bundled().with_files(
-        {"tools/new.md": b"# New tool\n\nUse it.\n", "examples/bad.jsonl": b'{"ok": 1}\nnot json\n'}
+        {
+            "skillci/tools/new.md": b"# New tool\n\nUse it.\n",
+            "skillci/examples/bad.jsonl": b'{"ok": 1}\nnot json\n',
+        }
     )
     report = lint(pkg)
     assert {
         (f.code, f.severity, f.file.removeprefix(pkg.root + "/"), f.line) for f in report.findings
     } == {
-        ("SK040", "warning", "tools/new.md", 1),
-        ("SK041", "warning", "examples/bad.jsonl", 2),
+        ("SK040", "warning", "skillci/tools/new.md", 1),
+        ("SK041", "warning", "skillci/examples/bad.jsonl", 2),
     }
     assert report.errors == 0
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [("/etc/passwd", "outside"), ("../x/SKILL.md", "outside"), ("NOPE.md", "not a file")],
+)
+def test_entry_points_stay_inside_the_package(value: str, problem: str) -> None:
+    pkg = edit(bundled(), "skillci.yaml", "default: SKILL.md", f"default: {value}")
+    line = line_of(pkg, "skillci.yaml", value)
+    assert codes(pkg)["SK004"] == [("skillci.yaml", line)]
+    (f,) = [f for f in lint(pkg).findings if f.code == "SK004"]
+    assert problem in f.message

@@ -35,7 +35,7 @@ def test_parsed_views() -> None:
     assert len(ids) == len(set(ids)) >= 5
     assert all(lr.rule.status is Lifecycle.active for lr in pkg.rules)
     lr = pkg.rule("edit.minimal-change")
-    assert lr is not None and lr.file == "rules/recovery.yaml" and lr.index == 1
+    assert lr is not None and lr.file == "skillci/rules/recovery.yaml" and lr.index == 1
     assert (
         pkg.files[lr.file]
         .decode()
@@ -47,9 +47,17 @@ def test_parsed_views() -> None:
 
 def test_with_files_is_pure() -> None:
     pkg = bundled()
-    new = pkg.with_files({"workflows/extra.md": b"# extra\n", "tools/search-code.md": None})
-    assert "workflows/extra.md" in new.files and "tools/search-code.md" not in new.files
-    assert "tools/search-code.md" in pkg.files and "workflows/extra.md" not in pkg.files
+    new = pkg.with_files(
+        {"skillci/workflows/extra.md": b"# extra\n", "skillci/tools/search-code.md": None}
+    )
+    assert (
+        "skillci/workflows/extra.md" in new.files
+        and "skillci/tools/search-code.md" not in new.files
+    )
+    assert (
+        "skillci/tools/search-code.md" in pkg.files
+        and "skillci/workflows/extra.md" not in pkg.files
+    )
     assert new.content_hash != pkg.content_hash
 
 
@@ -68,7 +76,7 @@ def test_plain_skill_is_not_a_package(tmp_path: Path) -> None:
 def test_schema_error_names_line(tmp_path: Path) -> None:
     pkg = bundled()
     bad = pkg.with_files(
-        {"manifest.yaml": pkg.files["manifest.yaml"].replace(b"version: 0.7.0", b"version: seven")}
+        {"skillci.yaml": pkg.files["skillci.yaml"].replace(b"version: 0.7.0", b"version: seven")}
     )
     with pytest.raises(SkillFormatError) as ei:
         _ = bad.manifest

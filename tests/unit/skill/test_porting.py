@@ -34,7 +34,7 @@ def test_version_from_metadata() -> None:
 
 def test_import_refuses_reserved_paths() -> None:
     files = dict(read_tree(FIXTURES[0]))
-    files["rules/x.yaml"] = b"a: 1\n"
+    files["skillci/rules/x.yaml"] = b"a: 1\n"
     with pytest.raises(SkillFormatError, match="reserved"):
         import_plain(files, source="src")
 
@@ -46,7 +46,7 @@ def test_import_needs_frontmatter() -> None:
 
 def test_export_of_native_package_is_a_valid_plain_skill(repo_debugger: Path) -> None:
     out = export_plain(SkillPackage.from_dir(repo_debugger))
-    assert "manifest.yaml" not in out and not any(p.startswith("rules/") for p in out)
-    assert "workflows/unit-test-failure.md" in out
+    assert "skillci.yaml" not in out and not any(p.startswith("skillci/rules/") for p in out)
+    assert "skillci/workflows/unit-test-failure.md" in out
     reimported = import_plain(out, source="exported")
     assert reimported.frontmatter.name == "repo-debugger"

@@ -18,17 +18,17 @@ def test_bootstrap_has_bootstrap_rules_and_index() -> None:
     assert GENERATED_MARKER in text
     assert "### finish.report-success" in text  # workflow: null -> bootstrap
     assert "### test.run-smallest-first" not in text  # scoped to unit-test-failure
-    assert "`workflows/ci-failure.md` — load when: the task gives a CI log" in text
+    assert "`skillci/workflows/ci-failure.md` — load when: the task gives a CI log" in text
 
 
 def test_workflow_rules_go_to_their_file() -> None:
     r = render(bundled(), "folder")
-    wf = r.file("workflows/unit-test-failure.md")
+    wf = r.file("skillci/workflows/unit-test-failure.md")
     assert wf is not None and wf.kind == "on_demand"
     assert "### test.run-smallest-first" in wf.content.decode()
     assert "### edit.minimal-change" in wf.content.decode()
     assert wf.when == "you know the failing test id and the target source file."
-    assert "rules/testing.yaml" in wf.source
+    assert "skillci/rules/testing.yaml" in wf.source
 
 
 def test_token_counts_add_up() -> None:
@@ -38,7 +38,7 @@ def test_token_counts_add_up() -> None:
 
 
 def test_retired_rules_are_not_rendered() -> None:
-    pkg = edit(bundled(), "rules/finish.yaml", "status: active", "status: retired")
+    pkg = edit(bundled(), "skillci/rules/finish.yaml", "status: active", "status: retired")
     text = render(pkg).file("SKILL.md").content.decode()  # type: ignore[union-attr]
     assert "finish.report-success" not in text
 

@@ -57,7 +57,7 @@ def make_record(run_id: str = "run-20260813-100000-0001", **over: Any) -> RunRec
                 step=0, role="system", content="You are a repo debugger.", untrusted=False
             ),
             MessageEvent(step=1, role="user", content="Fix the failing test.", untrusted=False),
-            SkillLoadEvent(step=2, path="workflows/ci-failure.md", tokens=311),
+            SkillLoadEvent(step=2, path="skillci/workflows/ci-failure.md", tokens=311),
             ToolCallEvent(step=3, tool="run", call_id="c1", arguments={"cmd": "pytest -x"}),
             ToolResultEvent(step=4, call_id="c1", tool="run", exit_code=1, output="1 failed"),
             MessageEvent(step=5, role="assistant", content="Done, tests pass."),

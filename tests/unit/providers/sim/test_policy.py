@@ -103,14 +103,14 @@ def test_injected_instructions_are_followed_unless_a_rule_says_they_are_data() -
 def test_on_demand_files_are_loaded_from_the_index_when_their_trigger_applies() -> None:
     index = (
         "## On-demand files\n"
-        "- `workflows/unit.md` — load when: you know the failing test id and the target source file. (~9 tokens)\n"
-        "- `recovery/timeout.md` — load when: the `run` tool reports a timeout. (~9 tokens)\n"
+        "- `skillci/workflows/unit.md` — load when: you know the failing test id and the target source file. (~9 tokens)\n"
+        "- `skillci/recovery/timeout.md` — load when: the `run` tool reports a timeout. (~9 tokens)\n"
     )
     w = world()
-    w.skill_files["workflows/unit.md"] = VERIFY
+    w.skill_files["skillci/workflows/unit.md"] = VERIFY
     final = w.play(INSTR, f"{LOCALIZE}\n{index}")
     loads = [a["path"] for t, a in w.calls if t == "load_skill_file"]
-    assert loads == ["workflows/unit.md"]  # no timeout happened
+    assert loads == ["skillci/workflows/unit.md"]  # no timeout happened
     assert "Verified" in final  # the loaded file's rules took effect
 
 

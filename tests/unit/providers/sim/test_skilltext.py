@@ -59,13 +59,13 @@ def test_bundled_bootstrap_lacks_only_the_related_tests_and_test_edit_behaviours
 
 def test_index_paths_and_situations() -> None:
     text = (
-        "- `workflows/ci-failure.md` — load when: the task gives a CI log and you have not yet found"
+        "- `skillci/workflows/ci-failure.md` — load when: the task gives a CI log and you have not yet found"
         " the failing test id. (~119 tokens)\n"
-        "- `recovery/repeated-failure.md` — load when: a command failed twice with the same output. (~89 tokens)\n"
+        "- `skillci/recovery/repeated-failure.md` — load when: a command failed twice with the same output. (~89 tokens)\n"
         "1. load_recovery_repeated-failure\n2. edit_only_src/pkg/core.py\n"
     )
     entries = dict(index_entries(text))
-    assert situation_of(entries["workflows/ci-failure.md"]) == "start"
-    assert situation_of(entries["recovery/repeated-failure.md"]) == "repeated_failure"
-    assert explicit_loads(text) == ["recovery/repeated-failure.md"]
+    assert situation_of(entries["skillci/workflows/ci-failure.md"]) == "start"
+    assert situation_of(entries["skillci/recovery/repeated-failure.md"]) == "repeated_failure"
+    assert explicit_loads(text) == ["skillci/recovery/repeated-failure.md"]
     assert named_paths(text) == ["src/pkg/core.py"]

@@ -1,8 +1,8 @@
 """``compile deep run|resume`` wiring: the task, the student's rollouts, the compiler.
 
-Builds the :class:`~skillci.pipeline.deep_stage.DeepContext` of a new Deep run (from the
+Builds the :class:`~skillci.flows.pipeline.deep_stage.DeepContext` of a new Deep run (from the
 skill, its baseline traces and the task) or of an existing one (from ``state.json``: the
-task must be unchanged); the state machine itself is ``skillci.pipeline.deep_stage``.
+task must be unchanged); the state machine itself is ``skillci.flows.pipeline.deep_stage``.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from typing import Literal
 from skillci.analyze.modelio import ModelCall
 from skillci.compile.deep import REGRESSION_TOLERANCE
 from skillci.errors import InvalidInputError
-from skillci.pipeline.deep_stage import (
+from skillci.flows.pipeline.deep_stage import (
     DeepConfig,
     DeepContext,
     DeepState,
     init_state,
     load_state,
 )
-from skillci.pipeline.trials import Progress, plan_slots, run_slots
+from skillci.flows.pipeline.trials import Progress, plan_slots, run_slots
 from skillci.skill.package import SkillPackage
 from skillci.trace.models import RunRecord, SkillRef
 
@@ -98,7 +98,7 @@ def _rollout_runner(
 
 def start_deep(req: DeepRequest) -> tuple[DeepContext, DeepState]:
     """Build the config and context of a new (or same-config) Deep run."""
-    from skillci.pipeline.fsio import load_records, load_skill_input
+    from skillci.flows.pipeline.fsio import load_records, load_skill_input
     from skillci.tasks.loader import dir_hash
 
     pkg, _ = load_skill_input(req.skill)

@@ -9,12 +9,14 @@ one run dir with an atomic ``manifest.json`` (see docs/pipeline.md).
 - ``static_stage``, ``fast_stage``, ``deep_stage``: the stages' I/O around
   ``skillci.compile.static|fast|deep``
 - ``manifest``, ``run``, ``repo``: the pipeline, its manifest and its pull request
+  (``repo`` takes a plain :class:`~skillci.flows.pipeline.repo.CandidateRun`, so ``run``
+  imports ``repo`` and never the other way round)
 """
 
 from __future__ import annotations
 
-from skillci.pipeline.deep_stage import DeepState
-from skillci.pipeline.manifest import RunManifest
+from skillci.flows.pipeline.deep_stage import DeepState
+from skillci.flows.pipeline.manifest import RunManifest
 
 #: Saved shapes of this package, exported as JSON Schemas (see skillci.schemas).
 SAVED_MODELS = {"deep-state": DeepState, "pipeline-manifest": RunManifest}

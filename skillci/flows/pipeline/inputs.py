@@ -18,8 +18,8 @@ from skillci import __version__
 from skillci.compile.profile import ModelProfile, config_profile, profile_slug
 from skillci.compile.static import Mode
 from skillci.errors import TaskFormatError, UsageError
-from skillci.pipeline.fsio import load_skill_input
-from skillci.pipeline.manifest import InputIdentity, RouteIdentity
+from skillci.flows.pipeline.fsio import load_skill_input
+from skillci.flows.pipeline.manifest import InputIdentity, RouteIdentity
 from skillci.providers.reward_model import DEFAULT_RM_URL
 from skillci.providers.routes import ModelRoute, resolve_route
 from skillci.skill.package import SKILL_MD, SkillPackage

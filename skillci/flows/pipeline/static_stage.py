@@ -36,10 +36,11 @@ from skillci.compile.static import (
     deterministic_plan,
 )
 from skillci.errors import ModelOutputError, UsageError
+from skillci.flows.pipeline.fsio import find_skill_folder, load_skill_input, publish_package
+from skillci.flows.pipeline.repo import propose_static
+from skillci.flows.pipeline.reports import static_markdown
 from skillci.fsutil import atomic_write_text
-from skillci.pipeline.fsio import find_skill_folder, load_skill_input, publish_package
-from skillci.pipeline.reports import static_markdown
-from skillci.skill.package import SKILL_MD, SkillPackage
+from skillci.skill.package import MANIFEST, SKILL_MD, SkillPackage
 from skillci.skill.render import render
 
 
@@ -148,7 +149,7 @@ def run_static(req: StaticRequest) -> StaticOutcome:
     profile, where = resolve_profile(req)
     notes = [f"profile: {where}" + ("" if profile.measured else " (no measured runs)")]
     if plain:
-        notes.append("input is a plain skill: imported (files byte-exact + manifest.yaml)")
+        notes.append(f"input is a plain skill: imported (files byte-exact + {MANIFEST})")
     plan, exchange = _plan(req, pkg, profile, notes)
     result = compile_static(
         pkg, profile, mode=req.mode, plan=plan, planner=req.external_model, notes=notes
@@ -168,8 +169,6 @@ def run_static(req: StaticRequest) -> StaticOutcome:
         )
     pr_notes: list[str] = []
     if req.propose and not req.dry_run:
-        from skillci.pipeline.repo import propose_static
-
         pr_notes = propose_static(
             find_skill_folder(req.input),
             pkg,

@@ -13,18 +13,33 @@ tree is left alone; an open PR for the same final package gets its body updated.
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from skillci.errors import GitError
-from skillci.pipeline.reports import stats_table
-from skillci.skill.package import SkillPackage
+from skillci.flows.context import RepoContext
+from skillci.flows.pipeline.manifest import RunManifest
+from skillci.flows.pipeline.reports import stats_table
+from skillci.skill.package import MANIFEST, SkillPackage
 from skillci.vcs.candidate import candidate_branch, commit_candidate, commit_message
 
-if TYPE_CHECKING:
-    from skillci.pipeline.run import _Run
-
 SKIPPED = "skipped: "
+
+
+@dataclass(frozen=True)
+class CandidateRun:
+    """What the publish stage needs from a pipeline run (plain data, no back-reference)."""
+
+    root: Path
+    manifest: RunManifest
+    skill_name: str
+    skill_source: str
+    task_id: str
+    model: str
+    external_model: str
+    stages: tuple[Path, Path, Path, Path]
+    """The skill dirs of input, static, Fast and Deep (S_final), in order."""
+    fast_report: Path
 
 
 def _changes(a: SkillPackage, b: SkillPackage) -> dict[str, bytes | None]:
@@ -35,8 +50,7 @@ def _changes(a: SkillPackage, b: SkillPackage) -> dict[str, bytes | None]:
     }
 
 
-def pr_body(run: _Run, final: SkillPackage) -> str:
-    m = run.m
+def pr_body(m: RunManifest, final: SkillPackage) -> str:
     rows = [
         (label, m.stage(stage).stats)  # type: ignore[arg-type]
         for label, stage in (
@@ -61,33 +75,26 @@ def pr_body(run: _Run, final: SkillPackage) -> str:
     )
 
 
-def publish_candidate(run: _Run, base: str) -> list[str]:
+def publish_candidate(run: CandidateRun, base: str) -> list[str]:
     """Commit the stages and open (or update) the PR; notes for the manifest."""
-    from skillci.flows.context import RepoContext
-
     try:
-        ctx = RepoContext.open(run.opts.root)
+        ctx = RepoContext.open(run.root)
     except GitError:
         return [SKIPPED + "not a git repository (the deliverable is in the run dir)"]
     git = ctx.git
-    name = run.inp.package.manifest.name
+    name = run.skill_name
     skill_dir = f"skills/{name}"
     base_sha = git.rev(base)
     if base_sha is None:
         return [SKIPPED + f"base branch {base!r} does not exist"]
     on_base = git.files_at(base_sha, skill_dir)
-    if "manifest.yaml" not in on_base:
+    if MANIFEST not in on_base:
         return [
             SKIPPED + f"{skill_dir} is not a package on {base}: import the task's skill "
-            f"(`skillci skill import {run.inp.identity.skill_source} --out {skill_dir}`) and "
+            f"(`skillci skill import {run.skill_source} --out {skill_dir}`) and "
             "commit it to get a pull request"
         ]
-    pkgs = [
-        run.package(run.input_dir),
-        run.package(run.static_skill),
-        run.package(run.fast_skill),
-        run.package(run.final_skill),
-    ]
+    pkgs = [SkillPackage.from_dir(p) for p in run.stages]
     raw = pkgs[0]
     touched = {rel for a, b in itertools.pairwise(pkgs) for rel in _changes(a, b)}
     differ = sorted(rel for rel in touched if on_base.get(rel) != raw.files.get(rel))
@@ -99,7 +106,7 @@ def publish_candidate(run: _Run, base: str) -> list[str]:
     parent = base_sha
     commits = 0
     notes: list[str] = []
-    fast_report = run.fast_dir / "fast-report.json"
+    fast_report = run.fast_report
     fast_pid = None
     if fast_report.is_file():
         from skillci.compile.fast import FastReport
@@ -123,13 +130,13 @@ def publish_candidate(run: _Run, base: str) -> list[str]:
         trailers = {
             "Skill": skill_dir,
             "Pipeline-Stage": stage,
-            "Pipeline-Run": run.m.run_id,
-            "Compiler": run.opts.external_model,
-            "Student": run.opts.model,
+            "Pipeline-Run": run.manifest.run_id,
+            "Compiler": run.external_model,
+            "Student": run.model,
             "Skill-Patch-Id": fast_pid if stage == "fast" and fast_pid else "",
         }
         msg = commit_message(
-            f"skill({name}): {stage} compile for {run.opts.model}",
+            f"skill({name}): {stage} compile for {run.model}",
             f"{len(ch)} file(s): {', '.join(sorted(ch)[:6])}",
             trailers,
         )
@@ -144,7 +151,7 @@ def publish_candidate(run: _Run, base: str) -> list[str]:
     if commits == 0:
         return [SKIPPED + "no stage changed the skill: nothing to propose", *notes]
     pid = f"pipeline-{final.content_hash[:16]}"
-    body = pr_body(run, final)
+    body = pr_body(run.manifest, final)
     forge = ctx.forge
     open_prs = [p for p in forge.find_by_patch(pid) if p.state.value == "open"]
     if open_prs:
@@ -153,7 +160,7 @@ def publish_candidate(run: _Run, base: str) -> list[str]:
         forge.refresh_head(pr.number)
     else:
         pr = forge.open_pr(
-            title=f"skill({name}): compiled for {run.opts.model} — {run.inp.task.id}",
+            title=f"skill({name}): compiled for {run.model} — {run.task_id}",
             body=body,
             base=base,
             head_branch=branch,
@@ -179,8 +186,6 @@ def propose_static(
     and a PR (opened, or updated when one is open for the same result). The input must be
     a package committed on ``base`` exactly as it is on disk; otherwise nothing is written
     and the note says why."""
-    from skillci.flows.context import RepoContext
-
     try:
         ctx = RepoContext.open(input_dir)
     except GitError:
@@ -194,7 +199,7 @@ def propose_static(
     if base_sha is None:
         return [SKIPPED + f"base branch {base!r} does not exist"]
     on_base = git.files_at(base_sha, rel)
-    if "manifest.yaml" not in on_base:
+    if MANIFEST not in on_base:
         return [SKIPPED + f"{rel} is not a package committed on {base}"]
     if on_base != dict(source.files):
         return [SKIPPED + f"{rel} differs from {base}: commit it first"]
@@ -238,4 +243,4 @@ def propose_static(
     return [f"branch {branch}", f"pr #{pr.number}"]
 
 
-__all__ = ["SKIPPED", "pr_body", "propose_static", "publish_candidate"]
+__all__ = ["SKIPPED", "CandidateRun", "pr_body", "propose_static", "publish_candidate"]

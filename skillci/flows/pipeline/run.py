@@ -36,12 +36,11 @@ from skillci.errors import (
     PipelineLocked,
     SkillciError,
 )
-from skillci.fsutil import atomic_write_text, tree_hash
-from skillci.pipeline.deep_cmd import DeepRequest, start_deep
-from skillci.pipeline.deep_stage import run_deep
-from skillci.pipeline.fast_stage import FastRequest, run_fast_stage
-from skillci.pipeline.fsio import publish_package, tree_matches
-from skillci.pipeline.inputs import (
+from skillci.flows.pipeline.deep_cmd import DeepRequest, start_deep
+from skillci.flows.pipeline.deep_stage import run_deep
+from skillci.flows.pipeline.fast_stage import FastRequest, run_fast_stage
+from skillci.flows.pipeline.fsio import publish_package, tree_matches
+from skillci.flows.pipeline.inputs import (
     HARNESSES,
     RESULTS_DIR,
     Inputs,
@@ -49,7 +48,7 @@ from skillci.pipeline.inputs import (
     resolve_inputs,
     run_dir_for,
 )
-from skillci.pipeline.manifest import (
+from skillci.flows.pipeline.manifest import (
     STAGES,
     PipelineResult,
     RunManifest,
@@ -59,10 +58,11 @@ from skillci.pipeline.manifest import (
     now,
     save_manifest,
 )
-from skillci.pipeline.repo import SKIPPED, publish_candidate
-from skillci.pipeline.reports import stats_table
-from skillci.pipeline.static_stage import StaticRequest, run_static
-from skillci.pipeline.trials import plan_slots, run_slots, trial_name
+from skillci.flows.pipeline.repo import SKIPPED, CandidateRun, publish_candidate
+from skillci.flows.pipeline.reports import stats_table
+from skillci.flows.pipeline.static_stage import StaticRequest, run_static
+from skillci.flows.pipeline.trials import plan_slots, run_slots, trial_name
+from skillci.fsutil import atomic_write_text, tree_hash
 from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec
 from skillci.runners.trialdir import MARKER, TrialMeta
 from skillci.skill.lint import lint
@@ -270,7 +270,18 @@ class _Run:
         return {self.rel(dest): self.trials_hash(dest)}, RolloutStats.of(recs), []
 
     def publish(self) -> tuple[dict[str, str], RolloutStats | None, list[str]]:
-        return {}, None, publish_candidate(self, self.opts.base)
+        run = CandidateRun(
+            root=self.opts.root,
+            manifest=self.m,
+            skill_name=self.inp.package.manifest.name,
+            skill_source=self.inp.identity.skill_source,
+            task_id=self.inp.task.id,
+            model=self.opts.model,
+            external_model=self.opts.external_model,
+            stages=(self.input_dir, self.static_skill, self.fast_skill, self.final_skill),
+            fast_report=self.fast_dir / "fast-report.json",
+        )
+        return {}, None, publish_candidate(run, self.opts.base)
 
     # -------------------------------------------------------------- driver
 

@@ -35,10 +35,10 @@ from skillci.compile.fast import (
     check_batch,
     run_fast,
 )
+from skillci.flows.pipeline.fsio import load_records, load_skill_input, publish_package
+from skillci.flows.pipeline.reports import fast_markdown
 from skillci.fsutil import atomic_write_text, sha256_bytes, tree_hash
 from skillci.patch.models import dump_patch
-from skillci.pipeline.fsio import load_records, load_skill_input, publish_package
-from skillci.pipeline.reports import fast_markdown
 from skillci.providers.reward_model import DEFAULT_RM_URL, RewardModelClient
 from skillci.skill.package import SkillPackage, read_tree
 from skillci.trace.models import RunRecord, SkillRef

@@ -306,10 +306,12 @@ def _skill_ref(skill: Path | None) -> SkillRef | None:
     if skill is None:
         return None
     version = "unversioned"  # a plain skill; a skillci package names its version
-    if (skill / "manifest.yaml").is_file():
+    from skillci.skill.package import MANIFEST
+
+    if (skill / MANIFEST).is_file():
         import yaml
 
-        data = yaml.safe_load((skill / "manifest.yaml").read_text(encoding="utf-8"))
+        data = yaml.safe_load((skill / MANIFEST).read_text(encoding="utf-8"))
         if isinstance(data, dict) and data.get("version"):
             version = str(data["version"])
     return SkillRef(name=skill.name, version=version, content_hash=_dir_hash(skill))

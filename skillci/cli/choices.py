@@ -1,0 +1,19 @@
+"""Closed sets of option values, as ``Literal`` types typer turns into choices: a typo is a
+usage error (exit 2) that lists them, and ``--help`` shows them. Each mirrors the domain type
+it feeds (named in its comment); tests/integration/test_cli_options.py checks they agree.
+Kept here, free of imports, so loading a command stays cheap."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Sandbox = Literal["auto", "bwrap", "none", "docker"]  # runners.base.SandboxMode
+AgentKind = Literal["builtin", "oracle", "noop"]  # EvalRequest.agent
+Role = Literal["student", "teacher"]  # EvalRequest.role
+Forge = Literal["local", "github"]  # forge.select.ForgeKind
+Channel = Literal["stable", "canary"]  # release.models.Channel
+Harness = Literal["folder", "builtin"]  # skill.render.HARNESSES
+StaticMode = Literal["deterministic", "hybrid"]  # compile static / pipeline modes
+Scorer = Literal["rubric", "model"]  # compile deep scorers
+RawRunner = Literal["benchflow", "harbor", "docker", "local"]  # flows.rawtask.RunnerName
+ImportFormat = Literal["benchflow", "harbor"]  # skillci.trace.importers.<name>

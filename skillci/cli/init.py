@@ -1,0 +1,39 @@
+"""``skillci init``: skillci metadata, evals skeleton, routes, ignore, hook, workflows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from skillci.cli.output import console, emit_json
+
+app = typer.Typer(help="Set up skillci in an existing repository (idempotent).")
+
+
+@app.command()
+def init_cmd(
+    repo: Path = typer.Option(Path("."), "--repo", help="Repository root (default: current dir)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be written."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> int:
+    """Find every skill (any SKILL.md) and add what skillci needs; never overwrites."""
+    from skillci.flows.context import RepoContext
+    from skillci.flows.init import init_repo
+
+    res = init_repo(RepoContext.open(repo).root, dry_run=dry_run)
+    if json_out:
+        emit_json({**res.model_dump(mode="json"), "written": res.written})
+        return 0
+    console.print(f"{len(res.skills)} skill(s): {', '.join(res.skills) or '-'}", markup=False)
+    verbs = {"create": "would create", "update": "would update"} if dry_run else {}
+    for it in res.items:
+        verb = verbs.get(it.action, it.action)
+        console.print(f"  {verb:<12} {it.path} — {it.reason}", markup=False)
+    n = len(res.written)
+    console.print(
+        (f"{n} file(s) would be written" if dry_run else f"{n} file(s) written")
+        + ("" if n else " — already initialised"),
+        markup=False,
+    )
+    return 0

@@ -1,0 +1,75 @@
+"""Every option of every command: help text, a readable metavar, closed sets as choices."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+import pytest
+
+from skillci.cli import choices
+from skillci.cli.main import all_commands, main
+
+
+def _help_lines() -> list[str]:
+    problems = []
+    for name, cmd in all_commands().items():
+        for p in cmd.params:
+            if p.param_type_name != "option" or p.name == "help":
+                continue
+            flag = max(p.opts, key=len)
+            if not (getattr(p, "help", None) or "").strip():
+                problems.append(f"skillci {name} {flag}: no help")
+            metavar = p.metavar or ""
+            if "<" in metavar:
+                problems.append(f"skillci {name} {flag}: metavar {metavar}")
+    return problems
+
+
+def test_every_option_has_help_and_no_python_type_metavar() -> None:
+    assert _help_lines() == []
+
+
+def test_help_output_shows_no_python_types(capsys: pytest.CaptureFixture[str]) -> None:
+    for name in all_commands():
+        assert main([*name.split(), "--help"]) == 0, name
+        out = capsys.readouterr().out
+        for bad in ("<bool>", "<str>", "<int>", "<path>", "<list["):
+            assert bad not in out, (name, bad)
+
+
+@pytest.mark.parametrize(
+    ("argv", "option", "choices_shown"),
+    [
+        (["eval", "run", "--sandbox", "dockr"], "--sandbox", "'auto', 'bwrap', 'none', 'docker'"),
+        (["eval", "run", "--agent", "foo"], "--agent", "'builtin', 'oracle', 'noop'"),
+        (["resolve", "x", "--channel", "beta"], "--channel", "'stable', 'canary'"),
+        (["pr", "list", "--forge", "gitlab"], "--forge", "'local', 'github'"),
+        (["skill", "render", ".", "--harness", "claude"], "--harness", "'folder', 'builtin'"),
+    ],
+)
+def test_a_typo_in_a_choice_is_exit_2_listing_the_choices(
+    argv: list[str], option: str, choices_shown: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert option in err
+    assert choices_shown in err
+    assert "Traceback" not in err and "ValidationError" not in err
+
+
+def test_choice_sets_mirror_the_domain_types() -> None:
+    from skillci.flows.evalrun import EvalRequest
+    from skillci.flows.rawtask import RunnerName
+    from skillci.forge.select import ForgeKind
+    from skillci.release.models import Channel
+    from skillci.runners.base import SandboxMode
+    from skillci.skill.render import HARNESSES
+
+    fields = EvalRequest.model_fields
+    assert set(get_args(choices.Sandbox)) == set(get_args(SandboxMode))
+    assert set(get_args(choices.AgentKind)) == set(get_args(fields["agent"].annotation))
+    assert set(get_args(choices.Role)) == set(get_args(fields["role"].annotation))
+    assert set(get_args(choices.Forge)) == set(get_args(ForgeKind))
+    assert set(get_args(choices.Channel)) == set(get_args(Channel))
+    assert set(get_args(choices.Harness)) == set(HARNESSES)
+    assert set(get_args(choices.RawRunner)) == set(get_args(RunnerName))

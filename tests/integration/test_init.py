@@ -1,0 +1,148 @@
+"""``skillci init`` in an existing repository holding real public skills (not the bundled
+one): what it writes, that --dry-run writes nothing, and that a second run is a no-op."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from skillci.cli.main import main
+from skillci.errors import ConfigError
+from skillci.providers.routes import load_routes_file, resolve_route
+from skillci.skill.package import MANIFEST, SkillPackage
+from skillci.tasks.models import Purpose
+from skillci.tasks.suites import load_suite
+from tests.conftest import ROOT
+from tests.integration.loop.conftest import git
+
+REAL = ROOT / "tests" / "fixtures" / "real-skills"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    r = tmp_path / "repo"
+    shutil.copytree(REAL / "obra" / "systematic-debugging", r / "skills" / "systematic-debugging")
+    shutil.copytree(REAL / "anthropics" / "brand-guidelines", r / ".claude" / "skills" / "brand")
+    (r / ".gitignore").write_text("node_modules/")  # no final newline
+    git_init(r)
+    return r
+
+
+def git_init(r: Path) -> None:
+    git(r, "init", "-q", "-b", "main")
+    git(r, "add", "-A")
+    git(r, "commit", "-qm", "a person's skills")
+
+
+def snapshot(r: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(r).as_posix(): p.read_bytes()
+        for p in r.rglob("*")
+        if p.is_file() and ".git" not in p.relative_to(r).parts
+    }
+
+
+def test_init_dry_run_then_write_then_idempotent(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = snapshot(repo)
+    assert main(["init", "--repo", str(repo), "--dry-run", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert snapshot(repo) == before
+    assert plan["skills"] == [".claude/skills/brand", "skills/systematic-debugging"]
+
+    assert main(["init", "--repo", str(repo), "--json"]) == 0
+    done = json.loads(capsys.readouterr().out)
+    assert done["written"] == plan["written"]
+    written = set(done["written"])
+    assert {
+        f"skills/systematic-debugging/{MANIFEST}",
+        f".claude/skills/brand/{MANIFEST}",
+        "evals/suites/validation.yaml",
+        "evals/suites/regression.yaml",
+        "evals/suites/security.yaml",
+        "provider_routes.json",
+        ".gitignore",
+        ".pre-commit-config.yaml",
+        ".github/workflows/skillci-review.yml",
+        ".github/workflows/skillci-release.yml",
+    } <= written
+    # the skills' own files are untouched, byte for byte
+    after = snapshot(repo)
+    assert {k: v for k, v in after.items() if k in before and k != ".gitignore"} == {
+        k: v for k, v in before.items() if k != ".gitignore"
+    }
+    pkg = SkillPackage.from_dir(repo / "skills" / "systematic-debugging")
+    assert (pkg.manifest.name, pkg.manifest.version) == ("systematic-debugging", "0.1.0")
+    for s in ("validation", "regression", "security"):
+        assert load_suite(s, repo, purpose=Purpose.optimize).tasks == []
+    assert (
+        repo / ".gitignore"
+    ).read_text() == "node_modules/\n# skillci's local store\n.skillci/\n"
+    routes = load_routes_file(repo / "provider_routes.json")
+    assert sorted(routes.routes) == ["sim/student", "sim/teacher"]
+    assert list(routes.examples) == ["openai/gpt-4o-mini"]
+    with pytest.raises(ConfigError, match="only an example"):
+        resolve_route("openai/gpt-4o-mini", repo / "provider_routes.json")
+    hook = (repo / ".pre-commit-config.yaml").read_text()
+    assert "entry: skillci skill lint" in hook and '"skills/systematic-debugging/"' in hook
+
+    # the local store is ignored by git
+    (repo / ".skillci").mkdir()
+    (repo / ".skillci" / "index.sqlite").write_bytes(b"x")
+    git(repo, "add", "-A")
+    assert ".skillci" not in git(repo, "status", "--porcelain")
+
+    settled = snapshot(repo)
+    assert main(["init", "--repo", str(repo), "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["written"] == []
+    assert snapshot(repo) == settled
+    assert {i["action"] for i in again["items"]} == {"keep"}
+
+
+def test_existing_pre_commit_config_is_not_rewritten(repo: Path) -> None:
+    cfg = "repos:\n  - repo: https://github.com/psf/black\n    rev: 24.1.0\n    hooks: [{id: black}]\n"
+    (repo / ".pre-commit-config.yaml").write_text(cfg)
+    assert main(["init", "--repo", str(repo)]) == 0
+    assert (repo / ".pre-commit-config.yaml").read_text() == cfg
+
+
+def test_init_workflows_are_pinned_least_privilege_and_zizmor_clean(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    import yaml
+
+    from skillci.flows.init_files import workflows
+    from tests.integration.workflows.test_workflow_lint import PINNED, ZIZMOR
+
+    files = []
+    for rel, text in workflows(["skills/a", ".claude/skills/b"]).items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        files.append(path)
+        wf = yaml.safe_load(text)
+        assert wf["permissions"] == {}, rel
+        for name, job in wf["jobs"].items():
+            assert "permissions" in job, f"{rel}:{name}"
+            for step in job["steps"]:
+                if "uses" in step:
+                    action, _, sha = step["uses"].partition("@")
+                    assert PINNED.get(action) == sha, step["uses"]
+                else:
+                    assert "${{" not in step["run"], step["run"]
+    if not ZIZMOR.is_file():
+        pytest.fail(f"zizmor is not installed: {sys.executable} -m pip install zizmor")
+    proc = subprocess.run(
+        [str(ZIZMOR), "--offline", "--format", "json", *map(str, files)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0 and json.loads(proc.stdout or "[]") == [], proc.stdout[-3000:]
