@@ -34,11 +34,13 @@ from skillci.errors import InvalidInputError, SkillciError
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GateOptions, suites_for
 from skillci.flows.remote import fetch_pr
+from skillci.flows.skills import managed_skills_at
 from skillci.forge.base import PRState, PullRequest
 from skillci.gate.mdsafe import md_text
 from skillci.gate.report import render_markdown, status_line
 from skillci.gate.trust import RunFacts, problems
 from skillci.gate.verdict import GateReport
+from skillci.skill.discover import touched_skills
 
 GATE_CONTEXT = "skillci/gate"
 MAX_REPORT_BYTES = 10 * 1024 * 1024
@@ -131,9 +133,7 @@ def _facts(
     changed = tuple(ctx.git.changed_paths(mb, head))
     known_base = ctx.git.rev(spec_base) if re.fullmatch(r"[0-9a-f]{7,64}", spec_base) else None
     on_base = known_base is not None and ctx.git.merge_base(known_base, base_tip) == known_base
-    skills = sorted(
-        {p.split("/")[1] for p in changed if p.startswith("skills/") and p.count("/") > 1}
-    )
+    skills = touched_skills(changed, managed_skills_at(ctx, head))
     return RunFacts(
         pr_head=head,
         workflow_path=workflow_path,
@@ -143,6 +143,7 @@ def _facts(
         spec_base=spec_base,
         spec_skill=spec_skill,
         changed_skills=tuple(skills),
+        skill_dirs=tuple(managed_skills_at(ctx, base_tip)),
     )
 
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 #: The files a gated PR may change: the gate run treats them as data (skills are rendered,
-#: tasks run sandboxed). A PR that changes anything else may have changed what the run
-#: executed — its workflow file, the skillci it installs — so its records prove nothing.
+#: tasks run sandboxed) — these folders and the skill folders the base branch manages. A PR
+#: that changes anything else may have changed what the run executed (its workflow file,
+#: the skillci it installs), so its records prove nothing. ``.github/`` never counts.
 GATE_DATA_PREFIXES = ("skills/", "evals/")
+NEVER_DATA = (".github/",)
 #: The workflow whose runs the report job trusts (``workflow_run.path``).
 GATE_WORKFLOW_PATH = ".github/workflows/skill-pr.yml"
 
@@ -39,12 +41,21 @@ class RunFacts:
     spec_skill: str
     """The skill the shards say they gated (a name or skills/<name>)."""
     changed_skills: tuple[str, ...]
-    """Skill names under skills/ the PR changes."""
+    """Skill folders the PR changes (e.g. ``skills/repo-debugger``)."""
+    skill_dirs: tuple[str, ...] = ()
+    """Skill folders the base branch manages (data wherever they are)."""
 
 
-def _skill_name(skill: str) -> str:
-    parts = [p for p in skill.strip("/").split("/") if p]
-    return parts[1] if len(parts) == 2 and parts[0] == "skills" else skill
+def _is_data(path: str, skill_dirs: tuple[str, ...]) -> bool:
+    if path.startswith(NEVER_DATA):
+        return False
+    dirs = tuple(f"{d.strip('/')}/" for d in skill_dirs if d.strip("/.") != "")
+    return path.startswith(GATE_DATA_PREFIXES + dirs)
+
+
+def _same_skill(given: str, folder: str) -> bool:
+    s = given.strip("/")
+    return folder in (s, f"skills/{s}") or folder.rsplit("/", 1)[-1] == s
 
 
 def problems(facts: RunFacts) -> list[str]:
@@ -52,11 +63,11 @@ def problems(facts: RunFacts) -> list[str]:
     out: list[str] = []
     if facts.workflow_path is not None and facts.workflow_path != GATE_WORKFLOW_PATH:
         out.append(f"the run is of {facts.workflow_path}, not {GATE_WORKFLOW_PATH}")
-    outside = [p for p in facts.changed_paths if not p.startswith(GATE_DATA_PREFIXES)]
+    outside = [p for p in facts.changed_paths if not _is_data(p, facts.skill_dirs)]
     if outside:
         more = f" (and {len(outside) - 1} more)" if len(outside) > 1 else ""
         out.append(
-            f"the PR changes {outside[0]}{more}, outside {', '.join(GATE_DATA_PREFIXES)}: "
+            f"the PR changes {outside[0]}{more}, outside its skill and eval folders: "
             "the run may not have executed the base branch's workflow and skillci"
         )
     if facts.spec_head != facts.pr_head:
@@ -65,9 +76,11 @@ def problems(facts: RunFacts) -> list[str]:
         )
     if not facts.base_is_on_base_branch:
         out.append(f"the shards' base {facts.spec_base[:12]} is not on the PR's base branch")
-    name = _skill_name(facts.spec_skill)
-    if facts.changed_skills and name not in facts.changed_skills:
+    if facts.changed_skills and not any(
+        _same_skill(facts.spec_skill, c) for c in facts.changed_skills
+    ):
         out.append(
-            f"the shards gated skill {name}, the PR changes {', '.join(facts.changed_skills)}"
+            f"the shards gated skill {facts.spec_skill}, the PR changes "
+            f"{', '.join(facts.changed_skills)}"
         )
     return out

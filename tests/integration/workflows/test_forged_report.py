@@ -59,7 +59,9 @@ def open_overfit_pr(
 ) -> int:
     work = tmp_path / "dev"
     subprocess.run(["git", "clone", "-q", str(m.bare), str(work)], check=True)
-    (work / "skills" / "repo-debugger" / "rules" / "overfit.yaml").write_text(OVERFIT_RULE)
+    (work / "skills" / "repo-debugger" / "skillci" / "rules" / "overfit.yaml").write_text(
+        OVERFIT_RULE
+    )
     if workflow is not None:
         path = work / ".github" / "workflows" / "skill-pr.yml"
         path.parent.mkdir(parents=True, exist_ok=True)

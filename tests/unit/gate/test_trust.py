@@ -15,7 +15,7 @@ HONEST = RunFacts(
     spec_head=HEAD,
     spec_base=BASE,
     spec_skill="repo-debugger",
-    changed_skills=("repo-debugger",),
+    changed_skills=("skills/repo-debugger",),
 )
 
 
@@ -45,3 +45,19 @@ def test_code_changes_count_however_many() -> None:
     paths = ("skills/a/SKILL.md", "skillci/cli/main.py", "pyproject.toml")
     (found,) = problems(dataclasses.replace(HONEST, changed_paths=paths))
     assert "skillci/cli/main.py (and 1 more)" in found
+
+
+def test_skill_folders_of_the_base_branch_are_data_github_never() -> None:
+    elsewhere = dataclasses.replace(
+        HONEST,
+        changed_paths=("agents/pdf/SKILL.md",),
+        changed_skills=("agents/pdf",),
+        spec_skill="agents/pdf",
+    )
+    assert len(problems(elsewhere)) == 1  # not a folder the base branch manages
+    assert problems(dataclasses.replace(elsewhere, skill_dirs=("agents/pdf",))) == []
+    root = dataclasses.replace(
+        HONEST, changed_paths=(".github/workflows/skill-pr.yml",), skill_dirs=(".", "")
+    )
+    (found,) = problems(root)  # a skill at the repository root does not make .github data
+    assert ".github/workflows/skill-pr.yml" in found
