@@ -48,7 +48,7 @@ MAX_COMMENT_CHARS = 65_000  # GitHub refuses comment bodies over 65,536 characte
 
 
 class Posted(BaseModel):
-    """What ``review --from-report`` posted."""
+    """What ``review --from-shards`` posted."""
 
     pr: int = Field(description="Pull request number.")
     head_sha: str = Field(description="Commit the status was set on.")
@@ -56,7 +56,7 @@ class Posted(BaseModel):
     description: str = Field(description="Status description.")
     gate_id: str | None = Field(default=None, description="Gate report posted, if any.")
     verdict: str | None = Field(default=None, description="accept or reject, if any.")
-    problem: str | None = Field(default=None, description="Why there is no report to post.")
+    problem: str | None = Field(default=None, description="Why the run could not be verified.")
 
 
 def load_report_file(path: Path) -> tuple[GateReport | None, str | None]:
