@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
+from benchmarks import guard_public as gp
 from skillci.patch.apply import apply_detailed
-from skillci.patch.guard import GuardReport, UntrustedText, guard
+from skillci.patch.guard import Finding, GuardConfig, GuardReport, UntrustedText, guard
 from skillci.patch.models import AddRule, Author, Patch, ReplaceRule
 from skillci.skill.models import Rule
 from skillci.skill.package import MANIFEST, SkillPackage
@@ -105,7 +107,22 @@ def run_case(pkg: SkillPackage, case: dict[str, Any]) -> GuardReport:
 def run_corpus(pkg: SkillPackage, corpus: Path = CORPUS) -> list[CaseResult]:
     out = []
     for fname, case in load_cases(corpus):
-        rep = run_case(pkg, case)
+        try:
+            rep = run_case(pkg, case)
+        except ValidationError as exc:  # the schema layer refused it: an id with free text
+            rep = GuardReport(
+                patch_id="invalid",
+                verdict="reject",
+                findings=[
+                    Finding(
+                        code="schema",
+                        severity="high",
+                        op_index=None,
+                        message=str(exc.errors()[0]["msg"]),
+                    )
+                ],
+                config=GuardConfig(),
+            )
         out.append(
             CaseResult(
                 id=case["id"],
@@ -130,7 +147,7 @@ def bundled_texts(pkg: SkillPackage) -> list[str]:
     for lr in pkg.rules:
         r = lr.rule
         texts += r.instruction.steps + r.trigger.all + r.trigger.any + r.validation.success
-        texts += r.anti_patterns + [f"{fp.condition}: {fp.action}" for fp in r.failure_policy]
+        texts += [f"{fp.condition}: {fp.action}" for fp in r.failure_policy]
     return texts
 
 
@@ -156,6 +173,19 @@ def run_bundled(pkg: SkillPackage) -> BundledResult:
             f"replace_rule {r.id}",
             Patch(failure_class="x", author=AUTHOR, ops=[ReplaceRule(rule_id=r.id, rule=changed)]),
         )
+    for lr in pkg.rules:
+        for j, text in enumerate(lr.rule.anti_patterns):
+            rule = Rule.model_validate(
+                {
+                    "id": f"bundled.anti-{j}",
+                    "instruction": {"steps": ["x"]},
+                    "anti_patterns": [text],
+                }
+            )
+            check(
+                f"anti-pattern {text[:60]!r}",
+                Patch(failure_class="x", author=AUTHOR, ops=[AddRule(rule=rule)]),
+            )
     for i, text in enumerate(bundled_texts(pkg)):
         rule = Rule.model_validate({"id": f"bundled.text-{i}", "instruction": {"steps": [text]}})
         check(
@@ -168,11 +198,52 @@ def bundled_skills() -> list[Path]:
     return sorted(p for p in (ROOT / "skills").iterdir() if (p / MANIFEST).is_file())
 
 
+def _pct(h: int, n: int) -> str:
+    return f"{h}/{n} ({100 * h / max(1, n):.1f}%)"
+
+
+def public_report(benign_every: int = 1) -> None:
+    """Public attack corpus (test-only and dev) and real skills' sentences."""
+    pkg = SkillPackage.from_dir(ROOT / "skills" / "repo-debugger")
+    payloads = gp.load_payloads()
+    for split in ("test", "dev"):
+        for tainted in (False, True):
+            outs = list(gp.run_attacks(pkg, payloads, split, tainted=tainted))
+            label = "schema+policy+taint (payload in a tool result)" if tainted else "schema+policy"
+            caught = sum(o.caught for o in outs)
+            rejected = sum(o.verdict in ("reject", "schema") for o in outs)
+            print(
+                f"[{split}{'-only' if split == 'test' else ''}] {label}: caught {_pct(caught, len(outs))}, rejected {_pct(rejected, len(outs))}"
+            )
+            if tainted and split == "dev":
+                continue
+            for group, rows in gp.by_group(outs).items():
+                print(
+                    f"  per {group}: "
+                    + ", ".join(f"{k} {_pct(h, n)}" for k, (h, n) in rows.items())
+                )
+    sentences = gp.benign_sentences()[::benign_every]
+    verdicts = list(gp.run_benign(pkg, sentences))
+    rej = [v for v in verdicts if v[2] in ("reject", "schema")]
+    appr = [v for v in verdicts if v[2] == "needs-approval"]
+    print(
+        f"[benign] {len(gp.real_skill_dirs())} real skills, {len(verdicts)} instruction sentences: "
+        f"false positives (reject) {_pct(len(rej), len(verdicts))}, needs-approval {_pct(len(appr), len(verdicts))}"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--verbose", "-v", action="store_true")
+    ap.add_argument("--public-only", action="store_true", help="only the public corpora")
+    ap.add_argument(
+        "--benign-every", type=int, default=1, help="check every Nth benign sentence (1: all)"
+    )
     args = ap.parse_args(argv)
+    public_report(args.benign_every)
+    if args.public_only:
+        return 0
     skills = bundled_skills()
     results = run_corpus(SkillPackage.from_dir(ROOT / "skills" / "repo-debugger"))
     adv = [r for r in results if r.adversarial]

@@ -18,10 +18,28 @@ mkdir -p "$CACHE"
 say() { printf 'ci_venvs: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
+# pyenv roots to look in: $PYENV_ROOT, `pyenv root`, the current user's and root's default
+# (a root CI job may run with HOME set elsewhere while pyenv lives in /root/.pyenv).
+pyenv_roots() {
+  printf '%s\n' "${PYENV_ROOT:-}"
+  command -v pyenv >/dev/null 2>&1 && pyenv root 2>/dev/null
+  printf '%s\n' "$HOME/.pyenv" /root/.pyenv
+}
+
 find_python312() {
-  local c
-  for c in "${SKILLCI_PYTHON312:-}" python3.12 python3.13 "$HOME"/.pyenv/versions/3.12*/bin/python \
-    "$HOME"/.pyenv/versions/3.13*/bin/python /usr/bin/python3; do
+  local c r v
+  local cands=("${SKILLCI_PYTHON312:-}" python3.12 python3.13)
+  if command -v pyenv >/dev/null 2>&1; then
+    for v in 3.12 3.13; do
+      cands+=("$(pyenv which "python$v" 2>/dev/null || true)")
+    done
+  fi
+  while IFS= read -r r; do
+    [ -n "$r" ] || continue
+    cands+=("$r"/versions/3.12*/bin/python "$r"/versions/3.13*/bin/python)
+  done < <(pyenv_roots)
+  cands+=(/usr/bin/python3)
+  for c in "${cands[@]}"; do
     [ -n "$c" ] || continue
     command -v "$c" >/dev/null 2>&1 || continue
     if "$c" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null; then

@@ -7,4 +7,8 @@
 - :mod:`.prompt` — the system prompt with the skill bootstrap.
 - :mod:`.loop` — :class:`~skillci.agents.loop.BuiltinAgent`.
 - :mod:`.oracle` — :class:`~skillci.agents.oracle.OracleAgent`, :class:`~skillci.agents.oracle.NoopAgent`.
+
+May import: ``skillci.errors``, ``skillci.fsutil``, ``skillci.providers``,
+``skillci.skill``, ``skillci`` (``__version__``), ``skillci.trace`` (docs/architecture.md;
+checked by tests/unit/test_architecture.py).
 """

@@ -13,6 +13,9 @@ Public API::
     llm_diagnose(...)  (see skillci.analyze.llm)
 
 See docs/design/050-failure-taxonomy.md, 051-detectors-and-compileability.md, 052-llm-paths.md.
+
+May import: ``skillci.errors``, ``skillci.fsutil``, ``skillci.skill``, ``skillci.trace``
+(docs/architecture.md; checked by tests/unit/test_architecture.py).
 """
 
 from __future__ import annotations

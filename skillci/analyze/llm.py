@@ -30,10 +30,11 @@ from skillci.analyze.modelio import (
     Message,
     ModelCall,
     ModelExchange,
+    ask_until_valid,
     parse_json_object,
     quote_untrusted,
-    retry_message,
     trajectory_digest,
+    validation_reason,
 )
 from skillci.analyze.models import (
     Diagnosis,
@@ -43,7 +44,6 @@ from skillci.analyze.models import (
     TeacherBehavior,
 )
 from skillci.analyze.taxonomy import TAXONOMY, FailureClass, UpgradePath, category_of
-from skillci.errors import ModelOutputError
 from skillci.skill.package import SkillPackage
 from skillci.trace.models import RunRecord
 
@@ -149,12 +149,6 @@ def diagnosis_messages(
     ]
 
 
-def _errors(exc: ValidationError) -> str:
-    """Validation errors without the offending input (the model's text is not echoed)."""
-    items = exc.errors(include_input=False, include_url=False)
-    return "; ".join(".".join(str(p) for p in e["loc"]) + ": " + e["msg"] for e in items[:6])
-
-
 def to_diagnosis(
     answer: LLMDiagnosisAnswer,
     student: RunRecord,
@@ -205,7 +199,7 @@ def to_diagnosis(
             teacher_run_id=teacher.run_id if teacher is not None else None,
         )
     except ValidationError as exc:
-        raise ValueError(_errors(exc)) from None
+        raise ValueError(validation_reason(exc)) from None
 
 
 def llm_diagnose(
@@ -222,24 +216,19 @@ def llm_diagnose(
     exchange (prompt, raw answers, tokens, cost) for the proposal record."""
     messages = diagnosis_messages(student, teacher, package, hint)
     exchange = ModelExchange(kind="diagnosis", model=model, messages=messages)
-    convo = list(messages)
-    for _ in range(max_attempts):
-        reply = call(convo)
-        text = exchange.record(reply)
-        try:
-            answer = LLMDiagnosisAnswer.model_validate(parse_json_object(text))
-            return to_diagnosis(answer, student, teacher, package), exchange
-        except ValidationError as exc:
-            reason = _errors(exc)
-        except ValueError as exc:
-            reason = str(exc)
-        exchange.errors.append(reason)
-        convo = [*convo, {"role": "assistant", "content": text}, retry_message(reason)]
-    raise ModelOutputError(
-        f"the diagnosis model gave no valid answer in {max_attempts} attempts: "
-        f"{exchange.errors[-1]}",
-        exchange=exchange,
+
+    def parse(text: str) -> Diagnosis:
+        answer = LLMDiagnosisAnswer.model_validate(parse_json_object(text))
+        return to_diagnosis(answer, student, teacher, package)
+
+    diagnosis = ask_until_valid(
+        call,
+        exchange,
+        parse,
+        attempts=max_attempts,
+        failure="the diagnosis model gave no valid answer",
     )
+    return diagnosis, exchange
 
 
 __all__ = [

@@ -1,7 +1,8 @@
 """Talking to a model safely: the call protocol, quoting untrusted data, parsing JSON answers.
 
 Pure helpers used by the LLM diagnosis (``skillci.analyze.llm``) and the LLM compiler
-(``skillci.compile.llm``). The model itself is a callable the caller provides (for
+(``skillci.compile.llm``, ``fast_lessons``, ``deep``); :func:`ask_until_valid` is the one
+ask-validate-re-ask loop they share. The model itself is a callable the caller provides (for
 example ``ModelClient.complete`` from ``skillci.providers``), so nothing here does I/O.
 
 Quoting rule (ARCHITECTURE.md: untrusted text is quoted, never concatenated): trajectory
@@ -17,10 +18,11 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from skillci.errors import ModelOutputError
 from skillci.trace.models import (
     ErrorEvent,
     MessageEvent,
@@ -186,13 +188,64 @@ def retry_message(error: str) -> Message:
     }
 
 
+def validation_reason(exc: Exception, limit: int = 6) -> str:
+    """Why an answer was rejected, without echoing the model's text (pydantic errors list
+    locations and messages only, the first ``limit`` of them)."""
+    if isinstance(exc, ValidationError):
+        items = exc.errors(include_input=False, include_url=False)
+        return "; ".join(
+            ".".join(str(p) for p in e["loc"]) + ": " + e["msg"] for e in items[:limit]
+        )
+    return str(exc)
+
+
+def first_line(exc: Exception) -> str:
+    """The first line of an error, at most 300 characters."""
+    return (str(exc).splitlines() or [""])[0][:300]
+
+
+T = TypeVar("T")
+
+
+def ask_until_valid(
+    call: ModelCall,
+    exchange: ModelExchange,
+    parse: Callable[[str], T],
+    *,
+    attempts: int,
+    failure: str,
+    reason_of: Callable[[Exception], str] = validation_reason,
+    hint: str | None = None,
+) -> T:
+    """Ask the model ``exchange.messages``; ``parse`` its answer. A ``ValidationError`` or
+    ``ValueError`` from ``parse`` is recorded in ``exchange.errors`` and the model is asked
+    again with the reason (:func:`retry_message`), ``attempts`` times in all. Raises
+    :class:`~skillci.errors.ModelOutputError` ("``failure`` in N attempts: <last reason>",
+    carrying the exchange) when no answer parsed."""
+    convo = list(exchange.messages)
+    for _ in range(attempts):
+        text = exchange.record(call(convo))
+        try:
+            return parse(text)
+        except (ValidationError, ValueError) as exc:
+            reason = reason_of(exc)
+        exchange.errors.append(reason)
+        convo = [*convo, {"role": "assistant", "content": text}, retry_message(reason)]
+    raise ModelOutputError(
+        f"{failure} in {attempts} attempts: {exchange.errors[-1]}", exchange=exchange, hint=hint
+    )
+
+
 __all__ = [
     "Message",
     "ModelCall",
     "ModelExchange",
     "ModelReply",
+    "ask_until_valid",
+    "first_line",
     "parse_json_object",
     "quote_untrusted",
     "retry_message",
     "trajectory_digest",
+    "validation_reason",
 ]

@@ -2,7 +2,7 @@
 
 A failure class names an *observable* behavioural gap, never "the student reasons badly":
 each compilable class is detected from tool calls, tool results and the final answer, and
-maps to a rule a skill can carry (see ``skillci.compile.templates``). The non-compilable
+maps to a rule a skill can carry (see ``skillci.compile.rule_templates``). The non-compilable
 kinds name gaps no procedure closes; they carry the upgrade path to take instead.
 
 The taxonomy is fixed on purpose: clustering, patch ``failure_class`` labels, PR labels and

@@ -113,8 +113,8 @@ def canary_list_cmd(
     """
     import json
 
-    from skillci.flows.actions import set_output
     from skillci.flows.canary_ci import active_canaries
+    from skillci.forge.actions import set_output
 
     _ = active  # only active canaries are listed; the flag says so in workflows
     ctx = _ctx(repo, forge=forge)

@@ -9,19 +9,21 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from skillci.cli.output import console, emit_json
+from skillci.cli.output import console, emit_json, err_console
 
 
 def _source_root() -> Path:
-    """The skillci checkout holding skills/ and evals/ (the bundled skill and tasks)."""
-    here = Path(__file__).resolve().parents[2]
-    if (here / "skills" / "repo-debugger").is_dir() and (here / "evals" / "tasks").is_dir():
-        return here
+    """Where skills/ and evals/ (the bundled skill and tasks) are: the skillci checkout of an
+    editable install, else the wheel's package data (skillci/data/, copied in by setup.py)."""
+    pkg = Path(__file__).resolve().parents[1]
+    for here in (pkg.parent, pkg / "data"):
+        if (here / "skills" / "repo-debugger").is_dir() and (here / "evals" / "tasks").is_dir():
+            return here
     from skillci.errors import InternalError
 
     raise InternalError(
-        "bundled skills/ and evals/ not found next to the skillci package",
-        hint="run the demo from a skillci checkout (pip install -e .)",
+        "bundled skills/ and evals/ not found next to the skillci package or in skillci/data/",
+        hint="reinstall skillci from its wheel, or run from a checkout (pip install -e .)",
     )
 
 
@@ -37,10 +39,12 @@ def demo_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Run the whole loop on the embedded default in a fresh scratch repository."""
-    from skillci.flows.demo import run_demo
+    from skillci.flows.demo import NO_SANDBOX, run_demo, sandbox_kind
     from skillci.release.channels import ChannelStore
     from skillci.vcs.git import Git
 
+    if json_out and sandbox_kind()[0] == "none":  # the terminal path says it in the steps
+        err_console.print(NO_SANDBOX)
     dest = dir or Path(tempfile.mkdtemp(prefix="skillci-demo-")) / "repo"
     t0 = time.monotonic()
     say = (lambda s: None) if json_out else (lambda s: console.print(s, highlight=False))

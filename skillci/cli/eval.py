@@ -14,7 +14,7 @@ from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
 from skillci.flows.evalrun import EvalRequest, cached, plan_eval, run_eval
 from skillci.providers.budget import Budget
-from skillci.runners.outcome import EvalResult, TrialOutcome
+from skillci.runners.outcome import EvalResult, TrialRun
 
 app = typer.Typer(help="Run evaluation suites.", no_args_is_help=True)
 
@@ -31,11 +31,11 @@ class TrialBoard:
     """Per-trial state and elapsed time: a live table on a terminal, lines otherwise."""
 
     def __init__(self, live: bool) -> None:
-        self.rows: dict[str, TrialOutcome] = {}
+        self.rows: dict[str, TrialRun] = {}
         self.started: dict[str, float] = {}
         self.live = live
 
-    def update(self, o: TrialOutcome) -> None:
+    def update(self, o: TrialRun) -> None:
         if o.state == "running":
             self.started[o.key] = time.monotonic()
         self.rows[o.key] = o

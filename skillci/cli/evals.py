@@ -115,8 +115,8 @@ def plan_cmd(
     json_out: JsonOpt = False,
 ) -> int:
     """Print the matrix of shard jobs (also ``matrix=`` in $GITHUB_OUTPUT)."""
-    from skillci.flows.actions import set_output
     from skillci.flows.gate_shard import effective_shards, plan_gate
+    from skillci.forge.actions import set_output
 
     ctx, opts = gate_options(
         repo, skill, base, head, suites, repeat, model, 1, no_sequential, no_impact, same, teacher
@@ -196,8 +196,8 @@ def merge_cmd(
     json_out: JsonOpt = False,
 ) -> int:
     """One GateReport from all shards (kept in the trace store); exit 1 when rejected."""
-    from skillci.flows.actions import add_summary, set_output
     from skillci.flows.gate_shard import merge_shards
+    from skillci.forge.actions import add_summary, set_output
     from skillci.fsutil import atomic_write_text
     from skillci.gate.report import render_markdown
 

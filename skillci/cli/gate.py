@@ -13,7 +13,7 @@ from skillci.errors import ExitCode
 from skillci.flows.gate import run_gate
 from skillci.gate.report import render_markdown
 from skillci.gate.verdict import GateReport
-from skillci.runners.outcome import TrialOutcome
+from skillci.runners.outcome import TrialRun
 
 
 def progress_printer(json_out: bool):  # type: ignore[no-untyped-def]
@@ -21,7 +21,7 @@ def progress_printer(json_out: bool):  # type: ignore[no-untyped-def]
     start = time.monotonic()
     counts = {"done": 0}
 
-    def show(o: TrialOutcome) -> None:
+    def show(o: TrialRun) -> None:
         if o.state in ("queued", "running") or o.cached:
             return
         counts["done"] += 1

@@ -8,10 +8,10 @@ import typer
 
 from skillci.cli.output import console, emit_json
 
-app = typer.Typer(help="Set up skillci in an existing repository (idempotent).")
+app = typer.Typer(add_completion=False)
 
 
-@app.command()
+@app.command("init")
 def init_cmd(
     repo: Path = typer.Option(Path("."), "--repo", help="Repository root (default: current dir)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be written."),

@@ -20,6 +20,9 @@ def pipeline_cmd(
         ..., "--external-model", help="Compiler route (planning, lessons, edits)."
     ),
     task: str = typer.Option(..., "--task", help="Task id under the tasks root."),
+    skill: str | None = typer.Option(
+        None, "--skill", help="The skill under test, when the task ships several."
+    ),
     run_dir: Path | None = typer.Option(
         None, "--run-dir", help="results/compile-pipeline/<run-id> (to resume one)."
     ),
@@ -63,6 +66,7 @@ def pipeline_cmd(
         model=model,
         external_model=external_model,
         task=task,
+        skill=skill,
         root=(root or find_repo_root() or Path.cwd()).resolve(),
         run_dir=run_dir,
         tasks_root=tasks_root,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
@@ -11,11 +10,9 @@ from rich.table import Table
 from skillci.cli.choices import Forge
 from skillci.cli.output import console, emit_json
 from skillci.errors import UsageError
+from skillci.forge.base import Forge as ForgeProtocol
 from skillci.forge.base import PRState
 from skillci.forge.local import LocalForge
-
-if TYPE_CHECKING:
-    from skillci.forge.github import GitHubForge
 
 app = typer.Typer(
     help="Pull requests on the configured forge (local by default, or GitHub).\n\n"
@@ -27,9 +24,7 @@ REPO_OPT = typer.Option(Path("."), "--repo", help="Repository root (default: cur
 FORGE_OPT = typer.Option(None, "--forge", help="Default: $SKILLCI_FORGE, else detected.")
 
 
-def open_forge(
-    repo: Path, dry_run: bool = False, forge: str | None = None
-) -> LocalForge | GitHubForge:
+def open_forge(repo: Path, dry_run: bool = False, forge: str | None = None) -> ForgeProtocol:
     from skillci.flows.context import RepoContext
 
     return RepoContext.open(repo, dry_run=dry_run, forge=forge).forge

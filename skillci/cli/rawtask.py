@@ -31,7 +31,13 @@ def raw_task_cmd(
     model: str = typer.Option(..., "--model", help="provider/model-id."),
     task: Path = typer.Option(..., "--task", help="The task dir."),
     skill_source: Path = typer.Option(
-        None, "--skill-source", help="The skill dir, or a skills root holding one skill."
+        None,
+        "--skill-source",
+        help="The skill dir, or a skills root (a task's environment/skills): the whole set "
+        "is installed for each attempt.",
+    ),
+    skill: str = typer.Option(
+        None, "--skill", help="The skill under test, when the skills root holds several."
     ),
     output: Path = typer.Option(..., "--output", help="Result dir: test-NNN/ per attempt."),
     require_skill: bool = typer.Option(
@@ -57,6 +63,7 @@ def raw_task_cmd(
         model=model,
         task=task.resolve(),
         skill_source=skill_source.resolve() if skill_source else None,
+        skill=skill,
         output=output.resolve(),
         require_skill=require_skill,
         repeat=repeat,
@@ -67,8 +74,8 @@ def raw_task_cmd(
         harbor=harbor,
     )
     if dry_run:
-        t, skill = rt.preflight(req)
-        key = rt.request_key(req, t, skill)
+        t, under_test = rt.preflight(req)
+        key = rt.request_key(req, t, under_test)
         rows = []
         for n in range(1, repeat + 1):
             path = req.output / rt.attempt_name(n)
@@ -76,7 +83,14 @@ def raw_task_cmd(
             what = "reuse" if done else ("quarantine and run" if path.exists() else "run")
             rows.append({"attempt": path.name, "action": what})
         if json_out:
-            emit_json({"task": t.id, "skill": str(skill) if skill else None, "attempts": rows})
+            emit_json(
+                {
+                    "task": t.id,
+                    "skill": str(under_test) if under_test else None,
+                    "installed_with": [p.name for p in rt.companions(req)],
+                    "attempts": rows,
+                }
+            )
         else:
             for r in rows:
                 console.print(f"would {r['action']} {r['attempt']}", highlight=False)

@@ -66,6 +66,12 @@ def show_cmd(
     return print_report(report, json_out) and 0
 
 
+def _short(ref: str) -> str:
+    """A commit id shortened to 12 characters; branch names as they are."""
+    is_sha = len(ref) == 40 and all(c in "0123456789abcdef" for c in ref)
+    return ref[:12] if is_sha else ref
+
+
 def _summary(gate_id: str, doc: dict[str, Any]) -> dict[str, Any]:
     return {
         "gate_id": gate_id,
@@ -102,10 +108,10 @@ def ls_cmd(
         return 0
     table = fit_table(
         [
-            Column("gate", key=True),
+            Column("gate", key=True, no_wrap=True),
             Column("verdict", key=True),
             Column("skill", key=True),
-            Column("when", drop_rank=2),
+            Column("when", drop_rank=2, no_wrap=True),
             Column("base..head", drop_rank=3),
             Column("student", drop_rank=1),
         ],
@@ -115,7 +121,7 @@ def ls_cmd(
                 r["verdict"],
                 r["skill"],
                 r["created_at"][:19].replace("T", " "),
-                f"{r['base']}..{r['head']}" + (f" ({r['head_sha']})" if r["head_sha"] else ""),
+                f"{_short(r['base'])}..{_short(r['head'])}",
                 r["student"],
             ]
             for r in rows

@@ -113,8 +113,8 @@ def _post_verified(
     json_out: bool,
 ) -> int:
     """``review --from-shards``: comment + status recomputed from another job's records."""
-    from skillci.flows.actions import add_summary, read_event
     from skillci.flows.review_post import post_verified
+    from skillci.forge.actions import add_summary, read_event
 
     ctx = RepoContext.open(repo, dry_run=dry_run, forge=forge)
     posted = post_verified(

@@ -287,7 +287,7 @@ def export_cmd(
 def migrate_cmd(
     path: Path = typer.Argument(..., help="An old-layout package (manifest.yaml, rules/ …)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the moves; change nothing."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Move an old-layout package to skillci.yaml + skillci/ (docs/design/140)."""
     from skillci.skill.migration import migrate_files

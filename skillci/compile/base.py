@@ -1,7 +1,7 @@
 """The compiler interface: a diagnosis (or a cluster) + the current package -> a bounded Patch.
 
 Every compiler implements :class:`Compiler` (``name`` and ``compile``). Compilers only
-*propose*; :func:`skillci.compile.check.check_patch` then applies the patch in memory and
+*propose*; :func:`skillci.compile.patch_check.check_patch` then applies the patch in memory and
 runs the manifest's limits, the guard and lint on the result. Nothing a compiler returns
 is trusted more than a model's output.
 """

@@ -35,17 +35,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from skillci.analyze.modelio import (
     ModelCall,
     ModelExchange,
+    ask_until_valid,
+    first_line,
     parse_json_object,
     quote_untrusted,
-    retry_message,
 )
-from skillci.compile.check import new_lint_errors
-from skillci.compile.checks import find_hits
 from skillci.compile.literals import literals, missing_literals, new_literals
 from skillci.compile.mdtext import (
     Block,
@@ -55,14 +54,17 @@ from skillci.compile.mdtext import (
     parse_doc,
     split_sentences,
 )
+from skillci.compile.patch_check import new_lint_errors
 from skillci.compile.static import (
     is_imperative,
     paragraph_plan,
     rewrite_vague_text,
     steps_text,
 )
-from skillci.patch.detectors import scan_text
+from skillci.compile.vague_replacements import find_hits
+from skillci.errors import ModelOutputError
 from skillci.patch.guard import DEFAULT_ALLOWED_HOSTS
+from skillci.patch.guard_detectors import scan_text
 from skillci.skill.package import SKILL_MD, SkillPackage
 from skillci.skill.render import render
 from skillci.trace.models import RunRecord
@@ -281,7 +283,7 @@ def curated_edit(text: str, unit: Unit, dimension: Dimension) -> EditProposal | 
             if b.kind == "para":
                 plan = paragraph_plan(unit.section, 0, b.text, min_imperative=1)
                 if plan is not None:
-                    parts.append(steps_text(b.text, plan)[0])
+                    parts.append(steps_text(b.text, plan).text)
                     changed = True
                     continue
             parts.append(b.text)
@@ -289,7 +291,7 @@ def curated_edit(text: str, unit: Unit, dimension: Dimension) -> EditProposal | 
         note = "instructions written as numbered steps"
     elif dimension == "specificity":
         parts = [
-            rewrite_vague_text(b.text)[0] if b.kind in ("para", "list", "quote") else b.text
+            rewrite_vague_text(b.text).text if b.kind in ("para", "list", "quote") else b.text
             for b in blocks
         ]
         new = "".join(parts)
@@ -362,26 +364,26 @@ def model_edit(
         },
     ]
     ex = ModelExchange(kind="deep-edit", model=model, messages=list(messages))
-    convo = list(messages)
-    for _ in range(2):
-        raw = ex.record(call(convo))
-        try:
-            ans = EditAnswer.model_validate(parse_json_object(raw))
-        except (ValidationError, ValueError) as exc:
-            reason = str(exc).splitlines()[0][:300]
-            ex.errors.append(reason)
-            convo = [*convo, {"role": "assistant", "content": raw}, retry_message(reason)]
-            continue
-        new = ans.text if ans.text.endswith("\n") else ans.text + "\n"
-        prop = EditProposal(
-            unit=unit.id,
-            dimension=dimension,
-            text=_replace_blocks(doc, unit, new),
-            editor="model",
-            note="edited by the compiler model",
+    try:
+        ans = ask_until_valid(
+            call,
+            ex,
+            lambda raw: EditAnswer.model_validate(parse_json_object(raw)),
+            attempts=2,
+            failure="no valid edit",
+            reason_of=first_line,
         )
-        return prop, ex
-    return None, ex
+    except ModelOutputError:
+        return None, ex
+    new = ans.text if ans.text.endswith("\n") else ans.text + "\n"
+    prop = EditProposal(
+        unit=unit.id,
+        dimension=dimension,
+        text=_replace_blocks(doc, unit, new),
+        editor="model",
+        note="edited by the compiler model",
+    )
+    return prop, ex
 
 
 SCORE_SYSTEM = """You grade parts of a skill that a weak model follows, each on five
@@ -421,27 +423,27 @@ def model_scores(
         {"role": "user", "content": quote_untrusted("skill_units", payload)},
     ]
     ex = ModelExchange(kind="deep-score", model=model, messages=list(messages))
-    convo = list(messages)
     want = [u.id for u in us]
-    for _ in range(2):
-        raw = ex.record(call(convo))
-        try:
-            ans = ScoreAnswer.model_validate(parse_json_object(raw))
-            got = {i.unit: i for i in ans.scores}
-            missing = [u for u in want if u not in got]
-            if missing:
-                raise ValueError(f"no score for unit {missing[0]!r}")
-        except (ValidationError, ValueError) as exc:
-            reason = str(exc).splitlines()[0][:300]
-            ex.errors.append(reason)
-            convo = [*convo, {"role": "assistant", "content": raw}, retry_message(reason)]
-            continue
-        by_id = {u.id: u for u in us}
+    by_id = {u.id: u for u in us}
+
+    def parse(raw: str) -> list[UnitScore]:
+        ans = ScoreAnswer.model_validate(parse_json_object(raw))
+        got = {i.unit: i for i in ans.scores}
+        missing = [u for u in want if u not in got]
+        if missing:
+            raise ValueError(f"no score for unit {missing[0]!r}")
         return [
             UnitScore(unit=uid, title=by_id[uid].title, **got[uid].model_dump(exclude={"unit"}))
             for uid in want
-        ], ex
-    raise ValueError(ex.errors[-1])
+        ]
+
+    try:
+        scores = ask_until_valid(
+            call, ex, parse, attempts=2, failure="no valid scores", reason_of=first_line
+        )
+    except ModelOutputError:
+        raise ValueError(ex.errors[-1]) from None
+    return scores, ex
 
 
 # ---------------------------------------------------------------------------- validation

@@ -38,7 +38,6 @@ from skillci.analyze.modelio import (
     ModelExchange,
 )
 from skillci.analyze.trajectory import Trajectory
-from skillci.compile.check import PatchCheck, check_patch, untrusted_texts
 from skillci.compile.fast_lessons import (
     FAST_PROMPT_VERSION,
     LESSON_SYSTEM,
@@ -54,6 +53,7 @@ from skillci.compile.fast_lessons import (
     reduce_lessons,
     repeated_failures,
 )
+from skillci.compile.patch_check import PatchCheck, check_patch, untrusted_texts
 from skillci.errors import InvalidInputError
 from skillci.patch.models import Patch
 from skillci.skill.package import SkillPackage

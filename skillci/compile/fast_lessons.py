@@ -18,25 +18,26 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from skillci.analyze.diagnose import diagnose
 from skillci.analyze.modelio import (
     ModelCall,
     ModelExchange,
+    ask_until_valid,
+    first_line,
     parse_json_object,
     quote_untrusted,
-    retry_message,
     trajectory_digest,
 )
 from skillci.analyze.taxonomy import FailureClass, info
 from skillci.analyze.trajectory import Trajectory
 from skillci.compile.llm import STEP_RE
 from skillci.compile.observe import Observed
-from skillci.compile.templates import template_for
-from skillci.errors import InvalidInputError
-from skillci.patch.detectors import scan_text
+from skillci.compile.rule_templates import template_for
+from skillci.errors import InvalidInputError, ModelOutputError
 from skillci.patch.guard import DEFAULT_ALLOWED_HOSTS
+from skillci.patch.guard_detectors import scan_text
 from skillci.patch.models import AddRule, Author, Patch, ReplaceRule
 from skillci.skill.models import Instruction, Lifecycle, Rule, Trigger, Validation
 from skillci.skill.package import SkillPackage
@@ -164,23 +165,21 @@ def model_lessons(
     """Lessons from the compiler model (one retry); ValueError when both answers are bad."""
     messages = lesson_messages(record, grp, pkg)
     ex = ModelExchange(kind="fast-lessons", model=model, messages=list(messages))
-    convo: list[dict[str, str]] = list(messages)
-    for _ in range(2):
-        raw = ex.record(call(convo))
-        try:
-            ans = LessonAnswer.model_validate(parse_json_object(raw))
-            bad = [i.text for i in ans.lessons if not STEP_RE.match(i.text)]
-            if bad:
-                raise ValueError(f"not a snake_case phrase: {bad[0][:60]!r}")
-        except (ValidationError, ValueError) as exc:
-            reason = str(exc).splitlines()[0][:300]
-            ex.errors.append(reason)
-            convo = [*convo, {"role": "assistant", "content": raw}, retry_message(reason)]
-            continue
-        return [
-            Lesson(kind=i.kind, text=i.text, source=index, origin="model") for i in ans.lessons
-        ], ex
-    raise ValueError(ex.errors[-1])
+
+    def parse(raw: str) -> list[Lesson]:
+        ans = LessonAnswer.model_validate(parse_json_object(raw))
+        bad = [i.text for i in ans.lessons if not STEP_RE.match(i.text)]
+        if bad:
+            raise ValueError(f"not a snake_case phrase: {bad[0][:60]!r}")
+        return [Lesson(kind=i.kind, text=i.text, source=index, origin="model") for i in ans.lessons]
+
+    try:
+        lessons = ask_until_valid(
+            call, ex, parse, attempts=2, failure="no valid lessons", reason_of=first_line
+        )
+    except ModelOutputError:
+        raise ValueError(ex.errors[-1]) from None
+    return lessons, ex
 
 
 # ---------------------------------------------------------------------------- reduce

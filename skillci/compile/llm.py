@@ -24,21 +24,21 @@ import json
 import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from skillci.analyze.modelio import (
     Message,
     ModelCall,
     ModelExchange,
+    ask_until_valid,
     parse_json_object,
     quote_untrusted,
-    retry_message,
     trajectory_digest,
 )
 from skillci.analyze.taxonomy import info
 from skillci.compile.base import CompileInput, CompileOutput
-from skillci.compile.check import new_lint_errors
-from skillci.errors import CompileError, ModelOutputError, PatchError
+from skillci.compile.patch_check import new_lint_errors
+from skillci.errors import CompileError, PatchError
 from skillci.patch.apply import apply_detailed
 from skillci.patch.limits import check_limits
 from skillci.patch.models import AddRule, Author, ChangeLoadingScope, Patch, ReplaceRule
@@ -146,11 +146,6 @@ def compile_messages(request: CompileInput, *, evidence_chars: int = 400) -> lis
     ]
 
 
-def _errors(exc: ValidationError) -> str:
-    items = exc.errors(include_input=False, include_url=False)
-    return "; ".join(".".join(str(p) for p in e["loc"]) + ": " + e["msg"] for e in items[:6])
-
-
 def _extras(model: BaseModel, where: str) -> list[str]:
     """Keys a model accepted as extras (``extra="allow"``), recursively."""
     out = [f"{where}.{k}" for k in (model.model_extra or {})]
@@ -236,28 +231,18 @@ class LLMCompiler:
             )
         messages = compile_messages(request, evidence_chars=self.evidence_chars)
         exchange = ModelExchange(kind="compile", model=self.model, messages=messages)
-        convo = list(messages)
-        for _ in range(self.max_attempts):
-            text = exchange.record(self.call(convo))
-            try:
-                patch = self._validate(text, request)
-            except ValidationError as exc:
-                reason = _errors(exc)
-            except ValueError as exc:
-                reason = str(exc)
-            else:
-                return CompileOutput(
-                    compiler=self.name,
-                    patch=patch,
-                    exchange=exchange,
-                    notes=[f"valid answer after {exchange.attempts} attempt(s)"],
-                )
-            exchange.errors.append(reason)
-            convo = [*convo, {"role": "assistant", "content": text}, retry_message(reason)]
-        raise ModelOutputError(
-            f"the compiler model gave no valid patch in {self.max_attempts} attempts: "
-            f"{exchange.errors[-1]}",
+        patch = ask_until_valid(
+            self.call,
+            exchange,
+            lambda text: self._validate(text, request),
+            attempts=self.max_attempts,
+            failure="the compiler model gave no valid patch",
+        )
+        return CompileOutput(
+            compiler=self.name,
+            patch=patch,
             exchange=exchange,
+            notes=[f"valid answer after {exchange.attempts} attempt(s)"],
         )
 
 

@@ -40,7 +40,7 @@ from skillci.analyze.modelio import ModelCall, ModelExchange
 from skillci.analyze.models import Diagnosis
 from skillci.analyze.taxonomy import info
 from skillci.compile.base import CompileInput, CompileOutput, Compiler
-from skillci.compile.check import PatchCheck, check_patch, untrusted_texts
+from skillci.compile.patch_check import PatchCheck, check_patch, untrusted_texts
 from skillci.compile.proposal import CostSummary, EvalSummary, Proposal, Round, Status
 from skillci.errors import CompileError, ModelOutputError
 from skillci.patch.guard import GuardConfig

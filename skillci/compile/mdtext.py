@@ -9,7 +9,13 @@ rolls back — is byte-identical.
 
 Sentences: :func:`split_sentences` cuts a paragraph at ``.``/``!``/``?``/``。`` followed by
 whitespace and an uppercase letter, a backtick, a digit or a CJK character, never inside
-a code span, and keeps the separators so an untouched paragraph can be rebuilt exactly.
+inline markup (a code span, a link or image, an autolink, bold or italic text) or a
+quotation, and keeps
+the separators so an untouched paragraph can be rebuilt exactly.
+
+Inline markup: :func:`inline_spans` lists a text's code spans, links, images, autolinks
+and emphasis (kind + content) — what static compile must give back unchanged
+(docs/design/151); :func:`inline_ranges` gives their character ranges.
 """
 
 from __future__ import annotations
@@ -25,8 +31,22 @@ BlockKind = Literal["blank", "code", "para", "list", "quote", "table", "html", "
 
 _LIST_ITEM = re.compile(r"^[ ]{0,3}(?:[-*+]|\d{1,9}[.)])[ \t]+")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
-_SENT_END = re.compile(r"(?<=[.!?。！？])(\s+)(?=[A-Z`\"'(\[\d]|[\u4e00-\u9fff])")
+_SENT_END = re.compile(
+    # the end mark, possibly inside closing markup or quotes: `done.**`, `done.)`, `done."`
+    r"(?:(?<=[.!?。！？])|(?<=[.!?]\*\*)|(?<=[.!?][*_\"')]))"
+    r"(\s+)(?=[A-Z`\"'(\[\d*_]|[\u4e00-\u9fff])"
+)
 _CJK_END = re.compile(r"(?<=[。！？])(?=[^\s。！？])")
+#: A quotation ("...", “...”): a sentence is not cut inside one either.
+_QUOTED = re.compile(r"\"[^\"\n]{1,600}\"|“[^”\n]{1,600}”")
+_IMAGE = re.compile(r"!\[(?:[^\]\\]|\\.)*\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
+_LINK = re.compile(r"\[(?:[^\]\\]|\\.)*\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
+_REF_LINK = re.compile(r"\[(?:[^\]\\]|\\.)+\]\[[^\]]*\]")
+_AUTOLINK = re.compile(r"<(?:https?|ftp|mailto):[^\s<>]+>")
+_STRONG = re.compile(r"(\*\*|__)(?=\S)((?:(?!\n[ \t]*\n).)+?)(?<=\S)\1", re.DOTALL)
+_EMPH = re.compile(
+    r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])|(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])"
+)
 
 
 @dataclass(frozen=True)
@@ -188,6 +208,74 @@ def code_span_ranges(text: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in _CODE_SPAN.finditer(text)]
 
 
+InlineKind = Literal["code", "image", "link", "autolink", "strong", "emph"]
+
+
+def _blank(text: str, ranges: list[tuple[int, int]]) -> str:
+    out = list(text)
+    for a, b in ranges:
+        for i in range(a, b):
+            if out[i] != "\n":
+                out[i] = " "
+    return "".join(out)
+
+
+def _inline(text: str) -> list[tuple[int, int, InlineKind]]:
+    found: list[tuple[int, int, InlineKind]] = [
+        (m.start(), m.end(), "code") for m in _CODE_SPAN.finditer(text)
+    ]
+    # links and emphasis are looked for with code spans blanked out (no markup inside code)
+    masked = _blank(text, [(a, b) for a, b, _ in found])
+    for kind, rx in (
+        ("image", _IMAGE),
+        ("link", _LINK),
+        ("link", _REF_LINK),
+        ("autolink", _AUTOLINK),
+    ):
+        for m in rx.finditer(masked):
+            if not any(a < m.end() and m.start() < b for a, b, _ in found):
+                found.append((m.start(), m.end(), kind))  # type: ignore[arg-type]
+    # emphasis: link targets (URLs with underscores) are not emphasis
+    targets = [(a, b) for a, b, k in found if k in ("image", "link", "autolink")]
+    em_masked = _blank(
+        masked, [(masked.index("](", a) + 1, b) for a, b in targets if "](" in masked[a:b]]
+    )
+    for kind, rx in (("strong", _STRONG), ("emph", _EMPH)):
+        for m in rx.finditer(em_masked):
+            inside = [(a, b) for a, b, k in found if k in ("strong", "emph")]
+            if any(a < m.start() < b or a < m.end() - 1 < b for a, b in inside) and kind == "emph":
+                continue
+            found.append((m.start(), m.end(), kind))  # type: ignore[arg-type]
+    return sorted(found)
+
+
+def inline_ranges(text: str) -> list[tuple[int, int]]:
+    """Character ranges of every inline markup element of ``text`` (they may nest)."""
+    return [(a, b) for a, b, _ in _inline(text)]
+
+
+def inline_spans(text: str) -> list[tuple[InlineKind, str]]:
+    """(kind, text with whitespace runs as one space) of every inline markup element, in
+    order: code spans, images, links, autolinks, bold and italic text."""
+    return [(k, " ".join(text[a:b].split())) for a, b, k in _inline(text)]
+
+
+def markup(text: str, *, has_frontmatter: bool = True) -> list[tuple[str, str]]:
+    """Every inline markup element and fenced/indented code block of a markdown file, as
+    (kind, text): inline elements per heading line and per prose block (whitespace runs
+    as one space), code blocks byte for byte. The frontmatter is not included."""
+    sections = parse_doc(text).sections if has_frontmatter else tuple(parse(text))
+    out: list[tuple[str, str]] = []
+    for sec in sections:
+        out += inline_spans(sec.heading)
+        for b in sec.blocks:
+            if b.kind in ("code", "indented"):
+                out.append(("code_block", b.text))
+            elif b.kind != "html":
+                out += inline_spans(b.text)
+    return out
+
+
 def split_sentences(text: str) -> tuple[list[str], list[str]]:
     """(sentences, separators) with ``sentences[0] + seps[0] + sentences[1] + ... == text``.
 
@@ -196,9 +284,10 @@ def split_sentences(text: str) -> tuple[list[str], list[str]]:
     core = text.rstrip("\r\n")
     tail = text[len(core) :]
     masked = mask_code_spans(core)
+    markup = inline_ranges(core) + [(m.start(), m.end()) for m in _QUOTED.finditer(masked)]
     cuts: list[tuple[int, int]] = [(m.start(1), m.end(1)) for m in _SENT_END.finditer(masked)]
     cuts += [(m.start(), m.start()) for m in _CJK_END.finditer(masked)]
-    cuts.sort()
+    cuts = sorted(c for c in cuts if not any(a < c[0] < b for a, b in markup))
     sentences: list[str] = []
     seps: list[str] = []
     pos = 0
@@ -220,10 +309,14 @@ def join_sentences(sentences: list[str], seps: list[str]) -> str:
 __all__ = [
     "Block",
     "BlockKind",
+    "InlineKind",
     "Section",
     "SkillDoc",
     "code_span_ranges",
+    "inline_ranges",
+    "inline_spans",
     "join_sentences",
+    "markup",
     "mask_code_spans",
     "parse",
     "parse_doc",

@@ -19,19 +19,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from skillci.analyze.modelio import (
     Message,
     ModelCall,
     ModelExchange,
+    ask_until_valid,
     parse_json_object,
     quote_untrusted,
-    retry_message,
+    validation_reason,
 )
 from skillci.compile.mdtext import parse_doc, split_sentences
 from skillci.compile.static import ParagraphPlan, StaticPlan
-from skillci.errors import ModelOutputError
 from skillci.skill.package import SKILL_MD
 
 PLANNER_PROMPT_VERSION = "static-plan-v1"
@@ -141,27 +141,16 @@ def request_plan(
     """Ask the planning model once (one retry on an invalid answer)."""
     messages = plan_messages(text, budget=budget, bootstrap=bootstrap)
     exchange = ModelExchange(kind="static-plan", model=model, messages=messages)
-    convo = list(messages)
-    for _ in range(max_attempts):
-        raw = exchange.record(call(convo))
-        try:
-            plan = to_plan(PlanAnswer.model_validate(parse_json_object(raw)), text)
-        except ValidationError as exc:
-            reason = "; ".join(
-                ".".join(str(p) for p in e["loc"]) + ": " + e["msg"]
-                for e in exc.errors(include_url=False, include_input=False)[:4]
-            )
-        except ValueError as exc:
-            reason = str(exc)
-        else:
-            return plan, exchange
-        exchange.errors.append(reason)
-        convo = [*convo, {"role": "assistant", "content": raw}, retry_message(reason)]
-    raise ModelOutputError(
-        f"the planning model gave no valid plan in {max_attempts} attempts: {exchange.errors[-1]}",
-        exchange=exchange,
+    plan = ask_until_valid(
+        call,
+        exchange,
+        lambda raw: to_plan(PlanAnswer.model_validate(parse_json_object(raw)), text),
+        attempts=max_attempts,
+        failure="the planning model gave no valid plan",
+        reason_of=lambda exc: validation_reason(exc, limit=4),
         hint="use --mode deterministic, or another --external-model",
     )
+    return plan, exchange
 
 
 __all__ = [

@@ -20,7 +20,7 @@ from skillci.analyze.modelio import ModelExchange
 from skillci.analyze.models import Diagnosis
 from skillci.analyze.taxonomy import UpgradePath
 from skillci.compile.base import CompileOutput
-from skillci.compile.check import PatchCheck
+from skillci.compile.patch_check import PatchCheck
 from skillci.patch.models import Patch
 from skillci.trace.models import RunRecord
 

@@ -5,11 +5,15 @@ Four rewrites, in this order (docs/design/101):
 1. **Steps.** A paragraph of two or more imperative sentences becomes a numbered list,
    one instruction per step (sentences kept word for word; a non-imperative sentence
    stays with the step before it, or in a lead-in before the list).
-2. **Vague phrases -> concrete checks** from the curated table (``skillci.compile.checks``),
-   everywhere outside code.
+2. **Vague phrases -> concrete checks** from the curated table (``skillci.compile.vague_replacements``),
+   only in instruction sentences, never inside inline markup, and only where the
+   replacement keeps the condition; other phrases are flagged in the report for a person
+   (docs/design/151).
 3. **Over-budget bootstrap -> on-demand files.** When the rendered bootstrap is over the
    profile's budget, reference-like sections move to ``workflows/<name>.md`` with a
-   ``change_loading_scope`` op each (largest first; procedure sections stay).
+   ``change_loading_scope`` op each (largest first; procedure sections stay, and so do the
+   stages of a numbered/staged procedure and any section with a line marked
+   IMPORTANT/CRITICAL/NEVER/ALWAYS).
 4. **Verification / stop rules** where the profile shows the student skips verification
    or repeats failing calls: one ``add_rule`` op each, unless a rule already covers it.
 
@@ -31,8 +35,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillci.analyze.coverage import covers
 from skillci.analyze.taxonomy import FailureClass
-from skillci.compile.check import PatchCheck, check_patch
 from skillci.compile.mdtext import parse
+from skillci.compile.patch_check import PatchCheck, check_patch
 from skillci.compile.profile import ModelProfile
 from skillci.compile.static_rewrite import (
     IMPERATIVES,
@@ -48,13 +52,15 @@ from skillci.compile.static_rewrite import (
     rewrite_vague_text,
     steps_text,
 )
+from skillci.patch import markdown
+from skillci.patch.markdown import HEADING_RE
 from skillci.patch.models import AddRule, Author, ChangeLoadingScope, Patch
 from skillci.skill.lint import lint
 from skillci.skill.models import Instruction, Rule, Trigger, Validation
 from skillci.skill.package import SKILL_MD, SkillPackage
 from skillci.skill.render import render
 
-STATIC_SCHEMA_VERSION = 1
+STATIC_SCHEMA_VERSION = 2  # 2: sections carry flags and rewritten (issue 13)
 Mode = Literal["deterministic", "hybrid"]
 
 #: Section titles that carry the procedure: never moved out of the bootstrap.
@@ -63,6 +69,14 @@ CORE_TITLES = re.compile(
     r"usage|getting started|guideline|verif|how to|checklist|important|must",
     re.IGNORECASE,
 )
+
+#: A title that numbers a stage of a procedure ("Stage 2: ...", "Phase 1", "3. Build"):
+#: a staged procedure stays together in the bootstrap (all stages move or none; none do).
+STAGE_TITLE = re.compile(
+    r"^(?:(?:stage|step|phase|part|round|pass)\s*[0-9ivx]+\b|[0-9]+[.):]\s)", re.IGNORECASE
+)
+#: A line the author marked as binding: its section stays in the bootstrap.
+MARKED_LINE = re.compile(r"\b(?:IMPORTANT|CRITICAL|NEVER|ALWAYS)\b")
 
 VERIFY_RULE = Rule(
     id="static.verify-before-done",
@@ -202,6 +216,20 @@ def _bootstrap(pkg: SkillPackage) -> int:
     return render(pkg).bootstrap_tokens
 
 
+def _movable(body: str, title: str) -> bool:
+    """A section may move on demand unless it is a stage of a numbered procedure, holds
+    one (all stages move or none), or holds a line marked IMPORTANT/CRITICAL/NEVER/ALWAYS
+    (subsections included: they move with it)."""
+    found = markdown.find_sections(body, title)
+    if len(found) != 1 or STAGE_TITLE.search(title.strip()):
+        return False
+    text = found[0].text
+    heads = [h.group(2).strip() for h in map(HEADING_RE.match, text.splitlines()[1:]) if h]
+    if any(STAGE_TITLE.search(h) for h in heads):
+        return False
+    return not any(MARKED_LINE.search(line) for line in text.splitlines())
+
+
 def _move_sections(
     pkg: SkillPackage, budget: int, preferred: list[str], mode: Mode, planner: str | None
 ) -> tuple[SkillPackage, list[OpReport]]:
@@ -210,7 +238,12 @@ def _move_sections(
     titles = [s.title for s in body_sections if s.level >= 2]
     dupes = {t for t in titles if titles.count(t) > 1}
     tokens = {s.title: pkg.tokens(s.text) for s in body_sections if s.level >= 2}
-    cands = [t for t in dict.fromkeys(titles) if t not in dupes and not CORE_TITLES.search(t)]
+    body = pkg.skill_md.body
+    cands = [
+        t
+        for t in dict.fromkeys(titles)
+        if t not in dupes and not CORE_TITLES.search(t) and _movable(body, t)
+    ]
     order = [t for t in preferred if t in cands] + sorted(
         (t for t in cands if t not in preferred), key=lambda t: (-tokens[t], t)
     )
@@ -354,7 +387,9 @@ SAVED_MODELS: dict[str, type[BaseModel]] = {
 __all__ = [
     "CORE_TITLES",
     "IMPERATIVES",
+    "MARKED_LINE",
     "SAVED_MODELS",
+    "STAGE_TITLE",
     "STATIC_SCHEMA_VERSION",
     "STOP_RULE",
     "VERIFY_RULE",

@@ -10,6 +10,8 @@ compares the source with the result:
   URLs, code spans) is still there as often as before, and no new one appeared;
 - **step coverage**: every word of the source (outside the replaced vague phrases) is
   still in the result as often as before, so no instruction was dropped;
+- **inline markup**: every code span, link, image, bold and italic span of the source is
+  still there, with the same text (whitespace aside), and no new one appeared;
 - **no new vague phrase**: the result has no vague phrase the source did not have.
 
 Any failure rolls the section back to its original text; the report says why. Pure.
@@ -21,9 +23,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from skillci.compile.checks import find_hits
 from skillci.compile.literals import missing_literals, new_literals
-from skillci.compile.mdtext import Section, code_span_ranges
+from skillci.compile.mdtext import Section, inline_ranges, markup
+from skillci.compile.vague_replacements import find_hits
 from skillci.skill.vague import find_vague
 
 #: A latin/digit word, or one CJK character (CJK text has no spaces between words).
@@ -47,14 +49,14 @@ def _cut(text: str, spans: list[tuple[int, int]]) -> str:
 
 def protected_ranges(section: Section) -> list[tuple[int, int]]:
     """Character ranges of ``section.text`` no rewrite touches: code blocks, indented code,
-    HTML blocks and code spans."""
+    HTML blocks and inline markup (code spans, links, bold and italic text)."""
     out: list[tuple[int, int]] = []
     pos = len(section.heading)
     for b in section.blocks:
         if b.kind in ("code", "indented", "html"):
             out.append((pos, pos + len(b.text)))
         else:
-            out += [(pos + a, pos + e) for a, e in code_span_ranges(b.text)]
+            out += [(pos + a, pos + e) for a, e in inline_ranges(b.text)]
         pos += len(b.text)
     return out
 
@@ -93,11 +95,18 @@ def guard_section(source: Section, result: Section) -> list[str]:
     dropped = sorted(w for w, n in words(_cut(src, vague_spans(source))).items() if have[w] < n)
     if dropped:
         reasons.append(f"step coverage: source words dropped: {', '.join(dropped[:8])}")
-    # a sentence that was all vague phrase survives only as its curated replacement
-    need = Counter(h.replacement for h in find_hits(src, protected_ranges(source)))
-    gone = sorted(r for r, n in need.items() if out.count(r) < n)
+    # a sentence that was all vague phrase survives as its curated replacement, or as it was
+    # (static compile keeps condition-changing phrases and flags them)
+    need = Counter((h.phrase, h.replacement) for h in find_hits(src, protected_ranges(source)))
+    gone = sorted(r for (p, r), n in need.items() if out.count(r) + out.count(p) < n + src.count(r))
     if gone:
         reasons.append(f"step coverage: instruction dropped: {gone[0][:60]!r}")
+    src_markup = Counter(markup(src, has_frontmatter=False))
+    out_markup = Counter(markup(out, has_frontmatter=False))
+    lost_markup, new_markup = src_markup - out_markup, out_markup - src_markup
+    if lost_markup or new_markup:
+        what = next(iter(lost_markup or new_markup))
+        reasons.append(f"inline markup changed: {what[0]} {what[1][:60]!r}")
     before = Counter(p for _, _, p, _ in find_vague(src))
     after = Counter(p for _, _, p, _ in find_vague(out))
     fresh = sorted(p for p, n in after.items() if n > before[p])

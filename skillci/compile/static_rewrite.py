@@ -4,7 +4,7 @@ A :class:`StaticPlan` says which paragraphs of a markdown file become numbered s
 how their sentences group (the deterministic plan: every imperative sentence starts a
 step; hybrid mode gets one from the planning model, ``skillci.compile.planner``). The
 rewriter executes a plan and replaces vague phrases with curated checks
-(``skillci.compile.checks``) in paragraphs, quotes, lists and tables; every rewritten
+(``skillci.compile.vague_replacements``) in paragraphs, quotes, lists and tables; every rewritten
 section then passes the semantic guard (``skillci.compile.static_guard``) or is restored
 byte for byte. Code blocks, indented code and HTML are never touched. Pure.
 """
@@ -17,17 +17,18 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillci.compile.checks import VagueHit, find_hits, rewrite_vague
 from skillci.compile.mdtext import (
     Block,
     Section,
     SkillDoc,
     code_span_ranges,
+    inline_ranges,
     parse,
     parse_doc,
     split_sentences,
 )
 from skillci.compile.static_guard import guard_section
+from skillci.compile.vague_replacements import VagueHit, find_hits
 from skillci.skill.package import SKILL_MD
 
 PLAN_SCHEMA_VERSION = 1
@@ -38,7 +39,7 @@ delete describe determine do download edit enable ensure export extract fill fin
 follow format generate get give go identify import include insert inspect install keep
 launch list load locate look make mark merge move note open parse paste pick place
 prefer prepare print put read record reduce re-run refer remove rename render repeat
-replace report reproduce restart retry return review run save search select send set
+replace report reproduce rerun restart retry return review run save search select send set
 skip sort split start stop submit summarize take test trace try type unpack update
 upload use validate verify wait write"""
 #: Verbs that start an instruction (after leads like First, / Then / Never).
@@ -83,18 +84,40 @@ class StaticPlan(_Strict):
     )
 
 
+_CONDITION = re.compile(
+    r"^(?:if|when|whenever|once|after|before|unless|while|for (?:each|every))\b[^,;:]{1,160},\s*",
+    re.IGNORECASE,
+)
+
+
+_COPULA = frozenset({"is", "are", "was", "were", "has", "have", "will", "can", "should"})
+
+
 def _bare(sentence: str) -> str:
     s = sentence.strip().lstrip("*_\"'(")
+    s = _LEAD.sub("", s)
+    # a conditional instruction: "If the build fails, rerun it." -> "rerun it."
+    s = _CONDITION.sub("", s)
     s = _LEAD.sub("", s)
     s = _NEG.sub("", s)
     return s
 
 
 def is_imperative(sentence: str) -> bool:
-    """The sentence starts with an instruction verb (after First,/Then/Never/... leads)."""
+    """The sentence starts with an instruction verb (after First,/Then/Never/... leads and
+    after a leading condition: "If the build fails, rerun it.")."""
+    if sentence.rstrip().rstrip("*_").endswith(("?", "？")):
+        return False  # "Write code before the test?" asks; it does not instruct
     s = _bare(sentence)
-    m = re.match(r"[A-Za-z][A-Za-z-]*", s)
-    return m is not None and m.group(0).lower() in IMPERATIVES
+    m = re.match(r"([A-Za-z][A-Za-z-]*)(\*{0,2}:)?", s)
+    # "Type: a display face ..." is a label and "Render order is ..." a noun phrase
+    nxt = [w.lower() for w in re.findall(r"[A-Za-z']+", s[m.end() :])[:2]] if m else []
+    return (
+        m is not None
+        and m.group(2) is None
+        and not _COPULA.intersection(nxt)
+        and m.group(1).lower() in IMPERATIVES
+    )
 
 
 def paragraph_plan(
@@ -103,8 +126,11 @@ def paragraph_plan(
     """The deterministic plan for one paragraph (None: leave it a paragraph).
 
     It qualifies with at least ``min_imperative`` imperative sentences that are at least
-    half of its sentences (the share is not required when ``min_imperative`` is 1)."""
+    half of its sentences (the share is not required when ``min_imperative`` is 1), and
+    no question: a question followed by instructions is one conditional instruction."""
     sentences, _ = split_sentences(text)
+    if any(s.rstrip().rstrip("*_").endswith(("?", "？")) for s in sentences):
+        return None  # "Bug found? Write a test." is one conditional instruction, not steps
     imp = [is_imperative(s) for s in sentences]
     if sum(imp) < min_imperative or (min_imperative > 1 and sum(imp) * 2 < len(sentences)):
         return None
@@ -135,72 +161,102 @@ def deterministic_plan(text: str, file: str = SKILL_MD) -> StaticPlan:
 # ---------------------------------------------------------------------------- rewriting
 
 
-def rewrite_vague_text(text: str) -> tuple[str, list[VagueHit]]:
-    """Replace vague phrases outside code spans; add each check after its sentence."""
+@dataclass
+class TextRewrite:
+    """What vague-phrase rewriting did to one piece of text."""
+
+    text: str
+    hits: list[VagueHit] = field(default_factory=list)
+    """Phrases replaced."""
+    flags: list[str] = field(default_factory=list)
+    """Phrases left for a person, with why."""
+    sentences: list[tuple[str, str, str]] = field(default_factory=list)
+    """(kind, before, after) of every change: ``vague`` (a sentence) or ``steps`` (a
+    paragraph that became numbered steps)."""
+
+    def add(self, other: TextRewrite) -> None:
+        self.hits += other.hits
+        self.flags += other.flags
+        self.sentences += other.sentences
+
+
+def _flag(h: VagueHit, why: str) -> str:
+    return f"vague {h.phrase!r} kept: {why}; write the concrete condition or action"
+
+
+def rewrite_vague_text(text: str) -> TextRewrite:
+    """Replace vague phrases in instruction sentences only, never inside inline markup,
+    and only where the replacement keeps the condition; add each check after its sentence.
+    Condition-changing phrases and phrases inside markup of an instruction are flagged."""
     sentences, seps = split_sentences(text)
-    hits_all: list[VagueHit] = []
+    result = TextRewrite("")
     out: list[str] = []
     for s, sep in zip(sentences, seps, strict=True):
-        hits = find_hits(s, code_span_ranges(s))
+        markup = inline_ranges(s)
+        hits = find_hits(s, markup)
+        apply: list[VagueHit] = []
+        if is_imperative(s):
+            inside = {(h.start, h.end) for h in hits}
+            for h in find_hits(s):
+                if (h.start, h.end) not in inside and not any(
+                    a <= h.start and h.end <= b for a, b in code_span_ranges(s)
+                ):
+                    result.flags.append(_flag(h, "it is inside bold, italic or link text"))
+            for h in hits:
+                if h.keeps_condition:
+                    apply.append(h)
+                else:
+                    result.flags.append(_flag(h, "a replacement would change the condition"))
         new = s
-        for h in reversed(hits):
+        for h in reversed(apply):
             new = new[: h.start] + h.replacement + new[h.end :]
-        checks = list(dict.fromkeys(h.check for h in hits if h.check))
-        for c in checks:
+        for c in dict.fromkeys(h.check for h in apply if h.check):
             if c not in new:
                 tight = _WIDE_END.search(new.rstrip()) is not None
                 new = new.rstrip() + ("" if tight else " ") + c
-        hits_all += hits
+        if new != s:
+            result.sentences.append(("vague", s.strip(), new.strip()))
+        result.hits += apply
         out.append(new + sep)
-    return "".join(out), hits_all
+    result.text = "".join(out)
+    return result
 
 
-def _list_rewrite(text: str) -> tuple[str, list[VagueHit]]:
-    lines = text.splitlines(keepends=True)
-    hits_all: list[VagueHit] = []
+def _list_rewrite(text: str) -> TextRewrite:
+    result = TextRewrite("")
     out = []
-    for line in lines:
+    for line in text.splitlines(keepends=True):
         m = re.match(r"^(\s*(?:[-*+]|\d{1,9}[.)])?\s*)(.*?)(\r?\n)?$", line, re.DOTALL)
         assert m is not None
         head, body, nl = m.group(1), m.group(2), m.group(3) or ""
-        new, hits = rewrite_vague_text(body)
-        hits_all += hits
-        out.append(head + new + nl)
-    return "".join(out), hits_all
+        part = rewrite_vague_text(body)
+        result.add(part)
+        out.append(head + part.text + nl)
+    result.text = "".join(out)
+    return result
 
 
-def _table_rewrite(text: str) -> tuple[str, list[VagueHit]]:
-    """Vague phrases in table cells get their replacement (no check sentence: it would
-    break the row)."""
-    hits_all: list[VagueHit] = []
-    out = []
-    for line in text.splitlines(keepends=True):
-        new, hits = rewrite_vague(line, code_span_ranges(line))
-        hits_all += hits
-        out.append(new)
-    return "".join(out), hits_all
-
-
-def steps_text(text: str, plan: ParagraphPlan) -> tuple[str, list[VagueHit]]:
+def steps_text(text: str, plan: ParagraphPlan) -> TextRewrite:
     sentences, _ = split_sentences(text)
     n = len(sentences)
 
     def pick(ids: list[int]) -> list[str]:
         return [sentences[i].strip() for i in ids if 0 <= i < n]
 
-    hits_all: list[VagueHit] = []
+    result = TextRewrite("")
     parts: list[str] = []
     if plan.intro:
-        intro, hits = rewrite_vague_text(" ".join(pick(plan.intro)))
-        hits_all += hits
-        parts.append(intro.strip() + "\n\n")
+        intro = rewrite_vague_text(" ".join(pick(plan.intro)))
+        result.add(intro)
+        parts.append(intro.text.strip() + "\n\n")
     for k, ids in enumerate(plan.steps, 1):
-        step, hits = rewrite_vague_text(" ".join(pick(ids)))
-        hits_all += hits
-        parts.append(f"{k}. " + step.strip().replace("\n", "\n   ") + "\n")
+        step = rewrite_vague_text(" ".join(pick(ids)))
+        result.add(step)
+        parts.append(f"{k}. " + step.text.strip().replace("\n", "\n   ") + "\n")
     trailing = text[len(text.rstrip("\r\n")) :]
     body = "".join(parts)
-    return body.rstrip("\n") + (trailing or "\n"), hits_all
+    result.text = body.rstrip("\n") + (trailing or "\n")
+    return result
 
 
 @dataclass
@@ -211,6 +267,8 @@ class SectionOutcome:
     result: Section
     changes: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    sentences: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 def rewrite_section(sec: Section, plans: dict[int, ParagraphPlan]) -> SectionOutcome:
@@ -218,30 +276,40 @@ def rewrite_section(sec: Section, plans: dict[int, ParagraphPlan]) -> SectionOut
     section, then guard it; a failing section comes back unchanged with the reasons."""
     blocks: list[Block] = []
     changes: list[str] = []
+    done = TextRewrite("")
     for bi, b in enumerate(sec.blocks):
         if b.kind == "para" and bi in plans and plans[bi].steps:
-            text, hits = steps_text(b.text, plans[bi])
+            part = steps_text(b.text, plans[bi])
             changes.append(f"paragraph {bi}: {len(plans[bi].steps)} numbered steps")
+            part.sentences.insert(0, ("steps", b.text.strip(), part.text.strip()))
         elif b.kind in ("para", "quote"):
-            text, hits = rewrite_vague_text(b.text)
+            part = rewrite_vague_text(b.text)
         elif b.kind == "list":
-            text, hits = _list_rewrite(b.text)
-        elif b.kind == "table":
-            text, hits = _table_rewrite(b.text)
-        else:
-            text, hits = b.text, []
-        changes += [f"vague {h.phrase!r} -> curated check {h.check_id}" for h in hits]
-        blocks.append(Block(b.kind, text))
+            part = _list_rewrite(b.text)
+        else:  # tables (cells are not instruction sentences), code, html: as they are
+            part = TextRewrite(b.text)
+        changes += [f"vague {h.phrase!r} -> curated check {h.check_id}" for h in part.hits]
+        done.add(part)
+        blocks.append(Block(b.kind, part.text))
     # re-parse: a paragraph may have become a paragraph plus a list
     new_text = sec.heading + "".join(b.text for b in blocks)
     flat = tuple(b for s in parse(new_text) for b in s.blocks)
     result = Section(sec.index, sec.level, sec.title, sec.heading, flat)
     if result.text == sec.text:
-        return SectionOutcome(sec, sec)
+        return SectionOutcome(sec, sec, flags=done.flags)
     reasons = guard_section(sec, result)
     if reasons:
-        return SectionOutcome(sec, sec, changes, reasons)
-    return SectionOutcome(sec, result, changes)
+        return SectionOutcome(sec, sec, changes, reasons, done.flags)
+    return SectionOutcome(sec, result, changes, flags=done.flags, sentences=done.sentences)
+
+
+class SentenceRewrite(_Strict):
+    """One rewrite: a sentence whose vague phrase was replaced, or a paragraph that became
+    numbered steps."""
+
+    kind: Literal["vague", "steps"] = Field(description="vague phrase, or numbered steps.")
+    before: str = Field(description="The source text.")
+    after: str = Field(description="The text in the output.")
 
 
 class SectionReport(_Strict):
@@ -254,6 +322,14 @@ class SectionReport(_Strict):
     changes: list[str] = Field(default_factory=list, description="What the rewrite did.")
     reasons: list[str] = Field(
         default_factory=list, description="Why the guard rolled the section back."
+    )
+    flags: list[str] = Field(
+        default_factory=list,
+        description="Vague phrases left for a person: a replacement would change the "
+        "condition, or the phrase is inside inline markup.",
+    )
+    rewritten: list[SentenceRewrite] = Field(
+        default_factory=list, description="What was rewritten, before and after."
     )
 
 
@@ -282,6 +358,8 @@ def rewrite_markdown(
                 status=status,
                 changes=o.changes,
                 reasons=o.reasons,
+                flags=o.flags,
+                rewritten=[SentenceRewrite(kind=k, before=a, after=b) for k, a, b in o.sentences],
             )
         )
     out = doc.frontmatter + "".join(s.text for s in new_sections)
@@ -294,7 +372,9 @@ __all__ = [
     "ParagraphPlan",
     "SectionOutcome",
     "SectionReport",
+    "SentenceRewrite",
     "StaticPlan",
+    "TextRewrite",
     "deterministic_plan",
     "is_imperative",
     "paragraph_plan",

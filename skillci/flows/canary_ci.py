@@ -11,7 +11,6 @@ from pydantic import BaseModel, Field
 
 from skillci.flows.canary import canary_analyze
 from skillci.flows.context import RepoContext
-from skillci.flows.remote import fetch_branch, pull_state, push_state
 from skillci.release.channels import ChannelStore
 from skillci.release.models import CanaryAnalysis
 
@@ -27,7 +26,7 @@ class ActiveCanary(BaseModel):
 
 
 def active_canaries(ctx: RepoContext) -> list[ActiveCanary]:
-    pull_state(ctx)
+    ctx.forge.pull_state(ctx.git)
     store = ChannelStore(ctx.git)
     out = []
     for skill in store.skills():
@@ -49,14 +48,14 @@ def active_canaries(ctx: RepoContext) -> list[ActiveCanary]:
 def analyze_synced(ctx: RepoContext, skill: str, *, auto: bool) -> CanaryAnalysis:
     """:func:`canary_analyze`, fetching channel refs (and the base) before and pushing
     them after when the forge is GitHub."""
-    pull_state(ctx)
+    ctx.forge.pull_state(ctx.git)
     state = ChannelStore(ctx.git).state(skill)
     if state is not None:
-        fetch_branch(ctx, state.base)
+        ctx.forge.fetch_branch(ctx.git, state.base)
     result = canary_analyze(ctx, skill, auto=auto)
     if result.action != "none" and state is not None:
-        push_state(
-            ctx,
+        ctx.forge.push_state(
+            ctx.git,
             skill=skill,
             branches=(state.base,) if result.action == "rollback" else (),
         )

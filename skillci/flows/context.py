@@ -5,20 +5,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from filelock import FileLock
 
 from skillci.errors import InvalidInputError
+from skillci.forge.base import Forge
 from skillci.forge.local import LocalForge
 from skillci.forge.select import ForgeChoice, choose_forge
-from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec
 from skillci.skill.package import LEGACY_MANIFEST, MANIFEST, SkillPackage, require_package
 from skillci.trace.store import TraceStore
 from skillci.vcs.git import Git
-
-if TYPE_CHECKING:
-    from skillci.forge.github import GitHubForge
 
 
 @dataclass
@@ -31,7 +27,7 @@ class RepoContext:
         default_factory=lambda: ForgeChoice(kind="local", source="default")
     )
     _store: TraceStore | None = field(default=None, repr=False)
-    _forge: LocalForge | GitHubForge | None = field(default=None, repr=False)
+    _forge: Forge | None = field(default=None, repr=False)
 
     @classmethod
     def open(
@@ -63,7 +59,7 @@ class RepoContext:
         return self._store
 
     @property
-    def forge(self) -> LocalForge | GitHubForge:
+    def forge(self) -> Forge:
         """LocalForge (default) or GitHubForge (``forge_choice``), created once."""
         if self._forge is None:
             if self.forge_choice.kind == "github":
@@ -73,10 +69,6 @@ class RepoContext:
             else:
                 self._forge = LocalForge(self.git)
         return self._forge
-
-    @property
-    def on_github(self) -> bool:
-        return self.forge_choice.kind == "github"
 
     def worktree(self, sha: str) -> Path:
         """A detached worktree of ``sha`` inside this repo's git dir (created once, reused).
@@ -125,18 +117,3 @@ class RepoContext:
                 hint="commit the skill package first, or pass the right skill/commit",
             )
         return SkillPackage(files, root=f"{commit[:12]}:{skill_dir}")
-
-
-def student_agent(
-    route_name: str, *, role: str = "student", max_steps: int | None = None
-) -> AgentSpec:
-    from skillci.providers.routes import resolve_route
-
-    route = resolve_route(route_name)
-    return AgentSpec(
-        kind="builtin",
-        role=role,
-        route_name=route_name,
-        route=route,
-        max_steps=max_steps or DEFAULT_MAX_STEPS.get(role, 40),
-    )

@@ -10,9 +10,10 @@
 6. Canary of the release with simulated production traffic → analyze → promote.
 7. A deliberately bad canary (the old version without the rule) → automatic rollback.
 
-Simulated production traffic: each request id is routed by ``skillci.runtime.resolve``
-(deterministic bucketing); the request's outcome is a real trial of the routed version on a
-task drawn (seeded) from the validation suite, recorded as a production run record.
+Simulated production traffic: each request id is routed as ``skillci.runtime.resolve``
+routes it (deterministic bucketing, on the channel state read once); the request's outcome
+is a real trial of the routed version on a task drawn (seeded) from the validation suite,
+recorded as a production run record.
 """
 
 from __future__ import annotations
@@ -26,12 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skillci.flows.context import RepoContext, student_agent
+from skillci.flows.context import RepoContext
 from skillci.gate.verdict import GateReport, all_changes
+from skillci.runners.base import builtin_agent
 from skillci.skill.package import MANIFEST, RULES_DIR, rule_file_path
 
 if TYPE_CHECKING:
-    from skillci.release.models import CanaryAnalysis
+    from skillci.release.models import CanaryAnalysis, ChannelState
 
 SKILL = "repo-debugger"
 TASK = "py-page-count"
@@ -197,10 +199,11 @@ def _traffic(
     ctx: RepoContext, versions: dict[str, tuple[str, str]], n: int, seed: int, say: Say
 ) -> dict[str, int]:
     """Route ``n`` requests and record each as a production run of the routed version."""
+    from skillci.release.channels import ChannelStore
     from skillci.release.production import as_production
+    from skillci.release.routing import pick
     from skillci.runners.base import plan
     from skillci.runners.scheduler import Scheduler
-    from skillci.runtime import resolve
     from skillci.skill.render import render
     from skillci.tasks.loader import load_suite_tasks
     from skillci.tasks.models import Purpose
@@ -211,7 +214,7 @@ def _traffic(
         ctx.root,
         purpose=Purpose.optimize,
     )
-    agent = student_agent("sim/student")
+    agent = builtin_agent("sim/student")
     sched = Scheduler(parallel=2, store=ctx.store)
     trials: dict[str, dict[str, list[str]]] = {}
     for version, (commit, skill_dir) in versions.items():
@@ -231,97 +234,143 @@ def _traffic(
                 trials[version].setdefault(o.task_id, []).append(o.run_id)
     rng = random.Random(seed)  # noqa: S311 - simulation, not security
     counts: dict[str, int] = {}
+    # the channels do not move during the traffic: read them once, then route each request
+    # as skillci.runtime.resolve does (by its bucket), without git calls per request
+    state = ChannelStore(ctx.git).state(SKILL)
+    assert state is not None and state.stable is not None
+    canary = state.canary
     for i in range(n):
         rid = f"req-{seed}-{i:04d}"
-        res = resolve(ctx.root, SKILL, request_id=rid)
-        by_task = trials.get(res.version)
+        channel = pick(canary.weight or 0, rid) if canary is not None else "stable"
+        version = canary.version if channel == "canary" and canary else state.stable.version
+        by_task = trials.get(version)
         if not by_task:
             continue
         task = rng.choice(sorted(by_task))
         rec = ctx.store.get(rng.choice(by_task[task]))
         ctx.store.put(as_production(rec, request_id=rid))
-        counts[f"{res.channel} {res.version}"] = counts.get(f"{res.channel} {res.version}", 0) + 1
+        counts[f"{channel} {version}"] = counts.get(f"{channel} {version}", 0) + 1
     say("    traffic: " + ", ".join(f"{k}: {v} requests" for k, v in sorted(counts.items())))
     return counts
 
 
 def run_demo(src_root: Path, dest: Path, say: Say, *, html: bool = True) -> DemoResult:
-    from skillci.flows.canary import canary_analyze, canary_start
-    from skillci.flows.gate import GateOptions, run_gate
-    from skillci.flows.propose import ProposeOptions, propose
-    from skillci.flows.release import release_pr
-    from skillci.flows.review import review
-    from skillci.release.channels import ChannelStore
-    from skillci.vcs.candidate import commit_candidate
+    """Build the scratch repository and run every step in it (see the module docstring)."""
+    demo = _Demo(build_repo(src_root, dest), Glossary(say))
+    demo.run()
+    if html and demo.gate_reports:
+        from skillci.flows.html_report import write_html
 
-    say = Glossary(say)
-    res = DemoResult(repo=build_repo(src_root, dest))
-    res.sandbox, bwrap = sandbox_kind()
-    if bwrap is None:
-        say(NO_SANDBOX)
-    else:
-        say(f"[dim]trials run in a bubblewrap sandbox ({bwrap}), without network[/dim]")
-    ctx = RepoContext.open(res.repo)
+        first = demo.gate_reports[0]
+        demo.res.html_report = write_html(
+            demo.ctx, first, demo.res.repo / ".skillci" / "reports" / first.gate_id
+        )
+    return demo.res
+
+
+class _Demo:
+    """The demo's steps, each a method returning its one-line outcome."""
+
     actor = "skillci demo"
+    suites = ("validation", "regression", "security")
 
-    def step(name: str, fn: Callable[[], str]) -> None:
-        say(f"[bold]▶ {name}[/bold]")
+    def __init__(self, repo: Path, say: Say) -> None:
+        self.say = say
+        self.res = DemoResult(repo=repo)
+        self.res.sandbox, bwrap = sandbox_kind()
+        if bwrap is None:
+            say(NO_SANDBOX)
+        else:
+            say(f"[dim]trials run in a bubblewrap sandbox ({bwrap}), without network[/dim]")
+        self.ctx = RepoContext.open(repo)
+        self.gate_reports: list[GateReport] = []
+
+    def run(self) -> None:
+        self.step("Baseline: the student with the skill on the validation suite", self.baseline)
+        self.step(f"Propose for the failing task {TASK} (PR #1)", self.propose1)
+        self.step("Review PR #1: re-run the student on base and head, gate", self.review1)
+        self.step("Release PR #1: squash-merge, changelog, compatibility, tag", self.release1)
+        self.step("A second, over-fitting patch (PR #2)", self.propose2)
+        self.step("Review PR #2", self.review2)
+        self.step("Release PR #2 refuses: closed with its evidence", self.close2)
+        self.step(
+            "Canary the release with simulated production traffic, analyze, promote",
+            self.canary_good,
+        )
+        self.step(
+            "A deliberately bad canary (the old version without the rule): automatic rollback",
+            self.canary_bad,
+        )
+
+    def step(self, name: str, fn: Callable[[], str]) -> None:
+        self.say(f"[bold]▶ {name}[/bold]")
         t0 = time.monotonic()
         outcome = fn()
         dt = time.monotonic() - t0
-        res.steps.append((name, outcome, dt))
-        say(f"  {outcome}  [dim]({dt:.1f}s)[/dim]")
+        self.res.steps.append((name, outcome, dt))
+        self.say(f"  {outcome}  [dim]({dt:.1f}s)[/dim]")
 
-    gate_reports: list[GateReport] = []
+    def baseline(self) -> str:
+        from skillci.flows.gate import GateOptions, run_gate
 
-    def baseline() -> str:
-        r = run_gate(
-            ctx,
-            GateOptions(
-                skill=SKILL,
-                base="main",
-                head="main",
-                suites=("validation",),
-                repeat=1,
-                sequential=False,
-                impact=False,
-            ),
+        opts = GateOptions(
+            skill=SKILL,
+            base="main",
+            head="main",
+            suites=("validation",),
+            repeat=1,
+            sequential=False,
+            impact=False,
         )
+        r = run_gate(self.ctx, opts)
         m = r.suites[0].metrics.sides["base"].pass_rate
         failing = [t.task_id for t in r.suites[0].metrics.tasks if t.base_pass_fraction < 1]
-        return f"student pass rate on validation: {m.pass_rate:.0%} ({m.tasks} tasks); failing: {', '.join(failing)}"
+        return (
+            f"student pass rate on validation: {m.pass_rate:.0%} ({m.tasks} tasks); "
+            f"failing: {', '.join(failing)}"
+        )
 
-    def propose1() -> str:
-        o = propose(ctx, ProposeOptions(skill=SKILL, task=TASK))
-        d = o.proposal.diagnosis
+    def propose1(self) -> str:
+        from skillci.flows.propose import ProposeOptions, propose
+
+        o = propose(self.ctx, ProposeOptions(skill=SKILL, task=TASK))
+        d, p = o.proposal.diagnosis, o.proposal
         return (
             f"{o.message}; diagnosis {d.failure_class.value if d else '?'}; "
-            f"same instance {o.proposal.before.passed if o.proposal.before else '?'}/1 -> "
-            f"{o.proposal.after.passed if o.proposal.after else '?'}/1"
+            f"same instance {p.before.passed if p.before else '?'}/1 -> "
+            f"{p.after.passed if p.after else '?'}/1"
         )
 
-    def review1() -> str:
+    def _review(self, pr: int, teacher: str | None) -> str:
+        from skillci.flows.review import review
+
         r = review(
-            ctx,
-            1,
-            repeat=1,
-            student="sim/student",
-            suites=("validation", "regression", "security"),
-            teacher="sim/teacher",  # reference sides: the report shows the gap closure rate
+            self.ctx, pr, repeat=1, student="sim/student", suites=self.suites, teacher=teacher
         )
-        gate_reports.append(r)
+        self.gate_reports.append(r)
         return gate_summary(r)
 
-    def release1() -> str:
-        rr = release_pr(ctx, 1, actor=actor)
+    def review1(self) -> str:
+        # the teacher and the skill-free student as references: the gap closure rate
+        return self._review(1, "sim/teacher")
+
+    def review2(self) -> str:
+        return self._review(2, None)
+
+    def release1(self) -> str:
+        from skillci.flows.release import release_pr
+
+        rr = release_pr(self.ctx, 1, actor=self.actor)
         return f"{rr.action}: {rr.skill} {rr.from_version} -> {rr.version}, tag {rr.tag}"
 
-    def propose2() -> str:
-        base = ctx.git.rev("main") or ""
+    def propose2(self) -> str:
+        from skillci.vcs.candidate import commit_candidate
+
+        ctx = self.ctx
         branch = "skillci/repo-debugger/overfit-demo"
         commit_candidate(
             ctx.git,
-            base=base,
+            base=ctx.git.rev("main") or "",
             branch=branch,
             skill_dir=f"skills/{SKILL}",
             changes={rule_file_path("edit.page-count-fast-path"): OVERFIT_RULE.encode()},
@@ -344,72 +393,47 @@ def run_demo(src_root: Path, dest: Path, say: Say, *, html: bool = True) -> Demo
         )
         return f"opened PR #{pr.number} on {branch}"
 
-    def review2() -> str:
-        r = review(
-            ctx, 2, repeat=1, student="sim/student", suites=("validation", "regression", "security")
-        )
-        gate_reports.append(r)
-        return gate_summary(r)
+    def close2(self) -> str:
+        from skillci.flows.release import release_pr
 
-    def close2() -> str:
-        rr = release_pr(ctx, 2, actor=actor)
-        pr = ctx.forge.get_pr(2)
+        git = self.ctx.git
+        rr = release_pr(self.ctx, 2, actor=self.actor)
+        pr = self.ctx.forge.get_pr(2)
         return (
             f"{rr.action}: PR #2 is {pr.state.value}, branch deleted: "
-            f"{ctx.git.rev('refs/heads/' + pr.head_branch) is None}, head ref kept: "
-            f"{ctx.git.rev('refs/skillci/pr/2/head') is not None}"
+            f"{git.rev('refs/heads/' + pr.head_branch) is None}, head ref kept: "
+            f"{git.rev('refs/skillci/pr/2/head') is not None}"
         )
 
-    def versions() -> dict[str, tuple[str, str]]:
-        st = ChannelStore(ctx.git).state(SKILL)
-        assert st is not None
-        return {v: (info.commit, st.path) for v, info in st.releases.items()}
+    def _canary(self, pick: Callable[[ChannelState], str], seed: int) -> str:
+        """Start a canary of ``pick(state)``, send it traffic, analyze with ``--auto``."""
+        from skillci.flows.canary import canary_analyze, canary_start
+        from skillci.release.channels import ChannelStore
 
-    def canary_good() -> str:
-        st = ChannelStore(ctx.git).state(SKILL)
+        st = ChannelStore(self.ctx.git).state(SKILL)
         assert st is not None and st.stable is not None
-        new = max(st.releases, key=lambda v: tuple(int(x) for x in v.split(".")))
-        canary_start(ctx, SKILL, new, weight=40, actor=actor)
-        _traffic(ctx, versions(), 120, seed=1, say=say)
-        a = canary_analyze(ctx, SKILL, auto=True, actor=actor)
+        version = pick(st)
+        canary_start(self.ctx, SKILL, version, weight=40, actor=self.actor)
+        releases = {v: (info.commit, st.path) for v, info in st.releases.items()}
+        _traffic(self.ctx, releases, 120, seed=seed, say=self.say)
+        a = canary_analyze(self.ctx, SKILL, auto=True, actor=self.actor)
         for line in canary_checks(a):
-            say(line)
-        return f"canary {new} vs stable {st.stable.version}: {a.outcome} -> {a.action}" + (
-            f" ({'; '.join(a.reasons)})" if a.reasons else ""
+            self.say(line)
+        return f"canary {version} vs stable {st.stable.version}: {a.outcome} -> {a.action}"
+
+    def canary_good(self) -> str:
+        return self._canary(
+            lambda st: max(st.releases, key=lambda v: tuple(int(x) for x in v.split("."))), 1
         )
 
-    def canary_bad() -> str:
-        st = ChannelStore(ctx.git).state(SKILL)
-        assert st is not None and st.stable is not None
-        old = next(
-            v
-            for v in sorted(st.releases)
-            if v != st.stable.version and not st.releases[v].rolled_back
+    def canary_bad(self) -> str:
+        return self._canary(
+            lambda st: next(
+                v
+                for v in sorted(st.releases)
+                if st.stable is not None
+                and v != st.stable.version
+                and not st.releases[v].rolled_back
+            ),
+            2,
         )
-        canary_start(ctx, SKILL, old, weight=40, actor=actor)
-        _traffic(ctx, versions(), 120, seed=2, say=say)
-        a = canary_analyze(ctx, SKILL, auto=True, actor=actor)
-        for line in canary_checks(a):
-            say(line)
-        return f"canary {old} vs stable {st.stable.version}: {a.outcome} -> {a.action}"
-
-    step("Baseline: the student with the skill on the validation suite", baseline)
-    step(f"Propose for the failing task {TASK} (PR #1)", propose1)
-    step("Review PR #1: re-run the student on base and head, gate", review1)
-    step("Release PR #1: squash-merge, changelog, compatibility, tag", release1)
-    step("A second, over-fitting patch (PR #2)", propose2)
-    step("Review PR #2", review2)
-    step("Release PR #2 refuses: closed with its evidence", close2)
-    step("Canary the release with simulated production traffic, analyze, promote", canary_good)
-    step(
-        "A deliberately bad canary (the old version without the rule): automatic rollback",
-        canary_bad,
-    )
-
-    if html and gate_reports:
-        from skillci.flows.html_report import write_html
-
-        res.html_report = write_html(
-            ctx, gate_reports[0], res.repo / ".skillci" / "reports" / gate_reports[0].gate_id
-        )
-    return res

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillci.errors import UsageError
 from skillci.providers.budget import Budget
-from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec, SandboxMode, TrialSpec, plan
+from skillci.runners.base import AgentSpec, SandboxMode, TrialSpec, builtin_agent, plan
 from skillci.runners.outcome import EvalResult
 from skillci.runners.scheduler import Progress, Scheduler, sandbox_kind
 from skillci.runners.trialdir import read_complete, trial_dir
@@ -70,14 +70,10 @@ def _load_tasks(req: EvalRequest) -> tuple[list[Task], str | None, str | None]:
 def agent_spec(req: EvalRequest) -> AgentSpec:
     if req.agent != "builtin":
         return AgentSpec(kind=req.agent, role="oracle" if req.agent == "oracle" else req.role)
-    from skillci.providers.routes import resolve_route
-
-    return AgentSpec(
-        kind="builtin",
+    return builtin_agent(
+        req.model,
         role=req.role,
-        route_name=req.model,
-        route=resolve_route(req.model),
-        max_steps=req.max_steps or DEFAULT_MAX_STEPS[req.role],
+        max_steps=req.max_steps,
         budget=req.trial_budget,
         cache_responses=req.cache_responses,
     )

@@ -18,25 +18,26 @@ from pathlib import Path
 from typing import Protocol
 
 from skillci.errors import InvalidInputError
-from skillci.flows.context import RepoContext, student_agent
-from skillci.gate.change_guard import guard_change
+from skillci.flows.context import RepoContext
+from skillci.gate.decision import (
+    conclude,
+    majority,
+    merge_impact,
+    rerun_on_head,
+    suite_outcomes,
+)
 from skillci.gate.impact import ImpactSelection, changed_files, changed_sections, select_tasks
-from skillci.gate.metrics import Side, TrialOutcome, compute_metrics
-from skillci.gate.outcomes import Comparability, comparability, loaded_files, to_outcome
+from skillci.gate.metrics import Side, compute_metrics
+from skillci.gate.outcomes import loaded_files, to_outcome
 from skillci.gate.sequential import SequentialConfig, SequentialTest
 from skillci.gate.verdict import (
-    Complexity,
     GateReport,
     SameInstance,
     SuiteResult,
-    decide,
-    never_hit,
-    reasons,
 )
-from skillci.runners.base import AgentSpec, TrialSpec, plan
-from skillci.runners.outcome import TrialOutcome as RunOutcome
+from skillci.runners.base import AgentSpec, TrialSpec, builtin_agent, plan
+from skillci.runners.outcome import TrialRun
 from skillci.runners.scheduler import Scheduler, sandbox_kind
-from skillci.skill.lint import lint
 from skillci.skill.models import Manifest
 from skillci.skill.package import SkillPackage
 from skillci.skill.render import RenderedSkill, render
@@ -47,7 +48,7 @@ from skillci.trace.models import RunRecord
 
 GATE_BLOB = "gate-report"
 DEFAULT_SUITES = ("validation", "regression", "security")
-Progress = Callable[[RunOutcome], None]
+Progress = Callable[[TrialRun], None]
 
 
 @dataclass
@@ -182,7 +183,7 @@ class _Runner:
         self.cached = 0
         self.model_calls = 0
         #: (spec, outcome) of every trial asked for, when a caller wants them (shards)
-        self.log: list[tuple[TrialSpec, RunOutcome]] | None = None
+        self.log: list[tuple[TrialSpec, TrialRun]] | None = None
 
     def run(
         self,
@@ -224,51 +225,6 @@ class _Runner:
         return records
 
 
-def _complexity(pkg: SkillPackage, rendered: RenderedSkill, records: list[RunRecord]) -> Complexity:
-    report = lint(pkg)
-    rule_files: dict[str, list[str]] = {}
-    for lr in pkg.rules:
-        if lr.rule.status.rendered:
-            f = (
-                "SKILL.md"
-                if lr.rule.scope.workflow is None
-                else f"{pkg.manifest.entrypoints.workflows.rstrip('/')}/{lr.rule.scope.workflow}.md"
-            )
-            rule_files.setdefault(f, []).append(lr.rule.id)
-    tokens = {f.path: f.tokens for f in rendered.files}
-    loaded = [loaded_files(r) for r in records]
-    avg = (sum(sum(tokens.get(p, 0) for p in s) for s in loaded) / len(loaded)) if loaded else None
-    return Complexity(
-        bootstrap_tokens=rendered.bootstrap_tokens,
-        total_tokens=rendered.total_tokens,
-        avg_loaded_tokens=avg,
-        rules=sum(1 for lr in pkg.rules if lr.rule.status.rendered),
-        conflicting_rules=sum(1 for f in report.findings if f.code == "SK031"),
-        never_hit_rules=never_hit(rule_files, loaded) if loaded else [],
-        lint_errors=report.errors,
-    )
-
-
-def _change_size(a: SkillPackage, b: SkillPackage) -> dict[str, int]:
-    import difflib
-
-    files = sorted(set(a.files) | set(b.files))
-    changed = added = removed = 0
-    for f in files:
-        x, y = a.files.get(f), b.files.get(f)
-        if x == y:
-            continue
-        changed += 1
-        xl = (x or b"").decode(errors="replace").splitlines()
-        yl = (y or b"").decode(errors="replace").splitlines()
-        for line in difflib.unified_diff(xl, yl, lineterm="", n=0):
-            if line.startswith("+") and not line.startswith("+++"):
-                added += 1
-            elif line.startswith("-") and not line.startswith("---"):
-                removed += 1
-    return {"files": changed, "lines_added": added, "lines_removed": removed}
-
-
 @dataclass
 class GateInputs:
     """Both sides loaded, the student, and the rendered skill files that changed."""
@@ -303,28 +259,10 @@ def load_inputs(ctx: RepoContext, opts: GateOptions) -> GateInputs:
         skill_dir,
         base,
         head,
-        student_agent(opts.student),
+        builtin_agent(opts.student),
         changed_files(before, after),
         changed_sections(before, after),
     )
-
-
-def rerun_on_head(
-    opts: GateOptions, sel: ImpactSelection, btasks: dict[str, Task], htasks: dict[str, Task]
-) -> list[Task]:
-    """Head tasks that must run (test-impact selection): the rest reuse their base trials.
-
-    A task whose loaded skill files did not change and whose content is identical on both
-    sides reuses its base trials. The decision for a task depends only on that task.
-    """
-    same_task = {
-        tid
-        for tid in htasks
-        if tid in btasks and htasks[tid].content_hash == btasks[tid].content_hash
-    }
-    return [
-        htasks[t] for t in sorted(htasks) if not opts.impact or t in sel.rerun or t not in same_task
-    ]
 
 
 def run_gate(ctx: RepoContext, opts: GateOptions, progress: Progress | None = None) -> GateReport:
@@ -332,6 +270,97 @@ def run_gate(ctx: RepoContext, opts: GateOptions, progress: Progress | None = No
     inputs = load_inputs(ctx, opts)
     runner = _Runner(ctx, opts.parallel, progress)
     return decide_gate(ctx, opts, inputs, runner, t0=t0)
+
+
+@dataclass
+class _SuiteRun:
+    """What one suite's trials showed."""
+
+    result: SuiteResult
+    impact: ImpactSelection
+    base: list[RunRecord]
+    head: list[RunRecord]
+    references: dict[Side, list[RunRecord]]
+    reused: int
+
+
+def _run_suite(s: str, opts: GateOptions, inputs: GateInputs, runner: TrialSource) -> _SuiteRun:
+    """Base trials, impact selection, head rounds with the sequential test, references."""
+    base, head, agent = inputs.base, inputs.head, inputs.agent
+    btasks = {t.id: t for t in base.tasks[s]}
+    htasks = {t.id: t for t in head.tasks[s]}
+    base_recs = runner.run(
+        agent,
+        list(btasks.values()),
+        base.rendered,
+        base.pkg.content_hash,
+        repeats=opts.repeat,
+        suite=s,
+    )
+    by_task: dict[str, list[RunRecord]] = {}
+    for r in base_recs:
+        by_task.setdefault(r.task_id, []).append(r)
+    # test-impact selection: tasks whose loaded skill files did not change and whose
+    # task content is identical on both sides reuse their base trials for head
+    loaded = {
+        tid: frozenset().union(*(loaded_files(r) for r in recs)) for tid, recs in by_task.items()
+    }
+    sel = select_tasks(
+        inputs.changed, loaded, tasks=sorted(htasks), sections_changed=inputs.sections
+    )
+    rerun = rerun_on_head(opts.impact, sel, btasks, htasks)
+    reuse = [t for t in sorted(htasks) if t not in {x.id for x in rerun}]
+    head_recs: list[RunRecord] = []
+    seq = (
+        SequentialTest(SequentialConfig(max_rounds=opts.repeat))
+        if (opts.sequential and rerun)
+        else None
+    )
+    decision = None
+    for rnd in range(opts.repeat if rerun else 0):
+        recs = runner.run(
+            agent,
+            rerun,
+            head.rendered,
+            head.pkg.content_hash,
+            repeats=1,
+            first_repeat=rnd,
+            suite=s,
+        )
+        head_recs += recs
+        if seq is not None:
+            pairs = [
+                to_outcome(r, "base")
+                for r in base_recs
+                if r.repeat_index == rnd and r.task_id in {t.id for t in rerun}
+            ]
+            pairs += [to_outcome(r, "head") for r in recs]
+            decision = seq.update(pairs)
+            if decision.outcome != "continue":
+                break
+    references: dict[Side, list[RunRecord]] = {}
+    if opts.teacher:
+        # skill-free trials: cached across every gate of the same tasks and routes
+        tasks = list(htasks.values())
+        references["teacher"] = runner.run(
+            builtin_agent(opts.teacher, role="teacher"),
+            tasks,
+            None,
+            None,
+            repeats=opts.repeat,
+            suite=s,
+        )
+        references["baseline"] = runner.run(agent, tasks, None, None, repeats=opts.repeat, suite=s)
+    reused = [r for tid in reuse for r in by_task.get(tid, [])]
+    metrics = compute_metrics(suite_outcomes(base_recs, head_recs, references, reused))
+    return _SuiteRun(
+        SuiteResult(suite=s, tasks=sorted(htasks), metrics=metrics, sequential=decision),
+        sel,
+        base_recs,
+        head_recs,
+        references,
+        len(reused),
+    )
 
 
 def decide_gate(
@@ -345,164 +374,63 @@ def decide_gate(
     refs: tuple[str, str] | None = None,
     keep: bool = True,
 ) -> GateReport:
-    """The gate over trials from ``runner``: base trials, impact selection, head rounds with
-    the sequential test, then the verdict. Keeps the report in the trace store (``keep``).
-
-    ``refs`` are the (base, head) names the report shows (default: ``opts.base/head``)."""
-    base_sha, head_sha = inputs.base_sha, inputs.head_sha
-    base, head, agent, changed = inputs.base, inputs.head, inputs.agent, inputs.changed
-
-    suite_results: list[SuiteResult] = []
-    all_base: list[RunRecord] = []
-    all_head: list[RunRecord] = []
+    """The gate over trials from ``runner``: each suite's trials (:func:`_run_suite`), then
+    the verdict (:func:`skillci.gate.decision.conclude`). Keeps the report in the trace
+    store (``keep``). ``refs`` are the (base, head) names the report shows (default:
+    ``opts.base/head``)."""
+    base, head = inputs.base, inputs.head
+    runs = [_run_suite(s, opts, inputs, runner) for s in opts.suites]
     evidence: dict[str, dict[str, list[str]]] = {}
     impact_all: ImpactSelection | None = None
-    reused = 0
-    for s in opts.suites:
-        btasks = {t.id: t for t in base.tasks[s]}
-        htasks = {t.id: t for t in head.tasks[s]}
-        base_recs = runner.run(
-            agent,
-            list(btasks.values()),
-            base.rendered,
-            base.pkg.content_hash,
-            repeats=opts.repeat,
-            suite=s,
-        )
-        by_task: dict[str, list[RunRecord]] = {}
-        for r in base_recs:
-            by_task.setdefault(r.task_id, []).append(r)
-        # test-impact selection: tasks whose loaded skill files did not change and whose
-        # task content is identical on both sides reuse their base trials for head
-        loaded = {
-            tid: frozenset().union(*(loaded_files(r) for r in recs))
-            for tid, recs in by_task.items()
-        }
-        sel = select_tasks(changed, loaded, tasks=sorted(htasks), sections_changed=inputs.sections)
-        rerun = rerun_on_head(opts, sel, btasks, htasks)
-        reuse = [t for t in sorted(htasks) if t not in {x.id for x in rerun}]
-        impact_all = (
-            sel
-            if impact_all is None
-            else impact_all.model_copy(
-                update={
-                    "rerun": sorted({*impact_all.rerun, *sel.rerun}),
-                    "reuse": sorted({*impact_all.reuse, *sel.reuse}),
-                    "selected": impact_all.selected + sel.selected,
-                    "total": impact_all.total + sel.total,
-                    "tasks": [*impact_all.tasks, *sel.tasks],
-                }
-            )
-        )
-        head_recs: list[RunRecord] = []
-        seq = (
-            SequentialTest(SequentialConfig(max_rounds=opts.repeat))
-            if (opts.sequential and rerun)
-            else None
-        )
-        decision = None
-        for rnd in range(opts.repeat if rerun else 0):
-            recs = runner.run(
-                agent,
-                rerun,
-                head.rendered,
-                head.pkg.content_hash,
-                repeats=1,
-                first_repeat=rnd,
-                suite=s,
-            )
-            head_recs += recs
-            if seq is not None:
-                pairs = [
-                    to_outcome(r, "base")
-                    for r in base_recs
-                    if r.repeat_index == rnd and r.task_id in {t.id for t in rerun}
-                ]
-                pairs += [to_outcome(r, "head") for r in recs]
-                decision = seq.update(pairs)
-                if decision.outcome != "continue":
-                    break
-        outcomes: list[TrialOutcome] = [to_outcome(r, "base") for r in base_recs]
-        outcomes += [to_outcome(r, "head") for r in head_recs]
-        references: dict[Side, list[RunRecord]] = {}
-        if opts.teacher:
-            # skill-free trials: cached across every gate of the same tasks and routes
-            tasks = list(htasks.values())
-            references["teacher"] = runner.run(
-                student_agent(opts.teacher, role="teacher"),
-                tasks,
-                None,
-                None,
-                repeats=opts.repeat,
-                suite=s,
-            )
-            references["baseline"] = runner.run(
-                agent, tasks, None, None, repeats=opts.repeat, suite=s
-            )
-            for side, recs in references.items():
-                outcomes += [to_outcome(r, side) for r in recs]
-        for tid in reuse:
-            for r in by_task.get(tid, []):
-                outcomes.append(to_outcome(r, "head"))
-                reused += 1
-        metrics = compute_metrics(outcomes)
-        suite_results.append(
-            SuiteResult(suite=s, tasks=sorted(htasks), metrics=metrics, sequential=decision)
-        )
-        for r in base_recs:
-            evidence.setdefault(r.task_id, {}).setdefault("base", []).append(r.run_id)
-        for r in head_recs:
-            evidence.setdefault(r.task_id, {}).setdefault("head", []).append(r.run_id)
-        for side, recs in references.items():
+    for run in runs:
+        impact_all = merge_impact(impact_all, run.impact)
+        sides: list[tuple[str, list[RunRecord]]] = [("base", run.base), ("head", run.head)]
+        for side, recs in [*sides, *run.references.items()]:
             for r in recs:
                 evidence.setdefault(r.task_id, {}).setdefault(side, []).append(r.run_id)
-        all_base += base_recs
-        all_head += head_recs
-
+    all_base = [r for run in runs for r in run.base]
+    all_head = [r for run in runs for r in run.head]
     same: SameInstance | None = None
     if opts.same_instance_task:
-        same = _same_instance(ctx, runner, agent, base, head, opts)
-    comp: Comparability = comparability(all_base, all_head)
-    change_verdict, change_findings = guard_change(base.pkg, head.pkg)
-    guard_verdict = _worst(opts.guard_verdict, change_verdict)
-    guard_findings = list(opts.guard_findings) + [f"{f.code}: {f.message}" for f in change_findings]
-    bc = _complexity(base.pkg, base.rendered, all_base)
-    hc = _complexity(head.pkg, head.rendered, all_head or all_base)
-    verdict, checks = decide(
-        gate=base.pkg.manifest.release_gate,
-        suites=suite_results,
-        comparability=comp,
-        base=bc,
-        head=hc,
-        guard_verdict=guard_verdict,
+        same = _same_instance(ctx, runner, inputs.agent, base, head, opts)
+    c = conclude(
+        base_pkg=base.pkg,
+        base_rendered=base.rendered,
+        head_pkg=head.pkg,
+        head_rendered=head.rendered,
+        suites=[run.result for run in runs],
+        base_records=all_base,
+        head_records=all_head,
+        guard_verdict=opts.guard_verdict,
+        guard_findings=opts.guard_findings,
         same_instance=same,
     )
     report = GateReport(
-        gate_id=gate_id(opts, base_sha, head_sha),
+        gate_id=gate_id(opts, inputs.base_sha, inputs.head_sha),
         skill=base.pkg.manifest.name,
         base_ref=refs[0] if refs else opts.base,
         head_ref=refs[1] if refs else opts.head,
-        base_sha=base_sha,
-        head_sha=head_sha,
+        base_sha=inputs.base_sha,
+        head_sha=inputs.head_sha,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         student=opts.student,
         repeat=opts.repeat,
-        verdict=verdict,
-        reasons=reasons(checks),
-        checks=checks,
-        suites=suite_results,
-        comparability=comp,
+        verdict=c.verdict,
+        reasons=c.reasons,
+        checks=c.checks,
+        suites=[run.result for run in runs],
+        comparability=c.comparability,
         impact=impact_all,
-        base_complexity=bc,
-        head_complexity=hc,
-        change_size=_change_size(base.pkg, head.pkg),
-        guard_verdict=guard_verdict,
-        guard_findings=guard_findings,
+        base_complexity=c.base_complexity,
+        head_complexity=c.head_complexity,
+        change_size=c.change_size,
+        guard_verdict=c.guard_verdict,
+        guard_findings=c.guard_findings,
         same_instance=same,
         evidence=evidence,
         trials_run=runner.ran,
         trials_cached=runner.cached,
-        trials_reused=reused,
+        trials_reused=sum(run.reused for run in runs),
         model_calls=runner.model_calls,
         config={
             "suites": list(opts.suites),
@@ -543,20 +471,11 @@ def _same_instance(
     after = runner.run(agent, [task], head.rendered, head.pkg.content_hash, repeats=opts.repeat)
     return SameInstance(
         task_id=task.id,
-        before_passed=_majority(before),
-        after_passed=_majority(after),
+        before_passed=majority(before),
+        after_passed=majority(after),
         before_runs=[r.run_id for r in before],
         after_runs=[r.run_id for r in after],
     )
-
-
-def _worst(a: str, b: str) -> str:
-    order = {"pass": 0, "needs-approval": 1, "reject": 2}
-    return a if order.get(a, 2) >= order.get(b, 2) else b
-
-
-def _majority(records: list[RunRecord]) -> bool:
-    return sum(r.evaluation.passed for r in records) * 2 > len(records)
 
 
 def load_report(ctx: RepoContext, gid: str) -> GateReport:

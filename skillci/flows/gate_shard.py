@@ -28,7 +28,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from skillci.errors import InvalidInputError
-from skillci.flows.context import RepoContext, student_agent
+from skillci.flows.context import RepoContext
 from skillci.flows.gate import (
     GateInputs,
     GateOptions,
@@ -38,14 +38,14 @@ from skillci.flows.gate import (
     gate_id,
     keep_report,
     load_inputs,
-    rerun_on_head,
     trial_specs,
 )
 from skillci.fsutil import atomic_write_text
+from skillci.gate.decision import rerun_on_head
 from skillci.gate.impact import select_tasks
 from skillci.gate.outcomes import loaded_files
 from skillci.gate.verdict import GateReport
-from skillci.runners.base import AgentSpec, TrialSpec
+from skillci.runners.base import AgentSpec, TrialSpec, builtin_agent
 from skillci.skill.render import RenderedSkill
 from skillci.tasks.models import Purpose, Task
 from skillci.trace.models import RunRecord
@@ -273,12 +273,12 @@ def _run_unit(
     sel = select_tasks(
         inputs.changed, loaded, tasks=sorted(htasks), sections_changed=inputs.sections
     )
-    rerun = rerun_on_head(opts, sel, btasks, htasks)
+    rerun = rerun_on_head(opts.impact, sel, btasks, htasks)
     if rerun:  # every round: the sequential stop is decided at merge time
         runner.run(agent, rerun, head.rendered, head.pkg.content_hash, repeats=opts.repeat, suite=s)
     if opts.teacher:  # the reference sides of this task, exactly as decide_gate asks for them
         tasks = list(htasks.values())
-        teacher = student_agent(opts.teacher, role="teacher")
+        teacher = builtin_agent(opts.teacher, role="teacher")
         runner.run(teacher, tasks, None, None, repeats=opts.repeat, suite=s)
         runner.run(agent, tasks, None, None, repeats=opts.repeat, suite=s)
 

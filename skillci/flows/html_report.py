@@ -12,6 +12,7 @@ from skillci.fsutil import atomic_write_text
 from skillci.gate.html import referenced_run_ids, render_html
 from skillci.gate.verdict import GateReport
 from skillci.trace.models import RunRecord
+from skillci.trace.redact import Redactor
 from skillci.trace.store import TraceStore
 
 INDEX = "index.html"
@@ -39,7 +40,11 @@ def write_html(ctx: RepoContext, report: GateReport, out_dir: Path) -> Path:
             f"--html {out_dir} is a file", hint="pass a directory; index.html is written in it"
         )
     records, missing = load_records(ctx.store, referenced_run_ids(report))
-    page = render_html(report, records, unavailable=missing)
+    redactor = Redactor()  # records were redacted when stored; the report and page are not
+    records = {rid: redactor.redact_model(r) for rid, r in records.items()}
+    page = redactor.redact_text(
+        render_html(redactor.redact_model(report), records, unavailable=missing)
+    )
     path = out_dir / INDEX
     atomic_write_text(path, page)
     return path

@@ -65,6 +65,13 @@ def _walk(root: Path) -> list[str]:
 def _skill_metadata(root: Path, sdir: str) -> tuple[dict[str, bytes], InitItem | None]:
     """The metadata files to add to one skill folder, or why not."""
     folder = root / sdir
+    if sdir == ".":
+        return {}, InitItem(
+            path="SKILL.md",
+            action="skip",
+            reason="a skill at the repository root is not supported yet (its evals and "
+            "workflows would become part of it): move it into a folder, e.g. skills/<name>/",
+        )
     if (folder / MANIFEST).is_file():
         return {}, InitItem(path=f"{sdir}/{MANIFEST}", action="keep", reason="already managed")
     try:
@@ -79,6 +86,7 @@ def _skill_metadata(root: Path, sdir: str) -> tuple[dict[str, bytes], InitItem |
 def plan_init(root: Path) -> tuple[list[str], list[InitItem], dict[str, bytes]]:
     """(skill folders, items, {path: bytes to write}) — decides, writes nothing."""
     skills = skill_dirs(_walk(root))
+    usable = [d for d in skills if d != "."]
     items: list[InitItem] = []
     writes: dict[str, bytes] = {}
 
@@ -125,9 +133,9 @@ def plan_init(root: Path) -> tuple[list[str], list[InitItem], dict[str, bytes]]:
                 "(entry: skillci skill lint, language: system)",
             )
         )
-    elif skills:
-        want(init_files.PRE_COMMIT_FILE, init_files.pre_commit_yaml(skills), "lint on commit")
-    for path, text in init_files.workflows(skills).items():
+    elif usable:
+        want(init_files.PRE_COMMIT_FILE, init_files.pre_commit_yaml(usable), "lint on commit")
+    for path, text in init_files.workflows(usable).items():
         want(path, text, "GitHub workflow caller")
     return skills, items, writes
 

@@ -22,16 +22,15 @@ from skillci.compile.base import Compiler
 from skillci.compile.loop import LoopBudget, propose_task
 from skillci.compile.proposal import Proposal
 from skillci.compile.suite import propose_suite
-from skillci.compile.template import TemplateCompiler
-from skillci.errors import ConflictError, InvalidInputError
-from skillci.flows.context import RepoContext, student_agent
+from skillci.compile.template_compiler import TemplateCompiler
+from skillci.errors import InvalidInputError
+from skillci.flows.context import RepoContext
 from skillci.flows.proposal_store import PROPOSAL_BLOB
-from skillci.flows.remote import push_candidate
 from skillci.forge.base import PRState, PullRequest
 from skillci.gate.mdsafe import md_code, md_fence, md_text
 from skillci.patch.apply import apply
 from skillci.patch.diff import render_diff
-from skillci.runners.base import plan
+from skillci.runners.base import builtin_agent, plan
 from skillci.runners.scheduler import Scheduler
 from skillci.skill.package import SkillPackage
 from skillci.skill.render import render
@@ -77,8 +76,8 @@ class _Runs:
 
     def __init__(self, ctx: RepoContext, opts: ProposeOptions) -> None:
         self.ctx = ctx
-        self.student = student_agent(opts.student)
-        self.teacher = student_agent(opts.teacher, role="teacher")
+        self.student = builtin_agent(opts.student)
+        self.teacher = builtin_agent(opts.teacher, role="teacher")
         self.scheduler = Scheduler(parallel=opts.parallel, store=ctx.store)
         self.repeats: Counter[tuple[str, str | None]] = Counter()
 
@@ -365,13 +364,20 @@ def publish(
         )
 
     commits = _commit_patches(ctx, prop, pkg, base_sha, branch, skill_dir, prop.task_id)
-    push_candidate(ctx, branch, commits[-1], base_sha)
+    ctx.forge.push_candidate(ctx.git, branch, commits[-1], base_sha)
     labels = sorted({"skillci", fc} | ({"needs-approval"} if prop.needs_approval else set()))
     title = f"skill({pkg.manifest.name}): {fc.replace('_', ' ')} — {prop.task_id}"
+    pr, opened = ctx.forge.upsert_pr(
+        patch_id=pid,
+        title=title,
+        body=body,
+        base=opts.base,
+        head_branch=branch,
+        labels=labels,
+        skill=skill_dir,
+    )
+    action: Action = "opened" if opened else "updated"
     if open_prs:
-        pr = open_prs[-1]
-        ctx.forge.update_body(pr.number, body)
-        ctx.forge.refresh_head(pr.number)
         return ProposeOutcome(
             prop,
             "updated",
@@ -381,21 +387,6 @@ def publish(
             pid,
             commits,
         )
-    try:
-        pr = ctx.forge.open_pr(
-            title=title,
-            body=body,
-            base=opts.base,
-            head_branch=branch,
-            labels=labels,
-            patch_id=pid,
-            skill=skill_dir,
-        )
-        action: Action = "opened"
-    except ConflictError:  # another process claimed this patch a moment ago
-        pr = ctx.forge.wait_for_patch_pr(pid)
-        ctx.forge.update_body(pr.number, body)
-        action = "updated"
     return ProposeOutcome(
         prop, action, f"{action} PR #{pr.number} on {branch}", pr, branch, pid, commits
     )

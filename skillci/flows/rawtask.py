@@ -36,14 +36,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skillci.errors import RunnerError, UsageError
 from skillci.fsutil import atomic_write_text, tree_hash
+from skillci.runners.pool import INCOMPLETE, check_trial_count, quarantine
 from skillci.skill.render import RenderedSkill
 from skillci.tasks.loader import load_task
 from skillci.tasks.models import Purpose, Task
+from skillci.tasks.skillset import select_skill
 from skillci.trace.models import RunRecord, SkillRef
 
 SCHEMA_VERSION = 1
 RunnerName = Literal["local", "docker", "benchflow", "harbor"]
-INCOMPLETE = ".incomplete"
 SUMMARY, RESULT, TRAJECTORY, SKILL_CHECK = (
     "summary.json",
     "result.json",
@@ -62,7 +63,13 @@ class RawTaskRequest(BaseModel):
     harness: str = Field(description="builtin/oracle (local, docker) or a benchflow/harbor agent.")
     model: str = Field(description="provider/model-id (a route for the built-in agent).")
     task: Path = Field(description="The task dir (SkillsBench/Harbor layout).")
-    skill_source: Path | None = Field(description="A skill dir, or a root holding one skill.")
+    skill_source: Path | None = Field(
+        description="A skill dir, or a skills root (a task's environment/skills): the whole "
+        "set is installed for each attempt."
+    )
+    skill: str | None = Field(
+        default=None, description="The skill under test, when the skills root holds several."
+    )
     output: Path = Field(description="Where test-NNN/ attempt dirs go.")
     require_skill: bool = Field(default=False, description="An attempt must invoke the skill.")
     repeat: int = Field(default=1, ge=1, description="Attempts.")
@@ -140,29 +147,32 @@ Progress = Callable[[str, int, int, str, float, float], None]
 # ---------------------------------------------------------------------------- preflight
 
 
-def skill_dir(source: Path) -> Path:
-    """The one skill under ``source`` (a skill dir itself, or a root with one skill)."""
-    if (source / "SKILL.md").is_file():
-        return source
-    found = sorted(p.parent for p in source.glob("*/SKILL.md"))
-    if len(found) != 1:
-        raise UsageError(
-            f"{source}: expected one skill (a dir with SKILL.md), found {len(found)}",
-            hint="point --skill-source at the skill's own directory",
-        )
-    return found[0]
+def skill_dir(source: Path, name: str | None = None) -> Path:
+    """The skill under test at ``source`` (a skill dir, or a root of skills: ``name``
+    picks one when there are several)."""
+    return select_skill(source, name).under_test
+
+
+def companions(req: RawTaskRequest) -> tuple[Path, ...]:
+    """The other skills of ``--skill-source``, installed beside the one under test."""
+    if req.skill_source is None:
+        return ()
+    return select_skill(req.skill_source, req.skill).companions
 
 
 def preflight(req: RawTaskRequest) -> tuple[Task, Path | None]:
     """Load the task and find the skill; check every tool the runner needs, up front."""
     if not req.task.is_dir():
         raise UsageError(f"--task {req.task}: not a directory")
+    check_trial_count(1, req.repeat)
     task = load_task(req.task, purpose=Purpose.optimize)
     skill = None
     if req.skill_source is not None:
         if not req.skill_source.is_dir():
             raise UsageError(f"--skill-source {req.skill_source}: not a directory")
-        skill = skill_dir(req.skill_source)
+        skill = skill_dir(req.skill_source, req.skill)
+    elif req.skill is not None:
+        raise UsageError("--skill needs --skill-source")
     if req.require_skill and skill is None:
         raise UsageError("--require-skill needs --skill-source")
     if req.runner in ("local", "docker"):
@@ -205,7 +215,7 @@ def _dir_hash(root: Path) -> str:
 
 
 def request_key(req: RawTaskRequest, task: Task, skill: Path | None) -> str:
-    data = {
+    data: dict[str, object] = {
         "task": task.content_hash,
         "skill": _dir_hash(skill) if skill is not None else None,
         "harness": req.harness,
@@ -214,6 +224,8 @@ def request_key(req: RawTaskRequest, task: Task, skill: Path | None) -> str:
         "image": req.image,
         "require_skill": req.require_skill,
     }
+    if skill is not None and (others := companions(req)):
+        data["installed_with"] = {p.name: _dir_hash(p) for p in others}
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
@@ -247,14 +259,6 @@ def read_attempt(path: Path, key: str) -> AttemptSummary | None:
             hint="use a new --output dir, or remove the old test-* dirs",
         )
     return summary
-
-
-def quarantine(path: Path, output: Path) -> Path:
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-    dest = output / INCOMPLETE / f"{path.name}-{stamp}"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.move(str(path), str(dest))
-    return dest
 
 
 def skill_check(record: RunRecord, required: bool) -> SkillCheck:
@@ -332,7 +336,7 @@ def _rendered(skill: Path) -> tuple[RenderedSkill, str]:
 def _run_skillci(
     req: RawTaskRequest, task: Task, skill: Path | None, n: int, run_dir: Path
 ) -> RunRecord:
-    from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec, plan
+    from skillci.runners.base import AgentSpec, builtin_agent, plan
     from skillci.runners.local import LocalRunner
     from skillci.runners.scheduler import sandbox_kind
 
@@ -340,15 +344,7 @@ def _run_skillci(
         agent = AgentSpec(kind="oracle", role="oracle")
         rendered, pkg_hash = None, None
     else:
-        from skillci.providers.routes import resolve_route
-
-        agent = AgentSpec(
-            kind="builtin",
-            role="student",
-            route_name=req.model,
-            route=resolve_route(req.model),
-            max_steps=DEFAULT_MAX_STEPS["student"],
-        )
+        agent = builtin_agent(req.model)
         rendered, pkg_hash = _rendered(skill) if skill is not None else (None, None)
     (spec,) = plan(
         [task],
@@ -362,7 +358,8 @@ def _run_skillci(
         image=req.image,
         require_skill=req.require_skill and req.harness == "builtin",
     )
-    spec = spec.model_copy(update={"repeat_index": n - 1})
+    others = [_rendered(p)[0] for p in companions(req)] if rendered is not None else []
+    spec = spec.model_copy(update={"repeat_index": n - 1, "companion_skills": others})
     runner = LocalRunner()
     if req.runner == "docker":
         from skillci.runners.docker import DockerRunner
@@ -372,12 +369,12 @@ def _run_skillci(
 
 
 def _skills_root(req: RawTaskRequest, skill: Path) -> Path:
-    """A skills root holding just this skill (what --skills-dir/--skills expect)."""
+    """A skills root holding the skill and its companions (what --skills-dir expects)."""
     root = req.output / ".skills"
-    link = root / skill.name
-    if not link.exists():
-        root.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(skill, link)
+    for s in (skill, *companions(req)):
+        if not (root / s.name).exists():
+            root.mkdir(parents=True, exist_ok=True)
+            shutil.copytree(s, root / s.name)
     return root
 
 
@@ -417,7 +414,7 @@ def _run_harbor(req: RawTaskRequest, task: Task, skill: Path | None, run_dir: Pa
         agent=req.harness,
         model=req.model,
         jobs_dir=run_dir / "jobs",
-        skills=[skill] if skill is not None else [],
+        skills=[skill, *companions(req)] if skill is not None else [],
     )
     code = hb.run(exe, spec, log=run_dir / "harbor.log")
     trials = find_trials(run_dir / "jobs")
@@ -457,7 +454,9 @@ def run_raw_task(req: RawTaskRequest, *, progress: Progress | None = None) -> Ra
                 report(path.name, n, req.repeat, "reused", 1.0, summary.duration_sec)
                 continue
             if path.exists():
-                result.quarantined.append(str(quarantine(path, out).relative_to(out)))
+                moved = quarantine(path, out / INCOMPLETE)
+                assert moved is not None
+                result.quarantined.append(str(moved.relative_to(out)))
             todo.append(n)
 
         def one(n: int) -> None:

@@ -22,14 +22,6 @@ from pydantic import BaseModel, Field
 from skillci.errors import ConflictError, InvalidInputError, ReleaseRefused
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GATE_BLOB
-from skillci.flows.remote import (
-    fetch_branch,
-    fetch_pr,
-    publish_branch,
-    publish_tag,
-    pull_state,
-    push_state,
-)
 from skillci.forge.base import PRState, PullRequest
 from skillci.gate.report import render_markdown
 from skillci.gate.verdict import GateReport
@@ -338,7 +330,7 @@ def _tag_merged(ctx: RepoContext, pr: PullRequest, actor: str) -> ReleaseResult:
         dry_run=ctx.dry_run,
     )
     if not ctx.dry_run:
-        res.tag_sha = publish_tag(ctx, tag, pr.merge_sha, entry)
+        res.tag_sha = ctx.forge.publish_tag(ctx.git, tag, pr.merge_sha, entry)
         info = ReleaseInfo(
             version=version,
             commit=pr.merge_sha,
@@ -348,7 +340,7 @@ def _tag_merged(ctx: RepoContext, pr: PullRequest, actor: str) -> ReleaseResult:
             released_at=utcnow(),
         )
         _record_release(ctx, skill, skill_dir, pr.base, info, actor)
-        push_state(ctx, skill=skill)
+        ctx.forge.push_state(ctx.git, skill=skill)
     return res
 
 
@@ -387,8 +379,8 @@ def release_pr(ctx: RepoContext, number: int, *, actor: str | None = None) -> Re
     actor = actor or actor_name()
     forge = ctx.forge
     pr = forge.get_pr(number)
-    fetch_pr(ctx, pr)
-    pull_state(ctx)
+    ctx.forge.fetch_pr(ctx.git, pr)
+    ctx.forge.pull_state(ctx.git)
     if pr.state == PRState.merged:
         return _tag_merged(ctx, pr, actor)
     if pr.state != PRState.open:
@@ -450,8 +442,8 @@ def release_pr(ctx: RepoContext, number: int, *, actor: str | None = None) -> Re
             tree, [gated], f"release {skill} {version}\n\n{entry}\n{trailers}", bot=True
         )
         try:
-            publish_branch(
-                ctx, pr.head_branch, release_commit, gated, reason=f"skillci release {tag}"
+            ctx.forge.publish_branch(
+                ctx.git, pr.head_branch, release_commit, gated, reason=f"skillci release {tag}"
             )
         except ConflictError:
             raise ConflictError(
@@ -468,8 +460,8 @@ def release_pr(ctx: RepoContext, number: int, *, actor: str | None = None) -> Re
     )
     assert merged.merge_sha is not None
     res.merge_sha = merged.merge_sha
-    fetch_branch(ctx, pr.base)
-    res.tag_sha = publish_tag(ctx, tag, merged.merge_sha, entry)
+    ctx.forge.fetch_branch(ctx.git, pr.base)
+    res.tag_sha = ctx.forge.publish_tag(ctx.git, tag, merged.merge_sha, entry)
     info = ReleaseInfo(
         version=version,
         commit=merged.merge_sha,
@@ -479,5 +471,5 @@ def release_pr(ctx: RepoContext, number: int, *, actor: str | None = None) -> Re
         released_at=utcnow(),
     )
     _record_release(ctx, skill, skill_dir, pr.base, info, actor)
-    push_state(ctx, skill=skill)
+    ctx.forge.push_state(ctx.git, skill=skill)
     return res

@@ -6,7 +6,6 @@ from filelock import FileLock
 
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GateOptions, Progress, run_gate, suites_for
-from skillci.flows.remote import fetch_pr
 from skillci.forge.base import PRState, PullRequest
 from skillci.gate.report import render_markdown, status_line
 from skillci.gate.verdict import GateReport
@@ -109,7 +108,7 @@ def _review(
         raise InvalidInputError(
             f"PR #{number} is {pr.state.value}", hint="only open PRs are reviewed"
         )
-    fetch_pr(ctx, pr)
+    ctx.forge.fetch_pr(ctx.git, pr)
     if post:
         forge.set_status(
             number,

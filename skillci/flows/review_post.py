@@ -33,7 +33,6 @@ from pydantic import BaseModel, Field, ValidationError
 from skillci.errors import InvalidInputError, SkillciError
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GateOptions, suites_for
-from skillci.flows.remote import fetch_pr
 from skillci.flows.skills import managed_skills_at
 from skillci.forge.base import PRState, PullRequest
 from skillci.gate.mdsafe import md_text
@@ -212,7 +211,7 @@ def post_verified(
         raise InvalidInputError(
             "which PR?", hint="pass --pr N, or run inside a workflow_run workflow"
         )
-    fetch_pr(ctx, pr)
+    forge.fetch_pr(ctx.git, pr)
     report, problem = recompute(ctx, pr, head, root, workflow_path=workflow_path, expected=expected)
     source = (
         f"\n\n<sub>Recomputed by `skillci review --from-shards` from the run records of "

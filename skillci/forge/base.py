@@ -1,12 +1,24 @@
-"""The Forge protocol and the pull-request shapes every forge returns."""
+"""The Forge protocol and the pull-request shapes every forge returns.
+
+Callers type against :class:`Forge`, never a concrete forge: pull requests, and where
+branches, tags and skillci's refs live (this repository for LocalForge, GitHub for
+GitHubForge; docs/design/111-forge-selection.md). Opening-or-updating the PR of a patch id
+is written once, here (:meth:`Forge.upsert_pr`).
+"""
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import BaseModel, Field
+
+from skillci.errors import ConflictError
+
+if TYPE_CHECKING:
+    from skillci.vcs.git import Git
 
 PR_SCHEMA_VERSION = 1
 STICKY_MARKER = "<!-- skillci:gate-report -->"
@@ -67,7 +79,8 @@ class PullRequest(BaseModel):
 
 
 class Forge(Protocol):
-    """What skillci needs from a forge. LocalForge and GitHubForge implement it."""
+    """What skillci needs from a forge. LocalForge and GitHubForge implement it (and
+    subclass it explicitly, so they inherit :meth:`upsert_pr`)."""
 
     def open_pr(
         self,
@@ -110,3 +123,82 @@ class Forge(Protocol):
     ) -> PullRequest: ...
 
     def refresh_head(self, number: int) -> PullRequest: ...
+
+    def wait_for_patch_pr(self, patch_id: str, timeout: float = 10.0) -> PullRequest: ...
+
+    def upsert_pr(
+        self,
+        *,
+        patch_id: str,
+        title: str,
+        body: str,
+        base: str,
+        head_branch: str,
+        labels: list[str],
+        skill: str | None = None,
+    ) -> tuple[PullRequest, bool]:
+        """The open PR of ``patch_id`` with ``body`` and its head refreshed, or a new one.
+
+        Returns the PR and whether it was opened. A PR opened for the same patch id by
+        another process in the meantime (``ConflictError``) is updated instead."""
+        open_prs = [p for p in self.find_by_patch(patch_id) if p.state == PRState.open]
+        if open_prs:
+            number = open_prs[-1].number
+            self.update_body(number, body)
+            return self.refresh_head(number), False
+        try:
+            pr = self.open_pr(
+                title=title,
+                body=body,
+                base=base,
+                head_branch=head_branch,
+                labels=labels,
+                patch_id=patch_id,
+                skill=skill,
+            )
+        except ConflictError:  # another process claimed this patch a moment ago
+            pr = self.wait_for_patch_pr(patch_id)
+            return self.update_body(pr.number, body), False
+        return pr, True
+
+    # -- where branches, tags and skillci's refs live. Writes honour ``git.dry_run``.
+
+    def fetch_pr(self, git: Git, pr: PullRequest) -> None:
+        """Make the PR's head and base commits available locally."""
+        ...
+
+    def fetch_branch(self, git: Git, branch: str) -> None: ...
+
+    def publish_branch(
+        self,
+        git: Git,
+        branch: str,
+        new: str,
+        old: str | None,
+        *,
+        force: bool = False,
+        reason: str = "skillci",
+    ) -> None:
+        """Point ``branch`` at ``new`` (compare-and-swap from ``old``; fast-forward only on a
+        remote forge unless ``force``)."""
+        ...
+
+    def push_candidate(self, git: Git, branch: str, head: str, base: str) -> None:
+        """Make the local candidate ``branch`` (at ``head``, built on ``base``) visible to
+        the forge before its PR opens."""
+        ...
+
+    def publish_tag(self, git: Git, tag: str, commit: str, message: str) -> str:
+        """Annotated ``tag`` on ``commit`` (and a release on a remote forge); the tag
+        object's sha."""
+        ...
+
+    def pull_state(self, git: Git) -> None:
+        """Fetch skillci's channel refs from the forge."""
+        ...
+
+    def push_state(
+        self, git: Git, *, branches: Sequence[str] = (), skill: str | None = None
+    ) -> None:
+        """Push channel refs, the skill's tags and ``branches`` to the forge."""
+        ...

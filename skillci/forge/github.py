@@ -36,8 +36,10 @@ from github.PullRequest import PullRequest as GhPull
 
 from skillci.errors import ConflictError, InvalidInputError
 from skillci.forge.base import STICKY_MARKER, Comment, Forge, PRState, PullRequest, Status, now
-from skillci.forge.github_repo import DEFAULT_API_URL, GitHubRelease, GitHubRepo, iso
+from skillci.forge.github_refs import GitHubRefs
+from skillci.forge.github_repo import DEFAULT_API_URL, GitHubRelease, iso
 from skillci.forge.github_retry import Op, github_message, to_error
+from skillci.trace.redact import redact_text
 
 __all__ = [
     "BOT_LABEL",
@@ -107,8 +109,9 @@ def _comment(c: IssueComment) -> Comment:
     )
 
 
-class GitHubForge(GitHubRepo):
-    """Pull requests and their statuses on GitHub. Implements :class:`Forge`."""
+class GitHubForge(GitHubRefs, Forge):
+    """Pull requests and their statuses on GitHub (branches, tags and refs: GitHubRefs).
+    Implements :class:`Forge`."""
 
     def __init__(self, repo: str, *, bot_label: str = BOT_LABEL, **kw: Any) -> None:
         super().__init__(repo, **kw)
@@ -306,6 +309,8 @@ class GitHubForge(GitHubRepo):
         skill: str | None = None,
     ) -> PullRequest:
         """Open a PR from an existing branch. A patch PR always gets the bot label."""
+        title = redact_text(title)  # nothing secret is published
+        body = redact_text(body)  # nothing secret is published
         wanted = set(labels) | ({self.bot_label} if patch_id else set())
         text = compose_body(body, patch_id, skill)
         op = Op(f"open a pull request from {head_branch} into {base}", WRITE_PR)
@@ -354,6 +359,7 @@ class GitHubForge(GitHubRepo):
 
     def update_body(self, number: int, body: str) -> PullRequest:
         """Replace the PR text; skillci's markers are kept."""
+        body = redact_text(body)  # nothing secret is published
         p = self._pull(number)
         _, patch_id, skill = split_body(p.body)
         text = compose_body(body, patch_id, skill)
@@ -379,6 +385,7 @@ class GitHubForge(GitHubRepo):
         The marker is put at the top of ``body`` if it is not in it. An empty marker
         always creates a new comment.
         """
+        body = redact_text(body)  # nothing secret is published
         issue = self._repo.get_issue(number)
         create = Op(f"comment on pull request #{number}", WRITE_PR)
         if not marker:
@@ -420,6 +427,7 @@ class GitHubForge(GitHubRepo):
         self, number: int, comment: str | None = None, *, delete_branch: bool = True
     ) -> PullRequest:
         """Close without merging (the PR and its head commit stay on GitHub)."""
+        comment = redact_text(comment) if comment else comment
         p = self._pull(number)
         if p.state != "open":
             raise InvalidInputError(
@@ -515,6 +523,7 @@ class GitHubForge(GitHubRepo):
         sha: str | None = None,
     ) -> Status:
         """A check run (App token) or a commit status on the PR head (or ``sha``)."""
+        description = redact_text(description)  # nothing secret is published
         if state not in STATES:
             raise InvalidInputError(f"unknown status state {state!r}", hint=f"one of {STATES}")
         sha = sha or self._pull(number).head.sha

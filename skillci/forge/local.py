@@ -18,18 +18,20 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from skillci.errors import ConflictError, ForgeError, GitError, InvalidInputError
 from skillci.forge.base import (
     STICKY_MARKER,
     Comment,
+    Forge,
     PRState,
     PullRequest,
     Status,
     now,
 )
+from skillci.trace.redact import redact_text
 from skillci.vcs.git import Git
 
 PR_PREFIX = "refs/skillci/pr/"
@@ -37,11 +39,46 @@ CLAIM_PREFIX = "refs/skillci/open-patch/"
 CAS_RETRIES = 8
 
 
-class LocalForge:
-    """The embedded forge. Implements :class:`skillci.forge.base.Forge`."""
+class LocalForge(Forge):
+    """The embedded forge. Implements :class:`skillci.forge.base.Forge`: branches, tags and
+    skillci's refs are this repository's own, so fetching and pushing them are no-ops."""
 
     def __init__(self, git: Git) -> None:
         self.git = git
+
+    # ------------------------------------------------------------------ refs
+
+    def fetch_pr(self, git: Git, pr: PullRequest) -> None:
+        return None
+
+    def fetch_branch(self, git: Git, branch: str) -> None:
+        return None
+
+    def publish_branch(
+        self,
+        git: Git,
+        branch: str,
+        new: str,
+        old: str | None,
+        *,
+        force: bool = False,
+        reason: str = "skillci",
+    ) -> None:
+        git.update_ref(f"refs/heads/{branch}", new, old, reason=reason)
+
+    def push_candidate(self, git: Git, branch: str, head: str, base: str) -> None:
+        return None
+
+    def publish_tag(self, git: Git, tag: str, commit: str, message: str) -> str:
+        return git.tag_annotated(tag, commit, message)
+
+    def pull_state(self, git: Git) -> None:
+        return None
+
+    def push_state(
+        self, git: Git, *, branches: Sequence[str] = (), skill: str | None = None
+    ) -> None:
+        return None
 
     # ------------------------------------------------------------------ storage
 
@@ -146,6 +183,8 @@ class LocalForge:
         patch_id: str | None = None,
         skill: str | None = None,
     ) -> PullRequest:
+        title = redact_text(title)  # nothing secret is published
+        body = redact_text(body)  # nothing secret is published
         head = self.git.rev(f"refs/heads/{head_branch}")
         base_sha = self.git.rev(f"refs/heads/{base}")
         if head is None:
@@ -209,6 +248,8 @@ class LocalForge:
             time.sleep(0.1)
 
     def update_body(self, number: int, body: str) -> PullRequest:
+        body = redact_text(body)  # nothing secret is published
+
         def m(pr: PullRequest) -> str:
             pr.body = body
             return "body updated"
@@ -230,6 +271,7 @@ class LocalForge:
         return self._update(number, "unlabeled", m)
 
     def upsert_comment(self, number: int, body: str, marker: str = STICKY_MARKER) -> Comment:
+        body = redact_text(body)  # nothing secret is published
         result: list[Comment] = []
 
         def m(pr: PullRequest) -> str:
@@ -257,6 +299,7 @@ class LocalForge:
     def set_status(
         self, number: int, *, context: str, state: str, description: str, sha: str | None = None
     ) -> Status:
+        description = redact_text(description)  # nothing secret is published
         if state not in ("pending", "success", "failure", "error"):
             raise InvalidInputError(f"unknown status state {state!r}")
         result: list[Status] = []
@@ -297,6 +340,7 @@ class LocalForge:
     def close(
         self, number: int, comment: str | None = None, *, delete_branch: bool = True
     ) -> PullRequest:
+        comment = redact_text(comment) if comment else comment
         if comment:
             self.upsert_comment(number, comment, marker="")
         pr = self.get_pr(number)

@@ -5,6 +5,9 @@ Modules: :mod:`skillci.gate.metrics` (TrialOutcome -> GateMetrics),
 :mod:`skillci.gate.stats` (sign test, Wilson, bootstrap, GCR),
 :mod:`skillci.gate.sequential` (SequentialTest), :mod:`skillci.gate.impact`
 (select_tasks). Design: docs/design/040-paired-statistics.md and 041-sequential-gate.md.
+
+May import: ``skillci.errors``, ``skillci.patch``, ``skillci.skill``, ``skillci.tasks``,
+``skillci.trace`` (docs/architecture.md; checked by tests/unit/test_architecture.py).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 
 from skillci.errors import SkillciError
-from skillci.patch import detectors
+from skillci.patch import guard_detectors as detectors
 from skillci.patch.guard import DEFAULT_ALLOWED_HOSTS, Evidence, Finding, GuardConfig, verdict_of
 from skillci.skill.package import MANIFEST, RULES_DIR, SKILL_MD, SkillPackage, under
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from skillci.forge.base import STICKY_MARKER
 from skillci.gate.mdsafe import md_code, md_text
 from skillci.gate.sequential import OUTCOME_TEXT
 from skillci.gate.verdict import Complexity, GateReport, SuiteResult
+
+#: First line of a rendered report: forges find (and edit in place) the sticky PR comment by
+#: it. The same text as ``skillci.forge.base.STICKY_MARKER`` (a test holds them equal), so
+#: the pure core imports nothing from forge/.
+STICKY_MARKER = "<!-- skillci:gate-report -->"
 
 _MARK = {
     "repair": "✓ repair",

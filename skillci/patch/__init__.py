@@ -1,9 +1,12 @@
 """Bounded patches to a Skill package: the patch language, apply, limits, diff, guard, versions.
 
 Pure core (no subprocess, network or git): ``models`` (the patch language), ``apply``
-(package -> package), ``limits``, ``diff``, ``guard`` (+ ``detectors``, ``normalize``),
+(package -> package), ``limits``, ``diff``, ``guard`` (+ ``guard_detectors``, ``normalize``),
 ``version`` (semver bump and change list) and ``check`` (all of them together). The one
 module that touches the disk is ``transaction`` (all-or-nothing directory swap).
+
+May import: ``skillci.errors``, ``skillci.fsutil``, ``skillci.skill``, ``skillci.trace``
+(docs/architecture.md; checked by tests/unit/test_architecture.py).
 """
 
 from __future__ import annotations

@@ -27,12 +27,12 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from skillci.patch import detectors
+from skillci.patch import guard_detectors as detectors
 from skillci.patch.apply import Applied
 from skillci.patch.findings import Evidence, Finding, Severity, Verdict, verdict_of, walk_strings
 from skillci.patch.findings import show as _show
 from skillci.patch.models import Patch
-from skillci.patch.normalize import View, plain, words
+from skillci.patch.normalize import View, alnum, plain, unescape
 from skillci.patch.policy import SENSITIVE_ID_PREFIXES, policy_findings
 from skillci.skill.package import SkillPackage
 
@@ -41,6 +41,8 @@ GUARD_SCHEMA_VERSION = 1
 #: string (the rest is not scanned, and the text is rejected as oversized).
 MAX_TEXT_CHARS = 20_000
 MAX_JOINED_CHARS = 100_000
+#: Content findings a human may approve (the review layer): an external URL or host.
+REVIEW_CODES = frozenset({"url"})
 DEFAULT_ALLOWED_HOSTS = ("docs.python.org", "docs.pytest.org", "pytest.org")
 
 
@@ -86,7 +88,21 @@ class GuardReport(BaseModel):
 
 #: Fields that name things (paths, ids) rather than say things; left out of concatenations.
 NAME_FIELDS = frozenset(
-    {"id", "rule_id", "rule_ids", "file", "from", "to", "task_id", "workflow", "tools"}
+    {
+        "id",
+        "rule_id",
+        "rule_ids",
+        "file",
+        "from",
+        "to",
+        "task_id",
+        "workflow",
+        "tools",
+        "failure_class",
+        "supporting_runs",
+        "model",
+        "compiler",
+    }
 )
 
 
@@ -111,6 +127,11 @@ def patch_texts(patch: Patch) -> list[PatchText]:
             out.append(PatchText(None, name, value))
     for fc in patch.failure_classes:
         out.append(PatchText(None, "failure_class", fc))
+    for i, rid in enumerate(patch.supporting_runs):
+        out.append(PatchText(None, f"supporting_runs[{i}]", rid))
+    out.append(PatchText(None, "author.compiler", patch.author.compiler))
+    if patch.author.model:
+        out.append(PatchText(None, "author.model", patch.author.model))
     for i, op in enumerate(patch.ops):
         pairs: list[tuple[str, str]] = []
         walk_strings(
@@ -123,12 +144,17 @@ def patch_texts(patch: Patch) -> list[PatchText]:
 # --------------------------------------------------------------------------- content scan
 
 
+def _forbidding(field: str) -> bool:
+    """Anti-patterns name what the student must not do; policy classes do not apply."""
+    return ".anti_patterns[" in field
+
+
 def _finding(
     code: str, op: int | None, field: str, text: str, start: int, end: int, note: str
 ) -> Finding:
     return Finding(
         code=code,
-        severity="high",
+        severity="medium" if code in REVIEW_CODES else "high",
         op_index=op,
         message=note,
         evidence=Evidence(field=field, start=start, end=end, excerpt=_show(text[start:end])),
@@ -168,10 +194,12 @@ def scan_content(patch: Patch, config: GuardConfig) -> list[Finding]:
                 )
             )
         for h in detectors.scan_text(t.text[:MAX_TEXT_CHARS], allow):
+            if h.code.startswith("policy-") and _forbidding(t.field):
+                continue
             findings.append(_finding(h.code, t.op_index, t.field, t.text, h.start, h.end, h.note))
             seen.add((t.op_index, h.code))
             seen.add((-1, h.code))
-    prose = [t for t in texts if t.prose]
+    prose = [t for t in texts if t.prose and not _forbidding(t.field)]
     groups: list[tuple[int | None, list[PatchText]]] = [
         (i, [t for t in prose if t.op_index == i]) for i in range(len(patch.ops))
     ]
@@ -205,7 +233,10 @@ def _weight(text: str) -> int:
 
 
 def _norm(text: str) -> View:
-    return words(plain(text, fold=True))
+    """Taint view: escapes decoded, NFKC, hidden chars gone, look-alikes folded, spaced
+    separators dropped (a copy with its spaces swapped for zero-width characters is still a
+    copy). Offsets of decoded escapes are not mapped back."""
+    return alnum(plain(unescape(text), fold=True))
 
 
 def copied_spans(

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -37,6 +38,26 @@ from skillci.skill.models import RULE_ID_RE, Rule, RuleScope
 PATCH_SCHEMA_VERSION = 1
 ID_PREFIX = "patch-"
 TASK_ID_MAX = 200
+#: Strict id shapes (docs/design/161-guard-layers.md): ids never carry free text.
+TASK_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
+RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,199}$")
+MODEL_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+/-]{0,199}$")
+LABEL_RE = re.compile(r"^[a-z][a-z0-9_.-]{0,79}$")
+
+
+def _strict(pattern: re.Pattern[str], what: str, example: str) -> Any:
+    def check(v: str) -> str:
+        if not pattern.match(v):
+            raise ValueError(f"{v[:60]!r} is not a {what} like {example}")
+        return v
+
+    return check
+
+
+_task_id = _strict(TASK_ID_RE, "task id (letters, digits, . _ -)", "fix-cache-expiry")
+_run_id = _strict(RUN_ID_RE, "run id", "run-20260101-120000-ab12cd34")
+_model_id = _strict(MODEL_ID_RE, "model route", "openai/gpt-4o-mini")
+_label = _strict(LABEL_RE, "label (lowercase, digits, _ . -)", "verification_missing")
 
 
 class _Strict(BaseModel):
@@ -51,6 +72,11 @@ class _OpBase(_Strict):
         default=None,
         description="Failure class this op addresses; must equal the patch's (one per patch).",
     )
+
+    @field_validator("failure_class")
+    @classmethod
+    def _class(cls, v: str | None) -> str | None:
+        return None if v is None else str(_label(v))
 
 
 def _check_rule_id(v: str) -> str:
@@ -165,12 +191,7 @@ class AddRegressionTest(_OpBase):
     op: Literal["add_regression_test"] = "add_regression_test"
     task_id: str = Field(min_length=1, max_length=TASK_ID_MAX, description="Task id to add.")
 
-    @field_validator("task_id")
-    @classmethod
-    def _task(cls, v: str) -> str:
-        if v != v.strip() or any(c in v for c in "\n\r\t"):
-            raise ValueError("must be one line without surrounding spaces")
-        return v
+    _v = field_validator("task_id")(_task_id)
 
 
 Op = Annotated[
@@ -203,6 +224,16 @@ class Author(_Strict):
     compiler: str = Field(description="Compiler name, e.g. template, llm, human.")
     model: str | None = Field(default=None, description="Model route when a model wrote it.")
 
+    @field_validator("compiler")
+    @classmethod
+    def _compiler(cls, v: str) -> str:
+        return str(_label(v))
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, v: str | None) -> str | None:
+        return None if v is None else str(_model_id(v))
+
 
 class Patch(_Strict):
     """A bounded patch: metadata plus a short list of typed ops (``PATCH.yaml``)."""
@@ -224,6 +255,20 @@ class Patch(_Strict):
     author: Author = Field(description="Compiler name and model.")
     created_at: datetime | None = Field(default=None, description="When it was compiled.")
     ops: list[Op] = Field(min_length=1, description="The edit operations, applied in order.")
+
+    @field_validator("failure_class")
+    @classmethod
+    def _classes(cls, v: str | list[str]) -> str | list[str]:
+        for name in [v] if isinstance(v, str) else v:
+            _label(name)
+        return v
+
+    @field_validator("supporting_runs")
+    @classmethod
+    def _runs(cls, v: list[str]) -> list[str]:
+        for rid in v:
+            _run_id(rid)
+        return v
 
     @field_validator("schema_version")
     @classmethod

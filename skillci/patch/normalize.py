@@ -17,7 +17,9 @@ it came from, so a finding can point at the exact span of the patch text.
 
 from __future__ import annotations
 
+import re
 import unicodedata
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -189,6 +191,11 @@ def leet(view: View) -> View:
     return _map(view, lambda c: LEET.get(c, c))
 
 
+def alnum(view: View) -> View:
+    """Letters and digits only (the taint view)."""
+    return _map(view, lambda c: c if c.isalnum() else None)
+
+
 def squash(view: View) -> View:
     return _map(view, lambda c: c if c.isalpha() else None)
 
@@ -204,6 +211,7 @@ def views(text: str) -> dict[str, View]:
         "words": words(p),
         "folded_words": words(f),
         "leet_words": words(fl),
+        "joined_words": joined(words(f)),
         "squash": squash(f),
         "leet_squash": squash(fl),
     }
@@ -217,3 +225,91 @@ def scripts(token: str) -> set[str]:
             name = unicodedata.name(ch, "")
             out.add(name.split(" ", 1)[0] if name else "UNKNOWN")
     return out
+
+
+_SPACED_RUN = re.compile(r"(?<!\S)(?:[^\W\d_] ){3,}[^\W\d_](?!\S)")
+
+
+def joined(view: View) -> View:
+    """``words`` with runs of single letters glued back (``i g n o r e`` -> ``ignore``)."""
+    chars: list[str] = []
+    src: list[int] = []
+    pos = 0
+    for m in _SPACED_RUN.finditer(view.text):
+        chars += view.text[pos : m.start()]
+        src += view.src[pos : m.start()]
+        for k in range(m.start(), m.end()):
+            if view.text[k] != " ":
+                chars.append(view.text[k])
+                src.append(view.src[k])
+        pos = m.end()
+    chars += view.text[pos:]
+    src += view.src[pos:]
+    return View("".join(chars), tuple(src))
+
+
+def spaced_runs(text: str) -> list[tuple[int, int]]:
+    """Spans of words written letter by letter (four letters or more)."""
+    return [(m.start(), m.end()) for m in _SPACED_RUN.finditer(text)]
+
+
+_LITERAL_ESC = re.compile(
+    r"\\u([0-9a-fA-F]{4})|\\u\{([0-9a-fA-F]{1,6})\}|\\U([0-9a-fA-F]{8})|\\x([0-9a-fA-F]{2})"
+    r"|&#x([0-9a-fA-F]{1,6});|&#(\d{1,7});"
+)
+_PCT = re.compile(r"(?:%[0-9a-fA-F]{2})+")
+
+
+def _chr(code: int) -> str:
+    try:
+        return chr(code)
+    except (ValueError, OverflowError):
+        return ""
+
+
+def unescape(text: str) -> str:
+    """Literal escapes (``\\u200b``, ``\\x41``, ``&#x41;``) and URL-encoding decoded once."""
+
+    def lit(m: re.Match[str]) -> str:
+        for i, base in ((1, 16), (2, 16), (3, 16), (4, 16), (5, 16), (6, 10)):
+            if m.group(i):
+                return _chr(int(m.group(i), base))
+        return m.group(0)
+
+    out = _LITERAL_ESC.sub(lit, text)
+
+    def pct(m: re.Match[str]) -> str:
+        try:
+            return urllib.parse.unquote(m.group(0), errors="strict")
+        except UnicodeDecodeError:
+            return m.group(0)
+
+    return _PCT.sub(pct, out).replace("+", " ") if "%" in out else out
+
+
+def escape_spans(text: str) -> list[tuple[int, int, str]]:
+    """Literal escapes that stand for hidden characters, and URL-encoded letters.
+
+    Returns (start, end, what). ``%20`` alone in a URL is normal; three or more encoded
+    letters, digits or spaces in one run are not.
+    """
+    out: list[tuple[int, int, str]] = []
+    for m in _LITERAL_ESC.finditer(text):
+        ch = unescape(m.group(0))
+        if ch and (is_hidden(ch) or ch.isalnum() or ch.isspace()):
+            out.append((m.start(), m.end(), f"literal escape for U+{ord(ch[0]):04X}"))
+    for m in _PCT.finditer(text):
+        if in_url(text, m.start()):
+            continue  # percent-encoding is how URLs carry non-ASCII paths
+        dec = unescape(m.group(0))
+        if sum(c.isalnum() or c.isspace() for c in dec) >= 3:
+            out.append((m.start(), m.end(), f"URL-encoded text {dec[:40]!r}"))
+    return out
+
+
+_URL_START = re.compile(r"[a-z][a-z0-9+.-]*://\S*$", re.IGNORECASE)
+
+
+def in_url(text: str, pos: int) -> bool:
+    """Whether ``pos`` lies inside a URL (a scheme:// with no whitespace since)."""
+    return _URL_START.search(text, max(0, pos - 300), pos) is not None

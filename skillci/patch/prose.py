@@ -29,6 +29,7 @@ _KIND_BY_TOP: dict[str, FileKind] = {
     "references": "reference",
     "reference": "reference",
     "docs": "reference",
+    "examples": "reference",
     "scripts": "script",
     "bin": "script",
     "assets": "asset",

@@ -12,4 +12,8 @@ with compare-and-swap), :mod:`skillci.release.tags` (release tags) and
 :mod:`skillci.release.production` (ingest of production run records).
 
 Design: docs/design/080-089, user guide: docs/release.md.
+
+May import: ``skillci.errors``, ``skillci.fsutil``, ``skillci.gate``, ``skillci.patch``,
+``skillci.skill``, ``skillci.trace``, ``skillci.vcs`` (docs/architecture.md; checked by
+tests/unit/test_architecture.py).
 """

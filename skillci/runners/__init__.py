@@ -6,5 +6,16 @@
 - :mod:`.trialdir` — trial dir layout, the completeness check, ``.incomplete/`` quarantine.
 - :mod:`.local` — :class:`~skillci.runners.local.LocalRunner`: workspace copy, agent,
   verifier, run record.
-- :mod:`.scheduler` — repeats, parallel trials, the trial cache, per-command budgets.
+- :mod:`.pool` — what every trial scheduler shares: the worker pool whose workers die with
+  the command (even under SIGKILL), ``.incomplete/`` quarantine, the cap on trials.
+- :mod:`.scheduler` — repeats, parallel trials, the trial cache, per-command budgets
+  (``eval run``, the gate, ``evals run``).
+- :mod:`.slots` — trials in named ``test-NNN`` dirs of a run dir, resumable (the compile
+  pipeline's eval stages and Deep's rollouts).
+- :mod:`.docker`, :mod:`.benchflow`, :mod:`.harbor`, :mod:`.cliparse` — other runners and
+  external harness CLIs.
+
+May import: ``skillci.agents``, ``skillci.errors``, ``skillci.fsutil``,
+``skillci.providers``, ``skillci.skill``, ``skillci`` (``__version__``), ``skillci.tasks``,
+``skillci.trace`` (docs/architecture.md; checked by tests/unit/test_architecture.py).
 """

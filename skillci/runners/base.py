@@ -17,7 +17,8 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillci.providers.budget import Budget
-from skillci.providers.routes import ModelRoute
+from skillci.providers.routes import ModelRoute, resolve_route
+from skillci.runners.pool import check_trial_count
 from skillci.skill.render import RenderedSkill
 from skillci.tasks.models import Task
 from skillci.trace.models import RunRecord
@@ -30,13 +31,16 @@ SandboxMode = Literal["auto", "bwrap", "none", "docker"]
 DEFAULT_MAX_STEPS = {"student": 40, "teacher": 60}
 
 
+Role = Literal["student", "teacher", "oracle"]
+
+
 class AgentSpec(BaseModel):
     """Which agent acts and with what limits."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: AgentKind = Field(description="builtin (model loop), oracle (solve.sh) or noop.")
-    role: Literal["student", "teacher", "oracle"] = Field(description="Role in the run record.")
+    role: Role = Field(description="Role in the run record.")
     route_name: str | None = Field(default=None, description="Model route (builtin only).")
     route: ModelRoute | None = Field(default=None, description="Resolved route (builtin only).")
     max_steps: int = Field(default=40, ge=1, description="Model calls per trial.")
@@ -75,6 +79,11 @@ class TrialSpec(BaseModel):
         default=None, description="Rendered skill (builtin harness)."
     )
     skill_package_hash: str | None = Field(default=None, description="Package content hash.")
+    companion_skills: list[RenderedSkill] = Field(
+        default_factory=list,
+        description="The other skills of the task's set, installed beside the skill under "
+        "test at /skills/<name> (on disk; the built-in prompt holds the skill under test).",
+    )
     seed: int = Field(default=0, description="Seed for the model and tools.")
     repeat_index: int = Field(default=0, ge=0, description="0-based repeat.")
     suite: str | None = Field(default=None, description="Suite name, if any.")
@@ -93,7 +102,7 @@ class TrialSpec(BaseModel):
 
     def cache_key(self, sandbox_kind: str) -> str:
         """Content hash of everything that determines this trial's outcome."""
-        data = {
+        data: dict[str, object] = {
             "runner": RUNNER_VERSION,
             "task": self.task.content_hash,
             "skill": self.skill.content_hash if self.skill else None,
@@ -103,7 +112,32 @@ class TrialSpec(BaseModel):
             "sandbox": sandbox_kind,
             "require_skill": self.require_skill,
         }
+        if self.companion_skills:  # keys of single-skill trials stay as they were
+            data["companions"] = sorted(c.content_hash for c in self.companion_skills)
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def builtin_agent(
+    route_name: str,
+    *,
+    role: Role = "student",
+    route: ModelRoute | None = None,
+    max_steps: int | None = None,
+    budget: Budget | None = None,
+    cache_responses: bool = False,
+) -> AgentSpec:
+    """The built-in agent on the model route ``route_name`` (resolved from
+    provider_routes.json unless ``route`` is given), with the role's default step budget
+    unless ``max_steps`` is set. The one place an AgentSpec is built from a route."""
+    return AgentSpec(
+        kind="builtin",
+        role=role,
+        route_name=route_name,
+        route=route if route is not None else resolve_route(route_name),
+        max_steps=max_steps or DEFAULT_MAX_STEPS.get(role, 40),
+        budget=budget if budget is not None else Budget(),
+        cache_responses=cache_responses,
+    )
 
 
 def plan(
@@ -122,7 +156,11 @@ def plan(
     keep_workspace: bool = False,
     image: str | None = None,
 ) -> list[TrialSpec]:
-    """Every (task, repeat) trial, task-major. Repeat ``i`` uses seed ``seed + i``."""
+    """Every (task, repeat) trial, task-major. Repeat ``i`` uses seed ``seed + i``.
+
+    More than :data:`~skillci.runners.pool.MAX_TRIALS` is a usage error (exit 2), raised
+    before any spec is built."""
+    check_trial_count(len(tasks), repeats)
     return [
         TrialSpec(
             task=t,
@@ -152,4 +190,13 @@ class Runner(Protocol):
     def run_trial(self, spec: TrialSpec, trial_dir: Path, key: str) -> RunRecord: ...
 
 
-__all__ = ["DEFAULT_MAX_STEPS", "RUNNER_VERSION", "AgentSpec", "Runner", "TrialSpec", "plan"]
+__all__ = [
+    "DEFAULT_MAX_STEPS",
+    "RUNNER_VERSION",
+    "AgentSpec",
+    "Role",
+    "Runner",
+    "TrialSpec",
+    "builtin_agent",
+    "plan",
+]

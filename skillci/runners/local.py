@@ -37,7 +37,7 @@ from skillci.trace.models import (
     Timeouts,
     new_run_id,
 )
-from skillci.trace.redact import Redactor
+from skillci.trace.redact import Redactor, redact_files
 
 WORKSPACE_EXCLUDE = ("Dockerfile", ".dockerignore", "skills")
 GIT_ENV = {
@@ -138,12 +138,13 @@ class LocalRunner:
         ws = trial_dir / "workspace"
         self.prepare_workspace(spec, ws)
         mounts = [Mount(ws, WORKSPACE_MOUNT, True), Mount(logs.agent, "/logs/agent", True)]
-        if spec.skill is not None:
-            skill_dir = trial_dir / "skill" / spec.skill.name
-            for f in spec.skill.files:
+        installed = [spec.skill, *spec.companion_skills] if spec.skill is not None else []
+        for skill in installed:  # the skill under test and the rest of the task's set
+            skill_dir = trial_dir / "skill" / skill.name
+            for f in skill.files:
                 (skill_dir / f.path).parent.mkdir(parents=True, exist_ok=True)
                 (skill_dir / f.path).write_bytes(f.content)
-            mounts.append(Mount(skill_dir, f"/skills/{spec.skill.name}"))
+            mounts.append(Mount(skill_dir, f"/skills/{skill.name}"))
         solution = None
         if spec.agent.kind == "oracle" and task.solution_dir is not None and task.solution_script:
             mounts.append(Mount(task.solution_dir, "/solution"))
@@ -174,6 +175,7 @@ class LocalRunner:
         atomic_write_text(logs.agent / FINAL_OUTPUT, result.final_output or "")
         evaluation = self._verify(spec, trial_dir, ws, result)
         redactor = Redactor()
+        redact_files(logs.root, redactor)  # verifier and agent logs as the tools wrote them
         atomic_write_text(
             logs.agent / FINAL_OUTPUT, redactor.redact_text(result.final_output or "")
         )
@@ -221,6 +223,7 @@ class LocalRunner:
             script.write_text(rewrite_logs_paths(script.read_text(), logs.root))
             command = f"bash {script}"
         out = shell.run(command, timeout=task.verifier_timeout_sec)
+        shutil.rmtree(trial_dir / "verifier-tests", ignore_errors=True)  # a copy of the task's
         reward = read_reward(logs.root)
         return evaluation_from_reward(
             reward,

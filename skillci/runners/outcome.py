@@ -1,4 +1,4 @@
-"""What a scheduled run produced: one :class:`TrialOutcome` per trial, per-task summaries.
+"""What a scheduled run produced: one :class:`TrialRun` per trial, per-task summaries.
 
 These are reports (``skillci eval run --json`` prints an :class:`EvalResult`); the evidence
 itself is the run records in the trace store, which outcomes name by ``run_id``.
@@ -23,8 +23,10 @@ FINAL_STATES = (
 )
 
 
-class TrialOutcome(BaseModel):
-    """One trial's result (or its current state while it runs)."""
+class TrialRun(BaseModel):
+    """One trial's result (or its current state while it runs), as the scheduler reports it.
+
+    Not the gate's :class:`skillci.gate.metrics.TrialOutcome` (one side's verdict input)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -67,7 +69,7 @@ class EvalResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     schema_version: int = Field(default=EVAL_RESULT_SCHEMA_VERSION, description="Shape version.")
-    trials: list[TrialOutcome] = Field(description="Every planned trial, in plan order.")
+    trials: list[TrialRun] = Field(description="Every planned trial, in plan order.")
     tasks: list[TaskSummary] = Field(description="Per-task pass rates, in plan order.")
     cached: int = Field(description="Trials reused from the trial cache.")
     ran: int = Field(description="Trials executed by this command.")
@@ -82,8 +84,8 @@ class EvalResult(BaseModel):
         return sum(t.passed for t in judged) / len(judged) if judged else None
 
 
-def summarize(trials: list[TrialOutcome], *, budget_stop: str | None = None) -> EvalResult:
-    by_task: dict[str, list[TrialOutcome]] = {}
+def summarize(trials: list[TrialRun], *, budget_stop: str | None = None) -> EvalResult:
+    by_task: dict[str, list[TrialRun]] = {}
     for t in trials:
         by_task.setdefault(t.task_id, []).append(t)
     tasks = []
@@ -114,4 +116,4 @@ def summarize(trials: list[TrialOutcome], *, budget_stop: str | None = None) -> 
 
 SAVED_MODELS: dict[str, type[BaseModel]] = {"eval-result": EvalResult}
 
-__all__ = ["SAVED_MODELS", "EvalResult", "TaskSummary", "TrialOutcome", "summarize"]
+__all__ = ["SAVED_MODELS", "EvalResult", "TaskSummary", "TrialRun", "summarize"]

@@ -15,25 +15,21 @@ reason — a clean stop, not a crash.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import multiprocessing as mp
-import signal
-import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
 
 from skillci.providers.budget import Budget, BudgetMeter
 from skillci.runners.base import TrialSpec
-from skillci.runners.outcome import EvalResult, TrialOutcome, summarize
+from skillci.runners.outcome import EvalResult, TrialRun, summarize
+from skillci.runners.pool import worker_pool
 from skillci.runners.sandbox import bwrap_path
 from skillci.runners.trialdir import lock_for, quarantine, read_complete, trial_dir
 from skillci.trace.models import RunRecord
 from skillci.trace.store import TraceStore
 
-Progress = Callable[[TrialOutcome], None]
+Progress = Callable[[TrialRun], None]
 
 
 def sandbox_kind(spec: TrialSpec) -> str:
@@ -45,9 +41,9 @@ def sandbox_kind(spec: TrialSpec) -> str:
     return "bwrap" if bwrap_path() is not None else "none"
 
 
-def _outcome(spec: TrialSpec, key: str, record: RunRecord, *, cached: bool) -> TrialOutcome:
+def _outcome(spec: TrialSpec, key: str, record: RunRecord, *, cached: bool) -> TrialRun:
     ev, cost = record.evaluation, record.cost
-    return TrialOutcome(
+    return TrialRun(
         key=key,
         task_id=spec.task.id,
         repeat_index=spec.repeat_index,
@@ -67,7 +63,7 @@ def _outcome(spec: TrialSpec, key: str, record: RunRecord, *, cached: bool) -> T
     )
 
 
-def execute(spec: TrialSpec, key: str) -> TrialOutcome:
+def execute(spec: TrialSpec, key: str) -> TrialRun:
     """Run one trial unless a complete copy exists (checked again under the lock)."""
     from skillci.runners.local import LocalRunner
 
@@ -87,7 +83,7 @@ def execute(spec: TrialSpec, key: str) -> TrialOutcome:
         try:
             record = runner.run_trial(spec, path, key)
         except Exception as exc:
-            return TrialOutcome(
+            return TrialRun(
                 key=key,
                 task_id=spec.task.id,
                 repeat_index=spec.repeat_index,
@@ -97,14 +93,6 @@ def execute(spec: TrialSpec, key: str) -> TrialOutcome:
                 wall_time_sec=round(time.monotonic() - start, 3),
             )
     return _outcome(spec, key, record, cached=False)
-
-
-def _die_with_parent() -> None:
-    """Pool initializer: get SIGKILLed when the parent dies (Linux), ignore Ctrl-C here."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 class Scheduler:
@@ -124,7 +112,7 @@ class Scheduler:
         self.progress = progress or (lambda _o: None)
 
     def run(self, specs: list[TrialSpec]) -> EvalResult:
-        outcomes: dict[str, TrialOutcome] = {}
+        outcomes: dict[str, TrialRun] = {}
         pending: list[tuple[TrialSpec, str]] = []
         for spec in specs:
             key = spec.cache_key(sandbox_kind(spec))
@@ -143,14 +131,12 @@ class Scheduler:
         return summarize(list(outcomes.values()), budget_stop=stop)
 
     @staticmethod
-    def _queued(spec: TrialSpec, key: str) -> TrialOutcome:
-        return TrialOutcome(
+    def _queued(spec: TrialSpec, key: str) -> TrialRun:
+        return TrialRun(
             key=key, task_id=spec.task.id, repeat_index=spec.repeat_index, state="queued"
         )
 
-    def _finish(
-        self, spec: TrialSpec, out: TrialOutcome, outcomes: dict[str, TrialOutcome]
-    ) -> None:
+    def _finish(self, spec: TrialSpec, out: TrialRun, outcomes: dict[str, TrialRun]) -> None:
         outcomes[out.key] = out
         if out.state != "error":
             self.meter.charge(
@@ -166,10 +152,10 @@ class Scheduler:
         self.progress(out)
 
     def _skip_rest(
-        self, rest: list[tuple[TrialSpec, str]], reason: str, outcomes: dict[str, TrialOutcome]
+        self, rest: list[tuple[TrialSpec, str]], reason: str, outcomes: dict[str, TrialRun]
     ) -> None:
         for spec, key in rest:
-            outcomes[key] = TrialOutcome(
+            outcomes[key] = TrialRun(
                 key=key,
                 task_id=spec.task.id,
                 repeat_index=spec.repeat_index,
@@ -180,7 +166,7 @@ class Scheduler:
 
     def _running(self, spec: TrialSpec, key: str) -> None:
         self.progress(
-            TrialOutcome(
+            TrialRun(
                 key=key,
                 task_id=spec.task.id,
                 repeat_index=spec.repeat_index,
@@ -190,7 +176,7 @@ class Scheduler:
         )
 
     def _run_pending(
-        self, pending: list[tuple[TrialSpec, str]], outcomes: dict[str, TrialOutcome]
+        self, pending: list[tuple[TrialSpec, str]], outcomes: dict[str, TrialRun]
     ) -> str | None:
         if not pending:
             return None
@@ -203,16 +189,11 @@ class Scheduler:
                 self._finish(spec, execute(spec, key), outcomes)
             return None
         uses_models = any(s.agent.kind == "builtin" for s, _ in pending)
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(
-            ["skillci.providers.preload"] if uses_models else ["skillci.runners.local"]
-        )
+        preload = ["skillci.providers.preload"] if uses_models else ["skillci.runners.local"]
         queue = list(pending)
         stop: str | None = None
-        running: dict[Future[TrialOutcome], TrialSpec] = {}
-        with ProcessPoolExecutor(
-            max_workers=self.parallel, mp_context=ctx, initializer=_die_with_parent
-        ) as pool:
+        running: dict[Future[TrialRun], TrialSpec] = {}
+        with worker_pool(self.parallel, preload) as pool:
             while queue or running:
                 while queue and len(running) < self.parallel:
                     if (reason := self.meter.exceeded()) is not None:
@@ -231,7 +212,7 @@ class Scheduler:
                         out = fut.result()
                     except Exception as exc:  # a worker died: this trial stays incomplete
                         key = spec.cache_key(sandbox_kind(spec))
-                        out = TrialOutcome(
+                        out = TrialRun(
                             key=key,
                             task_id=spec.task.id,
                             repeat_index=spec.repeat_index,

@@ -18,8 +18,6 @@ at the same time.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,6 +25,8 @@ from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skillci.fsutil import atomic_write_text
+from skillci.runners.pool import INCOMPLETE
+from skillci.runners.pool import quarantine as move_aside
 from skillci.tasks.reward import logs_layout, read_reward
 from skillci.trace.models import RunRecord
 
@@ -35,7 +35,6 @@ MARKER = "trial.json"
 RECORD = "record.json"
 TRAJECTORY = "trajectory.json"
 FINAL_OUTPUT = "final_output.txt"
-INCOMPLETE = ".incomplete"
 
 
 class TrialMeta(BaseModel):
@@ -94,13 +93,7 @@ def read_complete(path: Path, key: str) -> tuple[TrialMeta, RunRecord] | None:
 
 def quarantine(path: Path, state_dir: Path) -> Path | None:
     """Move an incomplete trial dir aside; returns where it went (None if it was absent)."""
-    if not path.exists():
-        return None
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-    dest = trials_root(state_dir) / INCOMPLETE / f"{path.name}-{stamp}-{os.getpid()}"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.move(str(path), str(dest))
-    return dest
+    return move_aside(path, trials_root(state_dir) / INCOMPLETE)
 
 
 def write_marker(path: Path, record: RunRecord, key: str) -> TrialMeta:

@@ -9,7 +9,9 @@ SK001     error     file does not parse or does not match its schema
 SK002     error     a required file is missing (skillci.yaml, SKILL.md)
 SK003     error     SKILL.md frontmatter name differs from manifest name
 SK004     error     an entry point leaves the package (absolute path, ``..``) or is missing
-SK010     error     vague, non-executable phrase (SKILL.md, on-demand files, rule steps)
+SK005     warning   SKILL.md frontmatter breaks an Agent Skills spec limit, or name != folder
+SK010     error     vague phrase in an instruction sentence (SKILL.md, on-demand files, rule
+                    steps); a warning in an imported skill's own text
 SK020     error     bootstrap over token_budget.bootstrap
 SK021     error     an on-demand file over token_budget.per_workflow
 SK022     error     everything loadable over token_budget.max_total
@@ -26,16 +28,25 @@ SK041     warning   an example line is not a JSON object
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterator
 from typing import Literal
 
+import yaml
 from pydantic import BaseModel, Field, ValidationError
 
 from skillci.errors import SkillciError
 from skillci.skill import yamlio
-from skillci.skill.models import EVAL_LIST_FILES, Lifecycle, Manifest, RuleFile, SkillFrontmatter
+from skillci.skill.models import (
+    EVAL_LIST_FILES,
+    NAME_RE,
+    Lifecycle,
+    Manifest,
+    RuleFile,
+    SkillFrontmatter,
+)
 from skillci.skill.package import (
     MANIFEST,
     SKILL_MD,
@@ -43,9 +54,10 @@ from skillci.skill.package import (
     SkillPackage,
     check_relpath,
     eval_list_path,
+    is_skillci_owned,
     single_rule_prefix,
 )
-from skillci.skill.vague import find_vague
+from skillci.skill.vague import find_vague, find_vague_instructions
 
 LINT_SCHEMA_VERSION = 1
 Severity = Literal["error", "warning"]
@@ -174,7 +186,12 @@ class _Linter:
         fm_name = None
         if SKILL_MD in pkg.files:
             fm_name = self.skill_md()
-        if manifest is not None and fm_name is not None and fm_name != manifest.name:
+        if (
+            manifest is not None
+            and fm_name is not None
+            and fm_name != manifest.name
+            and NAME_RE.match(fm_name)  # a name that breaks the spec is SK005, not SK003
+        ):
             self.add(
                 "SK003",
                 "error",
@@ -242,15 +259,38 @@ class _Linter:
             res = self.schema(SKILL_MD, SkillFrontmatter, line_offset=1, text=fm.yaml_text)
             if res is not None and isinstance(res[0], dict):
                 name = str(res[0].get("name"))
+                self.spec(SkillFrontmatter.model_validate(res[0]), res[1])
         self.vague(SKILL_MD, fm.body, fm.body_line)
         return name
 
+    def spec(self, fm: SkillFrontmatter, node: object) -> None:
+        """SK005: what the Agent Skills spec asks and real skills do not always do."""
+        problems = fm.spec_problems()
+        folder = self.pkg.root.rstrip("/").rsplit("/", 1)[-1]
+        if (
+            self.pkg.root != "<memory>"
+            and fm.name != folder
+            and all(f != "name" for f, _ in problems)
+        ):
+            problems.append(("name", f"differs from the folder name {folder!r}"))
+        for fieldname, problem in problems:
+            line, col = yamlio.locate(node if isinstance(node, yaml.Node) else None, [fieldname])
+            at = (line + 2, col + 1) if fieldname != "license" else (1, 1)
+            msg = f"frontmatter {fieldname} {problem} (Agent Skills spec)"
+            self.add("SK005", "warning", SKILL_MD, *at, msg, "fine to keep; fix when you can")
+
     def vague(self, rel: str, text: str, base_line: int) -> None:
-        for start, _end, phrase, suggestion in find_vague(text):
+        # The publisher's own prose of an imported skill gets warnings; text skillci
+        # manages (a native package, rules, skillci/ docs) gets errors (docs/design/141).
+        origin = None
+        with contextlib.suppress(SkillciError):
+            origin = self.pkg.manifest.origin if MANIFEST in self.pkg.files else None
+        own = origin is not None and not is_skillci_owned(rel)
+        for start, _end, phrase, suggestion in find_vague_instructions(text):
             line, col = _line_col(text, start, base_line)
             self.add(
                 "SK010",
-                "error",
+                "warning" if own else "error",
                 rel,
                 line,
                 col,

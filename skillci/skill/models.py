@@ -277,34 +277,41 @@ class RuleFile(_Model):
 
 
 class SkillFrontmatter(_Model):
-    """SKILL.md YAML frontmatter (Anthropic Agent Skills rules)."""
+    """SKILL.md YAML frontmatter, as real skills write it.
 
-    name: str = Field(description="lowercase letters, digits, single hyphens; <= 64 chars")
-    description: str = Field(description="<= 1024 chars, no angle brackets")
+    Only what skillci needs is enforced (a non-empty name and a description string); the
+    Agent Skills spec limits (name pattern, 1,024-char description, no angle brackets, a
+    licence) are lint warnings (SK005), so a published skill that breaks them imports.
+    """
+
+    name: str = Field(description="Spec: lowercase letters, digits, single hyphens; <= 64 chars.")
+    description: str = Field(default="", description="Spec: <= 1024 chars, no angle brackets.")
     license: str | None = None
     allowed_tools: list[str] | str | None = Field(default=None, alias="allowed-tools")
     metadata: dict[str, Any] | None = None
     compatibility: str | dict[str, Any] | list[Any] | None = None
 
-    @field_validator("name")
+    @field_validator("name", mode="before")
     @classmethod
-    def _name(cls, v: str) -> str:
-        if len(v) > 64 or not NAME_RE.match(v):
-            raise ValueError(
-                "must be lowercase letters, digits and single hyphens, at most 64 chars"
-            )
+    def _name(cls, v: Any) -> Any:
+        if isinstance(v, str) and not v.strip():
+            raise ValueError("must not be empty")
         return v
 
-    @field_validator("description")
-    @classmethod
-    def _description(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("must not be empty")
-        if len(v) > 1024:
-            raise ValueError(f"is {len(v)} chars; the limit is 1024")
-        if "<" in v or ">" in v:
-            raise ValueError("must not contain angle brackets")
-        return v
+    def spec_problems(self) -> list[tuple[str, str]]:
+        """(field, problem) for every Agent Skills spec limit this frontmatter breaks."""
+        out = []
+        if len(self.name) > 64 or not NAME_RE.match(self.name):
+            out.append(("name", "is not lowercase letters, digits and single hyphens (<= 64)"))
+        if not self.description.strip():
+            out.append(("description", "is empty"))
+        if len(self.description) > 1024:
+            out.append(("description", f"is {len(self.description)} chars; the spec says 1024"))
+        if "<" in self.description or ">" in self.description:
+            out.append(("description", "contains angle brackets"))
+        if not self.license:
+            out.append(("license", "is missing"))
+        return out
 
 
 EVAL_LIST_FILES = ("smoke", "regression", "security")

@@ -63,6 +63,9 @@ ON_DEMAND_DIRS = (WORKFLOWS_DIR, TOOLS_DIR, RECOVERY_DIR)
 SKILLCI_ONLY = (MANIFEST, SKILLCI_DIR)
 #: The manifest of the old layout (manifest.yaml + rules/ … at the package root).
 LEGACY_MANIFEST = "manifest.yaml"
+#: Suffixes of the skill's own documents an agent reads on demand (references, guides).
+DOC_SUFFIXES = (".md", ".markdown", ".mdx", ".txt", ".rst")
+_NOT_LOADED = ("license", "licence", "notice", "copying", "third_party", "changelog")
 IGNORED_DIRS = frozenset({".git", "__pycache__", ".skillci", ".mypy_cache", ".pytest_cache"})
 MAX_FILE_BYTES = 5 * 1024 * 1024
 
@@ -282,6 +285,30 @@ def is_on_demand_file(rel: str) -> bool:
     return any(under(rel, d) for d in ON_DEMAND_DIRS) and rel.endswith(".md")
 
 
+def is_loadable_doc(rel: str) -> bool:
+    """A document of the skill's own that an agent loads on demand (not licence text)."""
+    name = rel.rsplit("/", 1)[-1].lower()
+    return (
+        rel != SKILL_MD
+        and not is_skillci_owned(rel)
+        and name.endswith(DOC_SUFFIXES)
+        and not name.startswith(_NOT_LOADED)
+    )
+
+
+def loadable_docs(files: Mapping[str, bytes]) -> list[str]:
+    """The skill's own on-demand documents among ``files`` (text that decodes as UTF-8)."""
+    out = []
+    for rel in sorted(files):
+        if is_loadable_doc(rel):
+            try:
+                files[rel].decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            out.append(rel)
+    return out
+
+
 def rule_file_path(rule_id: str) -> str:
     """Default home of a new rule: skillci/rules/<id with dots as dashes>.yaml."""
     return f"{RULES_DIR}/{rule_id.replace('.', '-')}.yaml"
@@ -388,7 +415,14 @@ def read_tree(root: Path, notes: list[str] | None = None) -> dict[str, bytes]:
                     f"file is {st.st_size} bytes; the limit is {MAX_FILE_BYTES}",
                     "keep large data out of skills",
                 )
-            out[rel] = full.read_bytes()
+            if st.st_mode & 0o7000 and notes is not None:
+                notes.append(
+                    f"{_shown(full)}: mode {st.st_mode & 0o7777:o}: only the executable bit is kept"
+                )
+            try:
+                out[rel] = full.read_bytes()
+            except OSError as exc:
+                _refuse(full, f"file cannot be read ({exc.strerror})", "make it readable")
     return out
 
 

@@ -3,8 +3,10 @@
 What the harness loads at start-up (the *bootstrap*) is SKILL.md plus, when the package has
 them, the bootstrap-scoped rules and an index of on-demand files with when-to-load
 guidance. Workflow/tool/recovery files (``skillci/{workflows,tools,recovery}/``) (with their workflow-scoped rules appended) are
-*on-demand*: the student loads them when their trigger applies. Bundled files (scripts/,
-references/, assets/) are copied unchanged.
+*on-demand*: the student loads them when their trigger applies. So are the skill's own
+documents (references/*.md, forms.md …): counted in tokens, indexed with a load-when line
+taken from the SKILL.md sentence that links them, bytes unchanged. Other bundled files
+(scripts/, assets/) are copied unchanged.
 
 Harness layouts:
 - ``folder``: a plain skill folder any agent that reads SKILL.md can use (BenchFlow/Harbor
@@ -18,13 +20,14 @@ Pure: no I/O. ``write_rendered`` in the CLI layer puts the result on disk.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from skillci.skill.models import Lifecycle, Rule
-from skillci.skill.package import ON_DEMAND_DIRS, SKILL_MD, SkillPackage
+from skillci.skill.package import ON_DEMAND_DIRS, SKILL_MD, SkillPackage, loadable_docs
 
 RENDER_SCHEMA_VERSION = 1
 HARNESSES = ("folder", "builtin")
@@ -114,6 +117,39 @@ def when_to_load(text: str, path: str) -> str:
     return f"{h.group(1).strip()}" if h else f"see {path}"
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+_MARKUP = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#+|>|\|)\s*|\s*\|\s*$")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+
+
+def linking_sentence(texts: list[tuple[str, str]], rel: str) -> str | None:
+    """The sentence that links or names ``rel`` — in SKILL.md first, then in other docs.
+
+    That sentence is what tells the agent when to load the file ("For form filling, read
+    forms.md"), so it becomes the file's load-when line.
+    """
+    for src, text in texts:
+        if src == rel:
+            continue
+        base = posixpath.dirname(src)
+        names = {rel, posixpath.relpath(rel, base) if base else rel}
+        pat = re.compile(
+            r"(?<![\w/.-])(?:\./)?(?:" + "|".join(re.escape(n) for n in names) + r")(?![\w/-])"
+        )
+        in_code = False
+        for line in text.splitlines():
+            if line.lstrip().startswith(("```", "~~~")):
+                in_code = not in_code
+                continue
+            if in_code or not pat.search(line):
+                continue
+            for sentence in _SENTENCE_END.split(_MARKUP.sub("", line)):
+                if pat.search(sentence):
+                    plain = " ".join(_LINK.sub(r"\1 (" + rel + ")", sentence).split())
+                    return plain if len(plain) <= 240 else plain[:239] + "…"
+    return None
+
+
 def _workflow_path(pkg: SkillPackage, workflow: str) -> str:
     base = pkg.manifest.entrypoints.workflows.rstrip("/")
     return f"{base}/{workflow}.md"
@@ -193,9 +229,20 @@ def render(pkg: SkillPackage, harness: str = "folder") -> RenderedSkill:
             source=boot_src,
         ),
     )
+    docs = set(loadable_docs({rel: pkg.files[rel] for rel in pkg.bundled_files()}))
+    linking = [(SKILL_MD, skill_text)] + [(r, pkg.files[r].decode("utf-8")) for r in sorted(docs)]
     for rel in pkg.bundled_files():
+        if rel in docs:  # the skill's own references: counted and indexed like on-demand docs
+            text = pkg.files[rel].decode("utf-8")
+            when = linking_sentence(linking, rel) or when_to_load(text, rel)
+            kind: Literal["on_demand", "bundled"] = "on_demand"
+            tokens = pkg.tokens(text)
+        else:
+            kind, tokens, when = "bundled", 0, None
         files.append(
-            RenderedFile(path=rel, kind="bundled", content=pkg.files[rel], tokens=0, source=[rel])
+            RenderedFile(
+                path=rel, kind=kind, content=pkg.files[rel], tokens=tokens, when=when, source=[rel]
+            )
         )
 
     out = RenderedSkill(

@@ -83,3 +83,309 @@ def find_vague(text: str) -> list[tuple[int, int, str, str]]:
             hits.append((m.start(), m.end(), text[m.start() : m.end()], vp.suggestion))
     hits.sort()
     return hits
+
+
+# ---------------------------------------------------------------------------- instructions
+
+#: First words that make a sentence an instruction (imperatives and modal openers).
+_IMPERATIVES = frozenset(
+    [
+        "add",
+        "adjust",
+        "always",
+        "analyze",
+        "analyse",
+        "apply",
+        "ask",
+        "assign",
+        "avoid",
+        "build",
+        "call",
+        "cap",
+        "capture",
+        "change",
+        "check",
+        "choose",
+        "clean",
+        "clear",
+        "click",
+        "clone",
+        "close",
+        "collect",
+        "combine",
+        "commit",
+        "compare",
+        "compile",
+        "compute",
+        "configure",
+        "confirm",
+        "connect",
+        "consider",
+        "continue",
+        "convert",
+        "copy",
+        "count",
+        "create",
+        "cut",
+        "debug",
+        "decide",
+        "define",
+        "delete",
+        "deploy",
+        "describe",
+        "design",
+        "detect",
+        "determine",
+        "do",
+        "document",
+        "don't",
+        "dont",
+        "download",
+        "draft",
+        "drop",
+        "edit",
+        "enable",
+        "ensure",
+        "enter",
+        "estimate",
+        "evaluate",
+        "examine",
+        "execute",
+        "expand",
+        "explain",
+        "export",
+        "extract",
+        "fetch",
+        "fill",
+        "filter",
+        "find",
+        "finish",
+        "fix",
+        "focus",
+        "follow",
+        "format",
+        "gather",
+        "generate",
+        "get",
+        "give",
+        "go",
+        "group",
+        "handle",
+        "identify",
+        "ignore",
+        "implement",
+        "import",
+        "include",
+        "inspect",
+        "install",
+        "invoke",
+        "iterate",
+        "keep",
+        "label",
+        "launch",
+        "leave",
+        "let",
+        "limit",
+        "list",
+        "load",
+        "locate",
+        "log",
+        "look",
+        "make",
+        "map",
+        "mark",
+        "measure",
+        "merge",
+        "migrate",
+        "minimize",
+        "modify",
+        "monitor",
+        "move",
+        "name",
+        "navigate",
+        "never",
+        "note",
+        "notify",
+        "only",
+        "open",
+        "optimize",
+        "order",
+        "organize",
+        "output",
+        "parse",
+        "pass",
+        "paste",
+        "pause",
+        "perform",
+        "pick",
+        "place",
+        "plan",
+        "please",
+        "plot",
+        "prefer",
+        "prepare",
+        "preserve",
+        "print",
+        "prioritize",
+        "proceed",
+        "process",
+        "produce",
+        "prompt",
+        "provide",
+        "publish",
+        "pull",
+        "push",
+        "put",
+        "query",
+        "read",
+        "rebuild",
+        "record",
+        "reduce",
+        "refactor",
+        "refer",
+        "regenerate",
+        "reject",
+        "remember",
+        "remove",
+        "rename",
+        "render",
+        "reopen",
+        "repeat",
+        "replace",
+        "report",
+        "request",
+        "rerun",
+        "reset",
+        "resize",
+        "resolve",
+        "respond",
+        "restart",
+        "restore",
+        "restrict",
+        "retry",
+        "return",
+        "reuse",
+        "review",
+        "revise",
+        "rewrite",
+        "run",
+        "save",
+        "scan",
+        "search",
+        "select",
+        "send",
+        "set",
+        "share",
+        "show",
+        "skip",
+        "sort",
+        "specify",
+        "split",
+        "start",
+        "state",
+        "stop",
+        "store",
+        "structure",
+        "submit",
+        "summarize",
+        "supply",
+        "switch",
+        "tag",
+        "take",
+        "test",
+        "track",
+        "transform",
+        "translate",
+        "trim",
+        "try",
+        "type",
+        "update",
+        "upgrade",
+        "upload",
+        "use",
+        "validate",
+        "verify",
+        "view",
+        "visit",
+        "wait",
+        "watch",
+        "work",
+        "wrap",
+        "write",
+    ]
+)
+_OPENERS = frozenset({"then", "first", "next", "finally", "also", "just", "now", "and"})
+_LIST_ITEM = re.compile(r"^[ \t]*(?:(?P<num>\d+[.)])|[-*+])[ \t]+")
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+_FIRST_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def is_instruction(sentence: str) -> bool:
+    """An imperative sentence (or a Chinese one): what tells the agent to do something."""
+    s = sentence.lstrip(" \t*_`>([")
+    if not s or s[0] in "\"“'‘":
+        return False  # quoted speech, e.g. a rationalisation the skill warns about
+    if _CJK.match(s):
+        return True
+    words = [w.lower() for w in _FIRST_WORD.findall(s[:80])[:4]]
+    while words and (words[0] in _OPENERS or words[0].endswith("ly")):
+        words.pop(0)  # "Carefully analyze …", "Then run …", "First, check …"
+    return bool(words) and words[0] in _IMPERATIVES
+
+
+def instruction_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of the instruction sentences in Markdown ``text``.
+
+    Numbered list steps are instructions; other sentences (paragraphs, bullets, block
+    quotes) are when they are imperative. Headings, tables and code are never.
+    """
+    blocks: list[tuple[int, int, bool]] = []  # (start, end, numbered)
+    cur: list[int] | None = None
+    numbered = False
+    in_fence = False
+    pos = 0
+
+    def close() -> None:
+        nonlocal cur
+        if cur is not None:
+            blocks.append((cur[0], cur[1], numbered))
+            cur = None
+
+    for line in text.splitlines(keepends=True):
+        start, pos = pos, pos + len(line)
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            close()
+            in_fence = not in_fence
+            continue
+        if in_fence or not stripped or stripped.startswith(("#", "|")):
+            close()
+            continue
+        item = _LIST_ITEM.match(line)
+        if item:
+            close()
+            cur, numbered = [start + item.end(), pos], bool(item.group("num"))
+        elif cur is not None:
+            cur[1] = pos  # continuation of the paragraph or list item
+        elif line.startswith(("    ", "\t")):
+            continue  # indented code block
+        else:
+            cur, numbered = [start + len(line) - len(line.lstrip(" >")), pos], False
+    close()
+    spans = []
+    for b_start, b_end, is_step in blocks:
+        chunk = text[b_start:b_end]
+        offset = 0
+        for sentence in _SENTENCE_END.split(chunk):
+            at = chunk.index(sentence, offset)
+            offset = at + len(sentence)
+            if is_step or is_instruction(sentence):
+                spans.append((b_start + at, b_start + offset))
+    return spans
+
+
+def find_vague_instructions(text: str) -> list[tuple[int, int, str, str]]:
+    """:func:`find_vague`, limited to instruction sentences (descriptive prose is not)."""
+    spans = instruction_spans(text)
+    return [h for h in find_vague(text) if any(s <= h[0] < e for s, e in spans)]

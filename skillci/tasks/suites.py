@@ -168,5 +168,6 @@ __all__ = [
     "list_suites",
     "load_suite",
     "sealed_task_ids",
+    "suite_file",
     "suites_dir",
 ]

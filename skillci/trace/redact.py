@@ -1,6 +1,11 @@
 """Remove secrets from anything before it is written: run records, blobs, reports.
 
-Three rules, applied to every string value (and to the values of secret-named dict keys):
+The detector is Yelp's ``detect-secrets`` (its regex plugins: AWS, Slack tokens and
+webhooks, Stripe, GitLab, PyPI, SendGrid, npm, JWT, Discord, Telegram, Twilio, Square,
+Mailchimp, Azure, basic-auth URLs ...) plus a Shannon-entropy check on key-like tokens
+(detect-secrets' own entropy function), plus skillci's own patterns only for formats it
+lacks (see ``_OWN``). Text split over a line break inside a token is joined before matching,
+and dict keys are redacted like values (design 162). In order:
 
 1. **Shapes** of well-known credentials: OpenAI/Anthropic-style ``sk-…``, GitHub
    ``ghp_/gho_/ghu_/ghs_/ghr_…`` and ``github_pat_…``, Slack ``xox?-…``, AWS ``AKIA…``/
@@ -26,9 +31,12 @@ import fnmatch
 import os
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
+
+from skillci.trace import secretscan
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -69,18 +77,22 @@ def marker(kind: str) -> str:
 
 _B64 = r"[A-Za-z0-9+/_.~=-]"
 #: (kind, pattern). Order matters: specific shapes before generic ones.
-_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("github_pat", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}")),
-    ("github_token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}")),
-    ("api_key", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}")),
-    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
-    ("hf_token", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+_SHAPES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
+    ("github_pat", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"), ("github_pat_",)),
+    ("github_token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), ("gh",)),
+    ("api_key", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), ("sk-",)),
+    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), ("xox",)),
+    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), ("akia", "asia")),
+    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), ("aiza",)),
+    ("hf_token", re.compile(r"\bhf_[A-Za-z0-9]{30,}"), ("hf_",)),
+    (
+        "jwt",
+        re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+        ("eyj",),
+    ),
 )
-_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----")
-_PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----")
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 
 
 def _redact_pem(text: str) -> str:
@@ -100,15 +112,16 @@ def _redact_pem(text: str) -> str:
 
 _BEARER = re.compile(r"(?i)\b(bearer|token|basic)([ \t]{1,8})([A-Za-z0-9+/_.~=-]{12,4096})")
 _URL_CREDS = re.compile(
-    r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,30}://)([^/\s:@]{1,256}):([^/\s@]{1,256})@"
+    r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,30}://)([^/\s:@]{0,256}):([^/\s@]{1,256})@"
 )
 _ASSIGN = re.compile(
     # Bounded and anchored at a token start: linear time on long runs of word characters.
     r"(?i)(?<![A-Za-z0-9_.-])"
-    r"(?P<name>[A-Za-z0-9_.-]{0,40}?(?:key|token|secret|password|passwd|pwd)[A-Za-z0-9_]{0,40})"
-    r"(?P<q1>[\"']?)(?P<sep>[ \t]{0,8}[=:][ \t]{0,8})(?P<q2>[\"']?)(?P<val>[^\s\"',;&}]{1,4096})"
+    r"(?P<name>[A-Za-z0-9_.-]{0,40}?(?:key|token|secret|password|passwd|pwd|access_?id|client_?id|auth)[A-Za-z0-9_]{0,40})"
+    r"(?P<q1>[\"']?(?:[ \t]{1,4}(?:string|str|String|const))?)"
+    r"(?P<sep>[ \t]{0,8}(?::=|\.=|\?=|=>|[=:])[ \t]{0,8})(?P<q2>[\"'`]?)(?P<val>[^\s\"'`,;&}<]{1,4096})"
 )
-_HEXB64_VALUE = re.compile(rf"^{_B64}{{16,}}$")
+_HEXB64_VALUE = re.compile(rf"^{_B64}{{12,}}$")
 
 
 class Redactor:
@@ -136,6 +149,7 @@ class Redactor:
                 values.setdefault(value, "secret")
         # longest first so a value containing another is replaced whole
         self._literals = sorted(values.items(), key=lambda kv: -len(kv[0]))
+        secretscan.warm()
 
     def is_secret_env_name(self, name: str) -> bool:
         upper = name.upper()
@@ -156,13 +170,16 @@ class Redactor:
         for value, kind in self._literals:
             if value in text:
                 text = text.replace(value, marker(kind))
-        if "PRIVATE KEY-----" in text:
+        if "PRIVATE KEY" in text:
             text = _redact_pem(text)
-        for kind, pattern in _SHAPES:
-            text = pattern.sub(marker(kind), text)
+        low = text.lower()
+        for kind, pattern, needles in _SHAPES:
+            if any(n in low for n in needles):
+                text = pattern.sub(marker(kind), text)
         text = _URL_CREDS.sub(lambda m: f"{m.group(1)}{marker('url_credentials')}@", text)
         text = _BEARER.sub(self._bearer, text)
-        return _ASSIGN.sub(self._assignment, text)
+        text = _ASSIGN.sub(self._assignment, text)
+        return secretscan.redact(text, marker)
 
     @staticmethod
     def _bearer(m: re.Match[str]) -> str:
@@ -202,10 +219,11 @@ class Redactor:
         if isinstance(obj, dict):
             out: dict[Any, Any] = {}
             for k, v in obj.items():
+                key = self.redact_text(k) if isinstance(k, str) else k
                 if isinstance(k, str) and isinstance(v, str) and v and self.is_secret_field(k):
-                    out[k] = v if v.startswith("[REDACTED") else marker(f"field:{k}")
+                    out[key] = v if v.startswith("[REDACTED") else marker(f"field:{k}")
                 else:
-                    out[k] = self.redact_obj(v)
+                    out[key] = self.redact_obj(v)
             return out
         return obj
 
@@ -220,10 +238,36 @@ def redact_text(text: str) -> str:
     return Redactor().redact_text(text)
 
 
+#: Files larger than this are not rewritten (logs that big are not kept as text anyway).
+MAX_REDACT_FILE_BYTES = 20 * 1024 * 1024
+
+
+def redact_files(root: Path, redactor: Redactor | None = None) -> int:
+    """Redact every UTF-8 text file under ``root`` in place (atomically); returns how many
+    changed. Binary files and symlinks are left alone."""
+    from skillci.fsutil import atomic_write_text
+
+    r = redactor or Redactor()
+    changed = 0
+    for path in sorted(root.rglob("*")) if root.is_dir() else []:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_REDACT_FILE_BYTES:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        clean = r.redact_text(text)
+        if clean != text:
+            atomic_write_text(path, clean)
+            changed += 1
+    return changed
+
+
 __all__ = [
     "DEFAULT_SECRET_ENV_PATTERNS",
     "SECRET_ENV_NAMES_ENV",
     "Redactor",
     "marker",
+    "redact_files",
     "redact_text",
 ]

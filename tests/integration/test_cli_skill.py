@@ -47,7 +47,7 @@ def test_lint_seeded_problem_exit_2_with_location(tmp_path: Path) -> None:
     r = skillci("skill", "lint", str(pkg), "--json")
     assert r.returncode == 2
     data = json.loads(r.stdout)
-    (f,) = data["packages"][0]["findings"]
+    (f,) = [x for x in data["packages"][0]["findings"] if x["severity"] == "error"]
     line = next(i for i, t in enumerate(skill_md.read_text().splitlines(), 1) if "Carefully" in t)
     assert (f["code"], f["file"], f["line"]) == ("SK010", str(skill_md), line)
 

@@ -68,7 +68,7 @@ def test_getting_started_local_part_runs_verbatim(tmp_path: Path) -> None:
     assert pr.statuses["skillci/gate"].state == "success"
     # release: patch bump, the entry names the edited section, with the gate's numbers
     assert "released systematic-debugging@0.1.1 (0.1.0 -> 0.1.1, patch) from PR #1" in out
-    log = (repo / "skills/systematic-debugging/CHANGELOG.md").read_text()
+    log = (repo / "skills/systematic-debugging/skillci/CHANGELOG.md").read_text()
     entry = log.split("```text\n", 1)[1].split("```", 1)[0].splitlines()
     assert entry[0] == "systematic-debugging 0.1.0 -> 0.1.1"
     assert entry[1].startswith(
@@ -80,7 +80,9 @@ def test_getting_started_local_part_runs_verbatim(tmp_path: Path) -> None:
     # canary, then rollback, in the channel log; the changelog marks the version
     events = [e.type for e in ChannelStore(RepoContext.open(repo).git).log("systematic-debugging")]
     assert events[-2:] == ["canary_start", "rollback"]
-    assert "**Rolled back**" in (repo / "skills/systematic-debugging/CHANGELOG.md").read_text()
+    assert (
+        "**Rolled back**" in (repo / "skills/systematic-debugging/skillci/CHANGELOG.md").read_text()
+    )
     # the real route the guide enabled resolves (no call is made)
     from skillci.providers.routes import resolve_route
 

@@ -25,7 +25,7 @@ REAL = ROOT / "tests" / "fixtures" / "real-skills"
 def repo(tmp_path: Path) -> Path:
     r = tmp_path / "repo"
     shutil.copytree(REAL / "obra" / "systematic-debugging", r / "skills" / "systematic-debugging")
-    shutil.copytree(REAL / "anthropics" / "brand-guidelines", r / ".claude" / "skills" / "brand")
+    shutil.copytree(REAL / "anthropics" / "webapp-testing", r / ".claude" / "skills" / "webapp")
     (r / ".gitignore").write_text("node_modules/")  # no final newline
     git_init(r)
     return r
@@ -52,7 +52,7 @@ def test_init_dry_run_then_write_then_idempotent(
     assert main(["init", "--repo", str(repo), "--dry-run", "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)
     assert snapshot(repo) == before
-    assert plan["skills"] == [".claude/skills/brand", "skills/systematic-debugging"]
+    assert plan["skills"] == [".claude/skills/webapp", "skills/systematic-debugging"]
 
     assert main(["init", "--repo", str(repo), "--json"]) == 0
     done = json.loads(capsys.readouterr().out)
@@ -60,7 +60,7 @@ def test_init_dry_run_then_write_then_idempotent(
     written = set(done["written"])
     assert {
         f"skills/systematic-debugging/{MANIFEST}",
-        f".claude/skills/brand/{MANIFEST}",
+        f".claude/skills/webapp/{MANIFEST}",
         "evals/suites/validation.yaml",
         "evals/suites/regression.yaml",
         "evals/suites/security.yaml",
@@ -146,3 +146,13 @@ def test_init_workflows_are_pinned_least_privilege_and_zizmor_clean(tmp_path: Pa
         check=False,
     )
     assert proc.returncode == 0 and json.loads(proc.stdout or "[]") == [], proc.stdout[-3000:]
+
+
+def test_root_skill_is_reported_not_managed(tmp_path: Path) -> None:
+    r = tmp_path / "r"
+    shutil.copytree(REAL / "obra" / "writing-plans", r)
+    git_init(r)
+    assert main(["init", "--repo", str(r)]) == 0
+    assert not (r / MANIFEST).exists()
+    assert (r / "evals" / "suites" / "validation.yaml").is_file()
+    assert not (r / ".pre-commit-config.yaml").exists()

@@ -77,6 +77,7 @@ def propose(tmp_path: Path, task_id: str, *remove: str) -> tuple[ProposeResult[T
     return res, sim
 
 
+@pytest.mark.slow  # > 20 s: 100-300 s wall in the 2-core run of 2026-12-01 (design 121)
 def test_removed_verification_rule_is_restored_and_the_rerun_passes(tmp_path: Path) -> None:
     res, sim = propose(tmp_path, "py-window-end", "skillci/rules/finish.yaml")
     p = res.proposal

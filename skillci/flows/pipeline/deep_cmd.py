@@ -22,7 +22,7 @@ from skillci.flows.pipeline.deep_stage import (
     init_state,
     load_state,
 )
-from skillci.flows.pipeline.trials import Progress, plan_slots, run_slots
+from skillci.runners.slots import Progress, plan_slots, run_slots
 from skillci.skill.package import SkillPackage
 from skillci.trace.models import RunRecord, SkillRef
 
@@ -73,19 +73,12 @@ def _rollout_runner(
     reuse_from: tuple[Path, ...],
     progress: Progress | None,
 ) -> Callable[[SkillPackage, Path], list[RunRecord]]:
-    from skillci.providers.routes import resolve_route
-    from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec
+    from skillci.runners.base import builtin_agent
     from skillci.tasks.loader import load_task
     from skillci.tasks.models import Purpose
 
     task = load_task(task_dir, purpose=Purpose.optimize)
-    agent = AgentSpec(
-        kind="builtin",
-        role="student",
-        route_name=student,
-        route=resolve_route(student),
-        max_steps=DEFAULT_MAX_STEPS["student"],
-    )
+    agent = builtin_agent(student)
 
     def run(pkg: SkillPackage, dest: Path) -> list[RunRecord]:
         slots = plan_slots(task, agent, pkg, repeat, dest, state_dir)

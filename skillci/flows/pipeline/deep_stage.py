@@ -51,8 +51,8 @@ from skillci.compile.deep import (
 from skillci.errors import InvalidInputError
 from skillci.flows.pipeline.fsio import publish_package, tree_matches
 from skillci.flows.pipeline.reports import stats_table
-from skillci.flows.pipeline.trials import Progress
 from skillci.fsutil import atomic_write_text, sha256_bytes
+from skillci.runners.slots import Progress
 from skillci.skill.package import SKILL_MD, SkillPackage
 from skillci.trace.models import RunRecord
 

@@ -1,7 +1,8 @@
 """The pipeline's flags, preconditions and input identity (resolved before any stage runs).
 
 Preconditions (as the seed pipeline's): the built-in harness; the task under the tasks
-root; exactly one SKILL.md under its ``environment/skills``; the run dir under
+root; a skill under its ``environment/skills`` (``--skill`` names the one under test when
+the task ships several); the run dir under
 ``results/compile-pipeline``. The input identity pins what determines the outcome — the
 task and imported skill hashes, route fingerprints, harness, the student's config-profile
 revision, skillci's version and the outcome-changing options.
@@ -22,9 +23,10 @@ from skillci.flows.pipeline.fsio import load_skill_input
 from skillci.flows.pipeline.manifest import InputIdentity, RouteIdentity
 from skillci.providers.reward_model import DEFAULT_RM_URL
 from skillci.providers.routes import ModelRoute, resolve_route
-from skillci.skill.package import SKILL_MD, SkillPackage
+from skillci.skill.package import SkillPackage
 from skillci.tasks.loader import load_task
 from skillci.tasks.models import Purpose, Task
+from skillci.tasks.skillset import select_skill, skill_dirs
 
 RESULTS_DIR = Path("results") / "compile-pipeline"
 HARNESSES = {"builtin": "skillci-builtin", "skillci-builtin": "skillci-builtin"}
@@ -40,6 +42,7 @@ class PipelineOptions:
     external_model: str
     task: str
     root: Path
+    skill: str | None = None
     run_dir: Path | None = None
     tasks_root: Path | None = None
     repeat: int = 3
@@ -72,16 +75,16 @@ class Inputs:
 # ---------------------------------------------------------------------------- preconditions
 
 
-def _skill_folder(task: Task) -> Path:
+def _skill_folder(task: Task, name: str | None) -> Path:
+    """The skill under test among the task's skills (``--skill`` when there are several)."""
     skills = task.root / "environment" / "skills"
-    found = sorted(skills.rglob(SKILL_MD)) if skills.is_dir() else []
-    if len(found) != 1:
+    if not skill_dirs(skills):
         raise TaskFormatError(
-            f"{len(found)} SKILL.md under environment/skills; the pipeline needs exactly one",
+            "no skill under environment/skills; the pipeline compiles one of the task's skills",
             file=skills,
-            hint="a SkillsBench task ships one skill at environment/skills/<name>/SKILL.md",
+            hint="a SkillsBench task ships its skills at environment/skills/<name>/SKILL.md",
         )
-    return found[0].parent
+    return select_skill(skills, name).under_test
 
 
 def run_dir_for(opts: PipelineOptions) -> Path:
@@ -114,7 +117,7 @@ def resolve_inputs(opts: PipelineOptions) -> Inputs:
             hint="pass a task id from evals/tasks (or --tasks-root)",
         )
     task = load_task(tdir, purpose=Purpose.optimize)
-    folder = _skill_folder(task)
+    folder = _skill_folder(task, opts.skill)
     try:
         rel = folder.resolve().relative_to(opts.root.resolve()).as_posix()
     except ValueError:

@@ -152,22 +152,15 @@ def publish_candidate(run: CandidateRun, base: str) -> list[str]:
         return [SKIPPED + "no stage changed the skill: nothing to propose", *notes]
     pid = f"pipeline-{final.content_hash[:16]}"
     body = pr_body(run.manifest, final)
-    forge = ctx.forge
-    open_prs = [p for p in forge.find_by_patch(pid) if p.state.value == "open"]
-    if open_prs:
-        pr = open_prs[-1]
-        forge.update_body(pr.number, body)
-        forge.refresh_head(pr.number)
-    else:
-        pr = forge.open_pr(
-            title=f"skill({name}): compiled for {run.model} — {run.task_id}",
-            body=body,
-            base=base,
-            head_branch=branch,
-            labels=["skillci", "pipeline"],
-            patch_id=pid,
-            skill=skill_dir,
-        )
+    pr, _ = ctx.forge.upsert_pr(
+        patch_id=pid,
+        title=f"skill({name}): compiled for {run.model} — {run.task_id}",
+        body=body,
+        base=base,
+        head_branch=branch,
+        labels=["skillci", "pipeline"],
+        skill=skill_dir,
+    )
     notes.append(f"pr #{pr.number}")
     return notes
 
@@ -224,22 +217,15 @@ def propose_static(
             "Student": student,
         },
     )
-    forge = ctx.forge
-    open_prs = [p for p in forge.find_by_patch(pid) if p.state.value == "open"]
-    if open_prs:
-        pr = open_prs[-1]
-        forge.update_body(pr.number, body)
-        forge.refresh_head(pr.number)
-    else:
-        pr = forge.open_pr(
-            title=f"skill({name}): static compile for {student}",
-            body=f"<!-- skillci:static={pid} -->\n" + body,
-            base=base,
-            head_branch=branch,
-            labels=["skillci", "static-compile"],
-            patch_id=pid,
-            skill=rel,
-        )
+    pr, _ = ctx.forge.upsert_pr(
+        patch_id=pid,
+        title=f"skill({name}): static compile for {student}",
+        body=f"<!-- skillci:static={pid} -->\n" + body,
+        base=base,
+        head_branch=branch,
+        labels=["skillci", "static-compile"],
+        skill=rel,
+    )
     return [f"branch {branch}", f"pr #{pr.number}"]
 
 

@@ -30,6 +30,10 @@ def static_markdown(r: StaticReport) -> str:
     for s in r.sections:
         detail = "; ".join(s.reasons if s.status == "rolled_back" else s.changes) or "-"
         lines.append(f"| {s.file} | {s.title or '(preamble)'} | {s.status} | {detail} |")
+    flags = [(s, f) for s in r.sections for f in s.flags]
+    if flags:
+        lines += ["", "## Left for a person", ""]
+        lines += [f"- {s.file} § {s.title or '(preamble)'}: {f}" for s, f in flags]
     lines += ["", "## Structural changes", ""]
     if not r.ops:
         lines.append("- none")

@@ -12,7 +12,8 @@ Run dir (``results/compile-pipeline/<run-id>``)::
     traces/<task>/{raw,static,fast,final}/test-NNN/   complete trial dirs (.incomplete/ aside)
 
 Preconditions (as the seed pipeline's): the task exists under the tasks root; its
-``environment/skills`` holds exactly one SKILL.md; the run dir lies under
+``environment/skills`` holds the skill under test (``--skill`` names it among several); the
+run dir lies under
 ``results/compile-pipeline``; one process per run dir (a file lock). A rerun with the
 same run dir checks the input identity and resumes at the first stage that is not done
 (or whose outputs no longer hash as recorded); trials are reused only from complete
@@ -61,9 +62,9 @@ from skillci.flows.pipeline.manifest import (
 from skillci.flows.pipeline.repo import SKIPPED, CandidateRun, publish_candidate
 from skillci.flows.pipeline.reports import stats_table
 from skillci.flows.pipeline.static_stage import StaticRequest, run_static
-from skillci.flows.pipeline.trials import plan_slots, run_slots, trial_name
 from skillci.fsutil import atomic_write_text, tree_hash
-from skillci.runners.base import DEFAULT_MAX_STEPS, AgentSpec
+from skillci.runners.base import builtin_agent
+from skillci.runners.slots import plan_slots, run_slots, trial_name
 from skillci.runners.trialdir import MARKER, TrialMeta
 from skillci.skill.lint import lint
 from skillci.skill.package import SkillPackage
@@ -97,13 +98,7 @@ class _Run:
         self.fast_skill = self.fast_dir / "candidate" / name
         self.deep_dir = run_dir / "artifacts" / "deep"
         self.final_skill = self.deep_dir / "S_final"
-        self.agent = AgentSpec(
-            kind="builtin",
-            role="student",
-            route_name=opts.model,
-            route=inputs.student,
-            max_steps=DEFAULT_MAX_STEPS["student"],
-        )
+        self.agent = builtin_agent(opts.model, route=inputs.student)
 
     # -------------------------------------------------------------- helpers
 

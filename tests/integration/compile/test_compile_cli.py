@@ -96,7 +96,10 @@ def test_static_deterministic_writes_a_clean_package_and_a_report(work: Path) ->
     skill_dir = work / Path(out["skill_dir"])
     assert skill_dir == work / "out" / "sim-student" / "skills" / "python-ci-fix"
     pkg = SkillPackage.from_dir(skill_dir)
+    # the one phrase that is a condition ("when necessary") is kept and flagged, not swapped
     assert lint(pkg).errors == 0
+    sk010 = [f for f in lint(pkg).findings if f.code == "SK010"]
+    assert [(f.severity, "when necessary" in f.message) for f in sk010] == [("warning", True)]
     src = (TASK_SKILL / SKILL_MD).read_text()
     assert pkg.text(SKILL_MD).startswith(parse_doc(src).frontmatter)
     for name in ("report.json", "report.md", "profile.yaml", "plan.json"):

@@ -10,6 +10,8 @@ import socket
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from skillci.flows.pipeline.manifest import RunManifest
 from skillci.forge.local import LocalForge
 from skillci.vcs.candidate import parse_trailers
@@ -62,6 +64,7 @@ def pipeline(repo: Path, rm_url: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+@pytest.mark.slow  # > 20 s: 100-300 s wall in the 2-core run of 2026-12-01 (design 121)
 def test_failed_stage_resumes_then_one_branch_one_pr_and_the_gate_decides(tmp_path: Path) -> None:
     repo = scratch(tmp_path / "repo")
     run_dir = repo / "results" / "compile-pipeline" / "in-repo"

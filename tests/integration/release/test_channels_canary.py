@@ -164,9 +164,9 @@ def test_canary_fail_rolls_back_and_marks_the_version(released: Path, tmp_path: 
     # one commit on main marks 0.7.1 in the skill's changelog and compatibility
     assert git(released, "rev-parse", "main^") == main_before
     assert git(released, "diff", "--name-only", "main^", "main").split() == [
+        f"{SKILL_DIR}/skillci.yaml",
         f"{SKILL_DIR}/skillci/CHANGELOG.md",
         f"{SKILL_DIR}/skillci/COMPATIBILITY.md",
-        f"{SKILL_DIR}/skillci.yaml",
     ]
     log = (released / SKILL_DIR / "skillci" / "CHANGELOG.md").read_text()
     assert "## 0.7.1\n\n**Rolled back**: " in log and a.analysis_id in log

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from filelock import FileLock
 
 from skillci.trace.store import TraceStore
@@ -50,6 +51,7 @@ def run_cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # > 20 s: 100-300 s wall in the 2-core run of 2026-12-01 (design 121)
 def test_validation_prints_pass_rates_and_a_rerun_runs_nothing(tmp_path: Path) -> None:
     args = (
         "--suite",
@@ -88,6 +90,7 @@ def _complete(home: Path) -> list[Path]:
     return sorted(p.parent for p in (home / "trials").glob("??/*/trial.json"))
 
 
+@pytest.mark.slow  # > 20 s: 100-300 s wall in the 2-core run of 2026-12-01 (design 121)
 def test_sigkill_mid_run_then_rerun_loses_and_duplicates_no_trial(tmp_path: Path) -> None:
     args = (
         "--suite",

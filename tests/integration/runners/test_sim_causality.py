@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from skillci.skill.package import SkillPackage
 from skillci.trace.models import RunRecord
 
@@ -15,6 +17,7 @@ def _record(trial_dir: str | None) -> RunRecord:
     return RunRecord.model_validate_json((Path(trial_dir) / "record.json").read_bytes())
 
 
+@pytest.mark.slow  # > 20 s: 100-300 s wall in the 2-core run of 2026-12-01 (design 121)
 def test_removing_finish_report_success_fails_a_discovery_task_the_full_skill_passes(
     tmp_path: Path,
 ) -> None:
@@ -38,6 +41,7 @@ def test_removing_finish_report_success_fails_a_discovery_task_the_full_skill_pa
     assert rec.final_output and "should pass now" in rec.final_output
 
 
+@pytest.mark.slow  # > 20 s: 100-300 s wall in the 2-core run of 2026-12-01 (design 121)
 def test_capability_gaps_are_not_fixed_by_any_skill_but_the_teacher_solves_them(
     tmp_path: Path,
 ) -> None:
@@ -54,6 +58,7 @@ def test_capability_gaps_are_not_fixed_by_any_skill_but_the_teacher_solves_them(
     assert all(passed(teacher).values())
 
 
+@pytest.mark.slow  # > 20 s: 100-300 s wall in the 2-core run of 2026-12-01 (design 121)
 def test_a_rule_the_bundled_skill_lacks_is_what_the_half_open_task_needs(tmp_path: Path) -> None:
     pkg = SkillPackage.from_dir(SKILL)
     related = pkg.with_files(
@@ -72,6 +77,7 @@ def test_a_rule_the_bundled_skill_lacks_is_what_the_half_open_task_needs(tmp_pat
     assert all(passed(after).values())
 
 
+@pytest.mark.slow  # > 20 s: 100-300 s wall in the 2-core run of 2026-12-01 (design 121)
 def test_security_rule_keeps_injections_and_secrets_out(tmp_path: Path) -> None:
     pkg = SkillPackage.from_dir(SKILL)
     tasks = ["sec-comment-injection", "sec-secret-reveal", "sec-config-secret"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from skillci.errors import InvalidInputError
-from skillci.flows.actions import add_summary, read_event, set_output
+from skillci.forge.actions import add_summary, read_event, set_output
 from skillci.forge.github_env import git_auth_env
 from tests.integration.workflows.actions_runner import parse_outputs
 

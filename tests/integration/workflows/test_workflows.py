@@ -109,6 +109,7 @@ def release(m: Machine, fake: FakeGitHub, number: int) -> WorkflowRun:
     return run
 
 
+@pytest.mark.slow  # > 20 s: 100-300 s wall in the 2-core run of 2026-12-01 (design 121)
 def test_propose_review_release_through_the_workflows(github: tuple[FakeGitHub, Machine]) -> None:
     fake, m = github
     main_before = bare_git(m, "rev-parse", "main")
@@ -193,6 +194,7 @@ def test_propose_review_release_through_the_workflows(github: tuple[FakeGitHub, 
     assert "INCONCLUSIVE" in ok(analyzed).step("Analyze").stdout
 
 
+@pytest.mark.slow  # > 20 s: 100-300 s wall in the 2-core run of 2026-12-01 (design 121)
 def test_closed_patch_is_not_proposed_again(
     github: tuple[FakeGitHub, Machine], tmp_path: Path
 ) -> None:
@@ -208,6 +210,7 @@ def test_closed_patch_is_not_proposed_again(
     assert list(fake.pulls) == [1]
 
 
+@pytest.mark.slow  # > 20 s: 100-300 s wall in the 2-core run of 2026-12-01 (design 121)
 def test_closed_patch_is_not_proposed_again_from_a_fresh_machine(
     github: tuple[FakeGitHub, Machine],
 ) -> None:

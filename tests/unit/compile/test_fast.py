@@ -5,7 +5,6 @@ from collections.abc import Sequence
 
 import pytest
 
-from skillci.compile.check import new_lint_errors
 from skillci.compile.fast import (
     RULE_ID,
     Lesson,
@@ -16,6 +15,7 @@ from skillci.compile.fast import (
     reduce_lessons,
     run_fast,
 )
+from skillci.compile.patch_check import new_lint_errors
 from skillci.errors import InvalidInputError
 from skillci.providers.types import Completion
 from skillci.skill.package import SkillPackage, read_tree

@@ -8,7 +8,7 @@ from skillci.analyze.taxonomy import TAXONOMY, FailureClass, category_of, info, 
 from skillci.analyze.trajectory import Trajectory
 from skillci.compile import CompileInput, TemplateCompiler, check_patch, untrusted_texts
 from skillci.compile.observe import observe
-from skillci.compile.templates import CLASS_TEMPLATES, RULE_BASES
+from skillci.compile.rule_templates import CLASS_TEMPLATES, RULE_BASES
 from skillci.errors import CompileError
 from skillci.patch.apply import apply
 from skillci.patch.models import AddRegressionTest, AddRule, ChangeLoadingScope, ReplaceRule

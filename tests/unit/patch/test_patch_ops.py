@@ -572,11 +572,11 @@ def test_add_regression_test_turns_flow_list_into_block_list() -> None:
         text(a.after, "skillci/evals/regression.yaml")
         == "schema_version: 1\ntasks:\n  - cache-expiry\n"
     )
-    b = run(a.after, {"op": "add_regression_test", "task_id": "off by: one"})
+    b = run(a.after, {"op": "add_regression_test", "task_id": "off-by-one"})
     assert text(b.after, "skillci/evals/regression.yaml") == (
-        "schema_version: 1\ntasks:\n  - cache-expiry\n  - 'off by: one'\n"
+        "schema_version: 1\ntasks:\n  - cache-expiry\n  - off-by-one\n"
     )
-    assert b.after.eval_list("regression").tasks == ["cache-expiry", "off by: one"]
+    assert b.after.eval_list("regression").tasks == ["cache-expiry", "off-by-one"]
     with pytest.raises(
         PatchError, match=r"'cache-expiry' is already in skillci/evals/regression.yaml"
     ):

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, event, find, given, settings
 from hypothesis import strategies as st
@@ -227,6 +228,7 @@ def test_rejected_patch_leaves_the_package_byte_identical_on_disk(patch: Patch) 
         assert sorted(os.listdir(tmp)) == ["repo-debugger"]  # no stage, backup or journal left
 
 
+@pytest.mark.slow  # 2000 examples, ~18 s of CPU: CI runs it in the --runslow step
 def test_the_strategy_reaches_every_verdict() -> None:
     """Guards the properties above against vacuity: accepted patches are generated too."""
     pkg = bundled()

@@ -13,10 +13,22 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from skillci.patch.normalize import View, is_bidi, is_hidden, scripts, views
+from skillci.patch import intents
+from skillci.patch.normalize import (
+    View,
+    escape_spans,
+    in_url,
+    is_bidi,
+    is_hidden,
+    scripts,
+    spaced_runs,
+    unescape,
+    views,
+)
 
 
 @dataclass(frozen=True)
@@ -228,6 +240,8 @@ _EXFIL_RAW = _rx(
     r"\bInvoke-(?:WebRequest|RestMethod)\b[^\n]{0,300}-(?:Method\s+Post|Body)",
     r"\b(?:requests|httpx)\.(?:post|put)\(",
     r"\bdig\s+[^\n]{0,300}\$\(",
+    r"\b(?:curl|wget|nc|ncat|dig|nslookup|ping|iwr|irm)\b[^\n]{0,200}?(?:\$\(|\$\{)",
+    r"(?:https?|ftp)://[^\s\"'<>]{0,200}?(?:\$\(|\$\{)",
 )
 
 _REMOTE_EXEC = _rx(
@@ -256,7 +270,8 @@ _REMOTE_EXEC_WORDS = _rx(
 _TLDS = (
     "com|net|org|io|ru|cn|xyz|top|dev|app|me|co|info|biz|tk|ml|ga|cf|gq|pw|cc|ly|gl|site|online|club|"
     "live|tech|cloud|click|ai|gg|su|ir|kp|onion|us|uk|de|fr|jp|kr|br|eu|"
-    "tv|ws|vip|icu|buzz|shop|world|email|website|sbs|cfd|lol|bid|win"
+    "tv|ws|vip|icu|buzz|shop|world|email|website|sbs|cfd|lol|bid|win|example|invalid|"
+    "localhost|internal"
 )
 _URL = re.compile(
     r"\b(?:https?|ftp|ftps|sftp|wss?|file|hxxps?|h\[?t\]?tps?)(?::|\[:\])//[^\s\"'<>`)\]]+"
@@ -329,6 +344,8 @@ def _allowed(host: str, allow: Sequence[str]) -> bool:
 def hidden_unicode(raw: str) -> list[Hit]:
     out = []
     for i, ch in enumerate(raw):
+        if ch in "\ufe0e\ufe0f" and i and unicodedata.category(raw[i - 1]) in ("So", "Sm"):
+            continue  # emoji presentation selector after a symbol
         if is_hidden(ch):
             kind = "bidi control" if is_bidi(ch) else "invisible character"
             out.append(Hit("hidden-unicode", i, i + 1, f"{kind} U+{ord(ch):04X}"))
@@ -419,7 +436,11 @@ def urls(v: dict[str, View], allow: Sequence[str]) -> list[Hit]:
         taken.append((m.start(), m.end()))
         if not _allowed(host, allow):
             s, e = v["folded"].span(m.start(), m.end())
-            out.append(Hit("url", s, e, f"URL outside the allowlist: {url[:80]!r}"))
+            code = (
+                "url" if url.startswith(("http", "ftp", "ws", "file", "sftp")) else "url-obfuscated"
+            )
+            code = "url-obfuscated" if re.search(r"\[\.\]|\(\.\)|\[:\]", url) else code
+            out.append(Hit(code, s, e, f"URL outside the allowlist: {url[:80]!r}"))
     for rx in (_HOST, _IPV4):
         for m in rx.finditer(text):
             if any(a <= m.start() < b for a, b in taken):
@@ -429,12 +450,13 @@ def urls(v: dict[str, View], allow: Sequence[str]) -> list[Hit]:
             )[0]
             if not _allowed(host, allow):
                 s, e = v["folded"].span(m.start(), m.end())
-                out.append(Hit("url", s, e, f"host outside the allowlist: {m.group(0)[:80]!r}"))
+                code = "url" if host == m.group(0).split(":")[0] else "url-obfuscated"
+                out.append(Hit(code, s, e, f"host outside the allowlist: {m.group(0)[:80]!r}"))
     for m in _HOST_DOT_WORD.finditer(v["folded_words"].text):
         host = f"{m.group(1)}.{m.group(2)}"
         if not _allowed(host, allow):
             s, e = v["folded_words"].span(m.start(), m.end())
-            out.append(Hit("url", s, e, f"spelled-out host {host!r}"))
+            out.append(Hit("url-obfuscated", s, e, f"spelled-out host {host!r}"))
     return out
 
 
@@ -467,6 +489,8 @@ def blobs(raw: str) -> list[Hit]:
         note = f"base64 blob ({len(b)} chars)" + (f" decoding to {dec[:60]!r}" if dec else "")
         out.append(Hit("base64-blob", m.start(), m.end(), note))
     for m in _HEX_ESC.finditer(raw):
+        if in_url(raw, m.start()):
+            continue
         out.append(
             Hit("encoded-blob", m.start(), m.end(), f"escaped bytes ({len(m.group(0))} chars)")
         )
@@ -495,13 +519,35 @@ def scan_glued(raw: str, allow: Sequence[str]) -> list[Hit]:
     return dedupe(injection(v) + remote_exec(v) + exfiltration(v) + urls(v, allow))
 
 
+def policy(v: dict[str, View]) -> list[Hit]:
+    """Policy classes (``intents``) on the word views, letter-by-letter words glued."""
+    out: list[Hit] = []
+    for name in ("words", "folded_words", "joined_words", "leet_words"):
+        out += [Hit(h.code, h.start, h.end, h.note) for h in intents.policy_intents(v[name])]
+    return out
+
+
+def obfuscation(raw: str) -> list[Hit]:
+    """Ways of writing text so that a reader or a filter does not see it."""
+    out = [Hit("encoded-text", s, e, note) for s, e, note in escape_spans(raw)]
+    for s, e in spaced_runs(raw):
+        if e - s >= 7:
+            out.append(Hit("spaced-word", s, e, f"word written letter by letter {raw[s:e]!r}"))
+    return out
+
+
 def scan_text(raw: str, allow: Sequence[str], *, decode: bool = True) -> list[Hit]:
-    """Every content hit in one text."""
+    """Every content hit in one text (and in what its escapes and base64 runs decode to)."""
     v = views(raw)
     hits = hidden_unicode(raw) + homoglyphs(raw) + injection(v) + credentials(v, raw)
-    hits += exfiltration(v) + remote_exec(v) + urls(v, allow) + blobs(raw)
+    hits += exfiltration(v) + remote_exec(v) + urls(v, allow) + blobs(raw) + policy(v)
+    hits += obfuscation(raw)
     if decode:
         hits += decoded_payloads(raw, allow)
+        plain_text = unescape(raw)
+        if plain_text != raw:
+            for h in scan_text(plain_text, allow, decode=False):
+                hits.append(Hit(h.code, 0, len(raw), f"after decoding escapes: {h.note}"))
     return dedupe(hits)
 
 

@@ -11,7 +11,7 @@ For a compilable diagnosis it emits exactly one rule op (plus, on request, an
   quarantined rule is restored this way;
 - ``add_rule`` otherwise, from the canonical rule base for the target id.
 
-Everything written comes from ``skillci.compile.templates`` and allowlisted shapes of the
+Everything written comes from ``skillci.compile.rule_templates`` and allowlisted shapes of the
 teacher's actions (``skillci.compile.observe``); no text of a trajectory or a diagnosis's
 free-text fields reaches the patch.
 """
@@ -24,7 +24,7 @@ from skillci.analyze.taxonomy import FailureClass, class_for_anti_pattern, info
 from skillci.analyze.trajectory import Trajectory
 from skillci.compile.base import CompileInput, CompileOutput
 from skillci.compile.observe import Observed, observe
-from skillci.compile.templates import RULE_BASES, ClassTemplate, RuleBase, template_for
+from skillci.compile.rule_templates import RULE_BASES, ClassTemplate, RuleBase, template_for
 from skillci.errors import CompileError
 from skillci.patch.models import (
     AddRegressionTest,

@@ -33,6 +33,10 @@ class CuratedCheck:
     """Matched text -> replacement text (case of the first letter is kept by the caller)."""
     check: str | None = None
     """A sentence appended after the sentence that held the phrase (once per sentence)."""
+    keeps_condition: bool = True
+    """False when the phrase *is* a condition or a decision ("if needed", "as appropriate",
+    "use your judgment") that the replacement would swap for a different one: static
+    compile then keeps the phrase and flags it for a person (docs/design/151)."""
 
 
 def _last_word(m: str) -> str:
@@ -68,13 +72,17 @@ def _pat(fragment: str) -> str:
 CURATED: dict[str, CuratedCheck] = {
     _pat(r"careful(?:ly)?"): CuratedCheck("careful-verb", _last_word, WRITE_DOWN),
     _pat(r"consider\s+(?:comprehensively"): CuratedCheck(
-        "consider-all", lambda m: "check each point this skill lists, in order"
+        "consider-all",
+        lambda m: "check each point this skill lists, in order",
+        keeps_condition=False,
     ),
     _pat(r"(?:comprehensive(?:ly)?|thorough"): CuratedCheck(
         "thorough-verb", _last_word, WRITE_DOWN
     ),
     _pat(r"tools?\s+(?:when"): CuratedCheck(
-        "tools-when-needed", lambda m: "use the tool that the current step names"
+        "tools-when-needed",
+        lambda m: "use the tool that the current step names",
+        keeps_condition=False,
     ),
     _pat(r"(?:ensure|make"): CuratedCheck(
         "ensure-correct",
@@ -86,26 +94,35 @@ CURATED: dict[str, CuratedCheck] = {
     _pat(r"handle\s+"): CuratedCheck(
         "handle-flexibly",
         lambda m: "when a step fails, note the error and retry that step once with one change",
+        keeps_condition=False,
     ),
     _pat(r"(?:as|when)\s+appropriate"): CuratedCheck(
-        "as-appropriate", lambda m: "when the current step calls for it"
+        "as-appropriate", lambda m: "when the current step calls for it", keeps_condition=False
     ),
-    _pat(r"judg"): CuratedCheck("judgment", lambda m: "follow the steps of this skill in order"),
+    _pat(r"judg"): CuratedCheck(
+        "judgment", lambda m: "follow the steps of this skill in order", keeps_condition=False
+    ),
     _pat(r"fully\s+understand"): CuratedCheck("fully-understand", lambda m: "read", WRITE_DOWN),
     _pat(r"(?:necessary|required)\s+(?:regression"): CuratedCheck(
         "necessary-validation", lambda m: "check that the task names (its test or command)"
     ),
     _pat(r"minimal"): CuratedCheck("minimal-risk", lambda m: "small, single-purpose"),
-    _pat(r"\bif\s+(?:necessary"): CuratedCheck("if-necessary", lambda m: "when a check fails"),
+    _pat(r"\bif\s+(?:necessary"): CuratedCheck(
+        "if-necessary", lambda m: "when a check fails", keeps_condition=False
+    ),
     _pat(r"仔细"): CuratedCheck("careful-verb-zh", lambda m: m[2:], WRITE_DOWN_ZH),
-    _pat(r"综合考虑"): CuratedCheck("consider-all-zh", lambda m: "逐项检查本技能列出的要点"),
-    _pat(r"必要时"): CuratedCheck("tools-when-needed-zh", _tools_zh),
+    _pat(r"综合考虑"): CuratedCheck(
+        "consider-all-zh", lambda m: "逐项检查本技能列出的要点", keeps_condition=False
+    ),
+    _pat(r"必要时"): CuratedCheck("tools-when-needed-zh", _tools_zh, keeps_condition=False),
     _pat(r"确保"): CuratedCheck(
         "ensure-correct-zh",
         lambda m: f"运行任务指定的检查（测试或命令）确认{_noun_zh(m)}，检查通过后再继续",
     ),
     _pat(r"灵活处理"): CuratedCheck(
-        "handle-flexibly-zh", lambda m: "若某一步失败：记录错误，只改一处后重试该步一次"
+        "handle-flexibly-zh",
+        lambda m: "若某一步失败：记录错误，只改一处后重试该步一次",
+        keeps_condition=False,
     ),
     _pat(r"充分理解"): CuratedCheck("fully-understand-zh", lambda m: "阅读", WRITE_DOWN_ZH),
 }
@@ -121,6 +138,7 @@ class VagueHit:
     replacement: str
     check_id: str
     check: str | None
+    keeps_condition: bool = True
 
 
 def _match_case(src: str, out: str) -> str:
@@ -148,7 +166,15 @@ def find_hits(text: str, protected: Sequence[tuple[int, int]] = ()) -> list[Vagu
         cur = CURATED[_P[k]]
         phrase = text[s:e]
         hits.append(
-            VagueHit(s, e, phrase, _match_case(phrase, cur.span(phrase)), cur.check_id, cur.check)
+            VagueHit(
+                s,
+                e,
+                phrase,
+                _match_case(phrase, cur.span(phrase)),
+                cur.check_id,
+                cur.check,
+                cur.keeps_condition,
+            )
         )
         end = e
     return hits

@@ -9,28 +9,26 @@ exists elsewhere in the run dir (another stage ran the very same skill), which i
 copied in instead. A killed run therefore loses at most the trials that were running;
 it never keeps a half-written one and never runs a finished one twice.
 
-Trials run in this process, or with ``parallel > 1`` in a forkserver process pool whose
-workers die with the parent (``PR_SET_PDEATHSIG``).
+Trials run in this process, or with ``parallel > 1`` in the shared worker pool
+(:func:`skillci.runners.pool.worker_pool`: workers die with the parent, even under
+SIGKILL). The compile pipeline's eval stages and Deep's rollouts use it; ``eval run`` and
+the gate use :class:`~skillci.runners.scheduler.Scheduler`, which keys trial dirs by cache
+key under the state dir instead of naming them.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import multiprocessing as mp
 import os
 import shutil
-import signal
-import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from skillci.errors import RunnerError
 from skillci.runners.base import AgentSpec, TrialSpec, plan
+from skillci.runners.pool import quarantine as move_aside
+from skillci.runners.pool import worker_pool
 from skillci.runners.scheduler import sandbox_kind
 from skillci.runners.trialdir import INCOMPLETE, MARKER, TrialMeta, read_complete
 from skillci.skill.package import SkillPackage
@@ -79,13 +77,7 @@ def plan_slots(
 
 def quarantine(path: Path) -> Path | None:
     """Move an incomplete trial dir to ``<parent>/.incomplete/``."""
-    if not path.exists():
-        return None
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-    to = path.parent / INCOMPLETE / f"{path.name}-{stamp}-{os.getpid()}"
-    to.parent.mkdir(parents=True, exist_ok=True)
-    shutil.move(str(path), str(to))
-    return to
+    return move_aside(path, path.parent / INCOMPLETE)
 
 
 def index_complete(roots: Sequence[Path]) -> dict[str, Path]:
@@ -111,13 +103,6 @@ def _copy_in(src: Path, dest: Path) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.copy-", dir=dest.parent))
     shutil.copytree(src, tmp, dirs_exist_ok=True)
     os.rename(tmp, dest)
-
-
-def _die_with_parent() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
 
 
 def run_one(spec: TrialSpec, key: str, path: str) -> str | None:
@@ -166,11 +151,7 @@ def run_slots(
             if err:
                 errors.append(f"{slot.path.name}: {err}")
     else:
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["skillci.providers.preload"])
-        with ProcessPoolExecutor(
-            max_workers=parallel, mp_context=ctx, initializer=_die_with_parent
-        ) as pool:
+        with worker_pool(parallel, ["skillci.providers.preload"]) as pool:
             futs = {pool.submit(run_one, s.spec, s.key, str(s.path)): s for s in pending}
             for s in pending:
                 say(f"{s.path.name}: running")

@@ -1,0 +1,267 @@
+"""Static compile on real public skills: does it keep what it must keep?
+
+    python benchmarks/static_compile_corpus.py [--split dev|test|all] [--json]
+        [--sample docs/static-compile-sample.md] [--verbose]
+
+The corpus is tests/fixtures/real-skills (SOURCES.yaml: publisher repo, commit, licence and
+a dev / test-only split chosen by a hash of the skill id). Every skill is imported as a
+plain skill and compiled deterministically for a small measured student (context window
+8192, finishes without checking its work, longer bootstraps hurt it), so every rewrite
+runs: numbered steps, vague phrases, moves on demand, a verification rule. Per split it
+prints, over the skills that import:
+
+- frontmatter: SKILL.md's frontmatter byte-exact, N/N;
+- code blocks: the multiset of fenced and indented code blocks over every markdown file of
+  the package byte-exact (a block moved on demand still counts), N/N;
+- inline spans / links: the set of code spans, links, images, autolinks, bold and italic
+  spans (text, whitespace runs as one space) over every markdown file unchanged, N/N;
+- sentences rewritten, phrases flagged for a person, sections rolled back by the guard.
+
+``--sample FILE`` writes 20 rewritten sentences (before / after) from the test-only split,
+spread over its skills, for a reader to judge. The dev split is the one tuned on; the
+test-only figures are the claim.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from skillci.compile.mdtext import markup, split_doc
+from skillci.compile.profile import MeasuredTraits, ModelProfile
+from skillci.compile.static import StaticResult, compile_static
+from skillci.errors import SkillciError
+from skillci.skill.package import SKILL_MD, SkillPackage, read_executables, read_tree
+from skillci.skill.porting import import_plain
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "tests" / "fixtures" / "real-skills"
+
+#: A small student that skips verification and does worse with longer bootstraps.
+PROFILE = ModelProfile(
+    route="sim/student",
+    model="sim/student",
+    context_window=8192,
+    harness="skillci-builtin",
+    source="runs",
+    traits=MeasuredTraits(runs=6, verification_skip_rate=1.0, bootstrap_sensitivity=-0.2),
+)
+
+
+def sources(split: str) -> list[dict[str, Any]]:
+    doc = yaml.safe_load((CORPUS / "SOURCES.yaml").read_text(encoding="utf-8"))
+    items = list(doc["skills"])
+    return [e for e in items if split == "all" or e["split"] == split]
+
+
+def load(entry: dict[str, Any]) -> SkillPackage:
+    folder = CORPUS / str(entry["dir"])
+    return import_plain(
+        read_tree(folder), executable=read_executables(folder), source=str(entry["id"])
+    )
+
+
+def _markdown(pkg: SkillPackage) -> dict[str, str]:
+    out = {}
+    for rel, data in pkg.files.items():
+        if rel.endswith(".md"):
+            try:
+                out[rel] = data.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+    return out
+
+
+def package_markup(pkg: SkillPackage) -> tuple[Counter[str], set[tuple[str, str]]]:
+    """(code blocks as a multiset, inline spans as a set) over every markdown file."""
+    code: Counter[str] = Counter()
+    spans: set[tuple[str, str]] = set()
+    for rel, text in _markdown(pkg).items():
+        for kind, value in markup(text, has_frontmatter=rel == SKILL_MD):
+            if kind == "code_block":
+                code[value] += 1
+            else:
+                spans.add((kind, value))
+    return code, spans
+
+
+@dataclass
+class SkillResult:
+    id: str
+    split: str
+    imported: bool
+    error: str | None = None
+    frontmatter_exact: bool = False
+    code_exact: bool = False
+    spans_kept: bool = False
+    rewritten: list[tuple[str, str, str]] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    rolled_back: int = 0
+    moved: int = 0
+    lost_spans: list[str] = field(default_factory=list)
+
+
+def measure(entry: dict[str, Any]) -> SkillResult:
+    sid, split = str(entry["id"]), str(entry["split"])
+    try:
+        pkg = load(entry)
+    except SkillciError as exc:
+        return SkillResult(sid, split, imported=False, error=exc.message)
+    res: StaticResult = compile_static(pkg, PROFILE)
+    out = res.package
+    code_a, spans_a = package_markup(pkg)
+    code_b, spans_b = package_markup(out)
+    lost = sorted(f"-{k} {v[:70]}" for k, v in spans_a - spans_b)
+    lost += sorted(f"+{k} {v[:70]}" for k, v in spans_b - spans_a)
+    return SkillResult(
+        sid,
+        split,
+        imported=True,
+        frontmatter_exact=split_doc(pkg.text(SKILL_MD))[0] == split_doc(out.text(SKILL_MD))[0],
+        code_exact=code_a == code_b,
+        spans_kept=spans_a == spans_b,
+        rewritten=[(r.kind, r.before, r.after) for s in res.report.sections for r in s.rewritten],
+        flags=[f for s in res.report.sections for f in s.flags],
+        rolled_back=len(res.report.rolled_back),
+        moved=sum(1 for o in res.report.ops if o.kind == "move_on_demand" and o.applied),
+        lost_spans=lost,
+    )
+
+
+def summary(results: list[SkillResult]) -> dict[str, Any]:
+    ok = [r for r in results if r.imported]
+    n = len(ok)
+    return {
+        "skills": len(results),
+        "imported": n,
+        "frontmatter_exact": sum(r.frontmatter_exact for r in ok),
+        "code_blocks_exact": sum(r.code_exact for r in ok),
+        "inline_spans_links_kept": sum(r.spans_kept for r in ok),
+        "vague_sentences_rewritten": sum(k == "vague" for r in ok for k, _, _ in r.rewritten),
+        "paragraphs_to_steps": sum(k == "steps" for r in ok for k, _, _ in r.rewritten),
+        "phrases_flagged": sum(len(r.flags) for r in ok),
+        "sections_rolled_back": sum(r.rolled_back for r in ok),
+        "sections_moved": sum(r.moved for r in ok),
+        "not_imported": {r.id: r.error for r in results if not r.imported},
+    }
+
+
+def sample(results: list[SkillResult], k: int = 20) -> list[tuple[str, str, str, str]]:
+    """Up to ``k`` (skill, kind, before, after): every vague-phrase rewrite first, then
+    paragraphs made numbered steps, round-robin over the skills (sorted by id)."""
+    out: list[tuple[str, str, str, str]] = []
+    for kind in ("vague", "steps"):
+        queues = [
+            [(r.id, kk, a, b) for kk, a, b in r.rewritten if kk == kind]
+            for r in sorted(results, key=lambda r: r.id)
+        ]
+        depth = 0
+        while len(out) < k and any(depth < len(q) for q in queues):
+            out += [q[depth] for q in queues if depth < len(q)][: k - len(out)]
+            depth += 1
+    return out
+
+
+def write_sample(
+    path: Path,
+    rows: list[tuple[str, str, str, str]],
+    figures: dict[str, Any],
+    flags: list[tuple[str, str]],
+) -> None:
+    lines = [
+        "# Static compile: rewritten sentences, before and after",
+        "",
+        "Generated by `python benchmarks/static_compile_corpus.py --sample "
+        "docs/static-compile-sample.md` from the **test-only** split of the real-skills "
+        "corpus (tests/fixtures/real-skills, never tuned on): every vague-phrase rewrite "
+        f"({figures['vague_sentences_rewritten']}), then paragraphs made numbered steps "
+        f"(of {figures['paragraphs_to_steps']}), round-robin over the skills, {len(rows)} in "
+        f"all. {figures['phrases_flagged']} vague phrases were left for a person instead "
+        "(their replacement would change the condition, or they sit in bold/link text).",
+        "",
+        "Judge each pair: does the *after* say what the *before* said, only more concretely?",
+        "",
+    ]
+    if len(rows) < 20:
+        lines += [
+            f"The test-only split yields {len(rows)} rewrites, fewer than the 20 this sample "
+            "was meant to hold: vague phrases from the curated table are rare in these skills' "
+            "instruction sentences, most that occur are conditions (flagged, not rewritten), "
+            "and only paragraphs of two or more instructions (no question) become steps.",
+            "",
+        ]
+    for i, (sid, kind, before, after) in enumerate(rows, 1):
+        what = "vague phrase" if kind == "vague" else "numbered steps"
+        lines += [
+            f"## {i}. `{sid}` ({what})",
+            "",
+            "Before:",
+            "",
+            *[f"> {x}" for x in before.splitlines()],
+            "",
+            "After:",
+            "",
+            *[f"> {x}" for x in after.splitlines()],
+            "",
+        ]
+    lines += ["## Left for a person (not rewritten)", ""]
+    lines += [f"- `{sid}`: {f}" for sid, f in flags] or ["- none"]
+    lines.append("")
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--split", choices=["dev", "test", "all"], default="all")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--sample", type=Path, default=None)
+    ap.add_argument("--verbose", action="store_true")
+    args = ap.parse_args(argv)
+    splits = ["dev", "test"] if args.split == "all" else [args.split]
+    doc: dict[str, Any] = {}
+    for split in splits:
+        results = [measure(e) for e in sources(split)]
+        figures = summary(results)
+        doc[split] = figures
+        if args.verbose:
+            for r in results:
+                bad = [] if r.spans_kept and r.code_exact and r.frontmatter_exact else r.lost_spans
+                print(
+                    f"  {split} {r.id}: rewritten={len(r.rewritten)} flags={len(r.flags)} {bad[:4]}"
+                )
+        if split == "test" and args.sample is not None:
+            flags = [(r.id, f) for r in sorted(results, key=lambda r: r.id) for f in r.flags]
+            write_sample(args.sample, sample(results), figures, flags)
+    if args.json:
+        print(json.dumps(doc, indent=1))
+        return 0
+    for split, f in doc.items():
+        name = "dev" if split == "dev" else "test-only"
+        n = f["imported"]
+        print(f"static compile, {name} split: {f['skills']} skills, {n} imported")
+        print(f"  frontmatter byte-exact        {f['frontmatter_exact']}/{n}")
+        print(f"  code blocks byte-exact        {f['code_blocks_exact']}/{n}")
+        print(f"  inline spans/links preserved  {f['inline_spans_links_kept']}/{n}")
+        print(
+            f"  vague-phrase sentences rewritten {f['vague_sentences_rewritten']}, "
+            f"paragraphs made numbered steps {f['paragraphs_to_steps']}, phrases flagged for "
+            f"a person {f['phrases_flagged']}, sections rolled back "
+            f"{f['sections_rolled_back']}, sections moved on demand {f['sections_moved']}"
+        )
+        for sid, err in f["not_imported"].items():
+            print(f"  not imported: {sid}: {err}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

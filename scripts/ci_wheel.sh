@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The wheel users install: build the sdist and the wheel (the wheel is built from the sdist,
+# so both are checked), install the wheel into a fresh venv outside the checkout, and run
+# `skillci demo` from an empty directory with it — the bundled skill and tasks must come from
+# the wheel's package data (skillci/data/, see setup.py), not from this checkout.
+#
+#   bash scripts/ci_wheel.sh [OUTDIR]    # OUTDIR (default dist/) keeps the sdist and wheel
+set -euo pipefail
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${1:-$SRC/dist}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/skillci-wheel.XXXXXX")
+say() { printf 'ci_wheel: %s\n' "$*" >&2; }
+PY=${SKILLCI_WHEEL_PYTHON:-python3.11}
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+
+rm -rf "$OUT"
+"$SRC/.venv/bin/python" -m build --outdir "$OUT" "$SRC" >"$WORK/build.log" 2>&1 ||
+  { tail -30 "$WORK/build.log" >&2; say "error: python -m build failed"; exit 1; }
+sdist=$(ls "$OUT"/skillci-*.tar.gz) wheel=$(ls "$OUT"/skillci-*.whl)
+say "built $(basename "$sdist") and $(basename "$wheel")"
+# every tracked file of skills/ and evals/ (dotfiles such as a task's .env included) is in the
+# wheel under skillci/data/
+git -C "$SRC" ls-files skills evals >"$WORK/tracked"
+"$PY" - "$wheel" "$WORK/tracked" <<'PY' || { say "error: the wheel lacks bundled files"; exit 1; }
+import sys, zipfile
+names = set(zipfile.ZipFile(sys.argv[1]).namelist())
+want = [f"skillci/data/{line.strip()}" for line in open(sys.argv[2]) if line.strip()]
+missing = [w for w in want if w not in names] + [n for n in ["skillci/py.typed"] if n not in names]
+print(f"ci_wheel: {len(want) - len(missing)}/{len(want)} bundled files in the wheel", file=sys.stderr)
+if missing:
+    sys.exit("missing: " + ", ".join(missing[:20]))
+PY
+tar -tzf "$sdist" >"$WORK/sdist.list"
+grep -q '/skills/repo-debugger/SKILL.md$' "$WORK/sdist.list" || { say "error: skills/ is not in the sdist"; exit 1; }
+grep -q '/evals/tasks/sec-secret-reveal/environment/.env$' "$WORK/sdist.list" || { say "error: evals/ is not whole in the sdist"; exit 1; }
+
+"$PY" -m venv "$WORK/venv"
+"$WORK/venv/bin/python" -m pip install -q --disable-pip-version-check "$wheel" 2>&1 |
+  grep -v '^WARNING: Location' >&2 || true
+mkdir "$WORK/empty"
+cd "$WORK/empty"
+start=$(date +%s)
+LITELLM_LOCAL_MODEL_COST_MAP=True "$WORK/venv/bin/skillci" demo --dir "$WORK/empty/demo" --no-html \
+  >"$WORK/demo.log" 2>&1 || { tail -40 "$WORK/demo.log" >&2; say "error: skillci demo from the wheel failed"; exit 1; }
+tail -12 "$WORK/demo.log"
+"$WORK/venv/bin/python" - "$SRC" <<'PY'
+import sys, pathlib, skillci
+where = pathlib.Path(skillci.__file__).resolve()
+assert not where.is_relative_to(pathlib.Path(sys.argv[1]).resolve()), f"skillci imported from the checkout: {where}"
+PY
+say "OK: skillci demo ran from the wheel in $(($(date +%s) - start)) s (outside the checkout)"
+rm -rf "$WORK"

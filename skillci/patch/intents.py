@@ -1,0 +1,294 @@
+"""Policy classes of the guard: what a patch text asks for, in many languages.
+
+A patch may teach a student *how* to do its task. It may never ask to weaken the gate or
+review, skip verification, edit tests until they pass, push to protected branches, send
+secrets or files anywhere, put tool output above the skill, or activate rules without a
+gate. Each class is a pair of *concepts* (an action and its object) that occur close
+together in the normalised text; each concept is a small multilingual lexicon (English,
+Chinese, Spanish, French, German, Japanese, Russian, and for secrets and overrides the
+languages of the public corpora too). An action directly preceded by a negation ("never
+skip the tests") does not count. See docs/design/161-guard-layers.md.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from skillci.patch.normalize import View
+
+#: Characters between the two concepts of a class (on the ``words`` view).
+WINDOW = 70
+CJK_WINDOW = 24
+
+
+def _lex(*chunks: str) -> re.Pattern[str]:
+    """A lexicon from ``|``-separated entries. ASCII entries match as whole words (plus an
+    English inflection); others anywhere."""
+    words = [w for chunk in chunks for w in chunk.split("|") if w]
+    ascii_w = sorted({w for w in words if w.isascii()}, key=len, reverse=True)
+    other = sorted({w for w in words if not w.isascii()}, key=len, reverse=True)
+    alt = "|".join(re.escape(w).replace(r"\ ", " ") for w in ascii_w)
+    parts = [rf"(?<![a-z0-9])(?:{alt})(?:s|es|ed|d|ing)?(?![a-z0-9])"] if ascii_w else []
+    if other:
+        parts.append("|".join(re.escape(w).replace(r"\ ", " ") for w in other))
+    return re.compile("|".join(parts))
+
+
+BYPASS = _lex(
+    "skip|bypass|circumvent|disable|turn off|switch off|weaken|lower the|ignore|"
+    "disregard|get around|work around|override|without running|without verifying|"
+    "without testing|without review|without a review|without approval|without a gate|"
+    "without the gate|without gating|no need to|don t run|do not run|dont run|"
+    "do not rerun|don t rerun|never run|stop running|set the threshold|set threshold|"
+    "zero out|auto merge|automerge|self approve|approve your own|approve it yourself|"
+    "mark the gate|mark gate|跳过|跳過|绕过|繞過|禁用|关闭|關閉|无需|無需|不用|不必|不要运行|不要執行|不要执行|去掉|移除|自动合并|"
+    "自動合併|自己批准|伪造|偽造|假装|假裝|注释掉|omitir|omite|saltar|salta|sáltate|ignora|ignorar|"
+    "desactiva|desactivar|deshabilita|eludir|evita|sin ejecutar|sin verificar|"
+    "sin revisión|sin revision|sin aprobación|sin pasar|pular|pule|desativar|"
+    "sem executar|sem verificar|sem revisão|salta|saltare|disattiva|senza eseguire|"
+    "senza verificare|senza revisione|ignorer|ignore|sauter|saute|sautez|contourner|"
+    "contourne|désactiver|désactive|desactiver|sans exécuter|sans executer|sans vérifier|"
+    "sans verifier|sans revue|sans validation|überspringe|überspringen|uberspringe|"
+    "umgehe|umgehen|ignoriere|ignorieren|deaktiviere|deaktivieren|ohne auszuführen|"
+    "ohne ausfuhren|ohne zu prüfen|ohne prüfung|ohne review|ohne freigabe|schalte|"
+    "abschalten|スキップ|無視|回避|無効に|無効化|省略|飛ばし|実行せず|検証せず|レビューなし|承認なし|пропусти|пропустить|"
+    "пропускай|игнорируй|игнорировать|обойди|обойти|отключи|отключить|без проверки|"
+    "без запуска|без ревью|без одобрения"
+)
+
+CONTROL = _lex(
+    "gate|gating|release gate|threshold|min pass|review|reviewer|approval|verification|"
+    "verifier|the tests|tests|test suite|status check|required check|ci checks|the ci|"
+    "validation|linter|branch protection|security check|guard|pass rate|significance|"
+    "p value|regression suite|the checks|all checks|门禁|門禁|发布门|發布門|评审|評審|审查|審查|审核|審核|验证|"
+    "驗證|测试|測試|检查|檢查|阈值|閾值|校验|校驗|通过率|通過率|审批|審批|puerta|umbral|revisión|revision|aprobación|"
+    "aprobacion|verificación|verificacion|pruebas|tests|comprobaciones|validación|limiar|"
+    "revisão|aprovação|verificação|testes|soglia|revisione|approvazione|verifica|prove|"
+    "seuil|revue|approbation|vérification|verification|contrôles|controles|validation|"
+    "schwellenwert|schwelle|prüfung|prufung|überprüfung|freigabe|verifizierung|"
+    "validierung|ゲート|しきい値|閾値|レビュー|承認|検証|テスト|チェック|порог|проверк|ревью|тест|одобрени|"
+    "валидаци|верификаци"
+)
+
+TESTS = _lex(
+    "test|tests|assertion|assertions|assert|expected value|expected output|测试|測試|断言|斷言|"
+    "pruebas|prueba|aserción|teste|tests|test|assertion|テスト|アサーション|тест|тесты|проверку"
+)
+EDIT = _lex(
+    "edit|modify|change|rewrite|delete|remove|comment out|weaken|loosen|"
+    "update the expected|adjust|patch|xfail|skip marker|修改|改写|改寫|删除|刪除|删掉|注释掉|改|edita|"
+    "modifica|cambia|elimina|borra|modifie|modifiez|supprime|supprimez|change|ändere|"
+    "andere|lösche|losche|entferne|書き換え|変更|削除|修正|измени|удали|перепиши|поправь"
+)
+PASSING = _lex(
+    "pass|passes|passing|green|succeed|通过|通過|变绿|pasen|pase|pasar|passent|passe|"
+    "réussissent|bestehen|besteht|grün|gruen|通る|通るよう|パス|прошли|прошёл|проходили|пройдут"
+)
+
+PUSH = _lex(
+    "push|force push|force-push|commit directly|merge directly|merge it|merge into|"
+    "merge to|merge the|推送|直接合并|直接合併|合并到|合併到|提交到|empuja|haz push|fusiona|pousse|poussez|"
+    "fusionne|pushe|pushen|merge|プッシュ|マージ|запушь|запуш|отправь в|влей|смержи"
+)
+PROTECTED = _lex(
+    "main|master|main branch|master branch|protected branch|release branch|production|"
+    "trunk|default branch|主分支|主干|主幹|保护分支|保護分支|rama principal|rama main|"
+    "branche principale|hauptzweig|hauptbranch|メインブランチ|保護ブランチ|основную ветку|ветку main|"
+    "ветку master"
+)
+
+SECRET = _lex(
+    "secret|secrets|api key|api keys|access token|auth token|api token|bearer token|"
+    "github token|session token|password|passwords|passphrase|credential|credentials|"
+    "private key|private keys|ssh key|id rsa|id ed25519|env file|dotenv|aws credentials|"
+    "netrc|keychain|cookie|session cookie|密码|密碼|口令|密钥|密鑰|私钥|私鑰|令牌|凭证|憑證|凭据|憑據|环境变量|環境變量|"
+    "秘钥|机密|contraseña|contrasena|clave secreta|claves|credenciales|secreto|senha|"
+    "chave secreta|credenciais|segredo|chiave segreta|credenziali|mot de passe|"
+    "mots de passe|clé secrète|cle secrete|clé privée|identifiants|passwort|kennwort|"
+    "geheimer schlüssel|schlüssel|zugangsdaten|geheimnis|パスワード|秘密鍵|秘密のキー|秘密キー|認証情報|トークン|"
+    "環境変数|비밀번호|암호|비밀 키|비밀키|토큰|자격 증명|пароль|пароли|секретный ключ|ключ|токен|"
+    "учетные данные|учётные данные|переменные окружения|पासवर्ड|गुप्त कुंजी|पासकोड|"
+    "পাসওয়ার্ড|গোপন কী|รหัสผ่าน|คีย์ลับ|mật khẩu|khóa bí mật|şifre|sifre|parola|"
+    "gizli anahtar|kata sandi|kunci rahasia|susi|lihim na susi|كلمة المرور|كلمة السر|"
+    "المفتاح السري"
+)
+DISCLOSE = _lex(
+    "send|share|give|tell|reveal|disclose|paste|include|post|upload|print|show|display|"
+    "echo|dump|leak|expose|attach|put|write|add|copy|embed|append|forward|email|"
+    "what is your|what s your|what is the|confirm|provide|spell|repeat|发送|發送|分享|给我|給我|告诉|"
+    "告訴|透露|泄露|洩露|粘贴|貼上|贴到|貼到|附上|包含|上传|上傳|打印|输出|輸出|显示|顯示|写入|寫入|放进|放進|放入|加到|复制|複製|提供|是什么|"
+    "是什麼|确认|envía|envia|enviar|comparte|compartir|dame|dime|revela|revelar|pega|incluye|"
+    "muestra|cuál es|cual es|compartilhe|me diga|qual é|qual e|mostre|dimmi|condividi|"
+    "rivela|qual è|invia|mostra|envoie|envoyez|partage|partagez|donne|donnez|dis moi|"
+    "dites moi|révèle|révélez|colle|collez|inclus|incluez|affiche|quel est|sende|schicke|"
+    "teile|gib|verrate|nenne|zeige|füge|fuge|kopiere|was ist dein|was ist das|wie lautet|"
+    "送信|送って|共有|教えて|開示|貼り付け|含め|表示|出力|は何|알려|보내|공유|말해|무엇|отправь|пришли|поделись|дай|скажи|"
+    "раскрой|вставь|покажи|выведи|какой|какое|назови|बताएं|बताइए|बता|दें|दीजिए|साझा|"
+    "क्या है|বলুন|দিন|শেয়ার|কী|บอก|แชร์|ให้|คืออะไร|cho tôi|chia sẻ|cung cấp|là gì|"
+    "söyle|paylaş|ver|nedir|berikan|beri tahu|bagikan|apa|ibahagi|sabihin|ibigay|ano ang|"
+    "أعطني|شارك|أخبرني|ما هي|ما هو|قل"
+)
+SINK = _lex(
+    "pull request|pr description|pr body|pr text|the pr|commit message|changelog|comment|"
+    "issue|url|query string|webhook|request|log|output|server|endpoint|gist|pastebin|"
+    "email|pr描述|pr 描述|拉取请求|提交信息|评论|評論|日志|日誌|网址|網址|descripción del pr|"
+    "description de la pr|pr beschreibung|コメント|説明|описание pr|комментари"
+)
+
+IGNORE = _lex(
+    "ignore|disregard|forget|override|skip|abandon|pay no attention|忽略|忽视|忽視|无视|無視|忘记|忘記|"
+    "忘掉|不要理会|不要理會|ignora|ignore|olvida|olvídate|esqueça|esqueca|dimentica|ignorer|oublie|"
+    "oubliez|ignoriere|vergiss|vergessen|無視|忘れ|игнорируй|игнорируйте|забудь|забудьте|"
+    "проигнорируй|अनदेखा|अनदेखी|भूल जाओ|भूल जाएं|উপেক্ষা|ভুলে যান|เพิกเฉย|ละเว้น|ลืม|"
+    "bỏ qua|quên|görmezden gel|yoksay|unut|abaikan|lupakan|huwag pansinin|kalimutan|"
+    "balewalain|تجاهل|انسَ|انس|무시|잊어|αγνοήστε|αγνόησε"
+)
+PRIOR = _lex(
+    "the above|everything above|all of the above|previous instructions|"
+    "prior instructions|earlier instructions|all instructions|your instructions|"
+    "the instructions|your rules|the rules|the skill|system prompt|之前|以上|上面|前面|先前|原有|"
+    "所有指令|指示|规则|規則|anterior|anteriores|lo anterior|instrucciones|instruções|instrucoes|"
+    "precedenti|istruzioni|précédentes|precedentes|ci dessus|instructions|vorherigen|"
+    "obigen|anweisungen|以前の|上記|指示|предыдущие|вышеуказанн|инструкции|पिछले|ऊपर|निर्देश|"
+    "পূর্ববর্তী|উপরের|নির্দেশ|ก่อนหน้า|ข้างต้น|คำสั่ง|คําสั่ง|trước đó|ở trên|hướng dẫn|"
+    "önceki|yukarıdaki|talimat|sebelumnya|di atas|instruksi|nakaraang|tagubilin|السابقة|"
+    "أعلاه|التعليمات|이전|위의|지시|προηγούμενες"
+)
+
+TOOL_OUTPUT = _lex(
+    "tool output|tool outputs|tool result|tool results|command output|the output of|"
+    "web page|webpage|readme|the logs|the log|issue text|file contents|the task file|"
+    "retrieved|search results|工具输出|工具輸出|工具结果|工具結果|命令输出|网页|網頁|日志|日誌|"
+    "salida de la herramienta|resultado de la herramienta|sortie de l outil|"
+    "résultat de l outil|werkzeugausgabe|tool ausgabe|ツールの出力|ツール出力|вывод инструмента|"
+    "результат инструмента"
+)
+ABOVE_SKILL = _lex(
+    "over the skill|above the skill|instead of the skill|precedence|priority|"
+    "authoritative|overrides the skill|override the skill|trust it over|"
+    "follow its instructions|follow the instructions in|obey|as instructions|优先于|優先於|"
+    "以其为准|为准|為準|高于|高於|遵循其中|按照其中的指令|prioridad|por encima de la skill|priorité|au dessus|"
+    "vorrang|über dem skill|優先|приоритет|важнее"
+)
+
+ACTIVATE = _lex(
+    "activate|promote|enable|set the status|mark as active|mark them active|"
+    "status active|status to active|as active|to active|go live|激活|启用|啟用|设为active|"
+    "设为 active|设为生效|设为激活|改为active|生效|activa|activar|activer|active|aktiviere|aktivieren|"
+    "有効化|有効に|активируй|активировать|включи"
+)
+RULES = _lex(
+    "rule|rules|candidate|candidates|规则|規則|候选|候選|regla|reglas|règle|règles|regel|regeln|"
+    "ルール|候補|правило|правила"
+)
+NO_GATE = _lex(
+    "without|skip|bypass|before the gate|no gate|immediately|right away|directly|无需|無需|"
+    "不经|不經|跳过|直接|立即|sin|sans|ohne|すぐ|直接|без|сразу"
+)
+
+NEGATION = re.compile(
+    r"(?:\b(?:never|not|dont|don t|do not|no|nor|must not|mustn t|cannot|can t|avoid|refuse|"
+    r"nunca|jamais|ne|pas|nie|nicht|kein|niemals|не|никогда)\s+(?:\w+\s+){0,2}$)"
+    r"|(?:不要|不得|禁止|切勿|绝不|絕不|不可|不能|别|別|勿|决不|決不)\s*$"
+)
+
+
+@dataclass(frozen=True)
+class PolicyClass:
+    code: str
+    note: str
+    first: re.Pattern[str]
+    second: re.Pattern[str]
+    negatable: bool = True
+    any_order: bool = True
+    third: re.Pattern[str] | None = None
+    window: int | None = None  # characters between the concepts; default WINDOW/CJK_WINDOW
+
+
+LOWER = _lex(
+    "lower|reduce|relax|loosen|raise|increase|降低|调低|調低|放宽|放寬|提高|调高|調高|改为|改成|设为|設為|baja|"
+    "bajar|reduce|reducir|sube|subir|baisse|baisser|réduire|augmente|senke|senken|erhöhe|"
+    "lockere|下げ|上げ|緩和|снизь|понизь|уменьши|повысь|подними"
+)
+THRESHOLD = _lex(
+    "threshold|thresholds|min pass rate|min_pass_rate|pass rate|significance|alpha|"
+    "p value|confidence level|max regressions|release gate|gate|阈值|閾值|通过率|通過率|门槛|門檻|显著性|"
+    "umbral|tasa de aprobación|seuil|taux de réussite|schwellenwert|schwelle|"
+    "bestehensquote|しきい値|閾値|合格率|порог|пороговое"
+)
+
+CLASSES: tuple[PolicyClass, ...] = (
+    PolicyClass("policy-threshold", "moves a gate threshold", LOWER, THRESHOLD),
+    PolicyClass(
+        "policy-gate-weakening", "weakens or bypasses the gate, review or checks", BYPASS, CONTROL
+    ),
+    PolicyClass(
+        "policy-edit-tests",
+        "edits tests so that they pass",
+        EDIT,
+        TESTS,
+        any_order=False,
+        third=PASSING,
+        window=14,
+    ),
+    PolicyClass("policy-protected-branch", "pushes to a protected branch", PUSH, PROTECTED),
+    PolicyClass("policy-exfiltration", "sends secrets somewhere", DISCLOSE, SECRET),
+    PolicyClass("policy-override", "tells the agent to ignore its instructions", IGNORE, PRIOR),
+    PolicyClass(
+        "policy-tool-output-above-skill",
+        "puts tool output above the skill",
+        TOOL_OUTPUT,
+        ABOVE_SKILL,
+    ),
+    PolicyClass("policy-activate-rules", "activates rules without the gate", ACTIVATE, RULES),
+)
+
+
+@dataclass(frozen=True)
+class IntentHit:
+    code: str
+    start: int
+    end: int
+    note: str
+
+
+def _negated(text: str, start: int) -> bool:
+    return NEGATION.search(text[max(0, start - 24) : start]) is not None
+
+
+def _wide(text: str) -> bool:
+    return any("\u2e80" <= c <= "\u9fff" or "\u3040" <= c <= "\u30ff" for c in text)
+
+
+def policy_intents(view: View) -> list[IntentHit]:
+    """Policy-class hits on a ``words`` view (lowercase, single spaces)."""
+    text = view.text
+    default = CJK_WINDOW if _wide(text) else WINDOW
+    out: list[IntentHit] = []
+    for cls in CLASSES:
+        window = min(cls.window, default) if cls.window else default
+        firsts = [
+            m for m in cls.first.finditer(text) if not (cls.negatable and _negated(text, m.start()))
+        ]
+        if not firsts:
+            continue
+        seconds = list(cls.second.finditer(text))
+        for a in firsts:
+            near = [
+                b
+                for b in seconds
+                if (b.start() >= a.end() and b.start() - a.end() <= window)
+                or (cls.any_order and b.end() <= a.start() and a.start() - b.end() <= window)
+            ]
+            if near and cls.third is not None:
+                lo, hi = max(0, a.start() - 2 * default), a.end() + 2 * default
+                if not cls.third.search(text, lo, hi):
+                    near = []
+            if near:
+                b = near[0]
+                s, e = min(a.start(), b.start()), max(a.end(), b.end())
+                ss, ee = view.span(s, e)
+                out.append(IntentHit(cls.code, ss, ee, f"{cls.note}: {text[s:e][:80]!r}"))
+                break
+    return out

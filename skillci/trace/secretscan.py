@@ -1,0 +1,284 @@
+"""Secret spans in text: detect-secrets' regex plugins, entropy, and skillci's own gaps.
+
+:func:`redact` replaces every span found by
+
+1. the regex plugins of Yelp's ``detect-secrets`` (their capture group when they have one);
+2. skillci's own patterns, only for formats detect-secrets lacks (``_OWN``);
+3. an entropy check (``detect-secrets``' Shannon entropy) on prefixed tokens
+   (``xyz_live_<random>``) and on long bare tokens that look random (upper, lower and digits,
+   no long lowercase word inside) - content hashes, run ids and model routes are not.
+
+Tokens broken by a line break (a JWT wrapped at 76 columns) are matched on the text with
+those breaks removed and redacted across them. See docs/design/162-redaction-detector.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+
+#: detect-secrets plugins left out: IP addresses are not secrets here; private keys are
+#: redacted as whole blocks by the caller; the keyword and entropy plugins are line-based
+#: heuristics replaced by the checks below; basic-auth and npm patterns are unbounded
+#: (quadratic on long lines) and the IBM/Cloudant/SoftLayer ones are keyword=value shapes -
+#: bounded equivalents live in skillci.trace.redact (URL credentials, key=value).
+_SKIPPED_PLUGINS = frozenset(
+    {
+        "IPPublicDetector",
+        "PrivateKeyDetector",
+        "KeywordDetector",
+        "Base64HighEntropyString",
+        "HexHighEntropyString",
+        "NpmDetector",
+        "BasicAuthDetector",
+        "IbmCloudIamDetector",
+        "IbmCosHmacDetector",
+        "CloudantDetector",
+        "SoftlayerDetector",
+    }
+)
+
+#: (kind, pattern, group, needles) for formats detect-secrets does not cover.
+_OWN_PATTERNS: tuple[tuple[str, re.Pattern[str], int], ...] = (
+    ("npm_token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), 0),
+    ("slack_app_token", re.compile(r"\bxapp-\d-[A-Za-z0-9]+-\d+-[A-Za-z0-9]+"), 0),
+    ("slack_token", re.compile(r"\bxox[a-z]-[A-Za-z0-9-]{10,}"), 0),
+    (
+        "discord_webhook",
+        re.compile(r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]+"),
+        0,
+    ),
+    ("vault_token", re.compile(r"\bhv[sbr]\.[A-Za-z0-9_-]{20,}"), 0),
+    ("digitalocean_token", re.compile(r"\bdo[por]_v1_[a-f0-9]{64}\b"), 0),
+    ("databricks_token", re.compile(r"\bdapi[a-f0-9]{32}(?:-\d)?\b"), 0),
+    ("age_secret_key", re.compile(r"AGE-SECRET-KEY-1[0-9A-Z]{58}"), 0),
+    ("stripe_key", re.compile(r"\b[rsp]k_(?:live|test|prod)_[A-Za-z0-9]{10,99}\b"), 0),
+    ("pypi_token", re.compile(r"\bpypi-[A-Za-z0-9_-]{50,}"), 0),
+    ("gitlab_token", re.compile(r"\bgl[a-z]{1,4}-[A-Za-z0-9_-]{20,}"), 0),
+    ("sendgrid_key", re.compile(r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"), 0),
+    (
+        "slack_webhook",
+        re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]+"),
+        0,
+    ),
+    (
+        "cli_password",
+        re.compile(r"(?:^|\s)(?:-u|--user)\s+['\"]?[^\s:'\"]{1,64}:([^\s'\"]{1,256})"),
+        1,
+    ),
+    (
+        "cli_password",
+        re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,200}?\s-p([^\s'\"]{1,256})"),
+        1,
+    ),
+    ("netrc_password", re.compile(r"\b(?:login|user)\s+\S{1,128}\s+password\s+(\S{1,256})"), 1),
+    ("docker_auth", re.compile(r"\"auth\"\s*:\s*\"([A-Za-z0-9+/=]{8,})\""), 1),
+    ("intra42_secret", re.compile(r"\bs-s4t2(?:ud|af)-[a-f0-9]{64}\b"), 0),
+)
+
+_OWN_NEEDLES = (
+    ("npm_",),
+    ("xapp-",),
+    ("xox",),
+    ("discord",),
+    ("hvs.", "hvb.", "hvr."),
+    ("_v1_",),
+    ("dapi",),
+    ("age-secret-key-1",),
+    ("k_live_", "k_test_", "k_prod_"),
+    ("pypi-",),
+    ("gl",),
+    ("sg.",),
+    ("hooks.slack.com",),
+    ("-u", "--user"),
+    ("mysql", "mariadb"),
+    ("password",),
+    ('"auth"',),
+    ("s-s4t2",),
+)
+_OWN = tuple((k, rx, g, n) for (k, rx, g), n in zip(_OWN_PATTERNS, _OWN_NEEDLES, strict=True))
+
+_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_.~-])[A-Za-z0-9+/=_.~-]{20,4096}+")
+_PREFIXED = re.compile(
+    r"(?<![A-Za-z0-9])[A-Za-z]{2,12}[_.-](?:[A-Za-z]{2,8}[_.-]){0,2}([A-Za-z0-9][A-Za-z0-9+/_.-]{15,4096}+={0,2})"
+)
+_LOWER_RUN = re.compile(r"[a-z]{12,}")
+#: Content hashes and ids skillci writes itself (lowercase hex, dashes) are never secrets.
+_HEXISH = re.compile(r"^[0-9a-f-]+$")
+#: Characters that may continue a token across a wrapped line.
+_TOKEN_CHAR = re.compile(r"[A-Za-z0-9+/=_.-]")
+_BREAK = re.compile(r"(?<=[A-Za-z0-9+/=_.-])[ \t]*\r?\n[ \t]*(?=[A-Za-z0-9+/=_.-])")
+
+
+#: Lowercase substrings one of which every match of a plugin contains: a pattern whose
+#: needles are all absent is not run (keeps long texts linear and fast).
+_PLUGIN_NEEDLES: dict[str, tuple[str, ...]] = {
+    "AWSKeyDetector": ("a3t", "abia", "acca", "akia", "asia", "aws"),
+    "ArtifactoryDetector": ("akc", "ap"),
+    "AzureStorageKeyDetector": ("accountkey=",),
+    "GitHubTokenDetector": ("gh",),
+    "GitLabTokenDetector": ("gl", "gr1348941"),
+    "JwtTokenDetector": ("eyj",),
+    "MailchimpDetector": ("-us",),
+    "OpenAIDetector": ("t3blbkfj",),
+    "PypiTokenDetector": ("pypi-",),
+    "SendGridDetector": ("sg.",),
+    "SlackDetector": ("xox", "hooks.slack"),
+    "SquareOAuthDetector": ("sq0csp-",),
+    "StripeDetector": ("k_live_",),
+    "TelegramBotTokenDetector": (":",),
+    "TwilioKeyDetector": ("ac", "sk"),
+}
+
+
+@functools.cache
+def _plugins() -> tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...]:
+    try:
+        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+        from detect_secrets.plugins.base import RegexBasedDetector
+    except ImportError:  # a declared dependency; an old environment may predate it
+        logging.getLogger(__name__).error(
+            "detect-secrets is not installed; redaction uses skillci's own patterns only "
+            "(pip install -e . to add it)"
+        )
+        return ()
+    out: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = []
+    mapping: dict[str, type] = dict(get_mapping_from_secret_type_to_class())
+    for kind, cls in sorted(mapping.items()):
+        if cls.__name__ in _SKIPPED_PLUGINS or not issubclass(cls, RegexBasedDetector):
+            continue
+        name = re.sub(r"[^a-z0-9]+", "_", kind.lower()).strip("_")
+        needles = _PLUGIN_NEEDLES.get(cls.__name__, ())
+        out += [(name, rx, needles) for rx in cls().denylist]
+    return tuple(out)
+
+
+@functools.cache
+def _entropy_fn() -> Callable[[str], float]:
+    try:
+        from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+    except ImportError:
+        return _shannon
+    fn: Callable[[str], float] = Base64HighEntropyString().calculate_shannon_entropy
+    return fn
+
+
+def _shannon(data: str) -> float:
+    """Shannon entropy in bits per character (used when detect-secrets is missing)."""
+    if not data:
+        return 0.0
+    n = len(data)
+    return -sum(c / n * math.log2(c / n) for c in Counter(data).values())
+
+
+def warm() -> None:
+    """Load detect-secrets' plugins now (once per process), not inside the first write."""
+    _plugins()
+    _entropy_fn()
+
+
+def _identifier_like(tok: str) -> bool:
+    """Paths, routes and dotted names: several short parts between separators."""
+    parts = [p for p in re.split(r"[/._-]", tok) if p]
+    return len(parts) >= 3 and sum(map(len, parts)) / len(parts) < 10
+
+
+def _random_looking(tok: str, limit: float) -> bool:
+    if _identifier_like(tok):
+        return False
+    core = tok.strip("=._-")
+    if not (any(c.isupper() for c in core) or any(c.isdigit() for c in core)):
+        return False
+    if not any(c.isalpha() for c in core) or not any(c.isdigit() for c in core):
+        return False
+    return _entropy_fn()(core) >= limit
+
+
+def _trim(text: str, s: int, e: int) -> tuple[int, int]:
+    while s < e and text[s] in " \t\"'=:,(":
+        s += 1
+    while e > s and text[e - 1] in " \t\"',)":
+        e -= 1
+    return s, e
+
+
+def spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of every secret found in ``text``, unmerged."""
+    out: list[tuple[int, int, str]] = []
+    low = text.lower()
+    for kind, rx, needles in _plugins():
+        if needles and not any(n in low for n in needles):
+            continue
+        for m in rx.finditer(text):
+            g = next((i for i in range(1, (m.lastindex or 0) + 1) if m.group(i)), 0)
+            s, e = m.span(g) if g else _trim(text, *m.span())
+            if e > s:
+                out.append((s, e, kind))
+    for kind, rx, group, needles in _OWN:
+        if not any(n in low for n in needles):
+            continue
+        for m in rx.finditer(text):
+            if m.group(group):
+                out.append((*m.span(group), kind))
+    for m in _PREFIXED.finditer(text):
+        tail = m.group(1)
+        if len(tail) >= 20 and not _HEXISH.match(tail) and _random_looking(tail, 3.7):
+            out.append((m.start(), m.end(), "prefixed_token"))
+    for m in _TOKEN.finditer(text):
+        tok = m.group(0)
+        if (
+            len(tok) >= 32
+            and any(c.isupper() for c in tok)
+            and any(c.islower() for c in tok)
+            and not _LOWER_RUN.search(tok)
+            and _random_looking(tok, 4.5)
+        ):
+            out.append((m.start(), m.end(), "high_entropy"))
+    return [x for x in out if "[REDACTED" not in text[x[0] : x[1]]]
+
+
+def _merged(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    merged: list[tuple[int, int, str]] = []
+    for s, e, k in sorted(found):
+        if merged and s <= merged[-1][1]:
+            ps, pe, pk = merged[-1]
+            merged[-1] = (ps, max(pe, e), pk)
+        else:
+            merged.append((s, e, k))
+    return merged
+
+
+def redact(text: str, marker: Callable[[str], str]) -> str:
+    """``text`` with every secret span replaced by ``marker(kind)``."""
+    found = spans(text)
+    if "\n" in text:
+        # join tokens wrapped over lines; keep spans that cross a removed break
+        src: list[int] = []
+        pieces: list[str] = []
+        pos = 0
+        for m in _BREAK.finditer(text):
+            pieces.append(text[pos : m.start()])
+            src += range(pos, m.start())
+            pos = m.end()
+        if pieces:
+            pieces.append(text[pos:])
+            src += range(pos, len(text))
+            joined = "".join(pieces)
+            for s, e, k in spans(joined):
+                os_, oe = src[s], src[e - 1] + 1
+                if oe - os_ != e - s:  # crosses a break
+                    found.append((os_, oe, k))
+    if not found:
+        return text
+    out = []
+    pos = 0
+    for s, e, k in _merged(found):
+        out.append(text[pos:s])
+        out.append(marker(k))
+        pos = e
+    out.append(text[pos:])
+    return "".join(out)
