@@ -358,7 +358,8 @@ def _run_skillci(
         image=req.image,
         require_skill=req.require_skill and req.harness == "builtin",
     )
-    spec = spec.model_copy(update={"repeat_index": n - 1})
+    others = [_rendered(p)[0] for p in companions(req)] if rendered is not None else []
+    spec = spec.model_copy(update={"repeat_index": n - 1, "companion_skills": others})
     runner = LocalRunner()
     if req.runner == "docker":
         from skillci.runners.docker import DockerRunner

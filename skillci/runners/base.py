@@ -79,6 +79,11 @@ class TrialSpec(BaseModel):
         default=None, description="Rendered skill (builtin harness)."
     )
     skill_package_hash: str | None = Field(default=None, description="Package content hash.")
+    companion_skills: list[RenderedSkill] = Field(
+        default_factory=list,
+        description="The other skills of the task's set, installed beside the skill under "
+        "test at /skills/<name> (on disk; the built-in prompt holds the skill under test).",
+    )
     seed: int = Field(default=0, description="Seed for the model and tools.")
     repeat_index: int = Field(default=0, ge=0, description="0-based repeat.")
     suite: str | None = Field(default=None, description="Suite name, if any.")
@@ -97,7 +102,7 @@ class TrialSpec(BaseModel):
 
     def cache_key(self, sandbox_kind: str) -> str:
         """Content hash of everything that determines this trial's outcome."""
-        data = {
+        data: dict[str, object] = {
             "runner": RUNNER_VERSION,
             "task": self.task.content_hash,
             "skill": self.skill.content_hash if self.skill else None,
@@ -107,6 +112,8 @@ class TrialSpec(BaseModel):
             "sandbox": sandbox_kind,
             "require_skill": self.require_skill,
         }
+        if self.companion_skills:  # keys of single-skill trials stay as they were
+            data["companions"] = sorted(c.content_hash for c in self.companion_skills)
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 
 

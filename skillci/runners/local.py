@@ -138,12 +138,13 @@ class LocalRunner:
         ws = trial_dir / "workspace"
         self.prepare_workspace(spec, ws)
         mounts = [Mount(ws, WORKSPACE_MOUNT, True), Mount(logs.agent, "/logs/agent", True)]
-        if spec.skill is not None:
-            skill_dir = trial_dir / "skill" / spec.skill.name
-            for f in spec.skill.files:
+        installed = [spec.skill, *spec.companion_skills] if spec.skill is not None else []
+        for skill in installed:  # the skill under test and the rest of the task's set
+            skill_dir = trial_dir / "skill" / skill.name
+            for f in skill.files:
                 (skill_dir / f.path).parent.mkdir(parents=True, exist_ok=True)
                 (skill_dir / f.path).write_bytes(f.content)
-            mounts.append(Mount(skill_dir, f"/skills/{spec.skill.name}"))
+            mounts.append(Mount(skill_dir, f"/skills/{skill.name}"))
         solution = None
         if spec.agent.kind == "oracle" and task.solution_dir is not None and task.solution_script:
             mounts.append(Mount(task.solution_dir, "/solution"))

@@ -100,3 +100,27 @@ def test_no_corpus_secret_survives_a_harbor_import_into_the_store(tmp_path: Path
     blob = all_text(tmp_path / ".skillci")
     assert "[REDACTED:" in blob
     assert [s[:12] for s, _ in corpus if s in blob] == []
+
+
+def test_no_corpus_secret_reaches_the_html_report(tmp_path: Path) -> None:
+    import subprocess
+
+    from skillci.flows.context import RepoContext
+    from skillci.flows.gate import GATE_BLOB, load_report
+    from skillci.flows.html_report import write_html
+    from tests.unit.gate.report_fixture import build_report
+
+    corpus = lines()
+    text = "\n".join(line for _, line in corpus)
+    built = build_report(n_validation=2, n_regression=1)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    store = TraceStore(repo / ".skillci", redactor=Redactor(env={}))
+    for rec in built.records:
+        store.put(rec.model_copy(update={"final_output": "my config:\n" + text}))
+    store.put_blob(GATE_BLOB, built.report, key=built.report.gate_id, replace=True)
+    ctx = RepoContext.open(repo, state_dir=repo / ".skillci")
+    page = write_html(ctx, load_report(ctx, built.report.gate_id), tmp_path / "out").read_text()
+    assert "REDACTED:" in page
+    assert [s[:12] for s, _ in corpus if s in page] == []

@@ -70,3 +70,26 @@ def test_dry_run_json_names_the_installed_set(
     assert doc["installed_with"] == ["flood-detection", "usgs-data-download"]
     assert main(args) == 2
     assert "--skill NAME" in capsys.readouterr().err
+
+
+def test_the_local_runner_installs_the_whole_set_beside_the_skill_under_test(
+    tmp_path: Path,
+) -> None:
+    skills = tmp_path / "skills"
+    shutil.copytree(ROOT / "skills" / "repo-debugger", skills / "repo-debugger")
+    shutil.copytree(SKILLS / "usgs-data-download", skills / "usgs-data-download")
+    req = rt.RawTaskRequest(
+        harness="builtin",
+        model="sim/student",
+        task=ROOT / "evals" / "tasks" / "py-window-end",
+        skill_source=skills,
+        skill="repo-debugger",
+        output=tmp_path / "out",
+        runner="local",
+    )
+    result = rt.run_raw_task(req)
+    assert not result.errors and len(result.attempts) == 1
+    installed = tmp_path / "out" / "test-001" / "run" / "skill"
+    assert sorted(p.name for p in installed.iterdir()) == ["repo-debugger", "usgs-data-download"]
+    companion = installed / "usgs-data-download" / "SKILL.md"
+    assert companion.read_bytes() == (SKILLS / "usgs-data-download" / "SKILL.md").read_bytes()
