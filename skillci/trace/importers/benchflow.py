@@ -62,6 +62,7 @@ RESULT = "result.json"
 TRAJECTORY = Path("trajectory") / "acp_trajectory.jsonl"
 RUN_CONFIG = "run_config.json"
 USER_ROUNDS = "user_rounds.jsonl"
+LLM_TRAJECTORY = Path("trajectory") / "llm_trajectory.jsonl"
 #: What a BenchFlow jobs dir holds (said when a dir has none of it).
 LAYOUT = "no rollout dir (result.json, trajectory/acp_trajectory.jsonl or <task>__<8 hex>/)"
 #: error_category values that mean the trial itself failed to run properly.
@@ -297,6 +298,34 @@ def _read_rounds(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
     return rounds or []
 
 
+def _llm_usage(path: Path, warnings: list[str]) -> dict[str, int]:
+    """Model calls and token usage from trajectory/llm_trajectory.jsonl (the proxy's log of
+    requests and responses), the fallback when result.json has no usage; failed calls count."""
+    out = {"calls": 0, "failed": 0, "input_tokens": 0, "output_tokens": 0}
+    if not path.is_file():
+        return out
+    lines, why = _read_trajectory(path, "llm_trajectory.jsonl")
+    if why:
+        warnings.append(why)
+    for line in lines or []:
+        if "error" in line:
+            out["failed"] += 1
+        resp = line.get("response")
+        body = resp.get("body") if isinstance(resp, dict) else None
+        if not isinstance(body, dict):
+            continue
+        out["calls"] += 1
+        use = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        assert isinstance(use, dict)
+        for key, names in (
+            ("input_tokens", ("prompt_tokens", "input_tokens")),
+            ("output_tokens", ("completion_tokens", "output_tokens")),
+        ):
+            v = next((use[n] for n in names if isinstance(use.get(n), int)), 0)
+            out[key] += max(v, 0)
+    return out
+
+
 def _reward_of(res: dict[str, Any]) -> object:
     rewards = res.get("rewards")
     if isinstance(rewards, dict) and "reward" in rewards:
@@ -337,6 +366,7 @@ def import_rollout(
         warnings.append("BenchFlow marked the trajectory partial")
     if events_raw is None and rounds:  # a multi-round run without ACP lines: keep the prompts
         events_raw = [{"type": "user_message", "text": r.get("prompt")} for r in rounds]
+    llm = _llm_usage(rollout / LLM_TRAJECTORY, warnings)
     scores: list[Any] = []
     events = events_from_acp(events_raw or [], unmapped, scores)
 
@@ -393,10 +423,13 @@ def import_rollout(
         v for v in tool_usage.values() if isinstance(v, int) and v >= 0
     )
     cost = Cost(
-        input_tokens=num(ar, "n_input_tokens") or num(usage, "input_tokens", "prompt_tokens"),
+        input_tokens=num(ar, "n_input_tokens")
+        or num(usage, "input_tokens", "prompt_tokens")
+        or llm["input_tokens"],
         output_tokens=num(ar, "n_output_tokens")
-        or num(usage, "output_tokens", "completion_tokens"),
-        model_calls=num(ar, "n_prompts") or num(res, "n_prompts"),
+        or num(usage, "output_tokens", "completion_tokens")
+        or llm["output_tokens"],
+        model_calls=num(ar, "n_prompts") or num(res, "n_prompts") or llm["calls"],
         tool_calls=n_tools or sum(1 for e in events if e.kind == "tool_call"),
         wall_time_sec=float(wall) if isinstance(wall, int | float) and wall >= 0 else 0.0,
         usd=float(usd) if isinstance(usd, int | float) and usd >= 0 else None,
@@ -469,6 +502,7 @@ def import_rollout(
             "run_config": cfg,
             "user_rounds": rounds,
             "trajectory_scores": scores,
+            "llm_trajectory": llm,
             "unmapped": unmapped,
             "result_extra": {k: res[k] for k in sorted(set(res) - _RESULT_FIELDS) if k in res},
         },

@@ -13,7 +13,7 @@ import pytest
 
 from skillci.cli.main import main
 from skillci.trace.importers.benchflow import find_rollouts, import_rollout
-from skillci.trace.models import EvalState
+from skillci.trace.models import EvalState, SkillRef
 
 REAL = Path(__file__).parents[2] / "fixtures" / "harness-results" / "benchflow"
 
@@ -32,7 +32,7 @@ def test_the_corpus_is_what_sources_yaml_lists() -> None:
         str(p.relative_to(REAL)) for p in REAL.rglob("*") if p.is_file() and p.parent != REAL
     }
     assert listed == on_disk
-    assert len(real_dirs()) == 6
+    assert len(real_dirs()) == 7
 
 
 def test_every_real_dir_with_a_reward_gets_its_verdict() -> None:
@@ -43,6 +43,7 @@ def test_every_real_dir_with_a_reward_gets_its_verdict() -> None:
         "missing-llm-trajectory": EvalState.passed,
         "reward-hack": EvalState.passed,
         "no-skill-leak": EvalState.failed,
+        "no-skill-benign-marker": EvalState.failed,
         "infra-timeout-missing-usage": EvalState.infra_error,
         "user_dogfood_results": EvalState.failed,
     }
@@ -80,6 +81,15 @@ def test_token_usage_run_config_and_timing_are_read() -> None:
     assert rec.task_id == "example-clean-pass"
     assert rec.metadata["run_config"]["task_skills"] == ["data-cleaning"]
     assert rec.created_at.isoformat() == "2026-06-01T00:07:00+00:00"
+
+
+def test_skill_mode_no_skills_records_no_skill() -> None:
+    skill = SkillRef(name="task-helper", version="1.0.0", content_hash="0" * 64)
+    off = import_rollout(REAL / "no-skill-benign-marker", job="real", skill=skill)
+    assert off.runtime.skill is None and off.runtime.harness == "codex"
+    on = import_rollout(REAL / "clean-pass", job="real", skill=skill)
+    assert on.runtime.skill == skill
+    assert off.reward_hack_evidence == []  # reading the task's own input is not tampering
 
 
 def test_user_rounds_become_user_messages_and_metadata() -> None:
@@ -135,10 +145,10 @@ def test_unknown_result_fields_are_warned_and_kept(tmp_path: Path) -> None:
 def test_cli_counts_unmapped_and_suspects(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["trace", "import", str(REAL), "--dry-run", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["trials"] == 6 == len(find_rollouts(REAL))
+    assert report["trials"] == 7 == len(find_rollouts(REAL))
     assert report["reward_hack_suspects"] == 1
     assert report["unmapped"] == {}
-    assert report["states"] == {"passed": 3, "failed": 2, "infra_error": 1}
+    assert report["states"] == {"passed": 3, "failed": 3, "infra_error": 1}
 
 
 def test_a_dir_with_nothing_to_import_is_exit_2(
@@ -148,3 +158,27 @@ def test_a_dir_with_nothing_to_import_is_exit_2(
     assert "nothing to import as harbor" in capsys.readouterr().err
     (tmp_path / "notes.txt").write_text("hi", encoding="utf-8")
     assert main(["trace", "import", str(tmp_path), "--dry-run"]) == 2
+
+
+def test_llm_trajectory_usage_is_read_and_fills_missing_token_usage(tmp_path: Path) -> None:
+    rec = import_rollout(REAL / "clean-pass", job="real")
+    assert rec.metadata["llm_trajectory"] == {
+        "calls": 1,
+        "failed": 0,
+        "input_tokens": 1200,
+        "output_tokens": 240,
+    }
+    d = tmp_path / "clean-pass"
+    shutil.copytree(REAL / "clean-pass", d)
+    data = json.loads((d / "result.json").read_text(encoding="utf-8"))
+    del data["token_usage"]
+    (d / "result.json").write_text(json.dumps(data), encoding="utf-8")
+    bare = import_rollout(d, job="real")
+    assert (bare.cost.input_tokens, bare.cost.output_tokens, bare.cost.model_calls) == (
+        1200,
+        240,
+        1,
+    )
+    timed_out = import_rollout(REAL / "infra-timeout-missing-usage", job="real")
+    assert timed_out.metadata["llm_trajectory"]["failed"] == 1
+    assert timed_out.cost.input_tokens == 0
