@@ -71,7 +71,7 @@ grep -Eq '[0-9]+ skipped' "$WORK/pytest.log" || fail "no test was skipped: are t
 
 alive=()
 for env in /proc/[0-9]*/environ; do
-  if tr '\0' '\n' <"$env" 2>/dev/null | grep -qx "SKILLCI_FRESH_TOKEN=$TOKEN"; then
+  if { tr '\0' '\n' <"$env"; } 2>/dev/null | grep -qx "SKILLCI_FRESH_TOKEN=$TOKEN"; then
     pid=${env#/proc/}
     pid=${pid%/environ}
     alive+=("$pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-160)")
