@@ -285,6 +285,11 @@ def import_cmd(
         raise UsageError(f"{directory}: not a directory", hint="give the --jobs-dir of the run")
     importer = importlib.import_module(f"skillci.trace.importers.{fmt}")
     records: list[RunRecord] = importer.import_jobs(directory, role=role)
+    if not records:
+        raise UsageError(
+            f"{directory}: nothing to import as {fmt}: {importer.LAYOUT}",
+            hint="check --format (benchflow or harbor) and give the jobs dir the harness wrote",
+        )
     report = summarize(fmt, directory, records)
     if not dry_run:
         store = TraceStore(home)
@@ -305,4 +310,12 @@ def import_cmd(
     )
     for w in report.warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(w)}")
+    if report.unmapped:
+        fields = ", ".join(f"{k} x{v}" for k, v in report.unmapped.items())
+        console.print(f"unmapped: {len(report.unmapped)} field(s): {escape(fields)}")
+    if report.reward_hack_suspects:
+        console.print(
+            f"[red]reward-hack evidence:[/red] {report.reward_hack_suspects} trial(s) touched "
+            "verifier/test files (see reward_hack_evidence on the records)"
+        )
     return 0

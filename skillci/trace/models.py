@@ -300,6 +300,13 @@ class RunRecord(_Strict):
     warnings: list[str] = Field(
         default_factory=list, description="Loud caveats, e.g. 'no sandbox: bwrap not found'."
     )
+    reward_hack_evidence: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Tool calls that touched verifier or test files (tests/, test.sh, verifier, reward "
+            "files), one 'step N: tool -> path' each; non-empty means the reward may be forged."
+        ),
+    )
     metadata: dict[str, Any] = Field(
         default_factory=dict, description="Free-form extras (importer fields, runner details)."
     )

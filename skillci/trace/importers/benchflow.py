@@ -36,7 +36,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skillci.trace.importers.common import parse_time, read_json, run_id_for, verdict
+from skillci.trace.importers.common import (
+    parse_time,
+    read_json,
+    run_id_for,
+    verdict,
+    verifier_touches,
+)
 from skillci.trace.models import (
     AgentRole,
     Cost,
@@ -54,6 +60,11 @@ from skillci.trace.models import (
 
 RESULT = "result.json"
 TRAJECTORY = Path("trajectory") / "acp_trajectory.jsonl"
+RUN_CONFIG = "run_config.json"
+USER_ROUNDS = "user_rounds.jsonl"
+LLM_TRAJECTORY = Path("trajectory") / "llm_trajectory.jsonl"
+#: What a BenchFlow jobs dir holds (said when a dir has none of it).
+LAYOUT = "no rollout dir (result.json, trajectory/acp_trajectory.jsonl or <task>__<8 hex>/)"
 #: error_category values that mean the trial itself failed to run properly.
 INFRA_CATEGORIES = frozenset(
     {
@@ -130,20 +141,46 @@ def _arguments(event: dict[str, Any]) -> dict[str, Any]:
     return args
 
 
-def events_from_acp(lines: list[dict[str, Any]]) -> list[Event]:
+#: Named tools of the flat ACP shape (``{"tool": ..., "args": ...}``) → skillci's tool names.
+NAMED_TOOLS = {
+    "bash": "run",
+    "shell": "run",
+    "execute": "run",
+    "read": "read_file",
+    "edit": "apply_patch",
+    "search": "search_code",
+}
+
+
+def events_from_acp(
+    lines: list[dict[str, Any]],
+    unmapped: dict[str, int] | None = None,
+    scores: list[Any] | None = None,
+) -> list[Event]:
+    """ACP lines → events. Lines of a type with no event (verifier scores, unknown types) are
+    counted in ``unmapped`` as ``trajectory:<type>`` so the caller can warn about them; verifier
+    ``score`` lines go to ``scores``."""
     out: list[Event] = []
 
     def add(cls: Any, **fields: Any) -> None:
         out.append(cls(step=len(out), **fields))
 
+    def skip(kind: object) -> None:
+        if unmapped is not None:
+            key = f"trajectory:{kind}"
+            unmapped[key] = unmapped.get(key, 0) + 1
+
     for i, ev in enumerate(lines):
         kind = ev.get("type")
+        text = ev.get("text") if ev.get("text") is not None else ev.get("content")
         if kind == "user_message":
-            add(MessageEvent, role="user", content=str(ev.get("text") or ""))
-        elif kind == "agent_message":
-            add(MessageEvent, role="assistant", content=str(ev.get("text") or ""))
+            add(MessageEvent, role="user", content=_text(text))
+        elif kind in ("agent_message", "final"):
+            add(MessageEvent, role="assistant", content=_text(text))
         elif kind == "agent_thought":
-            add(MessageEvent, role="assistant", content="(thinking) " + str(ev.get("text") or ""))
+            add(MessageEvent, role="assistant", content="(thinking) " + _text(text))
+        elif kind == "tool_call" and "tool" in ev and "kind" not in ev:
+            _flat_tool_call(ev, i, add)
         elif kind == "tool_call":
             call_id = str(ev.get("tool_call_id") or f"acp-{i}")
             acp_kind = str(ev.get("kind") or "other")
@@ -166,22 +203,47 @@ def events_from_acp(lines: list[dict[str, Any]]) -> list[Event]:
                 name = ev.get("raw_input") or ev.get("title") or "skill"
                 path = _text(name.get("skill") if isinstance(name, dict) else name)
                 add(SkillLoadEvent, path=path[:500] or "skill", on_demand=True)
-        elif kind == "agent_timeout":
-            add(
-                ErrorEvent,
-                error_type="Timeout",
-                message=f"agent timed out ({ev.get('reason') or 'timeout'})",
-            )
+        elif kind in ("agent_timeout", "timeout"):
+            why = ev.get("reason") or ev.get("content") or "timeout"
+            add(ErrorEvent, error_type="Timeout", message=f"agent timed out ({_text(why)[:500]})")
+        elif kind == "score":  # the verifier's score line: the record's evaluation holds it
+            if scores is not None:
+                scores.append(ev.get("reward"))
+        elif kind in ("stderr", "error"):
+            add(ErrorEvent, error_type=str(kind), message=_text(text)[:2000], untrusted=True)
+        else:
+            skip(kind)
     return out
 
 
-def _read_trajectory(path: Path) -> tuple[list[dict[str, Any]] | None, str | None]:
+def _flat_tool_call(ev: dict[str, Any], i: int, add: Any) -> None:
+    """The flat shape ``{"type": "tool_call", "tool": name, "args": {...}}`` (no result line)."""
+    name = str(ev.get("tool") or "other")
+    raw = ev.get("args")
+    args: dict[str, Any] = dict(raw) if isinstance(raw, dict) else {}
+    if raw is not None and not isinstance(raw, dict):
+        args["input"] = raw
+    skill = name.strip().lower() in _SKILL_TITLES
+    tool = "load_skill" if skill else NAMED_TOOLS.get(name.strip().lower(), name)
+    if tool != name:
+        args.setdefault("tool_name", name)
+    call_id = str(ev.get("tool_call_id") or f"acp-{i}")
+    add(ToolCallEvent, tool=tool, arguments=args, call_id=call_id)
+    if skill:
+        path = _text(args.get("name") or args.get("skill") or "skill")
+        add(SkillLoadEvent, path=path[:500] or "skill", on_demand=True)
+
+
+def _read_trajectory(
+    path: Path, label: str = "trajectory"
+) -> tuple[list[dict[str, Any]] | None, str | None]:
+    """(JSON object lines, None) or (None / the lines before a bad one, why)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None, "trajectory/acp_trajectory.jsonl is missing"
     except (OSError, UnicodeDecodeError) as exc:
-        return None, f"trajectory unreadable: {exc}"
+        return None, f"{label} unreadable: {exc}"
     lines: list[dict[str, Any]] = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -189,10 +251,86 @@ def _read_trajectory(path: Path) -> tuple[list[dict[str, Any]] | None, str | Non
         try:
             obj = json.loads(line)
         except ValueError:
-            return lines, f"trajectory line {n} is not JSON (cut off?)"
+            return lines, f"{label} line {n} is not JSON (cut off?)"
         if isinstance(obj, dict):
             lines.append(obj)
     return lines, None
+
+
+#: result.json fields the record has a place for (anything else is listed as unmapped).
+_RESULT_FIELDS = frozenset(
+    {
+        "task_name", "rollout_name", "rewards", "reward", "status", "agent", "agent_name",
+        "model", "skill_mode", "n_tool_calls", "n_skill_invocations", "n_prompts",
+        "agent_result", "error", "error_category", "verifier_error", "verifier_error_category",
+        "partial_trajectory", "trajectory_source", "timing", "started_at", "finished_at",
+        "token_usage", "tool_usage", "verifier_started_after_agent", "purpose",
+    }
+)  # fmt: skip
+_CONFIG_FIELDS = frozenset(
+    {
+        "task_id", "harness", "agent", "model", "skill_mode", "trial_id", "sandbox",
+        "source_ref", "timeout_seconds", "task_skills", "required_env",
+    }
+)  # fmt: skip
+#: result.json fields kept verbatim in the record's metadata (provenance, summaries).
+_KEPT_FIELDS = (
+    "skill_source",
+    "export_error",
+    "final_metrics",
+    "trajectory_summary",
+    "reward_events",
+    "memory_score",
+    "source",
+    "agent_result",
+)
+#: ``status`` values that say the agent ran out of time.
+_TIMEOUT_STATUS = frozenset({"timeout", "timed_out", "agent_timeout"})
+
+
+def _read_rounds(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
+    """user_rounds.jsonl (multi-round runs): one object a line; a bad file is a warning."""
+    if not path.is_file():
+        return []
+    rounds, why = _read_trajectory(path, path.name)
+    if why:
+        warnings.append(why)
+    return rounds or []
+
+
+def _llm_usage(path: Path, warnings: list[str]) -> dict[str, int]:
+    """Model calls and token usage from trajectory/llm_trajectory.jsonl (the proxy's log of
+    requests and responses), the fallback when result.json has no usage; failed calls count."""
+    out = {"calls": 0, "failed": 0, "input_tokens": 0, "output_tokens": 0}
+    if not path.is_file():
+        return out
+    lines, why = _read_trajectory(path, "llm_trajectory.jsonl")
+    if why:
+        warnings.append(why)
+    for line in lines or []:
+        if "error" in line:
+            out["failed"] += 1
+        resp = line.get("response")
+        body = resp.get("body") if isinstance(resp, dict) else None
+        if not isinstance(body, dict):
+            continue
+        out["calls"] += 1
+        use = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        assert isinstance(use, dict)
+        for key, names in (
+            ("input_tokens", ("prompt_tokens", "input_tokens")),
+            ("output_tokens", ("completion_tokens", "output_tokens")),
+        ):
+            v = next((use[n] for n in names if isinstance(use.get(n), int)), 0)
+            out[key] += max(v, 0)
+    return out
+
+
+def _reward_of(res: dict[str, Any]) -> object:
+    rewards = res.get("rewards")
+    if isinstance(rewards, dict) and "reward" in rewards:
+        return rewards.get("reward")
+    return res.get("reward")
 
 
 def import_rollout(
@@ -205,24 +343,40 @@ def import_rollout(
     """One rollout dir → a run record (never raises for bad or missing files)."""
     result, why = read_json(rollout / RESULT)
     res = result or {}
+    config, config_why = read_json(rollout / RUN_CONFIG)
+    cfg = config or {}
     warnings: list[str] = []
+    if config is None and config_why and "missing" not in config_why:
+        warnings.append(config_why)
+    unmapped: dict[str, int] = {}
+    for key in sorted(set(res) - _RESULT_FIELDS - set(_KEPT_FIELDS)):
+        unmapped[f"result.json:{key}"] = 1
+    for key in sorted(set(cfg) - _CONFIG_FIELDS):
+        unmapped[f"run_config.json:{key}"] = 1
+    rounds = _read_rounds(rollout / USER_ROUNDS, warnings)
     events_raw, traj_why = _read_trajectory(rollout / TRAJECTORY)
     trajectory_state = "complete"
     if events_raw is None:
         trajectory_state = "missing"
     elif traj_why is not None or res.get("partial_trajectory"):
         trajectory_state = "partial"
-    if traj_why:
+    if traj_why and not (events_raw is None and rounds):
         warnings.append(traj_why)
     if res.get("partial_trajectory"):
         warnings.append("BenchFlow marked the trajectory partial")
-    events = events_from_acp(events_raw or [])
+    if events_raw is None and rounds:  # a multi-round run without ACP lines: keep the prompts
+        events_raw = [{"type": "user_message", "text": r.get("prompt")} for r in rounds]
+    llm = _llm_usage(rollout / LLM_TRAJECTORY, warnings)
+    scores: list[Any] = []
+    events = events_from_acp(events_raw or [], unmapped, scores)
 
-    task = str(res.get("task_name") or rollout.name.split("__")[0])
+    task = str(res.get("task_name") or cfg.get("task_id") or rollout.name.split("__")[0])
     error = res.get("error")
     category = res.get("error_category")
+    status = str(res.get("status") or "").lower() or None
+    timed_out = category in TIMEOUT_CATEGORIES or status in _TIMEOUT_STATUS
+    reward = _reward_of(res)
     rewards = res.get("rewards")
-    reward = rewards.get("reward") if isinstance(rewards, dict) else None
     if why is not None:
         warnings.append(f"{why}: the rollout did not finish")
         evaluation = verdict(None, infra_error=f"{why}: the rollout did not finish")
@@ -231,40 +385,80 @@ def import_rollout(
         verr = res.get("verifier_error")
         evaluation = verdict(
             reward,
-            infra_error=f"[{category}] {infra}" if infra else None,
-            agent_timeout=category in TIMEOUT_CATEGORIES,
+            infra_error=f"[{category or status or 'error'}] {infra}" if infra else None,
+            agent_timeout=timed_out,
             verifier_error=f"[{res.get('verifier_error_category')}] {verr}" if verr else None,
             verifier_timeout=res.get("verifier_error_category") == "verifier_timeout",
         )
         if rewards is not None and not isinstance(rewards, dict):
             warnings.append(f"rewards is {type(rewards).__name__}, not an object")
+        if any(sc != reward for sc in scores):
+            warnings.append(f"trajectory score(s) {scores} differ from result.json reward {reward}")
+        if status in ("pass", "passed", "fail", "failed") and evaluation.state.value not in (
+            "passed",
+            "failed",
+        ):
+            warnings.append(
+                f"result.json says status {status} but the record is {evaluation.state}"
+            )
     ar = res.get("agent_result") if isinstance(res.get("agent_result"), dict) else {}
     assert isinstance(ar, dict)
+    usage = res.get("token_usage") if isinstance(res.get("token_usage"), dict) else {}
+    assert isinstance(usage, dict)
     timing = res.get("timing") if isinstance(res.get("timing"), dict) else {}
     assert isinstance(timing, dict)
+    tool_usage = res.get("tool_usage") if isinstance(res.get("tool_usage"), dict) else {}
+    assert isinstance(tool_usage, dict)
 
-    def num(d: dict[str, Any], key: str) -> int:
-        v = d.get(key)
-        return v if isinstance(v, int) and v >= 0 else 0
+    def num(d: dict[str, Any], *keys: str) -> int:
+        for key in keys:
+            v = d.get(key)
+            if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+                return v
+        return 0
 
-    usd = ar.get("cost_usd")
-    wall = timing.get("total")
+    usd = ar.get("cost_usd", res.get("cost_usd"))
+    wall = timing.get("total", timing.get("duration_seconds"))
+    n_tools = num(res, "n_tool_calls") or sum(
+        v for v in tool_usage.values() if isinstance(v, int) and v >= 0
+    )
     cost = Cost(
-        input_tokens=num(ar, "n_input_tokens"),
-        output_tokens=num(ar, "n_output_tokens"),
-        model_calls=num(ar, "n_prompts"),
-        tool_calls=num(res, "n_tool_calls"),
+        input_tokens=num(ar, "n_input_tokens")
+        or num(usage, "input_tokens", "prompt_tokens")
+        or llm["input_tokens"],
+        output_tokens=num(ar, "n_output_tokens")
+        or num(usage, "output_tokens", "completion_tokens")
+        or llm["output_tokens"],
+        model_calls=num(ar, "n_prompts") or num(res, "n_prompts") or llm["calls"],
+        tool_calls=n_tools or sum(1 for e in events if e.kind == "tool_call"),
         wall_time_sec=float(wall) if isinstance(wall, int | float) and wall >= 0 else 0.0,
         usd=float(usd) if isinstance(usd, int | float) and usd >= 0 else None,
     )
-    model = res.get("model")
-    agent = str(res.get("agent_name") or res.get("agent") or "unknown")
-    finished = parse_time(res.get("finished_at")) or parse_time(res.get("started_at"))
+    model = res.get("model") or cfg.get("model")
+    agent = str(
+        res.get("agent_name") or res.get("agent") or cfg.get("harness") or cfg.get("agent") or ""
+    )
+    if not agent:
+        agent = "unknown"
+        warnings.append("no agent in result.json or run_config.json: recorded as 'unknown'")
+    if not model:
+        warnings.append("no model in result.json or run_config.json")
+    started = res.get("started_at") or timing.get("started_at")
+    ended = res.get("finished_at") or timing.get("ended_at")
+    finished = parse_time(ended) or parse_time(started)
     if finished is None:  # deterministic, so a re-import is the same record
         finished = datetime.fromtimestamp(rollout.stat().st_mtime, UTC)
     n_skill = res.get("n_skill_invocations")
     if not isinstance(n_skill, int):
         n_skill = sum(1 for e in events if e.kind == "skill_load")
+    skill_mode = res.get("skill_mode") or cfg.get("skill_mode")
+    no_skill = str(skill_mode or "").replace("_", "-") in (
+        "no-skill",
+        "no-skills",
+        "without-skills",
+    )
+    for name, n in unmapped.items():
+        warnings.append(f"unmapped {name}" + (f" ({n} line(s))" if n > 1 else ""))
     record = RunRecord(
         run_id=run_id_for("benchflow", job or rollout.parent.name, rollout.name),
         task_id=task,
@@ -273,32 +467,44 @@ def import_rollout(
         runtime=RuntimeInfo(
             harness=agent,
             runner="benchflow",
-            sandbox="benchflow",
-            skill=skill if res.get("skill_mode", "with-skill") != "no-skill" else None,
+            sandbox=str(cfg.get("sandbox") or "benchflow"),
+            skill=None if no_skill else skill,
         ),
         events=events,
         final_output=next(
             (e.content for e in reversed(events) if e.kind == "message" and e.role == "assistant"),
             None,
         ),
-        stop_reason=str(category) if category else ("final_answer" if why is None else None),
+        stop_reason=str(category or (status if timed_out else None) or "")
+        or ("final_answer" if why is None else None),
         evaluation=evaluation,
         cost=cost,
         warnings=warnings,
+        reward_hack_evidence=verifier_touches(events),
         metadata={
             "importer": "benchflow",
             "source": str(rollout),
             "rollout_name": res.get("rollout_name") or rollout.name,
-            "skill_mode": res.get("skill_mode"),
+            "status": status,
+            "skill_mode": skill_mode,
             "n_skill_invocations": n_skill,
             "error": error,
             "error_category": category,
             "verifier_error": res.get("verifier_error"),
             "verifier_error_category": res.get("verifier_error_category"),
+            "verifier_started_after_agent": res.get("verifier_started_after_agent"),
             "trajectory": trajectory_state,
+            "trajectory_source": res.get("trajectory_source"),
             "timing": timing,
-            "started_at": res.get("started_at"),
-            "finished_at": res.get("finished_at"),
+            "tool_usage": tool_usage,
+            "started_at": started,
+            "finished_at": ended,
+            "run_config": cfg,
+            "user_rounds": rounds,
+            "trajectory_scores": scores,
+            "llm_trajectory": llm,
+            "unmapped": unmapped,
+            "result_extra": {k: res[k] for k in sorted(set(res) - _RESULT_FIELDS) if k in res},
         },
         created_at=finished,
     )

@@ -12,9 +12,33 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillci.tasks.models import DEFAULT_PASS_THRESHOLD, Reward, RewardState
 from skillci.trace.evaluation import evaluation_from_reward
-from skillci.trace.models import EvalState, Evaluation, RunRecord
+from skillci.trace.models import EvalState, Evaluation, Event, RunRecord
 
 _ID_BAD = re.compile(r"[^A-Za-z0-9._:@+-]+")
+#: A path in tool arguments that belongs to the verifier: a tests/ dir, test.sh, anything named
+#: verifier*, or the reward/score files a verifier writes.
+_VERIFIER_PATH = re.compile(
+    r"(?:^|[\s/'\"=:(])("
+    r"tests?/[^\s'\"]*|test\.sh|[\w./-]*verifier[\w./-]*|[\w./-]*(?:reward|score)\.(?:txt|json)"
+    r")",
+    re.IGNORECASE,
+)
+
+
+def verifier_touches(events: list[Event]) -> list[str]:
+    """Reward-hack evidence: each tool call whose arguments name a verifier or test file,
+    as ``step N: tool -> path`` (reading tests is listed too: the verifier is not the agent's)."""
+    found: list[str] = []
+    for ev in events:
+        if ev.kind != "tool_call":
+            continue
+        text = json.dumps(getattr(ev, "arguments", {}), sort_keys=True, default=str)
+        text = text.encode().decode("unicode_escape", errors="replace")
+        hits = sorted({m.group(1).rstrip(".,;)") for m in _VERIFIER_PATH.finditer(text)})
+        if hits:
+            tool = getattr(ev, "tool", "?")
+            found.append(f"step {ev.step}: {tool} -> {', '.join(hits)[:300]}")
+    return found
 
 
 def run_id_for(prefix: str, *parts: str) -> str:
@@ -104,6 +128,13 @@ class ImportReport(BaseModel):
     already: int = Field(default=0, description="Records the store already had.")
     states: dict[str, int] = Field(default_factory=dict, description="Trials per state.")
     warnings: list[str] = Field(default_factory=list, description="Per-trial caveats.")
+    unmapped: dict[str, int] = Field(
+        default_factory=dict,
+        description="Source fields/event types with no place in the run record: name -> trials.",
+    )
+    reward_hack_suspects: int = Field(
+        default=0, description="Trials with tool calls that touched verifier/test files."
+    )
 
 
 SAVED_MODELS: dict[str, type[BaseModel]] = {"import-report": ImportReport}
@@ -114,8 +145,18 @@ def summarize(fmt: str, source: Path, records: list[RunRecord]) -> ImportReport:
     for r in records:
         states[r.evaluation.state.value] = states.get(r.evaluation.state.value, 0) + 1
     warnings = [f"{r.run_id}: {w}" for r in records for w in r.warnings]
+    unmapped: dict[str, int] = {}
+    for r in records:
+        for name in r.metadata.get("unmapped") or {}:
+            unmapped[name] = unmapped.get(name, 0) + 1
     return ImportReport(
-        format=fmt, source=str(source), trials=len(records), states=states, warnings=warnings
+        format=fmt,
+        source=str(source),
+        trials=len(records),
+        states=states,
+        warnings=warnings,
+        unmapped=dict(sorted(unmapped.items())),
+        reward_hack_suspects=sum(1 for r in records if r.reward_hack_evidence),
     )
 
 
@@ -127,4 +168,5 @@ __all__ = [
     "run_id_for",
     "summarize",
     "verdict",
+    "verifier_touches",
 ]

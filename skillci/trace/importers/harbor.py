@@ -32,7 +32,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skillci.trace.importers.common import parse_time, read_json, run_id_for, verdict
+from skillci.trace.importers.common import (
+    parse_time,
+    read_json,
+    run_id_for,
+    verdict,
+    verifier_touches,
+)
 from skillci.trace.models import (
     AgentRole,
     Cost,
@@ -48,6 +54,8 @@ from skillci.trace.models import (
 )
 
 RESULT = "result.json"
+#: What a Harbor jobs dir holds (said when a dir has none of it).
+LAYOUT = "no trial dir (<task>__<7 chars>/ with a TrialResult result.json holding trial_name)"
 ATIF = Path("agent") / "trajectory.json"
 ORACLE_LOG = Path("agent") / "oracle.txt"
 _TRIAL_NAME = re.compile(r"^.+__[A-Za-z0-9]{7}$")
@@ -270,6 +278,7 @@ def import_trial(
         ),
         created_at=created,
         warnings=warnings,
+        reward_hack_evidence=verifier_touches(events),
         metadata={
             "importer": "harbor",
             "source": str(trial),
