@@ -11,6 +11,7 @@ from skillci.cli.gate import progress_printer
 from skillci.cli.output import console, emit_json, to_jsonable
 from skillci.errors import ExitCode, InvalidInputError
 from skillci.flows.context import RepoContext
+from skillci.flows.gate import GateOptions
 
 app = typer.Typer(add_completion=False)
 
@@ -18,7 +19,7 @@ app = typer.Typer(add_completion=False)
 @app.command("review")
 def review_cmd(
     pr: int | None = typer.Option(
-        None, "--pr", help="Pull request number (with --from-report: default from the event)."
+        None, "--pr", help="Pull request number (with --from-shards: default from the event)."
     ),
     repeat: int = typer.Option(3, "--repeat", min=1, help="Repeats per task (max rounds)."),
     model: str = typer.Option("sim/student", "--model", help="Student route."),
@@ -36,10 +37,17 @@ def review_cmd(
     forge: Forge | None = typer.Option(
         None, "--forge", help="Default: $SKILLCI_FORGE, else detected."
     ),
+    from_shards: Path | None = typer.Option(
+        None,
+        "--from-shards",
+        help="Recompute the verdict from a CI run's shard directories (eval-*/ under this "
+        "one) and post it, instead of running the gate (skill-report.yml).",
+    ),
     from_report: Path | None = typer.Option(
         None,
         "--from-report",
-        help="Post this GateReport JSON (untrusted CI artifact) instead of running the gate.",
+        help="Refused: a report file alone proves nothing (use --from-shards).",
+        hidden=True,
     ),
     out: Path | None = typer.Option(None, "--out", help="Also write the GateReport JSON here."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Run the gate; post nothing."),
@@ -49,7 +57,23 @@ def review_cmd(
     from skillci.flows.review import review
 
     if from_report is not None:
-        return _post_report(repo, forge, from_report, pr, dry_run, json_out)
+        raise InvalidInputError(
+            f"--from-report {from_report}: a gate report file cannot be verified, so it "
+            "sets no status",
+            hint="post from the run's records: skillci review --from-shards DIR "
+            "(docs/github.md, 'What to trust')",
+        )
+    if from_shards is not None:
+        expected = GateOptions(
+            skill="",
+            base="",
+            head="",
+            suites=tuple(s.strip() for s in suites.split(",") if s.strip()),
+            repeat=repeat,
+            student=model,
+            teacher=teacher,
+        )
+        return _post_verified(repo, forge, from_shards, expected, pr, dry_run, json_out)
     if pr is None:
         raise InvalidInputError("--pr is required", hint="e.g. skillci review --pr 3")
     ctx = RepoContext.open(repo, forge=forge)
@@ -79,15 +103,23 @@ def review_cmd(
     return int(ExitCode.OK if report.accepted else ExitCode.REJECTED)
 
 
-def _post_report(
-    repo: Path, forge: str | None, path: Path, pr: int | None, dry_run: bool, json_out: bool
+def _post_verified(
+    repo: Path,
+    forge: Forge | None,
+    root: Path,
+    expected: GateOptions,
+    pr: int | None,
+    dry_run: bool,
+    json_out: bool,
 ) -> int:
-    """``review --from-report``: comment + status from a report made in another job."""
-    from skillci.flows.review_post import post_report
+    """``review --from-shards``: comment + status recomputed from another job's records."""
+    from skillci.flows.review_post import post_verified
     from skillci.forge.actions import add_summary, read_event
 
     ctx = RepoContext.open(repo, dry_run=dry_run, forge=forge)
-    posted = post_report(ctx, path, number=pr, event=None if pr is not None else read_event())
+    posted = post_verified(
+        ctx, root, expected=expected, number=pr, event=None if pr is not None else read_event()
+    )
     line = f"PR #{posted.pr} ({posted.head_sha[:12]}): skillci/gate {posted.state} — {posted.description}"
     add_summary(line)
     if json_out:

@@ -356,6 +356,7 @@ class _Replay:
         self.ctx = ctx
         self.trials = trials
         self.used: set[str] = set()
+        self.owner: dict[str, str] = {}  # run id -> the trial key it was given for
         self.ran = 0
         self.cached = 0
         self.model_calls = 0
@@ -394,8 +395,33 @@ class _Replay:
                 )
             self.used.add(key)
             if t.run_id:
-                records.append(self.ctx.store.get(t.run_id))
+                rec = self.ctx.store.get(t.run_id)
+                _check_record(rec, spec, key, self.owner.setdefault(t.run_id, key))
+                records.append(rec)
         return records
+
+
+def _check_record(rec: RunRecord, spec: TrialSpec, key: str, owner: str) -> None:
+    """A shard's record must be the trial the merge asks for: shard files are data from
+    another job, and a record of another task, role or skill package (or one record given
+    for two trials) would decide the wrong trial (docs/design/170-gate-status-trust.md)."""
+    skill = rec.runtime.skill.content_hash if rec.runtime.skill else None
+    wrong = [
+        what
+        for what, ok in (
+            ("task", rec.task_id == spec.task.id),
+            ("role", rec.agent_role.value == spec.agent.role),
+            ("skill package", skill == spec.skill_package_hash),
+            ("one trial per record", owner == key),
+        )
+        if not ok
+    ]
+    if wrong:
+        raise InvalidInputError(
+            f"run record {rec.run_id} is not trial {spec.task.id} #{spec.repeat_index} "
+            f"({', '.join(wrong)} differ)",
+            hint="merge the shards of one untampered gate run",
+        )
 
 
 def read_shard(path: Path) -> ShardResult:

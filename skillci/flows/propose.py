@@ -27,6 +27,7 @@ from skillci.errors import InvalidInputError
 from skillci.flows.context import RepoContext
 from skillci.flows.proposal_store import PROPOSAL_BLOB
 from skillci.forge.base import PRState, PullRequest
+from skillci.gate.mdsafe import md_code, md_fence, md_text
 from skillci.patch.apply import apply
 from skillci.patch.diff import render_diff
 from skillci.runners.base import builtin_agent, plan
@@ -141,13 +142,14 @@ def combined_patch_id(proposal: Proposal) -> str:
 def _diagnosis_text(d: Diagnosis) -> str:
     sb, tb, pc = d.student_behavior, d.teacher_behavior, d.proposed_skill_change
     lines = [
-        f"- **Failure class:** `{d.failure_class.value}` (confidence {d.confidence:.2f}, skill-compilable: {d.skill_compilable})",
-        f"- **Student:** last action `{sb.last_action}`; missing `{sb.missing_action}`; assumed `{sb.incorrect_assumption}`",
-        f"- **Teacher:** {', '.join(f'`{a}`' for a in tb.relevant_actions) or '-'}",
+        f"- **Failure class:** {md_code(d.failure_class.value)} (confidence {d.confidence:.2f}, skill-compilable: {d.skill_compilable})",
+        f"- **Student:** last action {md_code(sb.last_action)}; missing {md_code(sb.missing_action)}; assumed {md_code(sb.incorrect_assumption)}",
+        f"- **Teacher:** {', '.join(md_code(a) for a in tb.relevant_actions) or '-'}",
     ]
     if pc is not None:
         lines.append(
-            f"- **Change:** `{pc.operation}` on `{pc.target_rule_id}` — {pc.required_behavior}"
+            f"- **Change:** {md_code(pc.operation)} on {md_code(pc.target_rule_id)} — "
+            f"{md_text(pc.required_behavior, limit=2000)}"
         )
     return "\n".join(lines)
 
@@ -156,7 +158,11 @@ def pr_body(
     proposal: Proposal, before_pkg: SkillPackage, candidate: SkillPackage, patch_id: str
 ) -> str:
     d = proposal.diagnosis
-    parts = [PATCH_MARKER.format(patch_id), f"## skillci proposal for `{proposal.task_id}`", ""]
+    parts = [
+        PATCH_MARKER.format(patch_id),
+        f"## skillci proposal for {md_code(proposal.task_id)}",
+        "",
+    ]
     if d is not None:
         parts += [
             "### Diagnosis",
@@ -165,9 +171,7 @@ def pr_body(
             "",
             "<details><summary>Diagnosis JSON</summary>",
             "",
-            "```json",
-            d.model_dump_json(indent=2),
-            "```",
+            *md_fence(d.model_dump_json(indent=2), "json"),
             "",
             "</details>",
             "",
@@ -176,32 +180,33 @@ def pr_body(
     parts += ["### Same instance", ""]
     if b is not None:
         parts.append(
-            f"- before: {b.passed}/{b.total} passed (runs {', '.join(f'`{x}`' for x in b.run_ids)})"
+            f"- before: {b.passed}/{b.total} passed (runs {', '.join(md_code(x) for x in b.run_ids)})"
         )
     if a is not None:
         parts.append(
-            f"- after: {a.passed}/{a.total} passed (runs {', '.join(f'`{x}`' for x in a.run_ids)})"
+            f"- after: {a.passed}/{a.total} passed (runs {', '.join(md_code(x) for x in a.run_ids)})"
         )
     if proposal.teacher_run_id:
-        parts.append(f"- teacher: `{proposal.teacher_run_id}`")
+        parts.append(f"- teacher: {md_code(proposal.teacher_run_id)}")
     parts += ["", "### Patch", ""]
     for p in proposal.patches:
         parts += [
-            f"`{p.pid}` — {p.rationale}",
+            f"{md_code(p.pid)} — {md_text(p.rationale, limit=2000)}",
             "",
-            "```yaml",
-            yaml.safe_dump(
-                p.model_dump(mode="json", exclude_none=True), sort_keys=False, allow_unicode=True
-            ).rstrip(),
-            "```",
+            *md_fence(
+                yaml.safe_dump(
+                    p.model_dump(mode="json", exclude_none=True),
+                    sort_keys=False,
+                    allow_unicode=True,
+                ).rstrip(),
+                "yaml",
+            ),
             "",
         ]
     parts += [
         "<details><summary>Diff</summary>",
         "",
-        "```diff",
-        render_diff(before_pkg, candidate).rstrip(),
-        "```",
+        *md_fence(render_diff(before_pkg, candidate).rstrip(), "diff"),
         "",
         "</details>",
         "",
@@ -212,7 +217,7 @@ def pr_body(
             continue
         lim = r.check.limits
         parts.append(
-            f"- round {r.index}: limits {'ok' if lim and lim.ok else 'violated'}; guard `{r.check.guard_verdict}`"
+            f"- round {r.index}: limits {'ok' if lim and lim.ok else 'violated'}; guard {md_code(r.check.guard_verdict)}"
             + (
                 f"; {len(r.check.guard.findings)} finding(s)"
                 if r.check.guard and r.check.guard.findings

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from skillci.gate.mdsafe import md_fence
 from skillci.gate.metrics import GateMetrics
 from skillci.gate.verdict import GateReport, all_changes
 from skillci.patch.version import ChangeList
@@ -131,7 +132,8 @@ def prepend(text: str | None, skill: str, version: str, body: str, footer: str =
         text += "\n"
     lines = text.splitlines(keepends=True)
     at = _preamble_end(lines)
-    section = [f"## {version}\n", "\n", "```text\n", body, "```\n"]
+    # a fence nothing in the entry can close (rule ids and details come from the patch)
+    section = [f"## {version}\n", "\n", *(ln + "\n" for ln in md_fence(body.rstrip("\n"), "text"))]
     if footer:
         section += ["\n", footer.rstrip("\n") + "\n"]
     section.append("\n")

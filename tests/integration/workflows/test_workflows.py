@@ -89,6 +89,7 @@ def report(m: Machine, fake: FakeGitHub, pr_run: WorkflowRun, number: int) -> Jo
         "action": "completed",
         "workflow_run": {
             "id": pr_run.run_id,
+            "path": ".github/workflows/skill-pr.yml",
             "event": "pull_request",
             "conclusion": pr_run.jobs["merge"].result,
             "head_sha": head,
@@ -125,7 +126,7 @@ def test_propose_review_release_through_the_workflows(github: tuple[FakeGitHub, 
     plan = pr_run.jobs["plan"]
     matrix = json.loads(plan.outputs["matrix"])
     assert [e["shard"] for e in matrix["include"]] == ["0/3", "1/3", "2/3"]
-    assert plan.outputs["skill"] == "repo-debugger"
+    assert plan.outputs["skill"] == "skills/repo-debugger"  # the skill folder
     merge = ok(pr_run.jobs["merge"])
     art = WorkflowRun.artifacts_of(m, pr_run.run_id)
     assert sorted(p.name for p in art.iterdir()) == [

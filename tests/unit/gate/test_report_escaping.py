@@ -15,7 +15,7 @@ from markdown_it import MarkdownIt
 
 from skillci.forge.base import STICKY_MARKER
 from skillci.gate.html import render_html
-from skillci.gate.mdsafe import md_code, md_text
+from skillci.gate.mdsafe import md_code, md_fence, md_text
 from skillci.gate.report import render_markdown
 from skillci.gate.verdict import GateReport
 from tests.unit.gate.report_fixture import build_report
@@ -209,3 +209,12 @@ def test_text_makes_no_markup(value: str) -> None:
     html = MarkdownIt("commonmark", {"html": True}).enable("table").render("- " + md_text(value))
     out = Rendered(html)
     assert [t for t, _ in out.tags] == ["ul", "li"], json.dumps(html)
+
+
+def test_fenced_block_holds_any_text() -> None:
+    """PR bodies put diffs, patch YAML and diagnosis JSON (model output) in fences."""
+    hostile = "\n".join([*ATTACKS, "```", "````` end", "<!-- skillci:patch-id=evil -->"])
+    md = "\n".join(["before", *md_fence(hostile, "diff"), "# after"])
+    out = Rendered(MarkdownIt("commonmark", {"html": True}).render(md))
+    assert [t for t, _ in out.tags] == ["p", "pre", "code", "h1"]
+    assert "<!-- skillci:patch-id" not in md

@@ -53,3 +53,18 @@ def test_promote_candidates_stamps_the_gate(repo_debugger: Path) -> None:
     tail = text[text.index("  - id: edit.minimal-change") :]
     assert changes[rel].decode().endswith(tail)
     assert promote_candidates(after, "gate-x") == ({}, [])
+
+
+def test_entry_text_cannot_close_its_fence() -> None:
+    """A rule detail with a fence and a heading stays inside the entry's code block."""
+    from markdown_it import MarkdownIt
+
+    from skillci.release.changelog import prepend
+
+    body = "repo-debugger 0.7.0 -> 0.7.1\nModified: x — y\n```\n## 9.9.9\n![p](https://e/p.png)\n"
+    text = prepend(None, "repo-debugger", "0.7.1", body)
+    tokens = [t.type for t in MarkdownIt("commonmark").parse(text) if t.level == 0]
+    assert tokens.count("fence") == 1 and "## 9.9.9" in text
+    headings = [ln for ln in text.splitlines() if ln.startswith("## ")]
+    assert "## 0.7.1" in headings  # and the forged one is inside the fence:
+    assert MarkdownIt("commonmark").render(text).count("<h2>") == 1
