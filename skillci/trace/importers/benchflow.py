@@ -260,7 +260,7 @@ def _read_trajectory(
 #: result.json fields the record has a place for (anything else is listed as unmapped).
 _RESULT_FIELDS = frozenset(
     {
-        "task_name", "rollout_name", "rewards", "reward", "status", "agent", "agent_name",
+        "task_name", "rollout_name", "trial_name", "rewards", "reward", "status", "agent", "agent_name",
         "model", "skill_mode", "n_tool_calls", "n_skill_invocations", "n_prompts",
         "agent_result", "error", "error_category", "verifier_error", "verifier_error_category",
         "partial_trajectory", "trajectory_source", "timing", "started_at", "finished_at",
@@ -484,7 +484,7 @@ def import_rollout(
         metadata={
             "importer": "benchflow",
             "source": str(rollout),
-            "rollout_name": res.get("rollout_name") or rollout.name,
+            "rollout_name": res.get("rollout_name") or res.get("trial_name") or rollout.name,
             "status": status,
             "skill_mode": skill_mode,
             "n_skill_invocations": n_skill,

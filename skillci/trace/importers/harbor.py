@@ -74,8 +74,14 @@ SKILL_TOOLS = frozenset({"skill", "load_skill", "invoke_skill", "activate_skill"
 _OUTPUT_CAP = 12000
 
 
+#: TrialResult fields besides trial_name (BenchFlow before 0.4 also wrote a trial_name).
+_TRIAL_FIELDS = frozenset(
+    {"trial_uri", "agent_info", "verifier_result", "exception_info", "task_checksum", "config"}
+)
+
+
 def _is_trial_result(data: dict[str, Any] | None) -> bool:
-    return data is not None and "trial_name" in data
+    return data is not None and "trial_name" in data and bool(_TRIAL_FIELDS & set(data))
 
 
 def find_trials(root: Path) -> list[Path]:

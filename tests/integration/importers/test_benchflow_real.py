@@ -32,7 +32,7 @@ def test_the_corpus_is_what_sources_yaml_lists() -> None:
         str(p.relative_to(REAL)) for p in REAL.rglob("*") if p.is_file() and p.parent != REAL
     }
     assert listed == on_disk
-    assert len(real_dirs()) == 7
+    assert len(real_dirs()) == 8
 
 
 def test_every_real_dir_with_a_reward_gets_its_verdict() -> None:
@@ -46,6 +46,7 @@ def test_every_real_dir_with_a_reward_gets_its_verdict() -> None:
         "no-skill-benign-marker": EvalState.failed,
         "infra-timeout-missing-usage": EvalState.infra_error,
         "user_dogfood_results": EvalState.failed,
+        "user_dogfood_results-pre-v0.4": EvalState.failed,
     }
     assert records["clean-pass"].evaluation.reward == 1.0
     assert (
@@ -81,6 +82,13 @@ def test_token_usage_run_config_and_timing_are_read() -> None:
     assert rec.task_id == "example-clean-pass"
     assert rec.metadata["run_config"]["task_skills"] == ["data-cleaning"]
     assert rec.created_at.isoformat() == "2026-06-01T00:07:00+00:00"
+
+
+def test_pre_v04_trial_name_is_the_rollout_name() -> None:
+    old = import_rollout(REAL / "user_dogfood_results-pre-v0.4", job="real")
+    new = import_rollout(REAL / "user_dogfood_results", job="real")
+    assert old.metadata["rollout_name"] == new.metadata["rollout_name"] == "regex-log__bab1cbf6"
+    assert old.metadata["unmapped"] == {} and old.evaluation == new.evaluation
 
 
 def test_skill_mode_no_skills_records_no_skill() -> None:
@@ -145,10 +153,10 @@ def test_unknown_result_fields_are_warned_and_kept(tmp_path: Path) -> None:
 def test_cli_counts_unmapped_and_suspects(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["trace", "import", str(REAL), "--dry-run", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["trials"] == 7 == len(find_rollouts(REAL))
+    assert report["trials"] == 8 == len(find_rollouts(REAL))
     assert report["reward_hack_suspects"] == 1
     assert report["unmapped"] == {}
-    assert report["states"] == {"passed": 3, "failed": 3, "infra_error": 1}
+    assert report["states"] == {"passed": 3, "failed": 4, "infra_error": 1}
 
 
 def test_a_dir_with_nothing_to_import_is_exit_2(
