@@ -191,16 +191,29 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             services.need(service)
 
 
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "skillci-test",
+    "GIT_AUTHOR_EMAIL": "test@skillci.invalid",
+    "GIT_COMMITTER_NAME": "skillci-test",
+    "GIT_COMMITTER_EMAIL": "test@skillci.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _git_identity_session() -> Iterator[None]:
+    """The pinned identity for module- and session-scoped fixtures too: they run before the
+    function-scoped fixture below, and a fresh HOME has no git identity (CI's fresh clone)."""
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in GIT_IDENTITY.items():
+            mp.setenv(k, v)
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
     """Real git in tests, with a pinned identity and no user config."""
-    for k, v in {
-        "GIT_AUTHOR_NAME": "skillci-test",
-        "GIT_AUTHOR_EMAIL": "test@skillci.invalid",
-        "GIT_COMMITTER_NAME": "skillci-test",
-        "GIT_COMMITTER_EMAIL": "test@skillci.invalid",
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }.items():
+    for k, v in GIT_IDENTITY.items():
         monkeypatch.setenv(k, v)
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
