@@ -17,9 +17,10 @@ prints, over the skills that import:
   spans (text, whitespace runs as one space) over every markdown file unchanged, N/N;
 - sentences rewritten, phrases flagged for a person, sections rolled back by the guard.
 
-``--sample FILE`` writes 20 rewritten sentences (before / after) from the test-only split,
-spread over its skills, for a reader to judge. The dev split is the one tuned on; the
-test-only figures are the claim.
+``--sample FILE`` writes 20 rewritten sentences (before / after) for a reader to judge: every
+one the test-only split yields first, spread over its skills, then (with ``--split all``) as
+many from the dev split as it takes to reach 20, each labelled with its split. The dev split
+is the one tuned on; the test-only figures are the claim.
 """
 
 from __future__ import annotations
@@ -172,7 +173,7 @@ def sample(results: list[SkillResult], k: int = 20) -> list[tuple[str, str, str,
 
 def write_sample(
     path: Path,
-    rows: list[tuple[str, str, str, str]],
+    rows: list[tuple[str, str, str, str, str]],
     figures: dict[str, Any],
     flags: list[tuple[str, str]],
 ) -> None:
@@ -184,24 +185,27 @@ def write_sample(
         "corpus (tests/fixtures/real-skills, never tuned on): every vague-phrase rewrite "
         f"({figures['vague_sentences_rewritten']}), then paragraphs made numbered steps "
         f"(of {figures['paragraphs_to_steps']}), round-robin over the skills, {len(rows)} in "
-        f"all. {figures['phrases_flagged']} vague phrases were left for a person instead "
-        "(their replacement would change the condition, or they sit in bold/link text).",
+        f"all from that split. {figures['phrases_flagged']} vague phrases were left for a "
+        "person instead (their replacement would change the condition, or they sit in "
+        "bold/link text).",
         "",
         "Judge each pair: does the *after* say what the *before* said, only more concretely?",
         "",
     ]
-    if len(rows) < 20:
+    n_test = sum(1 for r in rows if r[0] == "test")
+    if n_test < len(rows):
         lines += [
-            f"The test-only split yields {len(rows)} rewrites, fewer than the 20 this sample "
-            "was meant to hold: vague phrases from the curated table are rare in these skills' "
-            "instruction sentences, most that occur are conditions (flagged, not rewritten), "
-            "and only paragraphs of two or more instructions (no question) become steps.",
+            f"The test-only split yields {n_test} rewrites: vague phrases from the curated "
+            "table are rare in these skills' instruction sentences, most that occur are "
+            "conditions (flagged, not rewritten), and only paragraphs of two or more "
+            "instructions (no question) become steps. The other "
+            f"{len(rows) - n_test} come from the dev split (tuned on), labelled so.",
             "",
         ]
-    for i, (sid, kind, before, after) in enumerate(rows, 1):
+    for i, (split, sid, kind, before, after) in enumerate(rows, 1):
         what = "vague phrase" if kind == "vague" else "numbered steps"
         lines += [
-            f"## {i}. `{sid}` ({what})",
+            f"## {i}. `{sid}` ({what}; {'test-only' if split == 'test' else 'dev'} split)",
             "",
             "Before:",
             "",
@@ -229,8 +233,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     splits = ["dev", "test"] if args.split == "all" else [args.split]
     doc: dict[str, Any] = {}
+    by_split: dict[str, list[SkillResult]] = {}
     for split in splits:
         results = [measure(e) for e in sources(split)]
+        by_split[split] = results
         figures = summary(results)
         doc[split] = figures
         if args.verbose:
@@ -239,9 +245,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(
                     f"  {split} {r.id}: rewritten={len(r.rewritten)} flags={len(r.flags)} {bad[:4]}"
                 )
-        if split == "test" and args.sample is not None:
-            flags = [(r.id, f) for r in sorted(results, key=lambda r: r.id) for f in r.flags]
-            write_sample(args.sample, sample(results), figures, flags)
+    if "test" in by_split and args.sample is not None:
+        test = by_split["test"]
+        rows = [("test", *row) for row in sample(test)]
+        rows += [("dev", *row) for row in sample(by_split.get("dev", []), 20 - len(rows))]
+        flags = [(r.id, f) for r in sorted(test, key=lambda r: r.id) for f in r.flags]
+        write_sample(args.sample, rows, doc["test"], flags)
     if args.json:
         print(json.dumps(doc, indent=1))
         return 0
