@@ -177,6 +177,7 @@ def write_sample(
     figures: dict[str, Any],
     flags: list[tuple[str, str]],
 ) -> None:
+    n_test = sum(1 for r in rows if r[0] == "test")
     lines = [
         "# Static compile: rewritten sentences, before and after",
         "",
@@ -184,7 +185,7 @@ def write_sample(
         "docs/static-compile-sample.md` from the **test-only** split of the real-skills "
         "corpus (tests/fixtures/real-skills, never tuned on): every vague-phrase rewrite "
         f"({figures['vague_sentences_rewritten']}), then paragraphs made numbered steps "
-        f"(of {figures['paragraphs_to_steps']}), round-robin over the skills, {len(rows)} in "
+        f"(of {figures['paragraphs_to_steps']}), round-robin over the skills, {n_test} in "
         f"all from that split. {figures['phrases_flagged']} vague phrases were left for a "
         "person instead (their replacement would change the condition, or they sit in "
         "bold/link text).",
@@ -192,7 +193,6 @@ def write_sample(
         "Judge each pair: does the *after* say what the *before* said, only more concretely?",
         "",
     ]
-    n_test = sum(1 for r in rows if r[0] == "test")
     if n_test < len(rows):
         lines += [
             f"The test-only split yields {n_test} rewrites: vague phrases from the curated "
