@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from skillci.cli.plain_table import Column
 from skillci.trace.enums import AgentRole
 from skillci.trace.index import RunRow, default_home, read_runs
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, design 260)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: ``--option`` -> keyword of :func:`list_runs` (the options of ``trace ls`` but ``--json``).
 LIGHT_OPTIONS = {
