@@ -79,6 +79,8 @@ def main() -> int:
     py = sys.executable
     work = Path(tempfile.mkdtemp(prefix="skillci-startup-"))
     env = {**os.environ, "SKILLCI_HOME": str(work / "home"), "COLUMNS": "80"}
+    # As installed (pip compiles .pyc files): the warm-up runs write them if missing.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     full = work / "full"
     _store_with_runs(full, 50)
     cmds = {
