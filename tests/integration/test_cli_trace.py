@@ -238,3 +238,50 @@ def test_ls_text_the_plain_renderer_declines_is_printed_by_rich(
     render_runs_rich(root, rows)
     assert out == capsys.readouterr().out
     assert "3 run(s)" in out
+
+
+def _in_a_terminal(code: str, columns: int) -> bytes:
+    """What ``python -c code`` writes to a pseudo-terminal ``columns`` wide (no COLUMNS)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    drop = ("COLUMNS", "LINES", "FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE")
+    env = {k: v for k, v in os.environ.items() if k not in drop} | {"TERM": "xterm-256color"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=follower, stdout=follower, stderr=follower, env=env
+    )
+    os.close(follower)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    assert proc.wait(timeout=60) == 0, out
+    os.close(leader)
+    return out
+
+
+@pytest.mark.parametrize("columns", [60, 100])
+def test_ls_in_a_real_terminal_plain_and_rich_print_the_same_bytes(
+    unicode_home: Path, columns: int
+) -> None:
+    light = _in_a_terminal(
+        "import sys; from skillci.cli.main import main; sys.exit(main(['trace', 'ls']))",
+        columns,
+    )
+    rich = _in_a_terminal(
+        "from skillci.cli.trace_ls import list_runs, render_runs_rich; "
+        "render_runs_rich(*list_runs(None, limit=50))",
+        columns,
+    )
+    assert light == rich
+    assert b"\x1b[32mpassed\x1b[0m" in light  # coloured: it is a terminal
+    assert f"not shown at {columns} columns".encode() in light  # the terminal's width
