@@ -22,10 +22,22 @@ def bench_cmd(
         Path | None,
         typer.Option("--skill", help="The original skill (default: skills/repo-debugger)."),
     ] = None,
+    train_suite: Annotated[
+        str,
+        typer.Option(
+            "--train-suite",
+            help="Suite the generated baselines learn from (never the --suite reported on).",
+        ),
+    ] = "discovery",
     student: Annotated[str, typer.Option("--student", help="Student route.")] = "sim/student",
     teacher: Annotated[str, typer.Option("--teacher", help="Teacher route.")] = "sim/teacher",
     repeat: Annotated[int, typer.Option("--repeat", min=1, help="Trials per task.")] = 1,
     parallel: Annotated[int, typer.Option("--parallel", min=1, help="Trials at once.")] = 1,
+    opt_iterations: Annotated[
+        int,
+        typer.Option("--opt-iterations", min=0, help="Mutations the prompt-opt baseline tries."),
+    ] = 3,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of prompt-opt's mutations.")] = 0,
     repo: Annotated[Path, typer.Option("--repo", help="Repository root.")] = Path("."),
     home: Annotated[
         Path | None, typer.Option("--home", help="State dir (default: <repo>/.skillci).")
@@ -36,8 +48,9 @@ def bench_cmd(
     """Baselines and ablations: success, GCR, regression, tokens, cost, with intervals.
 
     Runs the student without a skill, with the original skill, and the teacher (sim routes
-    by default, any route on request); arms not implemented are listed as such
-    (docs/bench.md, docs/design/226-bench.md).
+    by default, any route on request), and with the skills the baseline generators write
+    from --train-suite; arms not implemented are listed as such (docs/bench.md,
+    docs/design/226-bench.md, 245-bench-baselines.md).
     """
     from skillci.cli.tables import Column, fit_table, print_table
     from skillci.flows.bench import BenchOptions, run_bench
@@ -50,10 +63,13 @@ def bench_cmd(
         home=(home or default_home(root)).resolve(),
         skill=(skill or root / "skills" / "repo-debugger").resolve(),
         suite=suite,
+        train_suite=train_suite,
         student=student,
         teacher=teacher,
         repeat=repeat,
         parallel=parallel,
+        opt_iterations=opt_iterations,
+        seed=seed,
     )
     rows = run_bench(opts)
     if json_out:
@@ -81,7 +97,7 @@ def bench_cmd(
                 fmt(r.usd, digits=4),
             ]
             if r.status == "real"
-            else [escape(f"{r.kind[0]} {r.arm}"), "not implemented", "", "", "", ""]
+            else [escape(f"{r.kind[0]} {r.arm}"), r.status.replace("_", " "), "", "", "", ""]
             for r in rows
         ],
         title=f"bench on suite {suite} ({student} / {teacher}, {repeat} repeat(s))",
@@ -90,4 +106,6 @@ def bench_cmd(
     for r in rows:
         if r.status != "real":
             console.print(f"{escape(r.arm)}: {escape(r.reason)}")
+        for note in r.notes:
+            console.print(f"{escape(r.arm)}: {escape(note)}")
     return 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from skillci.errors import UsageError
 from skillci.gate.bench import BenchRow, Kind, measured_row
 from skillci.gate.metrics import TrialOutcome
 from skillci.runners.outcome import EvalResult
@@ -25,25 +26,27 @@ ARMS: tuple[tuple[str, Kind, str, str | None], ...] = (
         "teacher-only",
         "baseline",
         "student with a skill the teacher writes in one shot",
-        "no one-shot skill writer exists (the sim teacher acts; it does not write skills)",
+        None,
     ),
     (
         "prompt-opt",
         "baseline",
         "student with a generically prompt-optimised skill",
-        "no generic prompt optimiser is wired in",
+        None,
     ),
     (
         "trajectory-only",
         "baseline",
         "student with a skill summarising the teacher's successful trajectories",
-        "no trajectory summariser exists",
+        None,
     ),
     (
         "manual",
         "baseline",
         "student with a skill a person improved by hand",
-        "no hand-improved variant of the bundled skill is kept",
+        "no person ever improved the bundled skill: every commit touching "
+        "skills/repo-debugger (e08ab5e, 6aba19e, cb2792c, c6f9fe0) came from a coding "
+        "session, and the human-written skills in tests/fixtures/real-skills are other skills",
     ),
     (
         "skillci",
@@ -109,10 +112,17 @@ class BenchOptions:
     home: Path
     skill: Path
     suite: str = "validation"
+    train_suite: str = "discovery"
+    """What the generated baselines (teacher-only, trajectory-only, prompt-opt) learn
+    from; never the suite the bench reports on."""
     student: str = "sim/student"
     teacher: str = "sim/teacher"
     repeat: int = 1
     parallel: int = 1
+    opt_iterations: int = 3
+    """Mutations the prompt-opt baseline tries (each costs one training-suite eval)."""
+    seed: int = 0
+    """Seed of the prompt-opt baseline's mutation choices."""
 
 
 def outcomes(result: EvalResult) -> list[TrialOutcome]:
@@ -152,18 +162,36 @@ def _run(opts: BenchOptions, *, skill: Path | None, teacher: bool) -> list[Trial
 
 def run_bench(opts: BenchOptions) -> list[BenchRow]:
     """Every arm's row, in the seed's order (baselines, then ablations)."""
+    from skillci.flows.bench_baselines import GENERATORS
+
+    if opts.train_suite == opts.suite:
+        raise UsageError(
+            f"--train-suite {opts.train_suite} is the bench suite: generated baselines would "
+            "be tuned on what they are measured on",
+            hint="pick another suite for --train-suite (default: discovery)",
+        )
     refs = {
         "no-skill": _run(opts, skill=None, teacher=False),
         "original": _run(opts, skill=opts.skill, teacher=False),
         "teacher": _run(opts, skill=None, teacher=True),
     }
     rows = []
+    notes: dict[str, tuple[str, ...]] = {}
     for arm, kind, title, missing in ARMS:
         if missing is not None:
             rows.append(
                 BenchRow(arm=arm, kind=kind, title=title, status="not_implemented", reason=missing)
             )
             continue
+        if arm in GENERATORS:
+            gen = GENERATORS[arm](opts)
+            if gen.skill is None:
+                rows.append(
+                    BenchRow(arm=arm, kind=kind, title=title, status="failed", reason=gen.reason)
+                )
+                continue
+            refs[arm] = _run(opts, skill=gen.skill, teacher=False)
+            notes[arm] = gen.notes
         rows.append(
             measured_row(
                 arm=arm,
@@ -173,7 +201,7 @@ def run_bench(opts: BenchOptions) -> list[BenchRow]:
                 no_skill=refs["no-skill"],
                 teacher=refs["teacher"],
                 original=refs["original"],
-            )
+            ).model_copy(update={"notes": list(notes.get(arm, ()))})
         )
     return rows
 

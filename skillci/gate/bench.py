@@ -19,7 +19,7 @@ from skillci.gate.metrics import TrialOutcome, compute_metrics
 from skillci.gate.stats import Interval, clustered_se, z_value
 
 Kind = Literal["baseline", "ablation"]
-Status = Literal["real", "not_implemented"]
+Status = Literal["real", "not_implemented", "failed"]
 
 
 class _Frozen(BaseModel):
@@ -39,7 +39,10 @@ class BenchRow(_Frozen):
     arm: str = Field(description="Arm id, e.g. no-skill.")
     kind: Kind = Field(description="baseline or ablation.")
     title: str = Field(description="What the arm is, one line.")
-    status: Status = Field(description="real: measured now; not_implemented: see reason.")
+    status: Status = Field(
+        description="real: measured now; not_implemented or failed (its generator "
+        "produced no skill): see reason."
+    )
     reason: str = Field(default="", description="Why the row is not measured.")
     tasks: int = Field(default=0, description="Tasks run.")
     trials: int = Field(default=0, description="Trials run.")
@@ -53,6 +56,10 @@ class BenchRow(_Frozen):
     )
     tokens: Estimate | None = Field(default=None, description="Input+output tokens per trial.")
     usd: Estimate | None = Field(default=None, description="Model cost per trial, USD.")
+    notes: list[str] = Field(
+        default_factory=list,
+        description="How a generated arm's skill came about (support, optimiser history).",
+    )
 
 
 def per_task_mean(values: dict[str, list[float]]) -> Estimate | None:
@@ -148,7 +155,7 @@ def markdown_table(rows: Sequence[BenchRow]) -> str:
     for r in rows:
         if r.status != "real":
             out.append(
-                f"| {r.kind} | {r.arm}: {r.title} | not implemented: {r.reason} "
+                f"| {r.kind} | {r.arm}: {r.title} | {r.status.replace('_', ' ')}: {r.reason} "
                 "| – | – | – | – | – | – |"
             )
             continue
