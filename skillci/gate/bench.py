@@ -44,6 +44,11 @@ class BenchRow(_Frozen):
         "produced no skill): see reason."
     )
     reason: str = Field(default="", description="Why the row is not measured.")
+    note: str = Field(
+        default="",
+        description="What the loop did (loop arms): proposals, verdicts; how a generated "
+        "baseline's skill came about (support of each step, the optimiser's history).",
+    )
     tasks: int = Field(default=0, description="Tasks run.")
     trials: int = Field(default=0, description="Trials run.")
     success: Estimate | None = Field(default=None, description="Pass rate.")
@@ -56,10 +61,6 @@ class BenchRow(_Frozen):
     )
     tokens: Estimate | None = Field(default=None, description="Input+output tokens per trial.")
     usd: Estimate | None = Field(default=None, description="Model cost per trial, USD.")
-    notes: list[str] = Field(
-        default_factory=list,
-        description="How a generated arm's skill came about (support, optimiser history).",
-    )
 
 
 def per_task_mean(values: dict[str, list[float]]) -> Estimate | None:
@@ -165,7 +166,8 @@ def markdown_table(rows: Sequence[BenchRow]) -> str:
             f"{fmt(r.success, pct=True)} | {gcr} | {fmt(r.regression, pct=True)} | "
             f"{fmt(r.tokens)} | {fmt(r.usd, digits=4)} |"
         )
-    return "\n".join(out) + "\n"
+    notes = [f"- {r.arm}: {r.note}" for r in rows if r.note]
+    return "\n".join(out + (["", *notes] if notes else [])) + "\n"
 
 
 __all__ = ["BenchRow", "Estimate", "fmt", "markdown_table", "measured_row", "per_task_mean"]
