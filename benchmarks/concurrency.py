@@ -8,12 +8,17 @@ a final answer), so every trial makes exactly 2 model calls. A minimal task (one
 a verifier that writes reward 1) keeps the non-model work per trial small; trials run
 through the real :class:`~skillci.runners.scheduler.Scheduler` (workspace copy, git
 baseline, sandboxed verifier, redacted record) in one process, each setting in its own
-fresh state dir, all settings in one run (so they share the machine's load).
+fresh state dir, all settings in one run (so they share the machine's load). The endpoint
+runs in a process of its own, as a real one would: its HTTP handling is not skillci's work.
 
-Ideal = ceil(trials / parallel) x calls x latency: a trial's calls are sequential, so
-that is the least any scheduler can take at that parallelism (the fluid bound
-trials x calls x latency / parallel is printed too). Targets: p16 within 1.3x of ideal,
-and p16 no slower than p4.
+Two ideals are printed. The claim is against the *fluid* one, trials x calls x latency /
+parallel: ``--parallel`` N model calls busy at all times (issue 22's reading, design 263).
+The *trial-level* one, ceil(trials / parallel) x calls x latency, is the least a scheduler
+running only N trials at once can take (a trial's calls are sequential). Targets: p16
+within 1.3x of the fluid ideal, and p16 no slower than p4. ``--admit K`` sets how many
+model-bound trials are in flight per call slot (default: the scheduler's
+``MODEL_BOUND_ADMIT``; 1 = the trial-level scheduler). The peak of calls in flight at the
+endpoint is printed: it must never exceed N.
 """
 
 from __future__ import annotations
@@ -22,130 +27,74 @@ import argparse
 import json
 import math
 import os
+import resource
+import subprocess
 import sys
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import urllib.request
 from pathlib import Path
-from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from skillci.providers.routes import ModelRoute
+from skillci.runners import scheduler as scheduling
 from skillci.runners.base import builtin_agent, plan
 from skillci.runners.scheduler import Scheduler, warm
 from skillci.tasks.loader import load_task
 from skillci.tasks.models import Purpose
-from tests.fakes.openai_server import write_json
+from tests.fakes.slow_endpoint import SlowEndpoint, list_files_task
 
 CALLS = 2
-TASK_TOML = """version = "1.0"
-
-[metadata]
-author_name = "skillci"
-difficulty = "easy"
-category = "software-engineering"
-description = "Benchmark task: list the files, then answer."
-
-[verifier]
-timeout_sec = 60
-
-[agent]
-timeout_sec = 120
-
-[environment]
-allow_internet = false
-"""
 
 
-class SlowEndpoint:
-    """Loopback chat completions answering after ``latency`` seconds; counts requests."""
+class EndpointProcess:
+    """:class:`SlowEndpoint` in a process of its own (``--serve``), as a real endpoint is:
+    its HTTP handling then takes no CPU (and no GIL) from the trials measured."""
 
     def __init__(self, latency: float) -> None:
         self.latency = latency
-        self.requests = 0
-        self.in_flight = 0
-        self.peak = 0
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        self.base_url = ""
+        self._proc: subprocess.Popen[str] | None = None
 
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def _message(self, body: dict[str, Any]) -> dict[str, Any]:
-        if any(m.get("role") == "tool" for m in body.get("messages", [])):
-            return {"role": "assistant", "content": "Done: the workspace holds README.md."}
-        call = {
-            "id": f"call_{self.requests}",
-            "type": "function",
-            "function": {"name": "list_files", "arguments": json.dumps({"path": "."})},
-        }
-        return {"role": "assistant", "content": None, "tool_calls": [call]}
-
-    def __enter__(self) -> SlowEndpoint:
-        ep = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def do_POST(self) -> None:
-                n = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(n) or b"{}")
-                with ep._lock:
-                    ep.requests += 1
-                    ep.in_flight += 1
-                    ep.peak = max(ep.peak, ep.in_flight)
-                time.sleep(ep.latency)
-                msg = ep._message(body)
-                with ep._lock:
-                    ep.in_flight -= 1
-                payload = {
-                    "id": f"chatcmpl-{ep.requests}",
-                    "object": "chat.completion",
-                    "created": 1700000000,
-                    "model": body.get("model", "bench"),
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": msg,
-                            "finish_reason": "tool_calls" if msg.get("tool_calls") else "stop",
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
-                }
-                write_json(self, payload)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+    def __enter__(self) -> EndpointProcess:
+        argv = [sys.executable, __file__, "--serve", "--latency", str(self.latency)]
+        self._proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+        assert self._proc.stdout is not None
+        self.base_url = self._proc.stdout.readline().strip()
         return self
 
+    def stats(self, *, reset: bool = False) -> tuple[int, int, int]:
+        """(requests so far, peak calls in flight and peak open trials since the last
+        reset)."""
+        url = self.base_url.removesuffix("/v1") + "/stats" + ("?reset" if reset else "")
+        with urllib.request.urlopen(url, timeout=10) as r:  # noqa: S310 (loopback http)
+            data = json.load(r)
+        return int(data["requests"]), int(data["peak"]), int(data["peak_open"])
+
     def __exit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.shutdown()
-        self._server.server_close()
+        assert self._proc is not None
+        self._proc.terminate()
+        self._proc.wait(timeout=10)
 
 
-def make_task(root: Path) -> Path:
-    d = root / "bench-list-files"
-    (d / "environment").mkdir(parents=True)
-    (d / "environment" / "README.md").write_text("benchmark workspace\n")
-    (d / "tests").mkdir()
-    (d / "tests" / "test.sh").write_text(
-        '#!/usr/bin/env bash\nmkdir -p "${LOGS_DIR:-/logs}/verifier"\n'
-        'echo 1 > "${LOGS_DIR:-/logs}/verifier/reward.txt"\n'
+def serve(latency: float) -> int:
+    """The ``--serve`` mode: print the endpoint's base URL, answer until terminated."""
+    with SlowEndpoint(latency) as ep:
+        print(ep.base_url, flush=True)
+        threading.Event().wait()
+    return 0
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (user + system)."""
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
     )
-    (d / "instruction.md").write_text("List the files in the workspace, then say you are done.\n")
-    (d / "task.toml").write_text(TASK_TOML)
-    return d
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def main() -> int:
@@ -153,18 +102,27 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=50)
     ap.add_argument("--latency", type=float, default=0.5)
     ap.add_argument("--parallel", default="1,4,16")
+    ap.add_argument("--admit", type=int, default=scheduling.MODEL_BOUND_ADMIT)
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.serve:
+        return serve(args.latency)
+    scheduling.MODEL_BOUND_ADMIT = args.admit
     levels = [int(x) for x in args.parallel.split(",")]
     os.environ["SKILLCI_BENCH_KEY"] = "loopback-no-secret"
     load = os.getloadavg()
     print(
         f"{args.trials} trials x {CALLS} calls, endpoint latency {args.latency * 1000:.0f} ms, "
-        f"{os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+        f"{os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, "
+        f"{args.admit} model-bound trial(s) in flight per call slot"
     )
     rows: dict[int, float] = {}
-    with tempfile.TemporaryDirectory(prefix="skillci-conc-") as t, SlowEndpoint(args.latency) as ep:
+    with (
+        tempfile.TemporaryDirectory(prefix="skillci-conc-") as t,
+        EndpointProcess(args.latency) as ep,
+    ):
         tmp = Path(t)
-        task = load_task(make_task(tmp), purpose=Purpose.final_report)
+        task = load_task(list_files_task(tmp), purpose=Purpose.final_report)
         route = ModelRoute(
             model="openai/bench",
             api_base=ep.base_url,
@@ -179,27 +137,32 @@ def main() -> int:
         print(f"warm-up (litellm import, redaction detectors): {time.perf_counter() - t0:.2f} s")
         for p in levels:
             specs = plan([task], agent, repeats=args.trials, state_dir=tmp / f"state-p{p}")
-            before, ep.peak = ep.requests, 0
-            t0 = time.perf_counter()
+            before, _, _ = ep.stats(reset=True)
+            t0, cpu0 = time.perf_counter(), _cpu()
             res = Scheduler(parallel=p).run(specs)
-            wall = time.perf_counter() - t0
-            calls = ep.requests - before
+            wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
+            after, peak, trials_open = ep.stats()
+            calls = after - before
             bad = [tr for tr in res.trials if tr.state != "passed"]
             if bad or calls != args.trials * CALLS:
                 print(f"p{p}: {len(bad)} trial(s) not passed ({bad[:1]}), {calls} calls")
                 return 3
-            ideal = math.ceil(args.trials / p) * CALLS * args.latency
             fluid = args.trials * CALLS * args.latency / p
+            waves = math.ceil(args.trials / p) * CALLS * args.latency
             rows[p] = wall
             print(
-                f"p{p:<3} wall {wall:6.2f} s  ideal {ideal:6.2f} s  ratio {wall / ideal:5.2f}x  "
-                f"(fluid bound {fluid:5.2f} s: {wall / fluid:5.2f}x)  peak calls in flight "
-                f"{ep.peak}"
+                f"p{p:<3} wall {wall:6.2f} s  fluid ideal {fluid:6.2f} s  ratio {wall / fluid:5.2f}x"
+                f"  (trial-level ideal {waves:5.2f} s: {wall / waves:5.2f}x)  peak calls in "
+                f"flight {peak} (limit {p}), trials in flight {trials_open}; CPU {cpu:5.2f} s"
             )
+            if peak > p:
+                print(f"p{p}: more than {p} calls were in flight at once")
+                return 3
     if 16 in rows and 4 in rows:
-        ideal16 = math.ceil(args.trials / 16) * CALLS * args.latency
+        fluid16 = args.trials * CALLS * args.latency / 16
         print(
-            f"p16 within 1.3x of ideal: {'met' if rows[16] <= 1.3 * ideal16 else 'NOT met'}; "
+            f"p16 within 1.3x of the fluid ideal: "
+            f"{'met' if rows[16] <= 1.3 * fluid16 else 'NOT met'}; "
             f"p16 no slower than p4: {'met' if rows[16] <= rows[4] else 'NOT met'}"
         )
     return 0

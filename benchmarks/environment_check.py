@@ -4,8 +4,9 @@
 
 Default: the 16 SkillsBench tasks in tests/fixtures/skillsbench-tasks and skillci's bundled
 evals/tasks. Capabilities are this machine's (CPU count, memory, tools on the sandbox PATH,
-the packages of the Python running this). Prints per task: honoured by local / docker, and
-the first reason; then the counts per runner and the most common kinds of reason.
+the packages of the Python running this); the Docker runner's are its engine's (``docker
+info``: CPUs, memory, GPUs) when one answers at DOCKER_HOST, else this machine's. Prints per task: honoured by local / docker, and
+the first reason (the docker runner's, else the local runner's); then the counts per runner and the most common kinds of reason.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 from skillci.runners.capabilities import docker_capabilities, local_capabilities
+from skillci.runners.docker import engine_info
 from skillci.tasks.environment import check_environment, requirements
 from skillci.tasks.loader import load_task
 from skillci.tasks.models import Purpose
@@ -42,6 +44,12 @@ def kind(reason: str) -> str:
 def main(roots: list[Path]) -> None:
     counts: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
+    docker_kinds: Counter[str] = Counter()
+    docker_caps = docker_capabilities(engine_info())
+    print(
+        f"docker runner: {docker_caps.resources_of}: cpus {docker_caps.cpus:g}, "
+        f"memory_mb {docker_caps.memory_mb}, gpus {docker_caps.gpus}"
+    )
     for root in roots:
         tasks = sorted(p for p in root.iterdir() if (p / "task.toml").is_file())
         print(
@@ -50,12 +58,14 @@ def main(roots: list[Path]) -> None:
         for p in tasks:
             req = requirements(load_task(p, purpose=Purpose.inspect))
             local = check_environment(req, local_capabilities(req))
-            docker = check_environment(req, docker_capabilities())
+            docker = check_environment(req, docker_caps)
             counts["tasks"] += 1
             counts["local"] += local.supported
             counts["docker"] += docker.supported
             kinds.update({kind(r) for r in local.reasons})
-            first = local.reasons[0] if local.reasons else (docker.reasons or ["-"])[0]
+            docker_kinds.update({kind(r) for r in docker.reasons})
+            # the docker runner's first reason when it cannot, else the local one's
+            first = (docker.reasons or local.reasons or ["-"])[0]
             print(
                 f"{p.name:36} local={'yes' if local.supported else 'no ':3} "
                 f"docker={'yes' if docker.supported else 'no ':3} {first[:90]}"
@@ -66,6 +76,9 @@ def main(roots: list[Path]) -> None:
     )
     print("local runner's reasons (tasks per kind):")
     for k, n in kinds.most_common():
+        print(f"  {n:3}  {k}")
+    print("docker runner's reasons (tasks per kind):")
+    for k, n in docker_kinds.most_common():
         print(f"  {n:3}  {k}")
 
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from skillci.agents.workspace import WORKSPACE_MOUNT
+from skillci.providers.queueing import queued
 from skillci.skill.render import RenderedSkill
 from skillci.trace.models import Cost, ErrorEvent, Event
 
@@ -40,12 +42,25 @@ class AgentContext:
     skill: RenderedSkill | None
     seed: int
     deadline: float
-    """``time.monotonic()`` value after which the agent must stop."""
+    """``time.monotonic()`` value after which the agent must stop, not counting the time the
+    trial queues for a call or sandbox slot after this context is made (:meth:`time_left`)."""
     solution_script: str | None = None
     """Path of solve.sh as the shell sees it (oracle only)."""
     network: bool = False
     """Commands reach the network (the task sets ``allow_internet`` and the runner opened
     it); the system prompt and the ``run`` tool say which."""
+    workdir: str = WORKSPACE_MOUNT
+    """Where the shell sees the workspace (its cwd): ``/app``, or the task's working
+    directory under the Docker runner; the prompt and the file tools use the same path."""
+    queued_before: float = field(default_factory=queued)
+    """This thread's :func:`~skillci.providers.queueing.queued` total when the context was
+    made: what the trial queued for slots since then extends :attr:`deadline`."""
+
+    def time_left(self) -> float:
+        """Seconds of the agent's own time left: the deadline, moved on by the time this
+        trial's thread has since spent queueing for a model-call or sandbox slot (design
+        263). Call it from the trial's thread (the agent's)."""
+        return self.deadline + (queued() - self.queued_before) - time.monotonic()
 
 
 @dataclass

@@ -59,14 +59,14 @@ class BuiltinAgent:
         )
         log = EventLog(res.events, start)
         tools = Toolbox(
-            Workspace(ctx.workspace),
+            Workspace(ctx.workspace, ctx.workdir),
             ctx.shell,
             ctx.skill,
             tool_timeout=self.limits.tool_timeout_sec,
             network=ctx.network,
         )
         schemas = tools.schemas
-        system = system_prompt(ctx.skill, network=ctx.network)
+        system = system_prompt(ctx.skill, network=ctx.network, workdir=ctx.workdir)
         res.system_prompt_hash = prompt_hash(system)
         res.tool_schema_hash = schema_hash(schemas)
         messages: list[dict[str, Any]] = [
@@ -86,7 +86,7 @@ class BuiltinAgent:
         cost = res.cost
         res.stop_reason = "max_steps"
         for _ in range(self.limits.max_steps):
-            if time.monotonic() >= ctx.deadline:
+            if ctx.time_left() <= 0:
                 res.stop_reason = "timeout"
                 log.error("Timeout", "agent time limit reached")
                 break
@@ -127,9 +127,7 @@ class BuiltinAgent:
                 if call.parse_error:
                     out = ToolOutcome(f"error: {call.parse_error}", error=call.parse_error)
                 else:
-                    out = tools.execute(
-                        call.name, call.arguments, time_left=ctx.deadline - time.monotonic()
-                    )
+                    out = tools.execute(call.name, call.arguments, time_left=ctx.time_left())
                 cost.tool_calls += 1
                 log.add(
                     ToolResultEvent,

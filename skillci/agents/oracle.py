@@ -30,7 +30,7 @@ class OracleAgent:
             return res
         command = f"bash {shlex.quote(ctx.solution_script)}"
         log.add(ToolCallEvent, tool="run", arguments={"command": command}, call_id="oracle-0")
-        out = ctx.shell.run(command, timeout=max(0.1, ctx.deadline - time.monotonic()))
+        out = ctx.shell.run(command, timeout=max(0.1, ctx.time_left()))
         text, cut = clip(out.output)
         log.add(
             ToolResultEvent,

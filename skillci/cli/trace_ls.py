@@ -13,10 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from skillci.cli.plain_table import Column
 from skillci.trace.enums import AgentRole
 from skillci.trace.index import RunRow, default_home, read_runs
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up, design 260)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: ``--option`` -> keyword of :func:`list_runs` (the options of ``trace ls`` but ``--json``).
 LIGHT_OPTIONS = {
@@ -89,13 +93,10 @@ def list_runs(home: Path | None, **filters: Any) -> tuple[Path, list[RunRow]]:
     return root, rows
 
 
-def render_runs(root: Path, rows: Sequence[RunRow]) -> None:
-    """Print the runs table, fitted to the terminal, and the count."""
-    from rich.markup import escape
-
-    from skillci.cli.output import console
-    from skillci.cli.tables import Column, fit_table, print_table
-
+def runs_table(
+    root: Path, rows: Sequence[RunRow]
+) -> tuple[str, list[Column], list[list[tuple[str, str]]]]:
+    """``(title, columns, cells)`` of the runs table; a cell is ``(plain text, style name)``."""
     skills = {f"{r.skill_name}@{r.skill_version}" if r.skill_name else "-" for r in rows}
     one_skill = len(skills) == 1
     title = f"runs in {root}" + (f" (skill {next(iter(skills))})" if one_skill else "")
@@ -112,20 +113,50 @@ def render_runs(root: Path, rows: Sequence[RunRow]) -> None:
     ]
     cells = []
     for r in rows:
-        style = STATE_STYLE.get(r.state.value, "")
-        row = [escape(r.run_id), escape(r.task_id), r.agent_role.value, escape(r.model_route)]
+        row = [r.run_id, r.task_id, r.agent_role.value, r.model_route]
         if not one_skill:
-            row.append(escape(f"{r.skill_name}@{r.skill_version}" if r.skill_name else "-"))
+            row.append(f"{r.skill_name}@{r.skill_version}" if r.skill_name else "-")
         row += [
-            escape(f"{r.split or '-'}#{r.repeat_index}"),
-            f"[{style}]{r.state.value}[/{style}]" if style else r.state.value,
+            f"{r.split or '-'}#{r.repeat_index}",
+            r.state.value,
             "-" if r.reward is None else f"{r.reward:g}",
             r.created_at.strftime("%m-%d %H:%M"),
         ]
-        cells.append(row)
-    table = fit_table(columns, cells, title=escape(title))
-    print_table(table)
+        state = len(row) - 3
+        cells.append([(t, STATE_STYLE.get(t, "") if i == state else "") for i, t in enumerate(row)])
+    return title, columns, cells
+
+
+def render_runs_rich(root: Path, rows: Sequence[RunRow]) -> None:
+    """Print the runs table with rich (see :func:`render_runs`)."""
+    from rich.markup import escape
+
+    from skillci.cli.output import console
+    from skillci.cli.tables import fit_table, print_table
+
+    title, columns, cells = runs_table(root, rows)
+    markup = [[f"[{s}]{escape(t)}[/{s}]" if s else escape(t) for t, s in row] for row in cells]
+    print_table(fit_table(columns, markup, title=escape(title)))
     console.print(f"{len(rows)} run(s)")
+
+
+def render_runs(root: Path, rows: Sequence[RunRow]) -> None:
+    """Print the runs table, fitted to the terminal, and the count: with the plain renderer
+    (no rich import), or with rich when it declines; both print the same bytes."""
+    import os
+    import sys
+
+    from skillci.cli import plain_table
+
+    style = plain_table.console_style(os.environ, sys.stdout)
+    if style is not None:
+        title, columns, cells = runs_table(root, rows)
+        width = plain_table.console_width(os.environ)
+        text = plain_table.render(columns, cells, title=title, width=width, style=style)
+        if text is not None:
+            plain_table.write(f"{text}{len(rows)} run(s)\n")
+            return
+    render_runs_rich(root, rows)
 
 
 def run_light(args: Sequence[str]) -> int | None:

@@ -12,8 +12,10 @@ passed. Anything else becomes a :class:`ModelError` at once. A context-window ov
 :class:`ContextWindowExceeded`.
 
 Calls are made from the trial threads of :func:`skillci.runners.pool.trial_pool`; each
-route has one :class:`RouteLimiter` per process, which lets at most
-``ModelRoute.max_concurrency`` calls be in flight (docs/design/231).
+route has one :class:`RouteLimiter` per process and bound, which lets at most
+``ModelRoute.max_concurrency`` calls be in flight, and no more than the running scheduler's
+``--parallel`` (:func:`skillci.providers.queueing.route_call_limit`; docs/design/231, 263).
+The wait for a call slot is queueing time, not the trial's own.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from tenacity import (
 from skillci.errors import ContextWindowExceeded, ModelError
 from skillci.providers.budget import BudgetMeter
 from skillci.providers.cache import ResponseCache, request_key
+from skillci.providers.queueing import hold, route_call_limit
 from skillci.providers.routes import ModelRoute
 from skillci.providers.types import Completion, Message, ToolCall, ToolSchema
 
@@ -150,7 +153,7 @@ class RouteLimiter:
         self._pause()
         if self._sem is None:
             return fn(**kwargs)
-        with self._sem:
+        with hold(self._sem):
             self._pause()
             return fn(**kwargs)
 
@@ -238,7 +241,7 @@ class ModelClient:
         self.max_retries = max_retries
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
-        self.limiter = route_limiter(route_name, route.max_concurrency)
+        self.limiter = route_limiter(route_name, route_call_limit(route.max_concurrency))
 
     def request(
         self, messages: list[Message], tools: list[ToolSchema] | None, seed: int | None

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from skillci.errors import UsageError
+from skillci.providers.queueing import hold
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -137,13 +138,10 @@ def _slots() -> threading.BoundedSemaphore:
 
 @contextlib.contextmanager
 def sandbox_slot() -> Iterator[None]:
-    """Hold one of the command's sandbox slots (at most cores commands run at once)."""
-    slots = _slots()
-    slots.acquire()
-    try:
+    """Hold one of the command's sandbox slots (at most cores commands run at once); the wait
+    for it is queueing time, not the trial's (:func:`skillci.providers.queueing.hold`)."""
+    with hold(_slots()):
         yield
-    finally:
-        slots.release()
 
 
 TRASH = ".trash"

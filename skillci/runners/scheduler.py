@@ -5,10 +5,13 @@ looks at its trial dir: a *complete* dir (see :mod:`skillci.runners.trialdir`) i
 and never re-run; anything else is quarantined and the trial runs. Trials run in this
 process (``parallel=1``) or in the command's warm trial pool
 (:func:`skillci.runners.pool.trial_pool`: daemon threads made once per command and reused by
-every ``run``), at most ``parallel`` at a time; model calls are bounded per route and
-sandboxed commands by the machine's cores, so ``parallel`` can exceed the cores when trials
-wait on a model. Each trial holds a file lock while
-it runs, so a second scheduler (or a survivor of a killed one) never runs it twice.
+every ``run``). ``parallel`` N bounds each route's model calls in flight (with the route's
+own ``max_concurrency``); sandboxed commands are bounded by the machine's cores. Trials
+whose agent calls a model are admitted up to :data:`MODEL_BOUND_ADMIT` x N at once, so
+that while some run their tools or verifier others keep the N call slots busy (design 263);
+other trials at most N at a time. Waiting for a slot does not count against a trial's agent
+timeout. Each trial holds a file lock while it runs, so a second scheduler (or a survivor
+of a killed one) never runs it twice.
 
 Completed records go into the trace store (idempotent: a record already there is not added
 again). A per-command :class:`~skillci.providers.budget.Budget` is charged with each finished
@@ -24,7 +27,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
 
 from skillci.providers.budget import Budget, BudgetMeter
-from skillci.runners.base import TrialSpec, sandbox_kind, sandbox_note
+from skillci.providers.queueing import call_limit
+from skillci.runners.base import TrialSpec, resolved_sandbox, sandbox_kind, sandbox_note
 from skillci.runners.local import LocalRunner
 from skillci.runners.outcome import EvalResult, TrialRun, summarize
 from skillci.runners.pool import trial_pool
@@ -39,6 +43,10 @@ from skillci.trace.models import EvalState, RunRecord
 from skillci.trace.store import TraceStore
 
 Progress = Callable[[TrialRun], None]
+
+#: Model-bound trials in flight per call slot (``--parallel``): with 2, one trial can run
+#: its tools, verifier and record while another holds the call slot (design 263).
+MODEL_BOUND_ADMIT = 2
 
 
 def _outcome(spec: TrialSpec, key: str, record: RunRecord, *, cached: bool) -> TrialRun:
@@ -73,15 +81,23 @@ def runner_for(spec: TrialSpec) -> LocalRunner:
     return LocalRunner()
 
 
-#: (runner, sandbox, image, task id, task content) -> whether the runner honours the task:
-#: the machine does not change within a command, and an unchanged re-gate asks per trial.
-_SUPPORTED: dict[tuple[str, str, str | None, str, str], bool] = {}
+#: (runner, sandbox asked for and given, image, task id, task content) -> whether the runner
+#: honours the task: the machine does not change within a command, and an unchanged
+#: re-gate asks once per trial.
+_SUPPORTED: dict[tuple[str, str, str, str | None, str, str], bool] = {}
 
 
 def supported(spec: TrialSpec) -> bool:
     """Whether this machine's runner can honour ``spec``'s task (memoised per process)."""
     runner = runner_for(spec)
-    memo = (type(runner).__name__, spec.sandbox, spec.image, spec.task.id, spec.task.content_hash)
+    memo = (
+        type(runner).__name__,
+        spec.sandbox,
+        resolved_sandbox(spec),
+        spec.image,
+        spec.task.id,
+        spec.task.content_hash,
+    )
     hit = _SUPPORTED.get(memo)
     if hit is None:
         hit = _SUPPORTED[memo] = runner.check(spec).supported
@@ -127,6 +143,21 @@ def execute(spec: TrialSpec, key: str) -> TrialRun:
                 wall_time_sec=round(time.monotonic() - start, 3),
             )
     return _outcome(spec, key, record, cached=False)
+
+
+def execute_bounded(spec: TrialSpec, key: str, calls: int) -> TrialRun:
+    """:func:`execute` with at most ``calls`` model calls in flight per route
+    (:data:`skillci.providers.queueing.call_limit`) while it runs."""
+    token = call_limit.set(calls)
+    try:
+        return execute(spec, key)
+    finally:
+        call_limit.reset(token)
+
+
+def model_bound(spec: TrialSpec) -> bool:
+    """Whether ``spec``'s agent mostly waits on model calls (the built-in agent)."""
+    return spec.agent.kind == "builtin"
 
 
 def warm(*, uses_models: bool) -> None:
@@ -252,22 +283,24 @@ class Scheduler:
                     self._skip_rest(pending[i:], reason, outcomes)
                     return reason
                 self._running(spec, key)
-                self._finish(spec, execute(spec, key), outcomes)
+                self._finish(spec, execute_bounded(spec, key, self.parallel), outcomes)
             return None
-        warm(uses_models=any(s.agent.kind == "builtin" for s, _ in pending))
+        uses_models = any(model_bound(s) for s, _ in pending)
+        warm(uses_models=uses_models)
         queue = list(pending)
         stop: str | None = None
         running: dict[Future[object], TrialSpec] = {}
-        pool = trial_pool(self.parallel)
+        admit = self.parallel * (MODEL_BOUND_ADMIT if uses_models else 1)
+        pool = trial_pool(admit)
         while queue or running:
-            while queue and len(running) < self.parallel:
+            while queue and len(running) < self._admit(queue[0][0], running, admit):
                 if (reason := self.meter.exceeded()) is not None:
                     self._skip_rest(queue, reason, outcomes)
                     queue, stop = [], reason
                     break
                 spec, key = queue.pop(0)
                 self._running(spec, key)
-                running[pool.submit(execute, spec, key)] = spec
+                running[pool.submit(execute_bounded, spec, key, self.parallel)] = spec
             if not running:
                 break
             done, _ = wait(running, return_when=FIRST_COMPLETED)
@@ -288,6 +321,13 @@ class Scheduler:
                 self._finish(spec, out, outcomes)
         return stop
 
+    def _admit(self, spec: TrialSpec, running: dict[Future[object], TrialSpec], most: int) -> int:
+        """How many trials may be in flight when ``spec`` is next: ``most`` while it and
+        every running trial are model-bound, else ``parallel``."""
+        if model_bound(spec) and all(model_bound(s) for s in running.values()):
+            return most
+        return self.parallel
+
     def _store(self, record: RunRecord) -> None:
         if self.store is None:
             return
@@ -297,8 +337,11 @@ class Scheduler:
 
 
 __all__ = [
+    "MODEL_BOUND_ADMIT",
     "Scheduler",
     "execute",
+    "execute_bounded",
+    "model_bound",
     "reusable",
     "runner_for",
     "sandbox_kind",

@@ -36,6 +36,12 @@ HARNESS_HINT = (
     "run it with `eval raw-task --runner benchflow` or `--runner harbor` and a Docker "
     "environment (they honour any WORKDIR and compose files)"
 )
+#: Working directories a runner that bind-mounts the workspace there cannot give: the root and
+#: the system's own directories (the mount would hide the image's files) and skillci's mounts.
+UNMOUNTABLE = frozenset(
+    {"/", "/bin", "/boot", "/etc", "/lib", "/lib64", "/sbin", "/usr", "/var", "/opt"}
+)
+_UNMOUNTABLE_TREES = ("/proc", "/sys", "/dev", "/tests", "/logs", "/skills", "/solution")
 #: ENV names whose value does not change what a task's commands can do.
 _HARMLESS_ENV = frozenset(
     {"DEBIAN_FRONTEND", "TZ", "LANG", "LC_ALL", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE"}
@@ -136,6 +142,16 @@ class RunnerCapabilities(BaseModel):
     compose: bool = Field(default=False, description="Runs multi-container (compose) tasks.")
     workdirs: list[str] | None = Field(
         default=None, description="Working directories it can give; None: any."
+    )
+    mounts_workdir: bool = Field(
+        default=False,
+        description=(
+            "The workspace is bind-mounted at the task's working directory, so that cannot be "
+            "/ or a system directory."
+        ),
+    )
+    resources_of: str = Field(
+        default="this machine", description="Whose cpus and memory these are (for the reasons)."
     )
     network_closed: bool = Field(description="Can run a trial without network.")
     network_open: bool = Field(description="Can give a trial the network.")
@@ -357,6 +373,14 @@ def requirements(task: Task) -> EnvRequirements:
 # ---------------------------------------------------------------------------- decision
 
 
+def mountable(workdir: str) -> bool:
+    """Whether a workspace can be bind-mounted at ``workdir`` (not / nor a system dir)."""
+    norm = _norm(workdir, "/")
+    if norm in UNMOUNTABLE:
+        return False
+    return not any(norm == t or norm.startswith(t + "/") for t in _UNMOUNTABLE_TREES)
+
+
 def _version_ok(want: str | None, have: str) -> bool:
     return want is None or want == have
 
@@ -390,6 +414,11 @@ def check_environment(req: EnvRequirements, caps: RunnerCapabilities) -> EnvChec
             f"working directory {req.workdir} (the {caps.runner} runner gives "
             f"{', '.join(caps.workdirs)})"
         )
+    elif caps.mounts_workdir and not mountable(req.workdir):
+        reasons.append(
+            f"working directory {req.workdir} (the {caps.runner} runner bind-mounts the "
+            "workspace there: not / nor a system directory)"
+        )
     if req.allow_internet and not caps.network_open:
         reasons.append("allow_internet = true, and this runner has no network")
     if not req.allow_internet and not caps.network_closed:
@@ -399,9 +428,9 @@ def check_environment(req: EnvRequirements, caps: RunnerCapabilities) -> EnvChec
     if req.tpu and not caps.tpu:
         reasons.append("a TPU slice is requested")
     if caps.cpus is not None and req.cpus > caps.cpus:
-        reasons.append(f"cpus = {req.cpus:g} (this machine has {caps.cpus:g})")
+        reasons.append(f"cpus = {req.cpus:g} ({caps.resources_of} has {caps.cpus:g})")
     if caps.memory_mb is not None and req.memory_mb > caps.memory_mb:
-        reasons.append(f"memory_mb = {req.memory_mb} (this machine has {caps.memory_mb})")
+        reasons.append(f"memory_mb = {req.memory_mb} ({caps.resources_of} has {caps.memory_mb})")
     if req.mcp_servers and not caps.mcp_servers:
         reasons.append(f"{req.mcp_servers} MCP server(s) the {caps.runner} runner does not offer")
     hint = None
@@ -431,6 +460,7 @@ __all__ = [
     "APT_TOOLS",
     "DOCKER_HINT",
     "HARNESS_HINT",
+    "UNMOUNTABLE",
     "WORKSPACE",
     "EnvCheck",
     "EnvRequirements",
@@ -438,6 +468,7 @@ __all__ = [
     "RunnerCapabilities",
     "check_environment",
     "dockerfile_requirements",
+    "mountable",
     "requirements",
     "summary",
 ]

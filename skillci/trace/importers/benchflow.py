@@ -19,7 +19,9 @@ trajectory's ``verifier_result`` line, else ``expected_reward`` of a ``passed`` 
 
 ACP events (one JSON object a line): ``user_message``/``agent_message``/``agent_thought``
 (``text``), ``tool_call`` (``tool_call_id``, ``kind``, ``title``, ``status``, ``content``,
-optional ``raw_input``/``raw_output``) and ``agent_timeout``. Tool calls become a
+optional ``raw_input``/``raw_output``/``locations``) and ``agent_timeout``. A call's arguments
+are its ``raw_input`` plus ``paths``: the files its ``locations`` and ``diff`` content blocks
+name (0.6 claude-agent-acp calls carry no raw_input). Tool calls become a
 ``tool_call`` + ``tool_result`` pair with the ACP kind mapped to skillci's tool names
 (``execute`` → ``run``, ``read`` → ``read_file``, ``edit`` → ``apply_patch``, ``search`` →
 ``search_code``; others keep their kind); a skill invocation also adds a ``skill_load``.
@@ -153,11 +155,26 @@ def _text(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
+def _touched_paths(event: dict[str, Any]) -> list[str]:
+    """Files an ACP tool call names outside ``raw_input``: its ``locations`` and the ``path`` of
+    its ``diff`` content blocks (BenchFlow 0.6 writes claude-agent-acp calls without raw_input,
+    so an edit's file is only there)."""
+    blocks = [*(event.get("locations") or [])]
+    content = event.get("content")
+    if isinstance(content, list):
+        blocks += [b for b in content if isinstance(b, dict) and b.get("type") == "diff"]
+    paths = [b["path"] for b in blocks if isinstance(b, dict) and isinstance(b.get("path"), str)]
+    return list(dict.fromkeys(paths))
+
+
 def _arguments(event: dict[str, Any]) -> dict[str, Any]:
     raw = event.get("raw_input")
     args: dict[str, Any] = dict(raw) if isinstance(raw, dict) else {}
     if raw is not None and not isinstance(raw, dict):
         args["input"] = raw
+    paths = _touched_paths(event)
+    if paths and "paths" not in args:
+        args["paths"] = paths
     if event.get("title") and "title" not in args:
         args["title"] = event["title"]
     if event.get("kind") and "acp_kind" not in args:

@@ -32,8 +32,8 @@ def test_the_corpus_is_what_sources_yaml_lists() -> None:
         str(p.relative_to(REAL)) for p in REAL.rglob("*") if p.is_file() and p.parent != REAL
     }
     assert listed == on_disk
-    assert len(real_dirs()) == 12
-    assert len(find_rollouts(REAL)) == 18  # + 6 task-standard acceptance (gold run) dirs
+    assert len(real_dirs()) == 18
+    assert len(find_rollouts(REAL)) == 24  # + 6 task-standard acceptance (gold run) dirs
 
 
 def test_every_real_dir_with_a_reward_gets_its_verdict() -> None:
@@ -52,6 +52,14 @@ def test_every_real_dir_with_a_reward_gets_its_verdict() -> None:
         "infra-timeout-missing-usage": EvalState.infra_error,
         "user_dogfood_results": EvalState.failed,
         "user_dogfood_results-pre-v0.4": EvalState.failed,
+        # BenchFlow 0.6.3, a user's committed jobs/: scored no-skill and with-skill runs, and
+        # four that stopped at once on a missing provider key (error, no reward)
+        "skill-lift-citation-check__1398f575": EvalState.failed,
+        "skill-lift-citation-check__190a3859": EvalState.passed,
+        "skill-lift-citation-check__74091ead": EvalState.infra_error,
+        "skill-lift-citation-check__81ba3aa1": EvalState.infra_error,
+        "skill-lift-citation-check__85ecb762": EvalState.infra_error,
+        "skill-lift-citation-check__e1a7b1ff": EvalState.infra_error,
     }
     assert records["clean-pass"].evaluation.reward == 1.0
     assert (
@@ -158,11 +166,11 @@ def test_unknown_result_fields_are_warned_and_kept(tmp_path: Path) -> None:
 def test_cli_counts_unmapped_and_suspects(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["trace", "import", str(REAL), "--dry-run", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["trials"] == 18 == len(find_rollouts(REAL))
+    assert report["trials"] == 24 == len(find_rollouts(REAL))
     assert report["reward_hack_suspects"] == 2  # reward-hack at two BenchFlow commits
     assert report["forged_passes"] == 2  # both passed after editing the verifier
     assert report["unmapped"] == {}
-    assert report["states"] == {"passed": 11, "failed": 5, "infra_error": 2}
+    assert report["states"] == {"passed": 12, "failed": 6, "infra_error": 6}
 
 
 def test_a_dir_with_nothing_to_import_is_exit_2(
@@ -245,3 +253,26 @@ def test_the_import_summary_says_which_passes_the_gate_will_not_count(
     out = " ".join(capsys.readouterr().out.split())
     assert "2 trial(s) touched verifier/test files" in out
     assert "2 passed after writing them (the gate counts those as failed)" in out
+
+
+def test_a_063_acp_call_without_raw_input_keeps_the_file_it_edits() -> None:
+    """BenchFlow 0.6.3 writes claude-agent-acp tool calls without raw_input: the file an edit
+    writes is only in its diff content block, and becomes the call's ``paths`` argument."""
+    rec = import_rollout(REAL / "skill-lift-citation-check__1398f575", job="real")
+    calls = [e for e in rec.events if e.kind == "tool_call"]
+    assert [c.tool for c in calls] == ["read_file", "think", "think", *["fetch"] * 9, "apply_patch"]
+    assert calls[-1].arguments == {
+        "paths": ["/root/answer.json"],
+        "title": "Write",
+        "acp_kind": "edit",
+    }
+    assert (rec.cost.input_tokens, rec.cost.output_tokens, rec.cost.usd) == (
+        713488,
+        13113,
+        0.34763445,
+    )
+    assert rec.reward_hack_evidence == [] and rec.warnings == []
+    assert "trainer/atif.json" in rec.metadata["unread_files"]
+    failed = import_rollout(REAL / "skill-lift-citation-check__85ecb762", job="real")
+    assert failed.evaluation.state == EvalState.infra_error
+    assert "ANTHROPIC_API_KEY required" in failed.evaluation.verifier_output

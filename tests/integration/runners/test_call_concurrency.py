@@ -1,0 +1,82 @@
+"""--parallel N bounds the model calls in flight per route at N while more than N
+model-bound trials are in flight (design 263), against a slow loopback OpenAI-compatible
+endpoint; trials that queued for a call slot do not time out for it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillci.providers.routes import ModelRoute
+from skillci.runners.base import builtin_agent, plan
+from skillci.runners.outcome import EvalResult
+from skillci.runners.scheduler import MODEL_BOUND_ADMIT, Scheduler
+from skillci.tasks.loader import load_task
+from skillci.tasks.models import Purpose
+from tests.fakes.slow_endpoint import SlowEndpoint, list_files_task
+
+KEY_ENV = "SKILLCI_TEST_SLOW_KEY"
+
+
+def _run(
+    tmp_path: Path,
+    ep: SlowEndpoint,
+    *,
+    parallel: int,
+    trials: int,
+    agent_timeout: float = 120,
+    max_concurrency: int | None = None,
+) -> EvalResult:
+    task = load_task(
+        list_files_task(tmp_path, agent_timeout=agent_timeout), purpose=Purpose.final_report
+    )
+    route = ModelRoute(
+        model="openai/slow",
+        api_base=ep.base_url,
+        api_key_env=KEY_ENV,
+        input_cost_per_token=0.0,
+        output_cost_per_token=0.0,
+        timeout=60,
+        max_concurrency=max_concurrency,
+    )
+    agent = builtin_agent(f"slow/p{parallel}-{max_concurrency}", route=route, max_steps=4)
+    specs = plan([task], agent, repeats=trials, state_dir=tmp_path / "state")
+    return Scheduler(parallel=parallel).run(specs)
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, "loopback-no-secret")
+
+
+def test_calls_stay_at_parallel_while_more_trials_are_in_flight(tmp_path: Path) -> None:
+    with SlowEndpoint(0.4) as ep:
+        res = _run(tmp_path, ep, parallel=2, trials=8)
+    assert [t.state for t in res.trials] == ["passed"] * 8
+    assert [t.repeat_index for t in res.trials] == list(range(8))  # plan order kept
+    assert ep.requests == 16 and all(t.model_calls == 2 for t in res.trials)
+    assert ep.peak == 2  # never more calls than --parallel, and the slots were used
+    assert 2 < ep.peak_open <= 2 * MODEL_BOUND_ADMIT  # more trials than calls in flight
+
+
+def test_parallel_1_is_one_call_at_a_time_and_a_route_bound_wins_when_smaller(
+    tmp_path: Path,
+) -> None:
+    with SlowEndpoint(0.2) as ep:
+        one = _run(tmp_path / "p1", ep, parallel=1, trials=3)
+        assert ep.peak == 1 and ep.peak_open == 1
+        ep.reset_peaks()
+        bounded = _run(tmp_path / "route1", ep, parallel=4, trials=4, max_concurrency=1)
+    assert [t.state for t in [*one.trials, *bounded.trials]] == ["passed"] * 7
+    assert ep.peak == 1  # the route's max_concurrency=1 holds at --parallel 4
+
+
+def test_queueing_for_a_call_slot_is_not_the_trials_agent_time(tmp_path: Path) -> None:
+    # 4 trials share 1 call slot of 1 s: the last one queues ~3 s for its first call and
+    # more for its second, while its own time (2 calls, one tool) stays well under 2.5 s
+    with SlowEndpoint(1.0) as ep:
+        res = _run(tmp_path, ep, parallel=4, trials=4, agent_timeout=2.5, max_concurrency=1)
+    assert ep.peak == 1 and ep.peak_open > 1
+    assert [t.stop_reason for t in res.trials] == ["final_answer"] * 4
+    assert max(t.wall_time_sec or 0 for t in res.trials) > 2.5  # it did queue past 2.5 s
