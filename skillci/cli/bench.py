@@ -30,21 +30,33 @@ def bench_cmd(
     home: Annotated[
         Path | None, typer.Option("--home", help="State dir (default: <repo>/.skillci).")
     ] = None,
+    arms: Annotated[
+        str,
+        typer.Option(
+            "--arms", help="Comma-separated arms to run (default: all; e.g. skillci,no-taxonomy)."
+        ),
+    ] = "",
+    train_suite: Annotated[
+        str, typer.Option("--train-suite", help="Suite the loop arms propose on.")
+    ] = "discovery",
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines on stderr.")] = False,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print the docs table.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> int:
     """Baselines and ablations: success, GCR, regression, tokens, cost, with intervals.
 
     Runs the student without a skill, with the original skill, and the teacher (sim routes
-    by default, any route on request); arms not implemented are listed as such
-    (docs/bench.md, docs/design/226-bench.md).
+    by default, any route on request), then skillci's loop and its ablations on a scratch
+    repository; arms not implemented are listed as such (docs/bench.md, docs/design/240).
     """
     from skillci.cli.tables import Column, fit_table, print_table
-    from skillci.flows.bench import BenchOptions, run_bench
+    from skillci.flows.bench import BenchOptions, check_arms, run_bench
     from skillci.gate.bench import fmt, markdown_table
     from skillci.trace.store import default_home
 
     root = repo.resolve()
+    picked = tuple(a.strip() for a in arms.split(",") if a.strip())
+    check_arms(picked)
     opts = BenchOptions(
         root=root,
         home=(home or default_home(root)).resolve(),
@@ -54,8 +66,10 @@ def bench_cmd(
         teacher=teacher,
         repeat=repeat,
         parallel=parallel,
+        arms=picked,
+        train_suite=train_suite,
     )
-    rows = run_bench(opts)
+    rows = run_bench(opts, say=(lambda _line: None) if quiet else _progress)
     if json_out:
         emit_json(rows)
         return 0
@@ -90,4 +104,10 @@ def bench_cmd(
     for r in rows:
         if r.status != "real":
             console.print(f"{escape(r.arm)}: {escape(r.reason)}")
+        elif r.note:
+            console.print(f"{escape(r.arm)}: {escape(r.note)}")
     return 0
+
+
+def _progress(line: str) -> None:
+    typer.echo(line, err=True)

@@ -41,6 +41,7 @@ class BenchRow(_Frozen):
     title: str = Field(description="What the arm is, one line.")
     status: Status = Field(description="real: measured now; not_implemented: see reason.")
     reason: str = Field(default="", description="Why the row is not measured.")
+    note: str = Field(default="", description="What the loop did (loop arms): proposals, verdicts.")
     tasks: int = Field(default=0, description="Tasks run.")
     trials: int = Field(default=0, description="Trials run.")
     success: Estimate | None = Field(default=None, description="Pass rate.")
@@ -158,7 +159,8 @@ def markdown_table(rows: Sequence[BenchRow]) -> str:
             f"{fmt(r.success, pct=True)} | {gcr} | {fmt(r.regression, pct=True)} | "
             f"{fmt(r.tokens)} | {fmt(r.usd, digits=4)} |"
         )
-    return "\n".join(out) + "\n"
+    notes = [f"- {r.arm}: {r.note}" for r in rows if r.note]
+    return "\n".join(out + (["", *notes] if notes else [])) + "\n"
 
 
 __all__ = ["BenchRow", "Estimate", "fmt", "markdown_table", "measured_row", "per_task_mean"]
