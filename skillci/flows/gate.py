@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from skillci.errors import InvalidInputError
-from skillci.flows.context import RepoContext
+from skillci.flows.context import RepoContext, token_counts
 from skillci.gate.decision import (
     conclude,
     majority,
@@ -252,7 +252,8 @@ class _Runner:
                 self.ran += 1
                 self.model_calls += o.model_calls
             if o.run_id:
-                records.append(self.ctx.store.get(o.run_id))
+                rec = self.scheduler.records.get(o.run_id)
+                records.append(rec if rec is not None else self.ctx.store.get(o.run_id))
         if self.log is not None:
             by_key = {o.key: o for o in result.trials}
             for spec in specs:
@@ -286,8 +287,9 @@ def load_inputs(ctx: RepoContext, opts: GateOptions) -> GateInputs:
     skill_dir = ctx.skill_dir(opts.skill)
     check_suites(ctx, base_sha, opts.suites, opts.base)
     check_suites(ctx, head_sha, opts.suites, opts.head)
-    base = _load_side(ctx, base_sha, skill_dir, opts.suites)
-    head = _load_side(ctx, head_sha, skill_dir, opts.suites)
+    with token_counts(ctx.state_dir, write=not ctx.dry_run):
+        base = _load_side(ctx, base_sha, skill_dir, opts.suites)
+        head = _load_side(ctx, head_sha, skill_dir, opts.suites)
     before = {f.path: f.content for f in base.rendered.files}
     after = {f.path: f.content for f in head.rendered.files}
     return GateInputs(
