@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,9 +15,31 @@ from skillci.errors import InvalidInputError
 from skillci.forge.base import Forge
 from skillci.forge.local import LocalForge
 from skillci.forge.select import ForgeChoice, choose_forge
+from skillci.fsutil import atomic_write_text
 from skillci.skill.package import LEGACY_MANIFEST, MANIFEST, SkillPackage, require_package
+from skillci.skill.tokens import known_counts, remember_counts
 from skillci.trace.store import TraceStore
 from skillci.vcs.git import Git
+
+#: The persisted token-count memo (skillci.skill.tokens), under the state dir.
+TOKEN_COUNTS = Path("cache") / "token-counts.json"
+
+
+@contextmanager
+def token_counts(state_dir: Path, *, write: bool = True) -> Iterator[None]:
+    """Load the token counts earlier commands saved under ``state_dir``; on exit, save
+    them with any new ones (``write``). A missing or unreadable file only costs loading the
+    tokenizer (docs/design/268)."""
+    path = state_dir / TOKEN_COUNTS
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        data = {}
+    before = remember_counts(data) if isinstance(data, dict) else 0
+    yield
+    counts = known_counts()
+    if write and len(counts) > before:
+        atomic_write_text(path, json.dumps(counts, sort_keys=True), durable=False)
 
 
 @dataclass
