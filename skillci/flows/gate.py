@@ -26,6 +26,7 @@ from skillci.gate.decision import (
     rerun_on_head,
     suite_outcomes,
 )
+from skillci.gate.flaky import FlakyHistory, flaky_from_history
 from skillci.gate.impact import ImpactSelection, changed_files, changed_sections, select_tasks
 from skillci.gate.metrics import Side, compute_metrics
 from skillci.gate.outcomes import (
@@ -433,6 +434,7 @@ def decide_gate(
     same: SameInstance | None = None
     if opts.same_instance_task:
         same = _same_instance(ctx, runner, inputs.agent, base, head, opts)
+    history = base_history(ctx, opts, inputs, all_base)
     c = conclude(
         base_pkg=base.pkg,
         base_rendered=base.rendered,
@@ -444,6 +446,7 @@ def decide_gate(
         guard_verdict=opts.guard_verdict,
         guard_findings=opts.guard_findings,
         same_instance=same,
+        flaky_history=history,
     )
     trig, verdict, checks, why = _triggers(ctx, opts, inputs, c.verdict, c.checks, c.reasons)
     report = GateReport(
@@ -475,6 +478,7 @@ def decide_gate(
         trials_reused=sum(run.reused for run in runs),
         model_calls=runner.model_calls,
         power=c.power,
+        flaky_history=[history[t] for t in sorted(history)],
         warnings=_warnings(runs),
         config={
             "suites": list(opts.suites),
@@ -488,6 +492,25 @@ def decide_gate(
     if keep:
         keep_report(ctx, report)
     return report
+
+
+def base_history(
+    ctx: RepoContext, opts: GateOptions, inputs: GateInputs, current: list[RunRecord]
+) -> dict[str, FlakyHistory]:
+    """Tasks flaky from history: runs in the trace store of the base skill's content, the
+    student route and each task's content whose verdicts disagree, one of them from before
+    this gate (docs/design/247-flaky-from-history.md)."""
+    hashes = {t.id: t.content_hash for s in opts.suites for t in inputs.base.tasks[s]}
+    earlier = ctx.store.records(
+        skill_hash=inputs.base.pkg.content_hash, model_route=opts.student, agent_role="student"
+    )
+    return flaky_from_history(
+        earlier,
+        skill_hash=inputs.base.pkg.content_hash,
+        model=opts.student,
+        task_hashes=hashes,
+        current=[r.run_id for r in current],
+    )
 
 
 def _triggers(

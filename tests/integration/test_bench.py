@@ -73,5 +73,9 @@ def test_bench_table_matches_the_docs(home: Path, capsys: pytest.CaptureFixture[
     real = {r["arm"]: r for r in rows if r["status"] == "real"}
     loop_arms = {a for half in LOOP_HALVES for a in half.split(",")}
     assert {"no-skill", "original", "teacher"} | loop_arms <= set(real)
+    generated = {"teacher-only", "trajectory-only", "prompt-opt"}
+    assert generated <= set(real)
+    assert all(real[a]["note"] for a in ("trajectory-only", "prompt-opt"))
+    assert real["prompt-opt"]["note"].startswith("0: the skill as given: train pass")
     assert real["no-skill"]["gcr"]["value"] == 0.0 and real["teacher"]["gcr"]["value"] == 1.0
     assert real["original"]["regression"]["value"] == 0.0  # measured against itself
