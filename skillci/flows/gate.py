@@ -502,7 +502,10 @@ def base_history(
     this gate (docs/design/247-flaky-from-history.md)."""
     hashes = {t.id: t.content_hash for s in opts.suites for t in inputs.base.tasks[s]}
     earlier = ctx.store.records(
-        skill_hash=inputs.base.pkg.content_hash, model_route=opts.student, agent_role="student"
+        known={r.run_id: r for r in current},  # this gate's records: not read again
+        skill_hash=inputs.base.pkg.content_hash,
+        model_route=opts.student,
+        agent_role="student",
     )
     return flaky_from_history(
         earlier,
