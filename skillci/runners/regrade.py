@@ -13,8 +13,8 @@ environment copy, or the image's working directory), puts the agent's files back
 task's *current* ``tests/test.sh`` under the same sandbox rules, and writes a complete trial
 dir under the cache key the trial has with the current task: the scheduler (``eval run``, the
 gate) then finds it like any cached trial. The new record names the original
-(``metadata.regraded_from``). Only when the task changed in its tests alone (same agent-side hash) and the trial kept its
-final workspace.
+(``metadata.regraded_from``). Only when the task changed in its tests alone (same agent-side
+hash) and the trial kept its final workspace.
 """
 
 from __future__ import annotations
