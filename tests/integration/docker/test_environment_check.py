@@ -79,3 +79,25 @@ def test_regrade_reruns_the_verifier_in_the_tasks_image(
     rec = TraceStore(home).get(row.new_run_id or "")
     assert rec.metadata["regraded_from"] == first.run_id
     assert rec.runtime.sandbox == "docker"
+
+
+def test_an_image_the_engine_lacks_is_environment_unsupported_not_an_error(
+    tmp_path: Path,
+) -> None:
+    """skillci pulls nothing: a base image the engine does not have is a stated reason
+    before anything runs (design 251), like a network the engine cannot give."""
+    import shutil
+
+    task_dir = tmp_path / "absent-base"
+    shutil.copytree(DOCKERFILE_ONLY, task_dir)
+    dockerfile = task_dir / "environment" / "Dockerfile"
+    dockerfile.write_text(
+        dockerfile.read_text().replace("FROM python:3.11-slim", "FROM skillci-absent/base:1")
+    )
+    task = load_task(task_dir, purpose=Purpose.optimize)
+    store = TraceStore(tmp_path / "home")
+    specs = plan([task], ORACLE, repeats=1, state_dir=tmp_path / "home", sandbox="docker")
+    [trial] = Scheduler(store=store).run(specs).trials
+    assert trial.state == "environment_unsupported", trial
+    reasons = store.get(trial.run_id or "").evaluation.details["environment"]["reasons"]
+    assert reasons[0].startswith("image skillci-absent/base:1 is not in the Docker engine")
