@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from skillci.errors import InvalidInputError
-from skillci.flows.context import RepoContext, token_counts
+from skillci.flows.context import RepoContext, task_hash_memo, token_counts
 from skillci.gate.decision import (
     conclude,
     majority,
@@ -155,9 +155,11 @@ def _load_side(ctx: RepoContext, sha: str, skill_dir: str, suites: tuple[str, ..
     wt = ctx.worktree(sha)
     pkg = SkillPackage.from_dir(wt / skill_dir)
     tasks: dict[str, list[Task]] = {}
-    for s in suites:
-        suite = load_suite(s, wt, purpose=Purpose.optimize)
-        tasks[s] = load_suite_tasks(suite, wt, purpose=Purpose.optimize)
+    with task_hash_memo(ctx, sha) as known:
+        for s in suites:
+            suite = load_suite(s, wt, purpose=Purpose.optimize)
+            tasks[s] = load_suite_tasks(suite, wt, purpose=Purpose.optimize, known_hashes=known)
+            known.update((t.id, (t.content_hash, t.verifier_hash)) for t in tasks[s])
     return _Side(sha, pkg, render(pkg, "builtin"), tasks)
 
 
