@@ -54,7 +54,7 @@ from skillci.skill.render import RenderedSkill, render
 from skillci.tasks.loader import load_suite_tasks
 from skillci.tasks.models import Purpose, Task
 from skillci.tasks.suites import SUITE_SUFFIXES, load_suite
-from skillci.trace.models import RunRecord
+from skillci.trace.models import EvalState, RunRecord
 
 GATE_BLOB = "gate-report"
 DEFAULT_SUITES = ("validation", "regression", "security")
@@ -501,14 +501,17 @@ def base_history(
     student route and each task's content whose verdicts disagree, one of them from before
     this gate (docs/design/247-flaky-from-history.md)."""
     hashes = {t.id: t.content_hash for s in opts.suites for t in inputs.base.tasks[s]}
-    earlier = ctx.store.records(
-        known={r.run_id: r for r in current},  # this gate's records: not read again
-        skill_hash=inputs.base.pkg.content_hash,
-        model_route=opts.student,
-        agent_role="student",
+    rows = ctx.store.query(
+        skill_hash=inputs.base.pkg.content_hash, model_route=opts.student, agent_role="student"
     )
+    # the index alone says which tasks ever had both verdicts; only their records are read
+    verdicts: dict[str, set[bool]] = {}
+    for row in rows:
+        if row.task_id in hashes and row.state in (EvalState.passed, EvalState.failed):
+            verdicts.setdefault(row.task_id, set()).add(row.passed)
+    mixed = {t for t, v in verdicts.items() if len(v) == 2}
     return flaky_from_history(
-        earlier,
+        [ctx.store.get(row.run_id) for row in rows if row.task_id in mixed],
         skill_hash=inputs.base.pkg.content_hash,
         model=opts.student,
         task_hashes=hashes,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -353,13 +353,9 @@ class TraceStore:
                     out.setdefault(str(key), set()).add(str(run_id))
         return out
 
-    def records(
-        self, *, known: Mapping[str, RunRecord] | None = None, **filters: Any
-    ) -> list[RunRecord]:
-        """Full records for :meth:`query` filters; ``known`` (run id -> record, as stored)
-        are records the caller already holds, taken instead of reading their files."""
-        have = known or {}
-        return [have.get(s.run_id) or self._read_record(s.digest) for s in self.query(**filters)]
+    def records(self, **filters: Any) -> list[RunRecord]:
+        """Full records for :meth:`query` filters."""
+        return [self._read_record(s.digest) for s in self.query(**filters)]
 
     def count(self) -> int:
         if not self.index_path.exists():
