@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from skillci.errors import InvalidInputError
-from skillci.flows.context import RepoContext, token_counts
+from skillci.flows.context import RepoContext, task_hash_memo, token_counts
 from skillci.gate.decision import (
     conclude,
     majority,
@@ -54,7 +54,7 @@ from skillci.skill.render import RenderedSkill, render
 from skillci.tasks.loader import load_suite_tasks
 from skillci.tasks.models import Purpose, Task
 from skillci.tasks.suites import SUITE_SUFFIXES, load_suite
-from skillci.trace.models import RunRecord
+from skillci.trace.models import EvalState, RunRecord
 
 GATE_BLOB = "gate-report"
 DEFAULT_SUITES = ("validation", "regression", "security")
@@ -155,9 +155,11 @@ def _load_side(ctx: RepoContext, sha: str, skill_dir: str, suites: tuple[str, ..
     wt = ctx.worktree(sha)
     pkg = SkillPackage.from_dir(wt / skill_dir)
     tasks: dict[str, list[Task]] = {}
-    for s in suites:
-        suite = load_suite(s, wt, purpose=Purpose.optimize)
-        tasks[s] = load_suite_tasks(suite, wt, purpose=Purpose.optimize)
+    with task_hash_memo(ctx, sha) as known:
+        for s in suites:
+            suite = load_suite(s, wt, purpose=Purpose.optimize)
+            tasks[s] = load_suite_tasks(suite, wt, purpose=Purpose.optimize, known_hashes=known)
+            known.update((t.id, (t.content_hash, t.verifier_hash)) for t in tasks[s])
     return _Side(sha, pkg, render(pkg, "builtin"), tasks)
 
 
@@ -499,11 +501,17 @@ def base_history(
     student route and each task's content whose verdicts disagree, one of them from before
     this gate (docs/design/247-flaky-from-history.md)."""
     hashes = {t.id: t.content_hash for s in opts.suites for t in inputs.base.tasks[s]}
-    earlier = ctx.store.records(
+    rows = ctx.store.query(
         skill_hash=inputs.base.pkg.content_hash, model_route=opts.student, agent_role="student"
     )
+    # the index alone says which tasks ever had both verdicts; only their records are read
+    verdicts: dict[str, set[bool]] = {}
+    for row in rows:
+        if row.task_id in hashes and row.state in (EvalState.passed, EvalState.failed):
+            verdicts.setdefault(row.task_id, set()).add(row.passed)
+    mixed = {t for t, v in verdicts.items() if len(v) == 2}
     return flaky_from_history(
-        earlier,
+        [ctx.store.get(row.run_id) for row in rows if row.task_id in mixed],
         skill_hash=inputs.base.pkg.content_hash,
         model=opts.student,
         task_hashes=hashes,

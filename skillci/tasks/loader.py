@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -291,8 +291,9 @@ def load_task(
     return _load_checked(task_dir)
 
 
-def _load_checked(task_dir: Path) -> Task:
-    """:func:`load_task` of a resolved dir whose id passed the seal check."""
+def _load_checked(task_dir: Path, hashes: tuple[str, str] | None = None) -> Task:
+    """:func:`load_task` of a resolved dir whose id passed the seal check; ``hashes``: its
+    (content, verifier) hashes when the caller knows them (:func:`load_suite_tasks`)."""
     task_id = task_dir.name
 
     fmt = detect_format(task_dir)
@@ -341,7 +342,7 @@ def _load_checked(task_dir: Path) -> Task:
     solve = solution_dir / lay["solve"]
     dockerfile = env_dir / "Dockerfile"
     skills = env_dir / "skills"
-    content_hash, verifier_hash = task_hashes(task_dir, verifier_dir)
+    content_hash, verifier_hash = hashes or task_hashes(task_dir, verifier_dir)
     return Task(
         id=task_id,
         root=task_dir,
@@ -368,11 +369,18 @@ def tasks_dir(root: Path) -> Path:
 
 
 def load_suite_tasks(
-    suite: Suite, root: Path, *, purpose: Purpose, suites_root: Path | None = None
+    suite: Suite,
+    root: Path,
+    *,
+    purpose: Purpose,
+    suites_root: Path | None = None,
+    known_hashes: Mapping[str, tuple[str, str]] | None = None,
 ) -> list[Task]:
     """Load every task of ``suite`` from the tasks dir under ``root``, in suite order.
 
     ``root`` is the repo root or the tasks dir; ``suites_root`` defaults to ``root``.
+    ``known_hashes``: task id -> (content hash, verifier hash) the caller vouches for (a
+    checkout of a commit whose task trees it has hashed before); those dirs are not read.
     """
     tdir = tasks_dir(root)
     sroot = suites_root if suites_root is not None else root
@@ -392,7 +400,7 @@ def load_suite_tasks(
         task_dir = (tdir / t).resolve()
         if task_dir.name in sealed:
             check_not_sealed(task_dir.name, purpose, sroot)  # raises the SealedSplitError
-        out.append(_load_checked(task_dir))
+        out.append(_load_checked(task_dir, (known_hashes or {}).get(task_dir.name)))
     return out
 
 
