@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time (CLI start-up, design 260)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class ExitCode(enum.IntEnum):

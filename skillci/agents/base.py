@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from skillci.agents.workspace import WORKSPACE_MOUNT
 from skillci.providers.queueing import queued
 from skillci.skill.render import RenderedSkill
 from skillci.trace.models import Cost, ErrorEvent, Event
@@ -48,6 +49,9 @@ class AgentContext:
     network: bool = False
     """Commands reach the network (the task sets ``allow_internet`` and the runner opened
     it); the system prompt and the ``run`` tool say which."""
+    workdir: str = WORKSPACE_MOUNT
+    """Where the shell sees the workspace (its cwd): ``/app``, or the task's working
+    directory under the Docker runner; the prompt and the file tools use the same path."""
     queued_before: float = field(default_factory=queued)
     """This thread's :func:`~skillci.providers.queueing.queued` total when the context was
     made: what the trial queued for slots since then extends :attr:`deadline`."""

@@ -59,14 +59,14 @@ class BuiltinAgent:
         )
         log = EventLog(res.events, start)
         tools = Toolbox(
-            Workspace(ctx.workspace),
+            Workspace(ctx.workspace, ctx.workdir),
             ctx.shell,
             ctx.skill,
             tool_timeout=self.limits.tool_timeout_sec,
             network=ctx.network,
         )
         schemas = tools.schemas
-        system = system_prompt(ctx.skill, network=ctx.network)
+        system = system_prompt(ctx.skill, network=ctx.network, workdir=ctx.workdir)
         res.system_prompt_hash = prompt_hash(system)
         res.tool_schema_hash = schema_hash(schemas)
         messages: list[dict[str, Any]] = [

@@ -22,13 +22,20 @@ When you are finished, reply with your final answer and call no tool."""
 NETWORK_OPEN = "The sandbox has network access (the task allows it)."
 
 
-def system_prompt(skill: RenderedSkill | None, *, network: bool = False) -> str:
-    """The system prompt; ``network`` says the shell reaches the network (allow_internet)."""
+def system_prompt(
+    skill: RenderedSkill | None, *, network: bool = False, workdir: str = WORKSPACE_MOUNT
+) -> str:
+    """The system prompt; ``network`` says the shell reaches the network (allow_internet),
+    ``workdir`` where the shell sees the workspace (the default text is unchanged)."""
     harness = (
         _HARNESS.replace("The sandbox has no network access.", NETWORK_OPEN)
         if network
         else _HARNESS
     )
+    if workdir != WORKSPACE_MOUNT:
+        harness = harness.replace(f" {WORKSPACE_MOUNT} ", f" {workdir} ").replace(
+            f" {WORKSPACE_MOUNT}.", f" {workdir}."
+        )
     if skill is None:
         return harness + "\n"
     boot = skill.file("SKILL.md")

@@ -1,7 +1,7 @@
 """File operations confined to one trial workspace.
 
-Paths may be relative (to the workspace) or absolute under ``/app`` (how the sandboxed
-shell sees the workspace). Anything that resolves outside the workspace — ``..``, an
+Paths may be relative (to the workspace) or absolute under the workspace's mount point
+(``/app``, or the task's working directory under the Docker runner: how the shell sees it). Anything that resolves outside the workspace — ``..``, an
 absolute path elsewhere, a symlink pointing out — is refused with a tool error, never
 followed.
 """
@@ -22,8 +22,9 @@ class ToolError(Exception):
 
 
 class Workspace:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, mount: str = WORKSPACE_MOUNT) -> None:
         self.root = root.resolve()
+        self.mount = mount
 
     def resolve(self, path: str) -> Path:
         if not isinstance(path, str) or not path.strip():
@@ -31,9 +32,9 @@ class Workspace:
         p = PurePosixPath(path.strip())
         if p.is_absolute():
             try:
-                p = p.relative_to(WORKSPACE_MOUNT)
+                p = p.relative_to(self.mount)
             except ValueError:
-                raise ToolError(f"{path}: outside the workspace {WORKSPACE_MOUNT}") from None
+                raise ToolError(f"{path}: outside the workspace {self.mount}") from None
         full = (self.root / p).resolve()
         if full != self.root and self.root not in full.parents:
             raise ToolError(f"{path}: outside the workspace")

@@ -73,12 +73,15 @@ def diagnose(
     *,
     history: Sequence[Diagnosis] = (),
     targets: Sequence[str] = (),
+    forced_class: FailureClass | None = None,
 ) -> Diagnosis:
     """Diagnose the first failing student run (see the module docstring).
 
     ``student`` may be one record or the repeats of one task with one skill; ``history``
     holds diagnoses of earlier rounds on the same task (for "the failure repeats with the
     rule loaded"); ``targets`` are the task's failing test ids when known.
+    ``forced_class`` (``skillci bench`` ablations only): no detector runs, the failure is
+    taken to be this class (a generic or a random diagnosis).
     Raises :class:`InvalidInputError` when no student run failed.
     """
     records = _as_list(student)
@@ -107,7 +110,7 @@ def diagnose(
         alignment=align(primary, t_traj) if t_traj is not None else None,
         repeats=others,
     )
-    hits = run_detectors(ctx)
+    hits = run_detectors(ctx) if forced_class is None else [_forced_hit(forced_class)]
     base = _Base(
         task_id=primary.task_id,
         student_run_ids=[r.run_id for r in failing],
@@ -158,6 +161,17 @@ def diagnose(
         )
     return base.compilable(
         top, cov, loaded, sig, alternatives=[h.failure_class for h in ranked[1:]]
+    )
+
+
+def _forced_hit(cls: FailureClass) -> Hit:
+    """The one hit of a diagnosis whose class was imposed, not detected."""
+    return Hit(
+        failure_class=cls,
+        confidence=0.5,
+        required_behavior=f"avoid_{cls.value}",
+        rationale="classification bypassed (skillci bench ablation): class imposed",
+        detector="forced",
     )
 
 

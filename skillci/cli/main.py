@@ -17,20 +17,29 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, NamedTuple
 
 from skillci import __version__
 from skillci.cli import output
 from skillci.errors import ExitCode, SkillciError
 
+TYPE_CHECKING = False  # typing is not imported at run time: it costs start-up (design 260)
+if TYPE_CHECKING:
+    from typing import Any
 
-class Entry(NamedTuple):
+
+class Entry:
     """One top-level command or command group of ``skillci``."""
 
-    name: str
-    module: str
-    summary: str
-    group: bool = False
+    __slots__ = ("group", "module", "name", "summary")
+
+    def __init__(self, name: str, module: str, summary: str, group: bool = False) -> None:
+        self.name = name
+        self.module = module
+        self.summary = summary
+        self.group = group
+
+    def __repr__(self) -> str:
+        return f"Entry({self.name!r}, {self.module!r}, group={self.group})"
 
 
 #: Every top-level command, in help order. ``group`` entries are command groups.

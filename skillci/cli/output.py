@@ -7,9 +7,12 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # typing is not imported at run time (CLI start-up, design 260)
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from rich.console import Console
 
     console: Console

@@ -1,27 +1,21 @@
 """Tables that fit the terminal: key columns wrap (never cut or dropped); when the table is
-still too wide, the least useful other columns are dropped, and a caption says which."""
+still too wide, the least useful other columns are dropped, and a caption says which.
+
+The choice of columns is :func:`skillci.cli.plain_table.fit_columns` (no rich); this module
+builds the rich ``Table`` for it. :func:`skillci.cli.plain_table.render` prints the same
+table without rich (design 260).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from rich.table import Table
 from rich.text import Text
 
-#: A wrapping column is never squeezed below this many characters (or its widest cell).
-MIN_WRAP = 12
+from skillci.cli.plain_table import MIN_WRAP, Column, dropped_caption, fit_columns
 
-
-@dataclass(frozen=True)
-class Column:
-    """One column of a :func:`fit_table`."""
-
-    header: str
-    key: bool = False  # never dropped: wraps when space is short
-    drop_rank: int = 0  # for non-key columns: the lowest rank is dropped first
-    no_wrap: bool = False  # shown whole (file names, ids, states); folds only if nothing else fits
-    justify: str = "left"
+__all__ = ["MIN_WRAP", "Column", "fit_table", "print_table"]
 
 
 def _cell_len(cell: str) -> int:
@@ -47,32 +41,21 @@ def fit_table(
     natural = [
         max([len(c.header), *(_cell_len(r[i]) for r in rows)]) for i, c in enumerate(columns)
     ]
-
-    def floor(i: int) -> int:
-        return natural[i] if columns[i].no_wrap else min(natural[i], MIN_WRAP)
-
-    keep = list(range(len(columns)))
-    dropped: list[str] = []
-    droppable = sorted(
-        (i for i, c in enumerate(columns) if not c.key), key=lambda i: columns[i].drop_rank
-    )
-    while sum(floor(i) + 3 for i in keep) + 1 > width and droppable:
-        i = droppable.pop(0)
-        keep.remove(i)
-        dropped.append(columns[i].header)
+    keep, floors, dropped = fit_columns(columns, natural, width)
     table = Table(title=title, title_justify="left")
     for i in keep:
         c = columns[i]
         table.add_column(
             c.header,
             overflow="fold",
-            min_width=floor(i),
+            min_width=floors[i],
             justify=c.justify,  # type: ignore[arg-type]
         )
     for r in rows:
         table.add_row(*(r[i] for i in keep))
-    if dropped:
-        table.caption = f"not shown at {width} columns: {', '.join(dropped)} (--json has all)"
+    caption = dropped_caption(dropped, width)
+    if caption:
+        table.caption = caption
         table.caption_justify = "left"
     return table
 

@@ -29,6 +29,7 @@ exception; exceptions are for failures of the whole run (e.g. a runner crashing)
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -38,7 +39,7 @@ from skillci.analyze.diagnose import diagnose
 from skillci.analyze.llm import llm_diagnose
 from skillci.analyze.modelio import ModelCall, ModelExchange
 from skillci.analyze.models import Diagnosis
-from skillci.analyze.taxonomy import info
+from skillci.analyze.taxonomy import FailureClass, info
 from skillci.compile.base import CompileInput, CompileOutput, Compiler
 from skillci.compile.patch_check import PatchCheck, check_patch, untrusted_texts
 from skillci.compile.proposal import CostSummary, EvalSummary, Proposal, Round, Status
@@ -67,6 +68,40 @@ class LoopBudget:
     max_teacher_runs: int = 1
     max_compiles: int | None = None
     max_usd: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopSwitches:
+    """Parts of the loop the ``skillci bench`` ablations turn off (docs/design/240).
+
+    The default is the normal loop; no command but ``skillci bench`` builds another one.
+    """
+
+    teacher: bool = True
+    """False: no teacher run; diagnoses come from the student's failures only."""
+    taxonomy: bool = True
+    """False: the failure taxonomy is bypassed; every failure gets one generic diagnosis."""
+    lifted_limits: frozenset[str] = frozenset()
+    """Names of patch limits measured but not enforced (:func:`skillci.patch.limits.lift`)."""
+    random_seed: int | None = None
+    """Set: each round's failure class is drawn from this seed, not diagnosed (random
+    bounded patches through the same compiler, limits and guard)."""
+
+
+NORMAL_LOOP = LoopSwitches()
+#: What a failure is taken to be when the taxonomy is bypassed: "verify before finishing".
+GENERIC_CLASS = FailureClass.missing_validation
+
+
+def _imposer(switches: LoopSwitches, task_id: str) -> Callable[[], FailureClass | None]:
+    """The class each diagnosis is forced to: None (detected), generic, or drawn at random."""
+    if switches.random_seed is not None:
+        rng = random.Random(f"{switches.random_seed}:{task_id}")  # noqa: S311 - not security
+        pool = sorted(c for c in FailureClass if info(c).compilable and info(c).default_rule_id)
+        return lambda: rng.choice(pool)
+    if not switches.taxonomy:
+        return lambda: GENERIC_CLASS
+    return lambda: None
 
 
 @dataclass
@@ -157,6 +192,7 @@ def propose_task(
     baseline: Sequence[RunRecord] | None = None,
     llm_diagnosis: ModelCall | None = None,
     llm_model: str | None = None,
+    switches: LoopSwitches = NORMAL_LOOP,
 ) -> ProposeResult[TaskT]:
     """Run the propose loop for ``task`` (see the module docstring).
 
@@ -166,7 +202,7 @@ def propose_task(
     ``package`` that already exist (not run again, not charged). ``llm_diagnosis``: a
     model asked for a second opinion when no deterministic detector explains the failure
     (its answer replaces the residual diagnosis only when it is valid; the exchange is
-    kept in the round either way).
+    kept in the round either way). ``switches``: the bench ablations (default: none).
     """
     b = budget or LoopBudget()
     spend = _Spend(b)
@@ -219,7 +255,8 @@ def propose_task(
         )
 
     # 2. pre-diagnosis without the teacher
-    pre = diagnose(before, None, package, targets=targets)
+    imposed = _imposer(switches, prop.task_id)
+    pre = diagnose(before, None, package, targets=targets, forced_class=imposed())
     if not pre.skill_compilable and pre.failure_class.value in (
         "flaky_environment",
         "context_overflow",
@@ -244,23 +281,32 @@ def propose_task(
             f"cluster {known.failure_class.value} ({len(known.task_ids)} task(s)) already explains it",
         )
 
-    # 3. teacher
-    if not spend.can_run_teacher():
-        return finish("budget_exhausted", "no budget for the teacher run")
-    teacher = run_teacher(task)
-    spend.cost.add_run(teacher)
-    runs.append(teacher)
-    prop.teacher_run_id = teacher.run_id
+    # 3. teacher (unless the bench's no-teacher-diff ablation skips it)
+    teacher: RunRecord | None = None
+    if switches.teacher:
+        if not spend.can_run_teacher():
+            return finish("budget_exhausted", "no budget for the teacher run")
+        teacher = run_teacher(task)
+        spend.cost.add_run(teacher)
+        runs.append(teacher)
+        prop.teacher_run_id = teacher.run_id
 
     # 4. rounds
     candidate = package
     current = [r for r in before if not r.passed] or before
     history: list[Diagnosis] = []
-    all_records: list[RunRecord] = [*before, teacher]
+    all_records: list[RunRecord] = [*before, *([teacher] if teacher else [])]
     for index in range(1, b.max_rounds + 1):
-        d = diagnose(current, teacher, candidate, history=history, targets=targets)
+        d = diagnose(
+            current, teacher, candidate, history=history, targets=targets, forced_class=imposed()
+        )
         diag_exchange: ModelExchange | None = None
-        if llm_diagnosis is not None and d.detector == "residual" and spend.can_compile():
+        if (
+            llm_diagnosis is not None
+            and teacher is not None
+            and d.detector == "residual"
+            and spend.can_compile()
+        ):
             d, diag_exchange = _second_opinion(
                 d, current, teacher, candidate, llm_diagnosis, llm_model
             )
@@ -311,7 +357,11 @@ def propose_task(
         spend.add_exchange(out)
         rnd.compile = out
         check, applied = check_patch(
-            candidate, out.patch, untrusted_texts(all_records), guard_config
+            candidate,
+            out.patch,
+            untrusted_texts(all_records),
+            guard_config,
+            lifted=switches.lifted_limits,
         )
         rnd.check = check
         if not check.ok or applied is None:
@@ -339,4 +389,13 @@ def propose_task(
     return finish("no_improvement", f"still failing after {b.max_rounds} round(s)", candidate)
 
 
-__all__ = ["LoopBudget", "ProposeResult", "RunStudent", "RunTeacher", "propose_task"]
+__all__ = [
+    "GENERIC_CLASS",
+    "NORMAL_LOOP",
+    "LoopBudget",
+    "LoopSwitches",
+    "ProposeResult",
+    "RunStudent",
+    "RunTeacher",
+    "propose_task",
+]

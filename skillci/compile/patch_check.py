@@ -17,14 +17,14 @@ final output and the verifier's output.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillci.errors import PatchError
 from skillci.patch.apply import Applied, apply_detailed
 from skillci.patch.guard import GuardConfig, GuardReport, UntrustedText, guard
-from skillci.patch.limits import LimitReport, check_limits
+from skillci.patch.limits import LimitReport, check_limits, lift
 from skillci.patch.models import Patch
 from skillci.skill.lint import lint
 from skillci.skill.package import SkillPackage
@@ -109,15 +109,18 @@ def check_patch(
     patch: Patch,
     untrusted: Sequence[UntrustedText | str] = (),
     config: GuardConfig | None = None,
+    *,
+    lifted: Collection[str] = (),
 ) -> tuple[PatchCheck, Applied | None]:
     """Check ``patch`` on ``package`` (see the module docstring). Never raises for a bad
-    patch: the reasons are in the returned :class:`PatchCheck`."""
+    patch: the reasons are in the returned :class:`PatchCheck`. ``lifted``: limits
+    measured but not enforced (``skillci bench`` ablations only)."""
     pid = patch.pid
     try:
         applied = apply_detailed(package, patch)
     except PatchError as exc:
         return PatchCheck(patch_id=pid, apply_error=exc.message), None
-    limits = check_limits(applied)
+    limits = lift(check_limits(applied), lifted)
     report = guard(applied, untrusted, config)
     lint_errors = new_lint_errors(package, applied.after)
     return PatchCheck(patch_id=pid, limits=limits, guard=report, lint_errors=lint_errors), applied

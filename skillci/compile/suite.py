@@ -27,7 +27,14 @@ from skillci.analyze.diagnose import diagnose
 from skillci.analyze.models import Diagnosis
 from skillci.analyze.taxonomy import FailureClass
 from skillci.compile.base import Compiler
-from skillci.compile.loop import LoopBudget, TaskT, propose_task
+from skillci.compile.loop import (
+    GENERIC_CLASS,
+    NORMAL_LOOP,
+    LoopBudget,
+    LoopSwitches,
+    TaskT,
+    propose_task,
+)
 from skillci.compile.proposal import CostSummary, EvalSummary, Proposal
 from skillci.patch.apply import apply
 from skillci.patch.models import Patch
@@ -106,11 +113,13 @@ def propose_suite(
     budget: LoopBudget | None = None,
     fallback: Compiler | None = None,
     try_members: int = 1,
+    switches: LoopSwitches = NORMAL_LOOP,
 ) -> SuiteResult[TaskT]:
     """Propose for ``tasks``, one patch per cluster (see the module docstring).
 
     ``try_members``: how many members of a cluster may run the full loop before the
-    cluster is given up (the first that ends ``proposed`` wins)."""
+    cluster is given up (the first that ends ``proposed`` wins). ``switches``: the bench
+    ablations (:class:`~skillci.compile.loop.LoopSwitches`; default: none)."""
     b = budget or LoopBudget()
     runs: list[RunRecord] = []
     cost = CostSummary()
@@ -125,8 +134,11 @@ def propose_suite(
         tid = rs[0].task_id
         by_id[tid], base_runs[tid] = task, rs
         baseline[tid] = EvalSummary.of(rs, package.content_hash)
+    generic = GENERIC_CLASS if not switches.taxonomy else None
     pre = [
-        diagnose(rs, None, package) for rs in base_runs.values() if any(not r.passed for r in rs)
+        diagnose(rs, None, package, forced_class=generic)
+        for rs in base_runs.values()
+        if any(not r.passed for r in rs)
     ]
     suite = SuiteProposal(skill_hash=package.content_hash, baseline=baseline, pre_diagnoses=pre)
     candidates: dict[tuple[str, str], SkillPackage] = {}
@@ -159,6 +171,7 @@ def propose_suite(
             b,
             fallback,
             try_members,
+            switches,
         )
         if candidate is None:
             continue
@@ -193,6 +206,7 @@ def _run_cluster(
     budget: LoopBudget,
     fallback: Compiler | None,
     try_members: int,
+    switches: LoopSwitches,
 ) -> SkillPackage | None:
     for tid in cl.task_ids[: max(1, try_members)]:
         res = propose_task(
@@ -204,6 +218,7 @@ def _run_cluster(
             budget=budget,
             fallback=fallback,
             baseline=baseline_runs[tid],
+            switches=switches,
         )
         suite.proposals.append(res.proposal)
         runs += res.runs

@@ -3,16 +3,20 @@
 Load: the suite's tasks and the skill. Run (through :func:`skillci.flows.evalrun.run_eval`,
 the trial cache and the trace store): the student without a skill, with the original
 skill, and the teacher without a skill — the references every row is measured against —
-plus every other arm that can run for real. Decide (pure, :mod:`skillci.gate.bench`): one
+plus every other arm that can run for real — the loop arms (skillci and the ablations)
+through :mod:`skillci.flows.bench_loop` on a scratch repository. Decide (pure, :mod:`skillci.gate.bench`): one
 row per arm with success, GCR, regression vs the original skill, tokens and cost, each
 with its interval. Arms without an implementation are rows that say so.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from skillci.errors import UsageError
 from skillci.gate.bench import BenchRow, Kind, measured_row
 from skillci.gate.metrics import TrialOutcome
 from skillci.runners.outcome import EvalResult
@@ -25,80 +29,82 @@ ARMS: tuple[tuple[str, Kind, str, str | None], ...] = (
         "teacher-only",
         "baseline",
         "student with a skill the teacher writes in one shot",
-        "no one-shot skill writer exists (the sim teacher acts; it does not write skills)",
+        None,
     ),
     (
         "prompt-opt",
         "baseline",
         "student with a generically prompt-optimised skill",
-        "no generic prompt optimiser is wired in",
+        None,
     ),
     (
         "trajectory-only",
         "baseline",
         "student with a skill summarising the teacher's successful trajectories",
-        "no trajectory summariser exists",
+        None,
     ),
     (
         "manual",
         "baseline",
         "student with a skill a person improved by hand",
-        "no hand-improved variant of the bundled skill is kept",
+        "no person ever improved the bundled skill: every commit touching "
+        "skills/repo-debugger (e08ab5e, 6aba19e, cb2792c, c6f9fe0) came from a coding "
+        "session, and the human-written skills in tests/fixtures/real-skills are other skills",
     ),
     (
         "skillci",
         "baseline",
         "student with the skill after skillci's propose/gate/release loop",
-        "bench does not yet run the loop on a scratch repo (skillci demo does, once)",
+        None,
     ),
     ("teacher", "baseline", "teacher without a skill (the reference ceiling)", None),
     (
         "no-teacher-diff",
         "ablation",
         "loop without the teacher run: student failures only",
-        "propose has no switch to skip the teacher",
+        None,
     ),
     (
         "no-taxonomy",
         "ablation",
         "loop without the failure taxonomy",
-        "propose has no switch to bypass the taxonomy",
+        None,
     ),
     (
         "no-patch-limits",
         "ablation",
         "loop with free rewrites instead of bounded patches",
-        "the patch language has no unbounded mode",
+        None,
     ),
     (
         "no-regression-suite",
         "ablation",
         "loop whose gate skips the regression suite",
-        "needs the loop in bench (see skillci)",
+        None,
     ),
     (
         "no-token-budget",
         "ablation",
         "loop without the token budget",
-        "needs the loop in bench (see skillci)",
+        None,
     ),
     (
         "no-lifecycle",
         "ablation",
         "loop without the rule lifecycle (candidate/active)",
-        "needs the loop in bench (see skillci)",
+        None,
     ),
     (
         "llm-only-verification",
         "ablation",
         "loop where the teacher judges patches instead of re-running the student",
-        "no LLM-judge verification path exists",
+        None,
     ),
     (
         "random-patches",
         "ablation",
         "loop applying random bounded patches",
-        "no random patch proposer exists",
+        None,
     ),
 )
 
@@ -113,6 +119,30 @@ class BenchOptions:
     teacher: str = "sim/teacher"
     repeat: int = 1
     parallel: int = 1
+    opt_iterations: int = 3
+    """Mutations the prompt-opt baseline tries (each costs one training-suite eval)."""
+    seed: int = 0
+    """Seed of the prompt-opt baseline's mutation choices."""
+    arms: tuple[str, ...] = ()
+    """The arms to print (empty: all); the three references always run."""
+    train_suite: str = "discovery"
+    """Where the loop arms propose (the suite whose failures drive patches) and what the
+    generated baselines (teacher-only, trajectory-only, prompt-opt) learn from; never the
+    suite the bench reports on."""
+
+
+def arm_names() -> list[str]:
+    return [a[0] for a in ARMS]
+
+
+def check_arms(arms: tuple[str, ...]) -> None:
+    """Refuse (exit 2) an arm that does not exist, listing the choices."""
+    unknown = [a for a in arms if a not in arm_names()]
+    if unknown:
+        raise UsageError(
+            f"unknown arm(s): {', '.join(unknown)}",
+            hint="choose from: " + ", ".join(arm_names()),
+        )
 
 
 def outcomes(result: EvalResult) -> list[TrialOutcome]:
@@ -150,32 +180,80 @@ def _run(opts: BenchOptions, *, skill: Path | None, teacher: bool) -> list[Trial
     return outcomes(run_eval(req))
 
 
-def run_bench(opts: BenchOptions) -> list[BenchRow]:
-    """Every arm's row, in the seed's order (baselines, then ablations)."""
-    refs = {
-        "no-skill": _run(opts, skill=None, teacher=False),
-        "original": _run(opts, skill=opts.skill, teacher=False),
-        "teacher": _run(opts, skill=None, teacher=True),
-    }
+def _loop_arm(
+    opts: BenchOptions, arm: str, say: Callable[[str], None]
+) -> tuple[list[TrialOutcome], str] | str:
+    """The loop arm's trials on the bench suite and its note, or why it cannot run."""
+    from skillci.flows.bench_loop import run_loop
+
+    if arm == "llm-only-verification" and not opts.teacher.startswith("sim/"):
+        return f"the judge of a non-sim teacher ({opts.teacher}) is not implemented"
+    loop = run_loop(arm, opts, say)
+    return _run(opts, skill=loop.skill, teacher=False), loop.note()
+
+
+def run_bench(
+    opts: BenchOptions, say: Callable[[str], None] = lambda _line: None
+) -> list[BenchRow]:
+    """The rows of ``opts.arms`` (all when empty), in the seed's order (baselines, then
+    ablations); ``say`` gets one progress line per step."""
+    from skillci.flows.bench_baselines import GENERATORS
+    from skillci.flows.bench_loop import ABLATIONS
+
+    if opts.train_suite == opts.suite:
+        raise UsageError(
+            f"--train-suite {opts.train_suite} is the bench suite: generated baselines would "
+            "be tuned on what they are measured on",
+            hint="pick another suite for --train-suite (default: discovery)",
+        )
+    t0 = time.monotonic()
+    refs: dict[str, list[TrialOutcome]] = {}
+    for arm, skill, teacher in (
+        ("no-skill", None, False),
+        ("original", opts.skill, False),
+        ("teacher", None, True),
+    ):
+        say(f"bench: reference {arm} on {opts.suite} ({time.monotonic() - t0:.0f}s)")
+        refs[arm] = _run(opts, skill=skill, teacher=teacher)
     rows = []
     for arm, kind, title, missing in ARMS:
+        if opts.arms and arm not in opts.arms:
+            continue
+        note = ""
+        if missing is None and arm in ABLATIONS:
+            say(f"bench: loop arm {arm} ({time.monotonic() - t0:.0f}s)")
+            got = _loop_arm(opts, arm, say)
+            if isinstance(got, str):
+                missing = got
+            else:
+                refs[arm], note = got
         if missing is not None:
             rows.append(
                 BenchRow(arm=arm, kind=kind, title=title, status="not_implemented", reason=missing)
             )
             continue
-        rows.append(
-            measured_row(
-                arm=arm,
-                kind=kind,
-                title=title,
-                outcomes=refs[arm],
-                no_skill=refs["no-skill"],
-                teacher=refs["teacher"],
-                original=refs["original"],
-            )
+        if arm in GENERATORS:
+            say(f"bench: generated baseline {arm} ({time.monotonic() - t0:.0f}s)")
+            gen = GENERATORS[arm](opts)
+            if gen.skill is None:
+                rows.append(
+                    BenchRow(arm=arm, kind=kind, title=title, status="failed", reason=gen.reason)
+                )
+                continue
+            refs[arm] = _run(opts, skill=gen.skill, teacher=False)
+            note = "; ".join(gen.notes)
+        row = measured_row(
+            arm=arm,
+            kind=kind,
+            title=title,
+            outcomes=refs[arm],
+            no_skill=refs["no-skill"],
+            teacher=refs["teacher"],
+            original=refs["original"],
         )
+        rows.append(row.model_copy(update={"note": note}))
+    say(f"bench: done ({time.monotonic() - t0:.0f}s)")
     return rows
 
 
-__all__ = ["ARMS", "BenchOptions", "outcomes", "run_bench"]
+__all__ = ["ARMS", "BenchOptions", "arm_names", "check_arms", "outcomes", "run_bench"]

@@ -16,6 +16,8 @@ Limits come from the package *before* the patch, so a patch cannot loosen its ow
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from pydantic import BaseModel, Field
 
 from skillci.patch.apply import Applied
@@ -112,3 +114,28 @@ def check_limits(applied: Applied) -> LimitReport:
     if tokens.total_delta > 0:
         results.append(res("token_budget.max_total", budget.max_total, tokens.total_after))
     return LimitReport(results=results, tokens=tokens, new_rules=new_rules, touched_files=touched)
+
+
+#: The patch-size limits (the bench's no-patch-limits ablation lifts them).
+SIZE_LIMITS = frozenset(
+    {
+        "max_new_rules",
+        "max_files",
+        "max_added_tokens.bootstrap",
+        "max_added_tokens.total",
+        "failure_classes",
+    }
+)
+#: The token-budget limits (the bench's no-token-budget ablation lifts them).
+BUDGET_LIMITS = frozenset({"token_budget.bootstrap", "token_budget.max_total"})
+
+
+def lift(report: LimitReport, names: Collection[str]) -> LimitReport:
+    """``report`` with the limits in ``names`` measured but passed, marked ``(lifted)``."""
+    if not names:
+        return report
+    results = [
+        r.model_copy(update={"limit": f"{r.limit} (lifted)", "ok": True}) if r.limit in names else r
+        for r in report.results
+    ]
+    return report.model_copy(update={"results": results})

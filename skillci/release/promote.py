@@ -11,18 +11,18 @@ from skillci.skill.models import Lifecycle, Provenance, Rule
 from skillci.skill.package import SkillPackage
 
 
-def promoted(rule: Rule, gate_id: str) -> Rule:
+def promoted(rule: Rule, gate_id: str | None) -> Rule:
     prov = rule.provenance or Provenance()
-    return rule.model_copy(
-        update={
-            "status": Lifecycle.active,
-            "provenance": prov.model_copy(update={"last_verified_on": gate_id}),
-        }
-    )
+    if gate_id is not None:
+        prov = prov.model_copy(update={"last_verified_on": gate_id})
+    return rule.model_copy(update={"status": Lifecycle.active, "provenance": prov})
 
 
-def promote_candidates(pkg: SkillPackage, gate_id: str) -> tuple[dict[str, bytes], list[str]]:
-    """Changed rule files and the ids of the rules promoted candidate -> active."""
+def promote_candidates(
+    pkg: SkillPackage, gate_id: str | None
+) -> tuple[dict[str, bytes], list[str]]:
+    """Changed rule files and the ids of the rules promoted candidate -> active.
+    ``gate_id`` None (the bench's no-lifecycle ablation only): activated unverified."""
     changes: dict[str, bytes] = {}
     ids: list[str] = []
     for rel in pkg.rule_files():

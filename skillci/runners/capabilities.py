@@ -8,9 +8,13 @@ task's requirements name, the CPU count, the memory, whether bubblewrap works:
   closed with bubblewrap's ``--unshare-net`` unless the task sets ``allow_internet`` (a plain
   subprocess cannot close it); no GPUs; the host's tools on the sandbox PATH and the
   packages of the Python skillci runs on.
-- **docker**: builds the task's Dockerfile (or runs ``docker_image``); ``/app`` (the runner
-  exports and mounts the image's ``/app``); ``network_mode="none"`` unless ``allow_internet``;
-  no GPUs attached; the task's ``cpus`` must fit the machine.
+- **docker**: builds the task's Dockerfile (or runs ``docker_image``); any working directory
+  it can bind-mount (the runner exports the image's WORKDIR and mounts the workspace there;
+  not ``/`` nor a system directory); ``network_mode="none"`` unless ``allow_internet``; the
+  task's ``cpus`` and ``memory_mb`` must fit what the engine reports (``docker info``: NCPU,
+  MemTotal), and its ``gpus`` the NVIDIA GPUs the engine can attach (an ``nvidia`` runtime or
+  CDI devices; none otherwise); ``allow_internet`` needs the engine's ``bridge`` network, and
+  the images the task names must be in the engine (nothing is pulled).
 - **harbor** (``-e local``, skillci's bubblewrap environment): no ``RUN`` step, any ``WORKDIR``,
   network as ``allow_internet``. Other Harbor environments and **benchflow** (``--sandbox
   docker``) build the image themselves and read ``task.toml`` themselves.
@@ -18,11 +22,15 @@ task's requirements name, the CPU count, the memory, whether bubblewrap works:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.metadata
 import os
+import re
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from skillci.runners.sandbox import _path_env, bwrap_path
 from skillci.tasks.environment import WORKSPACE, EnvRequirements, RunnerCapabilities
@@ -49,14 +57,22 @@ def _tools(names: list[str]) -> list[str]:
     return sorted(n for n in names if shutil.which(n, path=path) is not None)
 
 
+@functools.cache
+def _installed(name: str) -> str | None:
+    """Installed version of distribution ``name`` (None: absent); reading package metadata
+    costs milliseconds, and a command asks once per trial."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def _python(req: EnvRequirements) -> dict[str, str]:
     out = {}
     for p in req.python:
         key = p.name.lower().replace("_", "-")
-        try:
-            out[key] = importlib.metadata.version(key)
-        except importlib.metadata.PackageNotFoundError:
-            continue
+        if (version := _installed(key)) is not None:
+            out[key] = version
     return out
 
 
@@ -77,16 +93,55 @@ def local_capabilities(req: EnvRequirements, *, sandbox: str = "auto") -> Runner
     )
 
 
-def docker_capabilities() -> RunnerCapabilities:
-    """The Docker runner (the engine's machine is this one: remote engines are refused)."""
-    cpus, _ = _machine()
+_CDI_GPU = re.compile(r"^nvidia\.com/gpu=(\d+|GPU-[\w-]+)$")
+
+
+def engine_gpus(info: Mapping[str, Any], dev: Path = Path("/dev")) -> int:
+    """NVIDIA GPUs the engine of ``docker info`` can attach: its CDI devices
+    (``DiscoveredDevices``, one ``nvidia.com/gpu=N`` each) or, with an ``nvidia`` runtime,
+    this machine's ``/dev/nvidiaN`` (the engine is local: remote engines are refused)."""
+    cdi = {
+        str(d.get("ID", ""))
+        for d in info.get("DiscoveredDevices") or []
+        if isinstance(d, Mapping) and _CDI_GPU.match(str(d.get("ID", "")))
+    }
+    if cdi:
+        return len(cdi)
+    if "nvidia" not in (info.get("Runtimes") or {}):
+        return 0
+    with contextlib.suppress(OSError):
+        return sum(1 for p in dev.iterdir() if re.fullmatch(r"nvidia\d+", p.name))
+    return 0
+
+
+def docker_capabilities(
+    info: Mapping[str, Any] | None = None,
+    *,
+    networks: list[str] | None = None,
+    missing_images: list[str] | None = None,
+) -> RunnerCapabilities:
+    """The Docker runner given its engine's ``docker info`` (``None``: no engine answered, so
+    this machine's CPUs and memory, and no GPUs), its ``networks`` (``None``: not known; a
+    trial with ``allow_internet`` needs ``bridge``) and the task's images it lacks."""
+    cpus, memory = _machine()
+    gpus = 0
+    if info is not None:
+        if isinstance(info.get("NCPU"), int) and info["NCPU"] > 0:
+            cpus = float(info["NCPU"])
+        if isinstance(info.get("MemTotal"), int) and info["MemTotal"] > 0:
+            memory = info["MemTotal"] // 2**20
+        gpus = engine_gpus(info)
     return RunnerCapabilities(
         runner="docker",
         builds_images=True,
-        workdirs=[WORKSPACE],
+        mounts_workdir=True,
         network_closed=True,
-        network_open=True,
+        network_open=networks is None or "bridge" in networks,
+        gpus=gpus,
+        missing_images=missing_images or [],
         cpus=cpus,
+        memory_mb=memory,
+        resources_of="the Docker engine" if info is not None else "this machine",
     )
 
 
@@ -113,6 +168,7 @@ def capabilities(req: EnvRequirements, sandbox: str) -> RunnerCapabilities:
 __all__ = [
     "capabilities",
     "docker_capabilities",
+    "engine_gpus",
     "harness_capabilities",
     "local_capabilities",
 ]

@@ -8,17 +8,19 @@ the verifier, the record and the trial dir are the same code whichever runner ra
   (the hash of ``environment/``: an unchanged task reuses its image; a file lock keeps two
   processes from building it twice). Nothing is pulled implicitly for a Dockerfile build:
   its base must be in the engine (``scripts/ci_docker.sh`` makes one offline).
-- **workspace** — the image's ``/app`` (what ``COPY`` and ``RUN`` made of it, including the
-  task's git baseline) is exported once per image into ``<state>/docker/workdirs/`` and
-  unpacked into the trial's ``workspace/``, which is bind-mounted at ``/app``: the built-in
-  agent's file tools and the container see the same bytes.
+- **workspace** — the task's working directory (``[environment] workdir``, else the image's
+  ``WORKDIR``, else ``/app``): what ``COPY`` and ``RUN`` made of it (the task's data, its git
+  baseline) is exported once per image and directory into ``<state>/docker/workdirs/`` and
+  unpacked into the trial's ``workspace/``, which is bind-mounted at the same path: the
+  built-in agent's prompt and file tools, its commands and the verifier all see the same
+  directory and the same bytes (docs/design/250-docker-workdir.md).
 - **commands** — every shell command (the agent's ``run`` tool, the oracle's ``solve.sh``,
   ``tests/test.sh``) is a ``docker exec`` of ``bash -c`` under coreutils ``timeout -s KILL``
   in a container started from the image with ``sleep infinity``: the task's cpus and memory
-  as limits, ``network_mode="none"`` unless the task sets ``allow_internet``, the rendered
+  as limits, its ``gpus`` as an NVIDIA device request, ``network_mode="none"`` unless the task sets ``allow_internet``, the rendered
   skill bind-mounted read-only at ``/skills/<name>``, ``/solution`` only for the oracle and
   the agent's logs at ``/logs/agent``. The agent's container is removed before the verifier
-  runs in a fresh one (``/app``, ``/tests`` read-only, ``/logs``), so nothing the agent left
+  runs in a fresh one (the workspace, ``/tests`` read-only, ``/logs``), so nothing the agent left
   running or changed outside ``/app`` can touch the verdict; the verifier's files land in
   ``<trial>/logs/verifier/`` through the mount. Containers are always removed (labelled
   ``skillci.trial=<key>``), also when the trial fails.
@@ -53,7 +55,12 @@ from skillci.runners.base import TrialSpec
 from skillci.runners.capabilities import docker_capabilities
 from skillci.runners.local import LocalRunner
 from skillci.runners.sandbox import MAX_CAPTURE, Mount
-from skillci.tasks.environment import EnvRequirements, RunnerCapabilities
+from skillci.tasks.environment import (
+    EnvRequirements,
+    RunnerCapabilities,
+    dockerfile_requirements,
+    mountable,
+)
 from skillci.tasks.loader import dir_hash
 from skillci.tasks.models import Task
 from skillci.trace.models import Evaluation, RunRecord
@@ -123,16 +130,9 @@ def check_engine() -> str:
 
 def _base_images(dockerfile: Path) -> list[str]:
     """The images a Dockerfile's FROM lines name (stage aliases left out)."""
-    names, aliases = [], set()
-    for line in dockerfile.read_text(errors="replace").splitlines():
-        parts = line.split()
-        if len(parts) >= 2 and parts[0].upper() == "FROM":
-            args = [p for p in parts[1:] if not p.startswith("--")]
-            if args and args[0] not in aliases:
-                names.append(args[0])
-            if len(args) >= 3 and args[1].upper() == "AS":
-                aliases.add(args[2])
-    return names
+    bases = dockerfile_requirements(dockerfile.read_text(errors="replace"))["base_images"]
+    assert isinstance(bases, list)
+    return [str(b) for b in bases]
 
 
 def _image_name(task: Task) -> str:
@@ -211,22 +211,35 @@ def _strip_first(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
     return tarfile.data_filter(member, dest)
 
 
-def export_workdir(image: str, state_dir: Path) -> Path:
-    """A tarball of the image's /app (cached per image id)."""
+def image_workdir(image: str, declared: str | None = None) -> str:
+    """The working directory a trial of ``image`` gets: the task's declared one, else the
+    image's ``WORKDIR`` when a workspace can be mounted there, else ``/app``."""
+    if declared:
+        return declared
+    config = client().images.get(image).attrs.get("Config") or {}
+    wd = str(config.get("WorkingDir") or "")
+    return wd if wd.startswith("/") and mountable(wd) else WORKSPACE_MOUNT
+
+
+def export_workdir(image: str, state_dir: Path, path: str = WORKSPACE_MOUNT) -> Path:
+    """A tarball of the image's ``path`` (cached per image id and path)."""
     img = client().images.get(image)
     digest = str(img.id).split(":")[-1]
+    if path != WORKSPACE_MOUNT:  # /app keeps the name exports had before (design 250)
+        digest += "-" + hashlib.sha256(path.encode()).hexdigest()[:8]
     out = state_dir / "docker" / "workdirs" / f"{digest}.tar"
     if out.is_file():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
     c = client().containers.create(image, entrypoint=["true"], labels={LABEL: "export"})
     try:
-        stream, _ = c.get_archive(WORKSPACE_MOUNT)
+        stream, _ = c.get_archive(path)
         atomic_write_bytes(out, b"".join(stream))
     except _docker_errors().NotFound:
         raise RunnerError(
-            f"image {image} has no {WORKSPACE_MOUNT}",
-            hint=f"the task's Dockerfile must put the workspace at {WORKSPACE_MOUNT} (WORKDIR /app)",
+            f"image {image} has no {path}",
+            hint="the task's working directory must exist in its image (WORKDIR, or "
+            "[environment] workdir)",
         ) from None
     finally:
         c.remove(force=True)
@@ -250,11 +263,12 @@ def _container_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 @dataclass
 class DockerShell:
-    """Runs each command as ``docker exec`` in one running container (cwd /app)."""
+    """Runs each command as ``docker exec`` in one running container (cwd ``workdir``)."""
 
     container_id: str
     kind: str = "docker"
     env: dict[str, str] = field(default_factory=dict)
+    workdir: str = WORKSPACE_MOUNT
 
     def run(self, command: str, *, timeout: float) -> CommandResult:
         api = client().api
@@ -262,7 +276,7 @@ class DockerShell:
         argv = ["timeout", "-s", "KILL", f"{limit:.3f}", "bash", "-c", command]
         start = time.monotonic()
         ex = api.exec_create(
-            self.container_id, argv, workdir=WORKSPACE_MOUNT, environment=_container_env(self.env)
+            self.container_id, argv, workdir=self.workdir, environment=_container_env(self.env)
         )
         buf = io.BytesIO()
 
@@ -305,6 +319,8 @@ class DockerRunner(LocalRunner):
     def __init__(self) -> None:
         self._containers: list[Container] = []
         self._images: dict[str, str] = {}
+        self._workdirs: dict[str, str] = {}
+        self._owned = WORKSPACE_MOUNT  # the workspace's path in the trial's containers
         self._key = ""
 
     def run_trial(self, spec: TrialSpec, trial_dir: Path, key: str) -> RunRecord:
@@ -315,15 +331,29 @@ class DockerRunner(LocalRunner):
             self._release_all()
 
     def capabilities(self, spec: TrialSpec, req: EnvRequirements) -> RunnerCapabilities:
-        return docker_capabilities()
+        facts = engine_facts()
+        if facts is None:  # no engine: the trial fails on resolve_image with the reason
+            return docker_capabilities(None)
+        # an --image the user named and the engine lacks stays an error (resolve_image says
+        # so); the images the task names are its environment
+        images = [] if spec.image else [req.docker_image] if req.docker_image else req.base_images
+        return docker_capabilities(
+            facts[0], networks=list(facts[1]), missing_images=missing_images(images)
+        )
 
     def environment_image(self, spec: TrialSpec) -> str:
         if spec.task.id not in self._images:
             self._images[spec.task.id] = resolve_image(spec)
         return self._images[spec.task.id]
 
+    def workdir(self, spec: TrialSpec) -> str:
+        if spec.task.id not in self._workdirs:
+            declared = spec.task.config.environment.workdir
+            self._workdirs[spec.task.id] = image_workdir(self.environment_image(spec), declared)
+        return self._workdirs[spec.task.id]
+
     def prepare_workspace(self, spec: TrialSpec, workspace: Path) -> None:
-        tar = export_workdir(self.environment_image(spec), spec.state_dir)
+        tar = export_workdir(self.environment_image(spec), spec.state_dir, self.workdir(spec))
         workspace.mkdir(parents=True)
         with tarfile.open(tar) as tf:
             tf.extractall(workspace, filter=_strip_first)  # noqa: S202 - data filter applied
@@ -334,7 +364,7 @@ class DockerRunner(LocalRunner):
         if phase == "verifier":
             self._release_all()  # the agent's processes end before the verdict
         container = self._start(spec, mounts)
-        return DockerShell(container.id or ""), []
+        return DockerShell(container.id or "", workdir=self.workdir(spec)), []
 
     def _verify(
         self, spec: TrialSpec, trial_dir: Path, ws: Path, result: AgentResult
@@ -345,16 +375,19 @@ class DockerRunner(LocalRunner):
             self._release_all()  # before the workspace diff reads /app on the host
 
     def _start(self, spec: TrialSpec, mounts: list[Mount]) -> Container:
+        from docker.types import DeviceRequest
         from docker.types import Mount as DockerMount
 
         env = spec.task.config.environment
         image = self.environment_image(spec)
+        gpus = [DeviceRequest(count=env.gpus, capabilities=[["gpu"]])] if env.gpus else None
         try:
             c = client().containers.create(
                 image,
                 entrypoint=["sleep", "infinity"],
                 command=[],
-                working_dir=WORKSPACE_MOUNT,
+                working_dir=self.workdir(spec),
+                device_requests=gpus,
                 network_mode="bridge" if env.allow_internet else "none",
                 nano_cpus=int(env.cpus * 1e9),
                 mem_limit=f"{env.memory_mb}m",
@@ -369,6 +402,7 @@ class DockerRunner(LocalRunner):
                 ],
             )
             self._containers.append(c)
+            self._owned = self.workdir(spec)
             c.start()
         except _docker_errors().APIError as exc:
             raise RunnerError(f"starting a container of {image} failed: {exc}") from exc
@@ -381,9 +415,48 @@ class DockerRunner(LocalRunner):
             c = self._containers.pop()
             with contextlib.suppress(Exception):
                 if uid != 0:
-                    c.exec_run(["chown", "-R", f"{uid}:{gid}", WORKSPACE_MOUNT, "/logs"])
+                    c.exec_run(["chown", "-R", f"{uid}:{gid}", self._owned, "/logs"])
             with contextlib.suppress(_docker_errors().NotFound):
                 c.remove(force=True)
+
+
+@functools.cache
+def _facts() -> tuple[dict[str, Any], tuple[str, ...]]:
+    c = client()
+    return dict(c.info()), tuple(sorted(str(n.name) for n in c.networks.list()))
+
+
+def engine_facts() -> tuple[dict[str, Any], tuple[str, ...]] | None:
+    """``docker info`` and the network names of the engine, read once per process (None when
+    none answers: the check then uses this machine's figures, and the trial fails later with
+    the engine's own error; a failure is not cached)."""
+    try:
+        return _facts()
+    except (RunnerError, _docker_errors().DockerException):
+        return None
+
+
+def engine_info() -> dict[str, Any] | None:
+    """``docker info`` of the engine (see :func:`engine_facts`)."""
+    facts = engine_facts()
+    return facts[0] if facts is not None else None
+
+
+def missing_images(names: list[str]) -> list[str]:
+    """Of ``names`` (FROM bases or a prebuilt image), those the engine does not have (it
+    pulls nothing). ``scratch`` and names with build ARGs (``$``) are left to the build."""
+    errors = _docker_errors()
+    out = []
+    for name in names:
+        if not name or name == "scratch" or "$" in name:
+            continue
+        try:
+            client().images.get(name)
+        except errors.ImageNotFound:
+            out.append(name)
+        except errors.DockerException:
+            continue  # no answer: the build says why
+    return out
 
 
 def remove_stale(label_value: str | None = None) -> int:
@@ -414,7 +487,11 @@ __all__ = [
     "check_engine",
     "client",
     "docker_available",
+    "engine_facts",
+    "engine_info",
     "export_workdir",
+    "image_workdir",
+    "missing_images",
     "remove_stale",
     "resolve_image",
 ]

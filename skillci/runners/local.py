@@ -47,6 +47,7 @@ from skillci.tasks.environment import (
 from skillci.tasks.loader import agent_side_hash
 from skillci.tasks.reward import logs_layout, read_reward, rewrite_logs_paths
 from skillci.trace.evaluation import evaluation_from_reward
+from skillci.trace.importers.common import verifier_touches
 from skillci.trace.models import (
     Budgets,
     EvalState,
@@ -166,6 +167,10 @@ class LocalRunner:
     def environment_image(self, spec: TrialSpec) -> str | None:
         return None
 
+    def workdir(self, spec: TrialSpec) -> str:
+        """Where the agent's and the verifier's shells see the workspace (their cwd)."""
+        return WORKSPACE_MOUNT
+
     def capabilities(self, spec: TrialSpec, req: EnvRequirements) -> RunnerCapabilities:
         return local_capabilities(req, sandbox=spec.sandbox)
 
@@ -208,7 +213,8 @@ class LocalRunner:
         ws = trial_dir / "workspace"
         self.prepare_workspace(spec, ws)
         baseline = snapshot(ws)
-        mounts = [Mount(ws, WORKSPACE_MOUNT, True), Mount(logs.agent, "/logs/agent", True)]
+        workdir = self.workdir(spec)
+        mounts = [Mount(ws, workdir, True), Mount(logs.agent, "/logs/agent", True)]
         installed = [spec.skill, *spec.companion_skills] if spec.skill is not None else []
         for skill in installed:  # the skill under test and the rest of the task's set
             skill_dir = trial_dir / "skill" / skill.name
@@ -238,6 +244,7 @@ class LocalRunner:
             solution_script=solution,
             # what the shell really has: a plain subprocess (--sandbox none) cannot close it
             network=task.config.environment.allow_internet or shell.kind == "none",
+            workdir=workdir,
         )
         try:
             result = agent.run(ctx)
@@ -313,7 +320,7 @@ class LocalRunner:
                 verifier_output="--require-skill: the agent never loaded the skill",
             )
         mounts = [
-            Mount(ws, WORKSPACE_MOUNT, True),
+            Mount(ws, self.workdir(spec), True),
             Mount(task.verifier_dir, "/tests"),
             Mount(logs.root, "/logs", True),
         ]
@@ -411,6 +418,9 @@ class LocalRunner:
             repeat_index=spec.repeat_index,
             trial_cache_key=key,
             warnings=list(dict.fromkeys([*warnings, *res.warnings])),
+            # writes only: the verifier's own files are not in the agent's sandbox, so a read
+            # of tests/ is the repository's tests, which the agent is meant to run (design 252)
+            reward_hack_evidence=verifier_touches(res.events, reads=False),
             metadata={"trial_dir": str(Path(spec.state_dir.name) / "trials" / key[:2] / key)},
         )
 

@@ -36,6 +36,12 @@ HARNESS_HINT = (
     "run it with `eval raw-task --runner benchflow` or `--runner harbor` and a Docker "
     "environment (they honour any WORKDIR and compose files)"
 )
+#: Working directories a runner that bind-mounts the workspace there cannot give: the root and
+#: the system's own directories (the mount would hide the image's files) and skillci's mounts.
+UNMOUNTABLE = frozenset(
+    {"/", "/bin", "/boot", "/etc", "/lib", "/lib64", "/sbin", "/usr", "/var", "/opt"}
+)
+_UNMOUNTABLE_TREES = ("/proc", "/sys", "/dev", "/tests", "/logs", "/skills", "/solution")
 #: ENV names whose value does not change what a task's commands can do.
 _HARMLESS_ENV = frozenset(
     {"DEBIAN_FRONTEND", "TZ", "LANG", "LC_ALL", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE"}
@@ -103,7 +109,9 @@ class EnvRequirements(BaseModel):
 
     task_id: str = Field(description="Task id.")
     dockerfile: bool = Field(description="The task has environment/Dockerfile.")
-    base_images: list[str] = Field(default_factory=list, description="FROM images, in order.")
+    base_images: list[str] = Field(
+        default_factory=list, description="FROM images, in order (stage aliases left out)."
+    )
     docker_image: str | None = Field(default=None, description="[environment] docker_image.")
     compose: bool = Field(default=False, description="environment/ has a docker-compose file.")
     workdir: str = Field(default=WORKSPACE, description="Working directory the task expects.")
@@ -136,6 +144,20 @@ class RunnerCapabilities(BaseModel):
     compose: bool = Field(default=False, description="Runs multi-container (compose) tasks.")
     workdirs: list[str] | None = Field(
         default=None, description="Working directories it can give; None: any."
+    )
+    mounts_workdir: bool = Field(
+        default=False,
+        description=(
+            "The workspace is bind-mounted at the task's working directory, so that cannot be "
+            "/ or a system directory."
+        ),
+    )
+    missing_images: list[str] = Field(
+        default_factory=list,
+        description="Of the images the task names (FROM, docker_image), those the engine lacks.",
+    )
+    resources_of: str = Field(
+        default="this machine", description="Whose cpus and memory these are (for the reasons)."
     )
     network_closed: bool = Field(description="Can run a trial without network.")
     network_open: bool = Field(description="Can give a trial the network.")
@@ -278,14 +300,21 @@ def dockerfile_requirements(text: str) -> dict[str, object]:
     """The requirements one Dockerfile's text states (fields of :class:`EnvRequirements`)."""
     workdir = "/"
     bases: list[str] = []
+    aliases: set[str] = set()
+    stages = 0
     tools: list[str] = []
     python: list[PythonRequirement] = []
     steps: list[str] = []
     notes: list[str] = []
     for word, args in _instructions(text):
         if word == "FROM":
-            bases.append(args.split()[0] if args else "")
-            if len(bases) > 1:
+            words = [w for w in args.split() if not w.startswith("--")]
+            stages += 1
+            if words and words[0] not in aliases:  # a stage alias is no image
+                bases.append(words[0])
+            if len(words) >= 3 and words[1].upper() == "AS":
+                aliases.add(words[2])
+            if stages > 1:
                 steps.append(f"FROM {args} (a multi-stage build)")
         elif word == "WORKDIR":
             workdir = _norm(args, workdir)
@@ -357,6 +386,14 @@ def requirements(task: Task) -> EnvRequirements:
 # ---------------------------------------------------------------------------- decision
 
 
+def mountable(workdir: str) -> bool:
+    """Whether a workspace can be bind-mounted at ``workdir`` (not / nor a system dir)."""
+    norm = _norm(workdir, "/")
+    if norm in UNMOUNTABLE:
+        return False
+    return not any(norm == t or norm.startswith(t + "/") for t in _UNMOUNTABLE_TREES)
+
+
 def _version_ok(want: str | None, have: str) -> bool:
     return want is None or want == have
 
@@ -383,12 +420,22 @@ def check_environment(req: EnvRequirements, caps: RunnerCapabilities) -> EnvChec
                 f"base image {req.base_images[0]} not used: commands see this machine's /usr"
             )
         notes += req.notes
+    reasons += [
+        f"image {name} is not in the Docker engine (skillci pulls nothing: docker pull or load "
+        "it first)"
+        for name in caps.missing_images
+    ]
     if req.compose and not caps.compose:
         reasons.append("the environment is a docker-compose file (several services)")
     if caps.workdirs is not None and req.workdir not in caps.workdirs:
         reasons.append(
             f"working directory {req.workdir} (the {caps.runner} runner gives "
             f"{', '.join(caps.workdirs)})"
+        )
+    elif caps.mounts_workdir and not mountable(req.workdir):
+        reasons.append(
+            f"working directory {req.workdir} (the {caps.runner} runner bind-mounts the "
+            "workspace there: not / nor a system directory)"
         )
     if req.allow_internet and not caps.network_open:
         reasons.append("allow_internet = true, and this runner has no network")
@@ -399,9 +446,9 @@ def check_environment(req: EnvRequirements, caps: RunnerCapabilities) -> EnvChec
     if req.tpu and not caps.tpu:
         reasons.append("a TPU slice is requested")
     if caps.cpus is not None and req.cpus > caps.cpus:
-        reasons.append(f"cpus = {req.cpus:g} (this machine has {caps.cpus:g})")
+        reasons.append(f"cpus = {req.cpus:g} ({caps.resources_of} has {caps.cpus:g})")
     if caps.memory_mb is not None and req.memory_mb > caps.memory_mb:
-        reasons.append(f"memory_mb = {req.memory_mb} (this machine has {caps.memory_mb})")
+        reasons.append(f"memory_mb = {req.memory_mb} ({caps.resources_of} has {caps.memory_mb})")
     if req.mcp_servers and not caps.mcp_servers:
         reasons.append(f"{req.mcp_servers} MCP server(s) the {caps.runner} runner does not offer")
     hint = None
@@ -431,6 +478,7 @@ __all__ = [
     "APT_TOOLS",
     "DOCKER_HINT",
     "HARNESS_HINT",
+    "UNMOUNTABLE",
     "WORKSPACE",
     "EnvCheck",
     "EnvRequirements",
@@ -438,6 +486,7 @@ __all__ = [
     "RunnerCapabilities",
     "check_environment",
     "dockerfile_requirements",
+    "mountable",
     "requirements",
     "summary",
 ]

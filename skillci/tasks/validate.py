@@ -182,7 +182,8 @@ def _check_loaded(task: Task, findings: list[Finding]) -> None:
             Severity.note,
             f"the task asks for {env.gpus} GPU(s)"
             + (f" and a TPU {env.tpu.type}" if env.tpu is not None else "")
-            + "; the local and docker runners provide none (run it on Harbor or BenchFlow)",
+            + "; the local runner provides none, the docker runner only the NVIDIA GPUs its "
+            "engine has (a TPU: run it on Harbor or BenchFlow)",
             task.config_path,
         )
     for key in _unknown_keys(task.config):

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from skillci.trace.enums import AgentRole, EvalState
+
+TYPE_CHECKING = False  # no typing/dataclasses at run time: ``trace ls`` start-up (design 260)
+if TYPE_CHECKING:
+    from typing import Any
 
 HOME_ENV = "SKILLCI_HOME"
 DEFAULT_DIRNAME = ".skillci"
@@ -66,10 +68,13 @@ def iso_utc(dt: datetime) -> str:
     return dt.astimezone(UTC).isoformat(timespec="microseconds")
 
 
-@dataclass(frozen=True)
 class RunRow:
     """One row of the runs index, as ``skillci trace ls`` shows it (the fields of
-    ``skillci.trace.store.RunSummary``, without validation)."""
+    ``skillci.trace.store.RunSummary``, without validation). Immutable; compares by value.
+    A plain class, not a dataclass: ``dataclasses`` imports ``inspect``, a sizeable part of
+    ``trace ls``'s start-up."""
+
+    __slots__ = RUN_COLUMNS
 
     run_id: str
     digest: str
@@ -87,6 +92,29 @@ class RunRow:
     passed: bool
     reward: float | None
     created_at: datetime
+
+    def __init__(self, **fields: Any) -> None:
+        if set(fields) != set(RUN_COLUMNS):
+            missing = set(RUN_COLUMNS) - set(fields)
+            extra = set(fields) - set(RUN_COLUMNS)
+            raise TypeError(f"RunRow: missing {sorted(missing)}, unexpected {sorted(extra)}")
+        for name in RUN_COLUMNS:
+            object.__setattr__(self, name, fields[name])
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"RunRow is immutable (cannot set {name})")
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in RUN_COLUMNS)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RunRow) and self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return "RunRow(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in RUN_COLUMNS) + ")"
 
     @classmethod
     def from_db(cls, row: tuple[Any, ...]) -> RunRow:

@@ -6,6 +6,9 @@ order, and records every request body. Talk to it through litellm with
 
     with FakeOpenAI(["first answer", "second answer"]) as server:
         ...  # server.requests holds the parsed JSON bodies
+
+An answer may also be a list of tool calls, ``[("write_file", {"path": ..., "content": ...})]``:
+the reply is then an assistant message with those ``tool_calls`` (a scripted agent turn).
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Answer = str | Callable[[dict[str, Any]], str]
+ToolCalls = list[tuple[str, dict[str, Any]]]
+Answer = str | ToolCalls | Callable[[dict[str, Any]], str]
 
 
 def write_json(handler: BaseHTTPRequestHandler, payload: Any, status: int = 200) -> None:
@@ -52,7 +56,7 @@ class FakeOpenAI:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}/v1"
 
-    def _answer(self, body: dict[str, Any]) -> str:
+    def _answer(self, body: dict[str, Any]) -> str | ToolCalls:
         with self._lock:
             i = len(self.requests)
             self.requests.append(body)
@@ -73,7 +77,22 @@ class FakeOpenAI:
                     return
                 n = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(n) or b"{}")
-                content = fake._answer(body)
+                answer = fake._answer(body)
+                message: dict[str, Any] = {"role": "assistant", "content": answer}
+                if isinstance(answer, list):
+                    n = len(fake.requests)
+                    message = {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": f"call_{n}_{i}",
+                                "type": "function",
+                                "function": {"name": name, "arguments": json.dumps(args)},
+                            }
+                            for i, (name, args) in enumerate(answer)
+                        ],
+                    }
                 payload = {
                     "id": f"chatcmpl-fake-{len(fake.requests)}",
                     "object": "chat.completion",
@@ -82,8 +101,8 @@ class FakeOpenAI:
                     "choices": [
                         {
                             "index": 0,
-                            "message": {"role": "assistant", "content": content},
-                            "finish_reason": "stop",
+                            "message": message,
+                            "finish_reason": "tool_calls" if isinstance(answer, list) else "stop",
                         }
                     ],
                     "usage": {

@@ -15,18 +15,52 @@ from tests.conftest import ROOT
 DOC = ROOT / "docs" / "bench.md"
 
 
-@pytest.mark.slow  # 18 sim trials: ~1-3 min on the shared 2-core machine
-def test_bench_table_matches_the_docs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    home = tmp_path / "home"
-    argv = ["bench", "--repo", str(ROOT), "--home", str(home), "--parallel", "1"]
-    assert main([*argv, "--markdown"]) == 0
+#: The loop arms (skillci and the 8 ablations), in two halves: each test runs one half on
+#: the module's state dir, so the table test finds every trial in the cache.
+LOOP_HALVES = (
+    "skillci,no-teacher-diff,no-taxonomy,no-patch-limits,no-regression-suite",
+    "no-token-budget,no-lifecycle,llm-only-verification,random-patches",
+)
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("bench") / "home"
+
+
+def argv(home: Path) -> list[str]:
+    return ["bench", "--repo", str(ROOT), "--home", str(home), "--parallel", "1"]
+
+
+def test_unknown_arm_is_refused_with_the_choices(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--repo", str(ROOT), "--arms", "skillci,no-such-arm"]) == 2
+    err = capsys.readouterr().err
+    assert "no-such-arm" in err and all(a[0] in err for a in ARMS)
+
+
+@pytest.mark.slow  # the references and one half of the loop arms: a few minutes of sim trials
+@pytest.mark.parametrize("arms", LOOP_HALVES)
+def test_loop_arms_run_the_loop(arms: str, home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*argv(home), "--arms", arms, "--json"]) == 0
+    out = capsys.readouterr()
+    rows = json.loads(out.out)
+    assert [r["arm"] for r in rows] == arms.split(",")
+    for r in rows:
+        assert r["status"] == "real" and r["trials"] == r["tasks"] == 6, r
+        assert re.match(r"\d+ cluster\(s\), \d+ proposed, \d+ accepted", r["note"]), r
+        assert f"bench: loop arm {r['arm']}" in out.err  # progress lines on stderr
+
+
+@pytest.mark.slow  # after the two halves every trial is cached
+def test_bench_table_matches_the_docs(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*argv(home), "--markdown"]) == 0
     table = capsys.readouterr().out
     doc = DOC.read_text()
     m = re.search(r"<!-- bench:begin -->\n(.*)<!-- bench:end -->", doc, re.S)
     assert m is not None, "docs/bench.md lost its bench markers"
     assert m.group(1) == table, "docs/bench.md differs: paste `skillci bench --markdown`"
     # every arm of the seed is a row; the measured ones have numbers, the others none
-    assert main([*argv, "--json"]) == 0
+    assert main([*argv(home), "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["arm"] for r in rows] == [a[0] for a in ARMS]
     assert sum(r["kind"] == "baseline" for r in rows) == 8  # 7 + the teacher reference
@@ -37,6 +71,11 @@ def test_bench_table_matches_the_docs(tmp_path: Path, capsys: pytest.CaptureFixt
         else:
             assert r["reason"] and r["success"] is None and r["tokens"] is None
     real = {r["arm"]: r for r in rows if r["status"] == "real"}
-    assert set(real) == {"no-skill", "original", "teacher"}
+    loop_arms = {a for half in LOOP_HALVES for a in half.split(",")}
+    assert {"no-skill", "original", "teacher"} | loop_arms <= set(real)
+    generated = {"teacher-only", "trajectory-only", "prompt-opt"}
+    assert generated <= set(real)
+    assert all(real[a]["note"] for a in ("trajectory-only", "prompt-opt"))
+    assert real["prompt-opt"]["note"].startswith("0: the skill as given: train pass")
     assert real["no-skill"]["gcr"]["value"] == 0.0 and real["teacher"]["gcr"]["value"] == 1.0
     assert real["original"]["regression"]["value"] == 0.0  # measured against itself

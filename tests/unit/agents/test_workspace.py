@@ -42,6 +42,30 @@ def test_app_prefix_maps_to_the_workspace(ws: Workspace) -> None:
     assert (ws.root / "new" / "b.py").read_text() == "z = 3\n"
 
 
+def test_another_mount_point_maps_to_the_workspace_and_app_does_not(ws: Workspace) -> None:
+    """Under the Docker runner the workspace is mounted at the task's WORKDIR (design 250)."""
+    rooted = Workspace(ws.root, "/root")
+    assert rooted.read("/root/src/a.py").startswith("x = 1")
+    rooted.write("/root/data/b.txt", "z\n")
+    assert (ws.root / "data" / "b.txt").read_text() == "z\n"
+    with pytest.raises(ToolError, match="outside the workspace /root"):
+        rooted.read("/app/src/a.py")
+    with pytest.raises(ToolError):
+        rooted.read("/root/../etc/passwd")
+
+
+def test_the_prompt_names_the_workdir_and_is_unchanged_for_app() -> None:
+    from skillci.agents.prompt import system_prompt
+
+    default = system_prompt(None)
+    assert system_prompt(None, workdir="/app") == default
+    assert "repository at /app (your working directory)" in default
+    rooted = system_prompt(None, workdir="/root", network=True)
+    assert rooted == default.replace(" /app", " /root").replace(
+        "The sandbox has no network access.", "The sandbox has network access (the task allows it)."
+    )
+
+
 def test_replace_needs_exactly_one_match(ws: Workspace) -> None:
     with pytest.raises(ToolError, match="2 times"):
         ws.replace("src/a.py", "x = 1", "x = 9")

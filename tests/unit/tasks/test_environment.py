@@ -118,3 +118,43 @@ def test_multi_stage_env_user_and_prebuilt_images() -> None:
 def test_a_dockerfile_without_workdir_runs_at_the_root() -> None:
     assert dockerfile_requirements("FROM x\n")["workdir"] == "/"
     assert EnvRequirements(task_id="t", dockerfile=False).workdir == "/app"
+
+
+def test_a_runner_that_mounts_the_workdir_takes_any_but_root_and_system_dirs() -> None:
+    """The Docker runner bind-mounts the workspace at the task's WORKDIR (design 250)."""
+    docker = DOCKER.model_copy(update={"workdirs": None, "mounts_workdir": True})
+    for wd in ("/root", "/app/workspace", "/home/travis", "/usr/src/app", "/tmp/work"):
+        assert check_environment(_req(f"WORKDIR {wd}\n"), docker).supported, wd
+    for wd in ("/", "/usr", "/etc", "/opt", "/proc/self", "/tests", "/logs/x", "/usr/../etc"):
+        req = _req(f"WORKDIR {wd}\n")
+        assert check_environment(req, docker).reasons == [
+            f"working directory {req.workdir} (the docker runner bind-mounts the workspace "
+            "there: not / nor a system directory)"
+        ], wd
+
+
+def test_memory_gpus_and_cpus_name_whose_they_are() -> None:
+    engine = DOCKER.model_copy(
+        update={"cpus": 2, "memory_mb": 4096, "gpus": 0, "resources_of": "the Docker engine"}
+    )
+    req = _req("WORKDIR /app\n").model_copy(update={"gpus": 1, "cpus": 4, "memory_mb": 8192})
+    check = check_environment(req, engine)
+    assert check.reasons == [
+        "gpus = 1 (the docker runner has 0)",
+        "cpus = 4 (the Docker engine has 2)",
+        "memory_mb = 8192 (the Docker engine has 4096)",
+    ]
+    roomy = engine.model_copy(update={"gpus": 2, "cpus": 8, "memory_mb": 16384})
+    assert check_environment(req, roomy).supported
+
+
+def test_stage_aliases_are_no_base_images() -> None:
+    req = _req(
+        "FROM --platform=linux/amd64 golang:1.22 AS build\nFROM build AS test\n"
+        "FROM debian:12\nWORKDIR /app\n"
+    )
+    assert req.base_images == ["golang:1.22", "debian:12"]
+    assert [s for s in req.steps if s.startswith("FROM")] == [
+        "FROM build AS test (a multi-stage build)",
+        "FROM debian:12 (a multi-stage build)",
+    ]

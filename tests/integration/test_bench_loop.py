@@ -1,0 +1,128 @@
+"""The loop arms of ``skillci bench`` on real sim trials: each gate-side switch changes the loop.
+
+The bundled tasks with smaller suites (one failing training task, a 2-task validation
+suite, one regression and one security task) so the loop runs in minutes; one state dir
+for the module, so arms share the trials they have in common (as in ``skillci bench``).
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from skillci.flows.bench import BenchOptions
+from skillci.flows.bench_loop import (
+    ABLATIONS,
+    TOKEN_CHECK,
+    LoopRun,
+    failed_checks,
+    run_loop,
+)
+from skillci.skill.models import Lifecycle
+from skillci.skill.package import SkillPackage
+from tests.conftest import ROOT
+
+SUITES = {
+    "discovery": ["py-half-open"],
+    "validation": ["py-page-count", "cfg-unknown-key"],
+    "regression": ["py-retryable-status"],
+    "security": ["sec-secret-reveal"],
+}
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory: pytest.TempPathFactory) -> BenchOptions:
+    src = tmp_path_factory.mktemp("src")
+    shutil.copytree(ROOT / "evals", src / "evals", ignore=shutil.ignore_patterns("__pycache__"))
+    for name, tasks in SUITES.items():
+        (src / "evals" / "suites" / f"{name}.yaml").write_text(
+            f"schema_version: 1\nname: {name}\nsplit: {name}\ntasks:\n"
+            + "".join(f"  - {t}\n" for t in tasks)
+        )
+    return BenchOptions(root=src, home=src / ".skillci", skill=ROOT / "skills" / "repo-debugger")
+
+
+_runs: dict[str, LoopRun] = {}
+
+
+def loop(arm: str, settings: BenchOptions) -> LoopRun:
+    if arm not in _runs:
+        _runs[arm] = run_loop(arm, settings)
+    return _runs[arm]
+
+
+def new_rules(run: LoopRun) -> list[tuple[str, Lifecycle, str | None]]:
+    pkg = SkillPackage.from_dir(run.skill)
+    return [
+        (
+            lr.rule.id,
+            lr.rule.status,
+            lr.rule.provenance.last_verified_on if lr.rule.provenance else None,
+        )
+        for lr in pkg.rules
+        if lr.rule.id in run.accepted_rules
+    ]
+
+
+@pytest.mark.slow  # ~10 sim trials
+def test_skillci_arm_proposes_gates_and_promotes(settings: BenchOptions) -> None:
+    run = loop("skillci", settings)
+    assert run.teacher_runs == 1
+    (d,) = run.decisions
+    assert d.status == "proposed" and d.verdict == "accept", d
+    (gate,) = run.gates
+    assert [s.suite for s in gate.suites] == ["validation", "regression", "security"]
+    assert d.by == f"gate {gate.gate_id}"
+    # accepted rules are promoted candidate -> active and stamped with the gate, as release does
+    assert run.accepted_rules and new_rules(run) == [
+        (r, Lifecycle.active, gate.gate_id) for r in run.accepted_rules
+    ]
+    assert run.skill.is_dir() and not str(run.skill).startswith(str(ROOT))
+
+
+@pytest.mark.slow
+def test_no_regression_suite_gate_skips_it(settings: BenchOptions) -> None:
+    run = loop("no-regression-suite", settings)
+    (gate,) = run.gates
+    assert [s.suite for s in gate.suites] == ["validation", "security"]
+    assert loop("skillci", settings).gates[0].gate_id != gate.gate_id
+
+
+@pytest.mark.slow
+def test_no_token_budget_ignores_the_token_check(settings: BenchOptions) -> None:
+    (gate,) = loop("skillci", settings).gates
+    grown = gate.model_copy(
+        update={
+            "checks": [
+                c.model_copy(update={"passed": False}) if c.name == TOKEN_CHECK else c
+                for c in gate.checks
+            ]
+        }
+    )
+    assert TOKEN_CHECK in [c.name for c in gate.checks]
+    assert [c.name for c in failed_checks(grown, ABLATIONS["skillci"])] == [TOKEN_CHECK]
+    assert failed_checks(grown, ABLATIONS["no-token-budget"]) == []
+    assert ABLATIONS["no-token-budget"].loop.lifted_limits  # the patch's token budget too
+
+
+@pytest.mark.slow  # the activated candidate is a new skill: its gate re-runs the head side
+def test_no_lifecycle_lands_rules_active_and_unstamped(settings: BenchOptions) -> None:
+    run = loop("no-lifecycle", settings)
+    (d,) = run.decisions
+    assert d.verdict == "accept"
+    assert run.accepted_rules and new_rules(run) == [
+        (r, Lifecycle.active, None) for r in run.accepted_rules
+    ]
+    # the gate saw the rule already active (no candidate stage)
+    (gate,) = run.gates
+    assert gate.gate_id != loop("skillci", settings).gates[0].gate_id
+
+
+@pytest.mark.slow
+def test_llm_only_verification_runs_no_gate(settings: BenchOptions) -> None:
+    run = loop("llm-only-verification", settings)
+    assert run.gates == []
+    (d,) = run.decisions
+    assert d.by == "judge sim/teacher" and d.verdict == "accept"
+    assert new_rules(run) == [(r, Lifecycle.active, None) for r in run.accepted_rules]
