@@ -112,9 +112,16 @@ class LoopRun:
         proposed = [d for d in self.decisions if d.verdict != "none"]
         accepted = [d for d in proposed if d.verdict == "accept"]
         by = sorted({d.by.split(" ")[0] for d in proposed})
+        why = sorted({d.status.split(":")[0] for d in self.decisions if d.verdict == "none"})
+        rej = sorted(
+            {r.split(":")[0] for d in proposed if d.verdict == "reject" for r in d.reasons}
+        )
         return (
             f"{len(self.decisions)} cluster(s), {len(proposed)} proposed, "
-            f"{len(accepted)} accepted" + (f" by {'/'.join(by)}" if by else "")
+            f"{len(accepted)} accepted"
+            + (f" by {'/'.join(by)}" if by else "")
+            + (f"; not proposed: {', '.join(why)}" if why else "")
+            + (f"; rejected on: {', '.join(rej)}" if rej else "")
         )
 
 
