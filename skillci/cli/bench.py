@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
 from skillci.cli.output import console, emit_json
+
+if TYPE_CHECKING:
+    from skillci.gate.bench import BenchRow
 
 app = typer.Typer(add_completion=False)
 
@@ -26,6 +29,11 @@ def bench_cmd(
     teacher: Annotated[str, typer.Option("--teacher", help="Teacher route.")] = "sim/teacher",
     repeat: Annotated[int, typer.Option("--repeat", min=1, help="Trials per task.")] = 1,
     parallel: Annotated[int, typer.Option("--parallel", min=1, help="Trials at once.")] = 1,
+    opt_iterations: Annotated[
+        int,
+        typer.Option("--opt-iterations", min=0, help="Mutations the prompt-opt baseline tries."),
+    ] = 3,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of prompt-opt's mutations.")] = 0,
     repo: Annotated[Path, typer.Option("--repo", help="Repository root.")] = Path("."),
     home: Annotated[
         Path | None, typer.Option("--home", help="State dir (default: <repo>/.skillci).")
@@ -37,7 +45,12 @@ def bench_cmd(
         ),
     ] = "",
     train_suite: Annotated[
-        str, typer.Option("--train-suite", help="Suite the loop arms propose on.")
+        str,
+        typer.Option(
+            "--train-suite",
+            help="Suite the loop arms propose on and the generated baselines learn from "
+            "(never the --suite reported on).",
+        ),
     ] = "discovery",
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines on stderr.")] = False,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print the docs table.")] = False,
@@ -46,12 +59,12 @@ def bench_cmd(
     """Baselines and ablations: success, GCR, regression, tokens, cost, with intervals.
 
     Runs the student without a skill, with the original skill, and the teacher (sim routes
-    by default, any route on request), then skillci's loop and its ablations on a scratch
-    repository; arms not implemented are listed as such (docs/bench.md, docs/design/240).
+    by default, any route on request), the skills the baseline generators write from
+    --train-suite, then skillci's loop and its ablations on a scratch repository; arms not
+    implemented are listed as such (docs/bench.md, docs/design/240, 245, 246).
     """
-    from skillci.cli.tables import Column, fit_table, print_table
     from skillci.flows.bench import BenchOptions, check_arms, run_bench
-    from skillci.gate.bench import fmt, markdown_table
+    from skillci.gate.bench import markdown_table
     from skillci.trace.store import default_home
 
     root = repo.resolve()
@@ -66,6 +79,8 @@ def bench_cmd(
         teacher=teacher,
         repeat=repeat,
         parallel=parallel,
+        opt_iterations=opt_iterations,
+        seed=seed,
         arms=picked,
         train_suite=train_suite,
     )
@@ -76,6 +91,19 @@ def bench_cmd(
     if markdown:
         typer.echo(markdown_table(rows), nl=False)
         return 0
+    _print(rows, f"bench on suite {suite} ({student} / {teacher}, {repeat} repeat(s))")
+    return 0
+
+
+def _progress(line: str) -> None:
+    typer.echo(line, err=True)
+
+
+def _print(rows: list[BenchRow], title: str) -> None:
+    """The console table, then each unmeasured row's reason and each measured row's note."""
+    from skillci.cli.tables import Column, fit_table, print_table
+    from skillci.gate.bench import fmt
+
     table = fit_table(
         [
             Column("arm", key=True, no_wrap=True),
@@ -95,10 +123,10 @@ def bench_cmd(
                 fmt(r.usd, digits=4),
             ]
             if r.status == "real"
-            else [escape(f"{r.kind[0]} {r.arm}"), "not implemented", "", "", "", ""]
+            else [escape(f"{r.kind[0]} {r.arm}"), r.status.replace("_", " "), "", "", "", ""]
             for r in rows
         ],
-        title=f"bench on suite {suite} ({student} / {teacher}, {repeat} repeat(s))",
+        title=title,
     )
     print_table(table)
     for r in rows:
@@ -106,8 +134,3 @@ def bench_cmd(
             console.print(f"{escape(r.arm)}: {escape(r.reason)}")
         elif r.note:
             console.print(f"{escape(r.arm)}: {escape(r.note)}")
-    return 0
-
-
-def _progress(line: str) -> None:
-    typer.echo(line, err=True)

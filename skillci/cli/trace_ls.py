@@ -1,22 +1,24 @@
 """The table of ``skillci trace ls``, and its light path (no typer, no pydantic).
 
-``skillci trace ls`` with plain options (no ``--json``, no ``--help``, nothing the light
-parser does not know) is answered by :func:`run_light` straight from
-:func:`skillci.cli.main.main`: the options are parsed here, the index is read with
-:func:`skillci.trace.index.read_runs` and the table is printed by :func:`render_runs`, the
-same function the typer command (:func:`skillci.cli.trace.ls_cmd`) uses. Anything else
-(a typo, ``--help``, ``--json``, a bad value) goes the typer way, so errors and help read
-as for every other command.
+``skillci trace ls`` with plain options (no ``--help``, nothing the light parser does not
+know) is answered by :func:`run_light` straight from :func:`skillci.cli.main.main`: the
+options are parsed here, the index is read with :func:`skillci.trace.index.read_runs` and
+the table is printed by :func:`render_runs`, the same function the typer command
+(:func:`skillci.cli.trace.ls_cmd`) uses; ``--json`` prints what the typer command's pydantic
+``RunSummary`` dump prints (:func:`runs_json`). Anything else (a typo, ``--help``, a bad
+value, an index only the store can read) goes the typer way, so errors and help read as for
+every other command.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from skillci.cli.plain_table import Column
 from skillci.trace.enums import AgentRole
-from skillci.trace.index import RunRow, default_home, read_runs
+from skillci.trace.index import RUN_COLUMNS, RunRow, default_home, read_runs
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, design 260)
 if TYPE_CHECKING:
@@ -47,12 +49,16 @@ STATE_STYLE = {
 
 def parse_light(args: Sequence[str]) -> dict[str, Any] | None:
     """``trace ls``'s options as :func:`list_runs` keywords, or None when the typer command
-    must parse them (anything but ``--opt VALUE`` / ``--opt=VALUE`` pairs of
+    must parse them (anything but ``--json`` and ``--opt VALUE`` / ``--opt=VALUE`` pairs of
     :data:`LIGHT_OPTIONS` with valid values; a repeated option keeps the last value, as
     click does)."""
     out: dict[str, Any] = {"limit": DEFAULT_LIMIT}
     i = 0
     while i < len(args):
+        if args[i] == "--json":
+            out["json"] = True
+            i += 1
+            continue
         opt, eq, value = args[i].partition("=")
         if opt not in LIGHT_OPTIONS:
             return None
@@ -144,7 +150,6 @@ def render_runs(root: Path, rows: Sequence[RunRow]) -> None:
     """Print the runs table, fitted to the terminal, and the count: with the plain renderer
     (no rich import), or with rich when it declines; both print the same bytes."""
     import os
-    import sys
 
     from skillci.cli import plain_table
 
@@ -166,6 +171,38 @@ def run_light(args: Sequence[str]) -> int | None:
     if opts is None:
         return None
     home = opts.pop("home", None)
+    if opts.pop("json", False):
+        root = (home if home is not None else default_home()).resolve()
+        found = read_runs(root / "index.sqlite", **opts)
+        text = None if found is None else runs_json(root, found)
+        if text is None:  # the store reads (and reports) what read_runs cannot
+            return None
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return 0
     root, rows = list_runs(home, **opts)
     render_runs(root, rows)
     return 0
+
+
+def runs_json(root: Path, rows: Sequence[RunRow]) -> str | None:
+    """``trace ls --json``'s document, as the typer command prints it (``emit_json`` of the
+    store's pydantic ``RunSummary`` rows: fields in index order, UTC times ending in ``Z``);
+    None for a reward JSON has no number for (pydantic's choice then applies)."""
+    import json
+
+    runs = []
+    for r in rows:
+        if r.reward is not None and not -_INF < r.reward < _INF:
+            return None
+        run: dict[str, Any] = {name: getattr(r, name) for name in RUN_COLUMNS}
+        run["agent_role"] = r.agent_role.value
+        run["state"] = r.state.value
+        stamp = r.created_at.isoformat()
+        run["created_at"] = stamp[:-6] + "Z" if stamp.endswith("+00:00") else stamp
+        runs.append(run)
+    doc = {"store": str(root), "runs": runs}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+_INF = float("inf")

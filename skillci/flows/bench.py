@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from skillci.errors import UsageError
 from skillci.gate.bench import BenchRow, Kind, measured_row
 from skillci.gate.metrics import TrialOutcome
 from skillci.runners.outcome import EvalResult
@@ -28,25 +29,27 @@ ARMS: tuple[tuple[str, Kind, str, str | None], ...] = (
         "teacher-only",
         "baseline",
         "student with a skill the teacher writes in one shot",
-        "no one-shot skill writer exists (the sim teacher acts; it does not write skills)",
+        None,
     ),
     (
         "prompt-opt",
         "baseline",
         "student with a generically prompt-optimised skill",
-        "no generic prompt optimiser is wired in",
+        None,
     ),
     (
         "trajectory-only",
         "baseline",
         "student with a skill summarising the teacher's successful trajectories",
-        "no trajectory summariser exists",
+        None,
     ),
     (
         "manual",
         "baseline",
         "student with a skill a person improved by hand",
-        "no hand-improved variant of the bundled skill is kept",
+        "no person ever improved the bundled skill: every commit touching "
+        "skills/repo-debugger (e08ab5e, 6aba19e, cb2792c, c6f9fe0) came from a coding "
+        "session, and the human-written skills in tests/fixtures/real-skills are other skills",
     ),
     (
         "skillci",
@@ -116,10 +119,16 @@ class BenchOptions:
     teacher: str = "sim/teacher"
     repeat: int = 1
     parallel: int = 1
+    opt_iterations: int = 3
+    """Mutations the prompt-opt baseline tries (each costs one training-suite eval)."""
+    seed: int = 0
+    """Seed of the prompt-opt baseline's mutation choices."""
     arms: tuple[str, ...] = ()
     """The arms to print (empty: all); the three references always run."""
     train_suite: str = "discovery"
-    """Where the loop arms propose (the suite whose failures drive patches)."""
+    """Where the loop arms propose (the suite whose failures drive patches) and what the
+    generated baselines (teacher-only, trajectory-only, prompt-opt) learn from; never the
+    suite the bench reports on."""
 
 
 def arm_names() -> list[str]:
@@ -128,8 +137,6 @@ def arm_names() -> list[str]:
 
 def check_arms(arms: tuple[str, ...]) -> None:
     """Refuse (exit 2) an arm that does not exist, listing the choices."""
-    from skillci.errors import UsageError
-
     unknown = [a for a in arms if a not in arm_names()]
     if unknown:
         raise UsageError(
@@ -175,12 +182,10 @@ def _run(opts: BenchOptions, *, skill: Path | None, teacher: bool) -> list[Trial
 
 def _loop_arm(
     opts: BenchOptions, arm: str, say: Callable[[str], None]
-) -> tuple[list[TrialOutcome], str] | str:
-    """The loop arm's trials on the bench suite and its note, or why it cannot run."""
+) -> tuple[list[TrialOutcome], str]:
+    """The loop arm's trials on the bench suite and its note."""
     from skillci.flows.bench_loop import run_loop
 
-    if arm == "llm-only-verification" and not opts.teacher.startswith("sim/"):
-        return f"the judge of a non-sim teacher ({opts.teacher}) is not implemented"
     loop = run_loop(arm, opts, say)
     return _run(opts, skill=loop.skill, teacher=False), loop.note()
 
@@ -190,8 +195,15 @@ def run_bench(
 ) -> list[BenchRow]:
     """The rows of ``opts.arms`` (all when empty), in the seed's order (baselines, then
     ablations); ``say`` gets one progress line per step."""
+    from skillci.flows.bench_baselines import GENERATORS
     from skillci.flows.bench_loop import ABLATIONS
 
+    if opts.train_suite == opts.suite:
+        raise UsageError(
+            f"--train-suite {opts.train_suite} is the bench suite: generated baselines would "
+            "be tuned on what they are measured on",
+            hint="pick another suite for --train-suite (default: discovery)",
+        )
     t0 = time.monotonic()
     refs: dict[str, list[TrialOutcome]] = {}
     for arm, skill, teacher in (
@@ -208,16 +220,22 @@ def run_bench(
         note = ""
         if missing is None and arm in ABLATIONS:
             say(f"bench: loop arm {arm} ({time.monotonic() - t0:.0f}s)")
-            got = _loop_arm(opts, arm, say)
-            if isinstance(got, str):
-                missing = got
-            else:
-                refs[arm], note = got
+            refs[arm], note = _loop_arm(opts, arm, say)
         if missing is not None:
             rows.append(
                 BenchRow(arm=arm, kind=kind, title=title, status="not_implemented", reason=missing)
             )
             continue
+        if arm in GENERATORS:
+            say(f"bench: generated baseline {arm} ({time.monotonic() - t0:.0f}s)")
+            gen = GENERATORS[arm](opts)
+            if gen.skill is None:
+                rows.append(
+                    BenchRow(arm=arm, kind=kind, title=title, status="failed", reason=gen.reason)
+                )
+                continue
+            refs[arm] = _run(opts, skill=gen.skill, teacher=False)
+            note = "; ".join(gen.notes)
         row = measured_row(
             arm=arm,
             kind=kind,

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,9 +16,82 @@ from skillci.errors import InvalidInputError
 from skillci.forge.base import Forge
 from skillci.forge.local import LocalForge
 from skillci.forge.select import ForgeChoice, choose_forge
+from skillci.fsutil import atomic_write_text
 from skillci.skill.package import LEGACY_MANIFEST, MANIFEST, SkillPackage, require_package
+from skillci.skill.tokens import known_counts, remember_counts
 from skillci.trace.store import TraceStore
 from skillci.vcs.git import Git
+
+#: The persisted token-count memo (skillci.skill.tokens), under the state dir.
+TOKEN_COUNTS = Path("cache") / "token-counts.json"
+
+
+@contextmanager
+def token_counts(state_dir: Path, *, write: bool = True) -> Iterator[None]:
+    """Load the token counts earlier commands saved under ``state_dir``; on exit, save
+    them with any new ones (``write``). A missing or unreadable file only costs loading the
+    tokenizer (docs/design/268)."""
+    path = state_dir / TOKEN_COUNTS
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        data = {}
+    before = remember_counts(data) if isinstance(data, dict) else 0
+    yield
+    counts = known_counts()
+    if write and len(counts) > before:
+        atomic_write_text(path, json.dumps(counts, sort_keys=True), durable=False)
+
+
+#: The persisted task-dir hash memo (:func:`task_hash_memo`), under the state dir.
+TASK_HASHES = Path("cache") / "task-hashes.json"
+#: Files whose attributes shape how a task dir is checked out (eol, filters).
+_ATTRIBUTES = (".gitattributes", "evals/.gitattributes", "evals/tasks/.gitattributes")
+_HEX = frozenset("0123456789abcdef")
+#: Entries kept in the memo file; past it the file starts over (a cache, not a record).
+MAX_TASK_HASHES = 20_000
+
+
+def _sha256_hex(value: object) -> bool:
+    return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX
+
+
+@contextmanager
+def task_hash_memo(ctx: RepoContext, sha: str) -> Iterator[dict[str, tuple[str, str]]]:
+    """Task id -> (content hash, verifier hash) of the task dirs of ``ctx.worktree(sha)``
+    already hashed for the same git tree (and the same ``.gitattributes`` above it), from
+    ``<state>/cache/task-hashes.json``. The caller adds the hashes of the tasks it loaded to
+    the yielded dict; they are saved on exit. A skillci worktree is a checkout of one commit
+    that nothing edits, so equal trees mean equal files (docs/design/269)."""
+    git = ctx.git
+    attrs = sorted(git.blob_ids(sha, list(_ATTRIBUTES)).items())
+    salt = ",".join(f"{p}={b}" for p, b in attrs)
+    trees = {
+        name: hashlib.sha256(f"{tree}|{salt}".encode()).hexdigest()
+        for name, tree in git.subtrees(sha, "evals/tasks").items()
+    }
+    path = ctx.state_dir / TASK_HASHES
+    try:
+        saved = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        saved = {}
+    memo: dict[str, list[str]] = {}
+    if isinstance(saved, dict):
+        memo = {
+            k: v
+            for k, v in saved.items()
+            if isinstance(v, list) and len(v) == 2 and all(_sha256_hex(h) for h in v)
+        }
+    known = {tid: (memo[key][0], memo[key][1]) for tid, key in trees.items() if key in memo}
+    yield known
+    new = {
+        trees[tid]: list(hashes)
+        for tid, hashes in known.items()
+        if tid in trees and trees[tid] not in memo
+    }
+    if new and not ctx.dry_run:
+        keep = memo if len(memo) + len(new) <= MAX_TASK_HASHES else {}
+        atomic_write_text(path, json.dumps({**keep, **new}, sort_keys=True), durable=False)
 
 
 @dataclass

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from skillci.errors import InvalidInputError
-from skillci.flows.context import RepoContext
+from skillci.flows.context import RepoContext, task_hash_memo, token_counts
 from skillci.gate.decision import (
     conclude,
     majority,
@@ -26,6 +26,7 @@ from skillci.gate.decision import (
     rerun_on_head,
     suite_outcomes,
 )
+from skillci.gate.flaky import FlakyHistory, flaky_from_history
 from skillci.gate.impact import ImpactSelection, changed_files, changed_sections, select_tasks
 from skillci.gate.metrics import Side, compute_metrics
 from skillci.gate.outcomes import (
@@ -154,9 +155,11 @@ def _load_side(ctx: RepoContext, sha: str, skill_dir: str, suites: tuple[str, ..
     wt = ctx.worktree(sha)
     pkg = SkillPackage.from_dir(wt / skill_dir)
     tasks: dict[str, list[Task]] = {}
-    for s in suites:
-        suite = load_suite(s, wt, purpose=Purpose.optimize)
-        tasks[s] = load_suite_tasks(suite, wt, purpose=Purpose.optimize)
+    with task_hash_memo(ctx, sha) as known:
+        for s in suites:
+            suite = load_suite(s, wt, purpose=Purpose.optimize)
+            tasks[s] = load_suite_tasks(suite, wt, purpose=Purpose.optimize, known_hashes=known)
+            known.update((t.id, (t.content_hash, t.verifier_hash)) for t in tasks[s])
     return _Side(sha, pkg, render(pkg, "builtin"), tasks)
 
 
@@ -251,7 +254,8 @@ class _Runner:
                 self.ran += 1
                 self.model_calls += o.model_calls
             if o.run_id:
-                records.append(self.ctx.store.get(o.run_id))
+                rec = self.scheduler.records.get(o.run_id)
+                records.append(rec if rec is not None else self.ctx.store.get(o.run_id))
         if self.log is not None:
             by_key = {o.key: o for o in result.trials}
             for spec in specs:
@@ -285,8 +289,9 @@ def load_inputs(ctx: RepoContext, opts: GateOptions) -> GateInputs:
     skill_dir = ctx.skill_dir(opts.skill)
     check_suites(ctx, base_sha, opts.suites, opts.base)
     check_suites(ctx, head_sha, opts.suites, opts.head)
-    base = _load_side(ctx, base_sha, skill_dir, opts.suites)
-    head = _load_side(ctx, head_sha, skill_dir, opts.suites)
+    with token_counts(ctx.state_dir, write=not ctx.dry_run):
+        base = _load_side(ctx, base_sha, skill_dir, opts.suites)
+        head = _load_side(ctx, head_sha, skill_dir, opts.suites)
     before = {f.path: f.content for f in base.rendered.files}
     after = {f.path: f.content for f in head.rendered.files}
     return GateInputs(
@@ -429,6 +434,7 @@ def decide_gate(
     same: SameInstance | None = None
     if opts.same_instance_task:
         same = _same_instance(ctx, runner, inputs.agent, base, head, opts)
+    history = base_history(ctx, opts, inputs, all_base)
     c = conclude(
         base_pkg=base.pkg,
         base_rendered=base.rendered,
@@ -440,6 +446,7 @@ def decide_gate(
         guard_verdict=opts.guard_verdict,
         guard_findings=opts.guard_findings,
         same_instance=same,
+        flaky_history=history,
     )
     trig, verdict, checks, why = _triggers(ctx, opts, inputs, c.verdict, c.checks, c.reasons)
     report = GateReport(
@@ -471,6 +478,7 @@ def decide_gate(
         trials_reused=sum(run.reused for run in runs),
         model_calls=runner.model_calls,
         power=c.power,
+        flaky_history=[history[t] for t in sorted(history)],
         warnings=_warnings(runs),
         config={
             "suites": list(opts.suites),
@@ -484,6 +492,25 @@ def decide_gate(
     if keep:
         keep_report(ctx, report)
     return report
+
+
+def base_history(
+    ctx: RepoContext, opts: GateOptions, inputs: GateInputs, current: list[RunRecord]
+) -> dict[str, FlakyHistory]:
+    """Tasks flaky from history: runs in the trace store of the base skill's content, the
+    student route and each task's content whose verdicts disagree, one of them from before
+    this gate (docs/design/247-flaky-from-history.md)."""
+    hashes = {t.id: t.content_hash for s in opts.suites for t in inputs.base.tasks[s]}
+    earlier = ctx.store.records(
+        skill_hash=inputs.base.pkg.content_hash, model_route=opts.student, agent_role="student"
+    )
+    return flaky_from_history(
+        earlier,
+        skill_hash=inputs.base.pkg.content_hash,
+        model=opts.student,
+        task_hashes=hashes,
+        current=[r.run_id for r in current],
+    )
 
 
 def _triggers(

@@ -19,7 +19,7 @@ from skillci.gate.metrics import TrialOutcome, compute_metrics
 from skillci.gate.stats import Interval, clustered_se, z_value
 
 Kind = Literal["baseline", "ablation"]
-Status = Literal["real", "not_implemented"]
+Status = Literal["real", "not_implemented", "failed"]
 
 
 class _Frozen(BaseModel):
@@ -39,9 +39,16 @@ class BenchRow(_Frozen):
     arm: str = Field(description="Arm id, e.g. no-skill.")
     kind: Kind = Field(description="baseline or ablation.")
     title: str = Field(description="What the arm is, one line.")
-    status: Status = Field(description="real: measured now; not_implemented: see reason.")
+    status: Status = Field(
+        description="real: measured now; not_implemented or failed (its generator "
+        "produced no skill): see reason."
+    )
     reason: str = Field(default="", description="Why the row is not measured.")
-    note: str = Field(default="", description="What the loop did (loop arms): proposals, verdicts.")
+    note: str = Field(
+        default="",
+        description="What the loop did (loop arms): proposals, verdicts; how a generated "
+        "baseline's skill came about (support of each step, the optimiser's history).",
+    )
     tasks: int = Field(default=0, description="Tasks run.")
     trials: int = Field(default=0, description="Trials run.")
     success: Estimate | None = Field(default=None, description="Pass rate.")
@@ -149,7 +156,7 @@ def markdown_table(rows: Sequence[BenchRow]) -> str:
     for r in rows:
         if r.status != "real":
             out.append(
-                f"| {r.kind} | {r.arm}: {r.title} | not implemented: {r.reason} "
+                f"| {r.kind} | {r.arm}: {r.title} | {r.status.replace('_', ' ')}: {r.reason} "
                 "| – | – | – | – | – | – |"
             )
             continue

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from skillci.gate.change_guard import guard_change
+from skillci.gate.flaky import FlakyHistory
 from skillci.gate.impact import ImpactSelection
 from skillci.gate.metrics import Side, TrialOutcome
 from skillci.gate.outcomes import (
@@ -179,6 +180,7 @@ def conclude(
     guard_verdict: str,
     guard_findings: Sequence[str],
     same_instance: SameInstance | None,
+    flaky_history: Mapping[str, FlakyHistory] | None = None,
 ) -> Conclusion:
     """The gate's verdict: the base manifest's ``release_gate`` over the suites' metrics,
     the comparability of both sides' trials, complexity, and the worst of the patch guard
@@ -197,6 +199,7 @@ def conclude(
         head=hc,
         guard_verdict=guard,
         same_instance=same_instance,
+        flaky_history=flaky_history,
     )
     return Conclusion(
         verdict=verdict,
@@ -208,13 +211,17 @@ def conclude(
         change_size=change_size(base_pkg, head_pkg),
         guard_verdict=guard,
         guard_findings=findings,
-        power=suites_power(suites, base_pkg.manifest.release_gate),
+        power=suites_power(suites, base_pkg.manifest.release_gate, flaky_history),
     )
 
 
-def suites_power(suites: Sequence[SuiteResult], gate: ReleaseGate) -> list[SuitePower]:
+def suites_power(
+    suites: Sequence[SuiteResult],
+    gate: ReleaseGate,
+    flaky_history: Mapping[str, FlakyHistory] | None = None,
+) -> list[SuitePower]:
     """What each suite could detect under the manifest's thresholds (docs/design/223)."""
-    skip = uncounted(gate, all_changes(suites))
+    skip = uncounted(gate, all_changes(suites), flaky_history)
     return [
         suite_power(
             s.suite,

@@ -212,6 +212,13 @@ def render_markdown(r: GateReport, *, marker: bool = True) -> str:
         ]
     for s in r.suites:
         lines += _suite_section(s)
+    if r.flaky_history:
+        lines += [
+            "**Flaky from history** (earlier runs of the same base skill, student and task "
+            "disagree; the regression check's detail says whether they were counted):",
+            *[f"- {md_text(h.describe())}" for h in r.flaky_history],
+            "",
+        ]
     lines += _power_section(r)
     val = r.suite("validation")
     if val is not None and val.metrics.cost_delta is not None:

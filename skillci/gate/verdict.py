@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from skillci.gate.flaky import FlakyHistory
 from skillci.gate.impact import ImpactSelection
 from skillci.gate.metrics import GateMetrics, TaskChange
 from skillci.gate.outcomes import Comparability
@@ -111,6 +112,11 @@ class GateReport(BaseModel):
         description="What each suite could detect at 80% power, with warnings when a "
         "manifest threshold is below it (docs/design/223-power-in-every-gate.md).",
     )
+    flaky_history: list[FlakyHistory] = Field(
+        default_factory=list,
+        description="Tasks whose earlier runs of the same base skill, student and task "
+        "content disagree (docs/design/247-flaky-from-history.md), with the evidence.",
+    )
     warnings: list[str] = Field(
         default_factory=list,
         description="Trials left out of the metrics (environment_unsupported), one line "
@@ -152,7 +158,14 @@ def is_flaky(t: TaskChange) -> bool:
 class Uncounted(BaseModel):
     """Tasks the repair/regression counts leave out, and why (docs/design/224)."""
 
-    flaky: list[str] = Field(default_factory=list, description="Repeats disagree on base.")
+    flaky: list[str] = Field(
+        default_factory=list,
+        description="Repeats disagree on base, or earlier runs of base did (``history``).",
+    )
+    history: dict[str, str] = Field(
+        default_factory=dict,
+        description="Task -> evidence, for the flaky tasks found from earlier runs.",
+    )
     quarantined: dict[str, str] = Field(
         default_factory=dict, description="Task -> reason, from release_gate.quarantine."
     )
@@ -162,21 +175,39 @@ class Uncounted(BaseModel):
 
     def describe(self) -> str:
         parts = []
-        if self.flaky:
-            parts.append("flaky on base: " + ", ".join(self.flaky))
+        now = [t for t in self.flaky if t not in self.history]
+        if now:
+            parts.append("flaky on base: " + ", ".join(now))
+        if self.history:
+            parts.append("flaky from history: " + ", ".join(sorted(self.history)))
         if self.quarantined:
             parts.append("quarantined: " + ", ".join(self.quarantined))
         return "not counted — " + "; ".join(parts) if parts else ""
 
 
-def uncounted(gate: ReleaseGate, changes: Iterable[TaskChange]) -> Uncounted:
+def uncounted(
+    gate: ReleaseGate,
+    changes: Iterable[TaskChange],
+    history: Mapping[str, FlakyHistory] | None = None,
+) -> Uncounted:
+    """The tasks left out: quarantined, flaky now (base repeats disagree) or flaky from
+    ``history`` (earlier base runs disagreed) — one rule for both (design 224, 247)."""
     q = {e.task: e.reason for e in gate.quarantine}
-    flaky = (
-        []
-        if gate.flaky_tasks == "count"
-        else sorted(c.task_id for c in changes if is_flaky(c) and c.task_id not in q)
+    hist = history or {}
+    if gate.flaky_tasks == "count":
+        return Uncounted(quarantined=q)
+    flaky = sorted(
+        c.task_id for c in changes if (is_flaky(c) or c.task_id in hist) and c.task_id not in q
     )
-    return Uncounted(flaky=flaky, quarantined=q)
+    return Uncounted(
+        flaky=flaky,
+        quarantined=q,
+        history={
+            t: hist[t].describe()
+            for t in flaky
+            if t in hist and not any(is_flaky(c) for c in changes if c.task_id == t)
+        },
+    )
 
 
 def decide(
@@ -191,12 +222,13 @@ def decide(
     validation_suite: str = "validation",
     security_suite: str = "security",
     alpha: float = 0.05,
+    flaky_history: Mapping[str, FlakyHistory] | None = None,
 ) -> tuple[Verdict, list[GateCheck]]:
     """Apply the release gate. Every check is listed, pass or fail."""
     checks: list[GateCheck] = []
     val = next((s for s in suites if s.suite == validation_suite), None)
     every = all_changes(suites)
-    skip = uncounted(gate, every)
+    skip = uncounted(gate, every, flaky_history)
     changes = [c for c in every if c.task_id not in skip]
     repairs = sum(c.change == "repair" for c in changes)
     base_pass = [c for c in changes if c.change in ("regression", "unchanged_pass")]

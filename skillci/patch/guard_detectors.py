@@ -267,6 +267,34 @@ _REMOTE_EXEC_WORDS = _rx(
     r"(?:下载|下載)(?:并|並|然后|然後|后|後)(?:执行|執行|运行|運行)",
 )
 
+#: Commands that destroy the machine or the data on it, in shell and in Python (design 270).
+#: Only system paths, whole disks and every process count: ``shutil.rmtree(tmp)`` does not.
+_SYS = r"(?:/|/\*|~|~/|\$home|/(?:bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|sys|usr|var)/?\*?)"
+_SYS_FILE = r"(?:/|~|/(?:bin|boot|etc|lib|lib64|sbin|usr)(?:/[^\s\"']*)?)"
+_DESTRUCTIVE = _rx(
+    rf"\brm\s+(?:-\w+\s+)*-\w*[rf]\w*\s+(?:-\S+\s+)*{_SYS}(?=[\s\"';|&)]|$)",
+    rf"\b(?:shutil\.rmtree|os\.(?:remove|unlink|rmdir|removedirs)|pathlib\.path\(\s*[\"']{_SYS_FILE}[\"']\s*\)\.unlink)"
+    rf"\(\s*[rb]?[\"']{_SYS_FILE}[\"']",
+    r"\bdd\s+[^\n]{0,120}\bof=/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk)",
+    r"\bmkfs(?:\.\w+)?\s+(?:-\S+\s+)*/dev/",
+    r"\bwhile\s+(?:true|1)\s*:\s*(?:os\.fork|subprocess\.popen|multiprocessing)",
+    r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:",
+    r"\bfor\s+\w+\s+in\s+psutil\.(?:process_iter|net_connections|pids)\(\)[^\n]{0,200}\.(?:terminate|kill)\(",
+    r"\bkill\s+-9\s+-1\b|\bkillall5\b",
+    r"\b(?:iptables\s+(?:-t\s+\w+\s+)?-[fx]\b|ufw\s+disable\b|setenforce\s+0\b|nft\s+flush\s+ruleset)",
+    r"\bchmod\s+(?:-r\s+)?0?777\s+/(?:\s|$|etc|usr|bin)",
+    r"(?:>>?\s*|open\(\s*[\"'])/etc/(?:passwd|shadow|sudoers|crontab)\b(?:[\"']\s*,\s*[\"'][wa])?",
+)
+#: Code that ships files, screenshots or system data to another machine.
+_CODE_EXFIL = _rx(
+    r"[\"']scp[\"']\s*,[^\]\n]{0,200}@[\w.-]+:",
+    r"\bftp(?:_tls)?\([^)]{0,100}\)[^\n]{0,300}\.stor(?:binary|lines)\(",
+    r"\.stor(?:binary|lines)\(\s*[\"']stor ",
+    r"\bpublish\.single\([^)]{0,300}hostname\s*=",
+    r"\bsmtplib\.smtp[^\n]{0,300}\.send(?:mail|_message)\(",
+    r"\bsocket\.socket\([^\n]{0,300}\.connect\(\s*\(\s*[\"'][^\"']+[\"'][^\n]{0,300}\.send(?:all)?\(",
+)
+
 _TLDS = (
     "com|net|org|io|ru|cn|xyz|top|dev|app|me|co|info|biz|tk|ml|ga|cf|gq|pw|cc|ly|gl|site|online|club|"
     "live|tech|cloud|click|ai|gg|su|ir|kp|onion|us|uk|de|fr|jp|kr|br|eu|"
@@ -418,6 +446,11 @@ def exfiltration(v: dict[str, View]) -> list[Hit]:
     return out
 
 
+def destructive(v: dict[str, View]) -> list[Hit]:
+    out = _hits(v["folded"], _DESTRUCTIVE, "destructive-command", "destroys system files or disks")
+    return out + _hits(v["folded"], _CODE_EXFIL, "exfiltration", "code that uploads data")
+
+
 def remote_exec(v: dict[str, View]) -> list[Hit]:
     out = _hits(v["folded"], _REMOTE_EXEC, "remote-exec", "downloads and runs code")
     for name in ("folded_words", "leet_words"):
@@ -541,6 +574,7 @@ def scan_text(raw: str, allow: Sequence[str], *, decode: bool = True) -> list[Hi
     v = views(raw)
     hits = hidden_unicode(raw) + homoglyphs(raw) + injection(v) + credentials(v, raw)
     hits += exfiltration(v) + remote_exec(v) + urls(v, allow) + blobs(raw) + policy(v)
+    hits += destructive(v)
     hits += obfuscation(raw)
     if decode:
         hits += decoded_payloads(raw, allow)
@@ -566,7 +600,10 @@ def dedupe(hits: Iterable[Hit]) -> list[Hit]:
 _SENSITIVE_WORDS = _rx(
     r"\b(?:permissions?|privileges?|privileged|sudo|su root|chmod|chown|setuid|root access|as root|"
     r"admin rights|escalat\w*)\b",
-    r"\b(?:network|internet|sockets?|proxy|firewall|dns|ssh|curl|wget|webhooks?|remote hosts?|"
+    r"\b(?:network|internet|sockets?|proxy|firewall|dns|ssh|curl|wget|web ?hooks?|remote hosts?|"
+    r"deploy (?:keys?|tokens?)|add (?:a |an )?(?:new )?(?:members?|maintainers?|collaborators?|owners?)|"
+    r"transfer (?:the |my |this |your )?(?:project|repo\w*)|delete (?:the |my |this |your )?"
+    r"(?:project|repo\w*)|make (?:the |my |this |your )?(?:project|profile|repo\w*) public|"
     r"external (?:service|server|api)s?|(?:pip|pip3|npm|apt|apt get|yum|brew|cargo|gem) install|"
     r"download\w* (?:from|the|a|an|and|any|files?|packages?|dependencies|scripts?)|"
     r"upload\w* (?:to|the|a|an|any|files?|results?|data))\b",

@@ -125,7 +125,15 @@ SECRET = _lex(
     "учетные данные|учётные данные|переменные окружения|पासवर्ड|गुप्त कुंजी|पासकोड|"
     "পাসওয়ার্ড|গোপন কী|รหัสผ่าน|คีย์ลับ|mật khẩu|khóa bí mật|şifre|sifre|parola|"
     "gizli anahtar|kata sandi|kunci rahasia|susi|lihim na susi|كلمة المرور|كلمة السر|"
-    "المفتاح السري"
+    "المفتاح السري|"
+    # design 270 (dev misses): personal data and databases in more languages
+    "e posta adresi|e posta adresini|địa chỉ email|dirección de correo electrónico|"
+    "adresse e mail|endereço de email|e mail adresse|ano de nascimento|mês de nascimento|"
+    "doğum yılı|doğum yılını|doğum ayı|doğum ayını|سنة ميلاد|تاريخ الميلاد|誕生年|生年月日|誕生日|"
+    "год рождения|месяц рождения|дня рождения|день рождения|วันเกิด|tanggal lahir|"
+    "cidade de residência|seguridad social|sécurité sociale|sozialversicherungsnummer|"
+    "паролем|паролями|пароля|базе данных|базу данных|قاعدة بياناتك|قاعدة البيانات|ডাটাবেস|"
+    "数据库|資料庫|データベース|basis data|veritabanı|cơ sở dữ liệu"
 )
 DISCLOSE = _lex(
     "send|share|give|tell|reveal|disclose|paste|include|post|upload|print|show|display|"
@@ -141,7 +149,13 @@ DISCLOSE = _lex(
     "раскрой|вставь|покажи|выведи|какой|какое|назови|बताएं|बताइए|बता|दें|दीजिए|साझा|"
     "क्या है|देते|पुष्टि|लिखें|बता सकते|বলুন|দিন|শেয়ার|কী|บอก|แชร์|ให้|คืออะไร|cho tôi|chia sẻ|cung cấp|là gì|"
     "söyle|paylaş|ver|nedir|berikan|beri tahu|bagikan|apa|ibahagi|sabihin|ibigay|ano ang|"
-    "أعطني|شارك|أخبرني|ما هي|ما هو|قل"
+    "أعطني|شارك|أخبرني|ما هي|ما هو|قل|"
+    # design 270 (dev misses)
+    "partilhar|partilhe|partilha|confirme|confirmar|confirma|partager|partagez|"
+    "poderia me dizer|pode me dizer|podes|xác nhận|onayla|onaylaman|paylaşmanız|söyleyebilir|"
+    "поделиться|поделитесь|расскажите|подскажите|أعطيتني|اطبع|طباعة|تقولولي|"
+    "প্রিন্ট|memberi tahu|beritahu|escribe|escriba|écrivez|écris|viết|напишите|напиши|"
+    "اكتب|書いて|書く|教えてください"
 )
 SINK = _lex(
     "pull request|pr description|pr body|pr text|the pr|commit message|changelog|comment|"

@@ -56,14 +56,22 @@ def _tools(names: list[str]) -> list[str]:
     return sorted(n for n in names if shutil.which(n, path=path) is not None)
 
 
+@functools.cache
+def _installed(name: str) -> str | None:
+    """Installed version of distribution ``name`` (None: absent); reading package metadata
+    costs milliseconds, and a command asks once per trial."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def _python(req: EnvRequirements) -> dict[str, str]:
     out = {}
     for p in req.python:
         key = p.name.lower().replace("_", "-")
-        try:
-            out[key] = importlib.metadata.version(key)
-        except importlib.metadata.PackageNotFoundError:
-            continue
+        if (version := _installed(key)) is not None:
+            out[key] = version
     return out
 
 

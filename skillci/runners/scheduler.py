@@ -28,11 +28,17 @@ from pathlib import Path
 
 from skillci.providers.budget import Budget, BudgetMeter
 from skillci.providers.queueing import call_limit
-from skillci.runners.base import TrialSpec, sandbox_kind, sandbox_note
+from skillci.runners.base import TrialSpec, resolved_sandbox, sandbox_kind, sandbox_note
 from skillci.runners.local import LocalRunner
 from skillci.runners.outcome import EvalResult, TrialRun, summarize
 from skillci.runners.pool import trial_pool
-from skillci.runners.trialdir import lock_for, quarantine, read_complete, trial_dir
+from skillci.runners.trialdir import (
+    lock_for,
+    quarantine,
+    read_complete,
+    read_complete_many,
+    trial_dir,
+)
 from skillci.trace.models import EvalState, RunRecord
 from skillci.trace.store import TraceStore
 
@@ -75,15 +81,41 @@ def runner_for(spec: TrialSpec) -> LocalRunner:
     return LocalRunner()
 
 
+#: (runner, sandbox asked for and given, image, task id, task content) -> whether the runner
+#: honours the task: the machine does not change within a command, and an unchanged
+#: re-gate asks once per trial.
+_SUPPORTED: dict[tuple[str, str, str, str | None, str, str], bool] = {}
+
+
+def supported(spec: TrialSpec) -> bool:
+    """Whether this machine's runner can honour ``spec``'s task (memoised per process)."""
+    runner = runner_for(spec)
+    memo = (
+        type(runner).__name__,
+        spec.sandbox,
+        resolved_sandbox(spec),
+        spec.image,
+        spec.task.id,
+        spec.task.content_hash,
+    )
+    hit = _SUPPORTED.get(memo)
+    if hit is None:
+        hit = _SUPPORTED[memo] = runner.check(spec).supported
+    return hit
+
+
+def still_holds(spec: TrialSpec, record: RunRecord) -> bool:
+    """A complete trial is reused only while it still holds: an ``environment_unsupported``
+    trial only while the runner still cannot honour the task, and any other trial only
+    while it can (docs/design/185)."""
+    unsupported = record.evaluation.state is EvalState.environment_unsupported
+    return unsupported != supported(spec)
+
+
 def reusable(spec: TrialSpec, key: str) -> RunRecord | None:
-    """The record of a complete trial dir for ``key`` that still holds: an
-    ``environment_unsupported`` trial only while the runner still cannot honour the task,
-    and any other trial only while it can (docs/design/185)."""
+    """The record of a complete trial dir for ``key`` that still holds (:func:`still_holds`)."""
     done = read_complete(trial_dir(spec.state_dir, key), key)
-    if done is None:
-        return None
-    unsupported = done[1].evaluation.state is EvalState.environment_unsupported
-    if unsupported == runner_for(spec).check(spec).supported:
+    if done is None or not still_holds(spec, done[1]):
         return None
     return done[1]
 
@@ -155,25 +187,45 @@ class Scheduler:
         self.meter = BudgetMeter(budget, name="command")
         self.store = store
         self.progress = progress or (lambda _o: None)
+        #: run id -> record of every reused trial (the record the trial dir holds, as the
+        #: trace store has it): callers need not read it from the store again
+        self.records: dict[str, RunRecord] = {}
 
     def run(self, specs: list[TrialSpec]) -> EvalResult:
         outcomes: dict[str, TrialRun] = {}
         pending: list[tuple[TrialSpec, str]] = []
+        keyed: list[tuple[TrialSpec, str]] = []
         for spec in specs:
             key = spec.cache_key(sandbox_kind(spec))
-            if key in outcomes:
-                continue
-            outcomes[key] = self._queued(spec, key)  # keeps plan order
-            done = reusable(spec, key)
-            if done is not None:
+            if key not in outcomes:
+                outcomes[key] = self._queued(spec, key)  # keeps plan order
+                keyed.append((spec, key))
+        found = self._complete(keyed)
+        stored = self.store.run_ids_by_key(list(found)) if self.store is not None else {}
+        for spec, key in keyed:
+            done = found.get(key)
+            if done is not None and still_holds(spec, done):
                 outcomes[key] = _outcome(spec, key, done, cached=True)
-                self._store(done)
+                self.records[done.run_id] = done
+                if self.store is not None and done.run_id not in stored.get(key, ()):
+                    self.store.put(done)
                 self.progress(outcomes[key])
             else:
                 pending.append((spec, key))
                 self.progress(self._queued(spec, key))
         stop = self._run_pending(pending, outcomes)
         return summarize(list(outcomes.values()), budget_stop=stop)
+
+    @staticmethod
+    def _complete(keyed: list[tuple[TrialSpec, str]]) -> dict[str, RunRecord]:
+        """Records of the complete trial dirs among ``keyed``, per state dir at once."""
+        by_dir: dict[Path, list[str]] = {}
+        for spec, key in keyed:
+            by_dir.setdefault(spec.state_dir, []).append(key)
+        found: dict[str, RunRecord] = {}
+        for state_dir, keys in by_dir.items():
+            found.update(read_complete_many(state_dir, keys))
+        return found
 
     @staticmethod
     def _queued(spec: TrialSpec, key: str) -> TrialRun:
@@ -293,5 +345,7 @@ __all__ = [
     "reusable",
     "runner_for",
     "sandbox_kind",
+    "still_holds",
+    "supported",
     "warm",
 ]

@@ -15,11 +15,24 @@ parse and agree (same key, run id, reward, event count). Anything else — a dir
 killed run, a crash, a hand edit — is moved to ``<state>/trials/.incomplete/`` and the trial
 runs again. A per-trial file lock keeps two processes from running or judging one trial
 at the same time.
+
+Checking that a dir is complete parses three files per trial; an unchanged re-gate asks
+for hundreds of trials. :func:`read_complete_many` remembers, in
+``<state>/trials/verified.sqlite``, the stat stamp (inode, size, mtime of each file the
+check reads) of every dir it found complete, and trusts a dir whose stamp is unchanged
+without re-checking it (its record is still parsed: the caller needs it). A dir changed in
+any way (a hand edit, a quarantine and re-run, a regrade) has another stamp and is checked
+again; a dir whose files are younger than :data:`RACY_SEC` is never remembered (a write in
+the same mtime tick could keep the stamp; docs/design/267).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -29,7 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from skillci.fsutil import atomic_write_text
 from skillci.runners.pool import INCOMPLETE
 from skillci.runners.pool import quarantine as move_aside
-from skillci.tasks.reward import logs_layout, read_reward
+from skillci.tasks.reward import REWARD_JSON, REWARD_TXT, logs_layout, read_reward
 from skillci.trace.models import RunRecord
 
 TRIAL_SCHEMA_VERSION = 1
@@ -37,6 +50,9 @@ MARKER = "trial.json"
 RECORD = "record.json"
 TRAJECTORY = "trajectory.json"
 FINAL_OUTPUT = "final_output.txt"
+VERIFIED_DB = "verified.sqlite"
+#: Files younger than this (seconds) are not remembered as verified (racy stat stamps).
+RACY_SEC = 2.0
 
 
 class TrialMeta(BaseModel):
@@ -93,6 +109,98 @@ def read_complete(path: Path, key: str) -> tuple[TrialMeta, RunRecord] | None:
     return meta, record
 
 
+def _stamp(path: Path) -> tuple[str, int] | None:
+    """(stat stamp, newest mtime ns) of the files :func:`read_complete` reads; None when
+    the marker or the record is missing."""
+    logs = logs_layout(path)
+    parts = []
+    newest = 0
+    files = (
+        path / MARKER,
+        path / RECORD,
+        logs.agent / TRAJECTORY,
+        logs.verifier / REWARD_TXT,
+        logs.verifier / REWARD_JSON,
+    )
+    for i, f in enumerate(files):
+        try:
+            st = os.stat(f)
+        except OSError:
+            if i < 2:
+                return None
+            parts.append("-")
+            continue
+        parts.append(f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}")
+        newest = max(newest, st.st_mtime_ns)
+    return "|".join(parts), newest
+
+
+def _memo_db(state_dir: Path) -> sqlite3.Connection:
+    root = trials_root(state_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(root / VERIFIED_DB, timeout=60, isolation_level=None)
+    conn.execute("PRAGMA busy_timeout=60000")
+    conn.execute("CREATE TABLE IF NOT EXISTS verified (key TEXT PRIMARY KEY, stamp TEXT NOT NULL)")
+    return conn
+
+
+def _memo_get(conn: sqlite3.Connection, keys: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for i in range(0, len(keys), 500):
+        chunk = keys[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        sql = f"SELECT key, stamp FROM verified WHERE key IN ({marks})"  # noqa: S608
+        out.update((str(k), str(v)) for k, v in conn.execute(sql, chunk))
+    return out
+
+
+def _record_of(path: Path, key: str) -> RunRecord | None:
+    try:
+        record = RunRecord.model_validate_json((path / RECORD).read_bytes())
+    except (OSError, ValidationError, ValueError):
+        return None
+    return record if record.trial_cache_key == key else None
+
+
+def read_complete_many(state_dir: Path, keys: Iterable[str]) -> dict[str, RunRecord]:
+    """The record of every complete trial dir among ``keys`` (:func:`read_complete`), with
+    the verified-stamp memo (module docstring): one SQLite query for all ``keys``."""
+    wanted = list(dict.fromkeys(keys))
+    stamps = {k: s for k in wanted if (s := _stamp(trial_dir(state_dir, k))) is not None}
+    if not stamps:
+        return {}
+    conn: sqlite3.Connection | None = None
+    known: dict[str, str] = {}
+    try:
+        conn = _memo_db(state_dir)
+        known = _memo_get(conn, list(stamps))
+    except sqlite3.Error:  # an unreadable memo only costs the full check
+        pass
+    out: dict[str, RunRecord] = {}
+    fresh: list[tuple[str, str]] = []
+    racy = time.time_ns() - int(RACY_SEC * 1e9)
+    for key, (stamp, newest) in stamps.items():
+        path = trial_dir(state_dir, key)
+        if known.get(key) == stamp and (rec := _record_of(path, key)) is not None:
+            out[key] = rec
+            continue
+        done = read_complete(path, key)
+        if done is None:
+            continue
+        out[key] = done[1]
+        if newest < racy:
+            fresh.append((key, stamp))
+    if conn is not None:
+        try:
+            if fresh:
+                conn.executemany("INSERT OR REPLACE INTO verified VALUES (?, ?)", fresh)
+        except sqlite3.Error:
+            pass
+        finally:
+            conn.close()
+    return out
+
+
 def quarantine(path: Path, state_dir: Path) -> Path | None:
     """Move an incomplete trial dir aside; returns where it went (None if it was absent)."""
     return move_aside(path, trials_root(state_dir) / INCOMPLETE)
@@ -126,6 +234,7 @@ __all__ = [
     "lock_for",
     "quarantine",
     "read_complete",
+    "read_complete_many",
     "trial_dir",
     "trials_root",
     "write_marker",

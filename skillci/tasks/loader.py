@@ -19,9 +19,10 @@ Sealed split: under ``Purpose.optimize`` a task listed in a final suite is refus
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -69,12 +70,25 @@ def iter_task_files(root: Path) -> Iterator[tuple[str, Path]]:
     Skips :data:`IGNORED_NAMES`. Symlinks are reported as files (their target's bytes are
     not followed: :func:`_file_bytes` hashes the link text).
     """
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if any(part in IGNORED_NAMES for part in rel.parts):
-            continue
-        if path.is_symlink() or path.is_file():
-            yield rel.as_posix(), path
+    found: list[tuple[list[str], Path]] = []
+    for top, dirs, files in os.walk(root):  # one scandir per dir (rglob stats every path)
+        base = Path(top)
+        rel_top = base.relative_to(root).parts
+        keep = []
+        for name in dirs:
+            if name in IGNORED_NAMES:
+                continue
+            if (base / name).is_symlink():  # reported as a file, never followed
+                files.append(name)
+            else:
+                keep.append(name)
+        dirs[:] = keep
+        for name in files:
+            path = base / name
+            if name not in IGNORED_NAMES and (path.is_symlink() or path.is_file()):
+                found.append(([*rel_top, name], path))
+    for parts, path in sorted(found, key=lambda f: f[0]):
+        yield "/".join(parts), path
 
 
 def _file_bytes(path: Path) -> bytes:
@@ -86,6 +100,17 @@ def _file_bytes(path: Path) -> bytes:
 def dir_hash(root: Path) -> str:
     """sha256 tree hash of every file under ``root`` (paths + contents, order-independent)."""
     return tree_hash((rel, _file_bytes(p)) for rel, p in iter_task_files(root))
+
+
+def task_hashes(root: Path, verifier_dir: Path) -> tuple[str, str]:
+    """(:func:`dir_hash` of ``root``, :func:`dir_hash` of ``verifier_dir``) from one walk
+    that reads each file once (``verifier_dir`` is inside ``root``)."""
+    if verifier_dir.is_symlink() or not verifier_dir.is_relative_to(root):
+        return dir_hash(root), dir_hash(verifier_dir)
+    vrel = verifier_dir.relative_to(root).as_posix()
+    files = [(rel, _file_bytes(p)) for rel, p in iter_task_files(root)]
+    tests = [(rel[len(vrel) + 1 :], data) for rel, data in files if rel.startswith(vrel + "/")]
+    return tree_hash(files), tree_hash(tests)
 
 
 def agent_side_hash(root: Path, verifier_dir: Path) -> str:
@@ -262,8 +287,14 @@ def load_task(
     task_dir = task_dir.resolve()
     if not task_dir.is_dir():
         raise TaskFormatError(f"task dir {task_dir} does not exist or is not a directory")
+    check_not_sealed(task_dir.name, purpose, suites_root or _default_suites_root(task_dir))
+    return _load_checked(task_dir)
+
+
+def _load_checked(task_dir: Path, hashes: tuple[str, str] | None = None) -> Task:
+    """:func:`load_task` of a resolved dir whose id passed the seal check; ``hashes``: its
+    (content, verifier) hashes when the caller knows them (:func:`load_suite_tasks`)."""
     task_id = task_dir.name
-    check_not_sealed(task_id, purpose, suites_root or _default_suites_root(task_dir))
 
     fmt = detect_format(task_dir)
     if fmt is None:
@@ -311,6 +342,7 @@ def load_task(
     solve = solution_dir / lay["solve"]
     dockerfile = env_dir / "Dockerfile"
     skills = env_dir / "skills"
+    content_hash, verifier_hash = hashes or task_hashes(task_dir, verifier_dir)
     return Task(
         id=task_id,
         root=task_dir,
@@ -326,8 +358,8 @@ def load_task(
         verifier_script=verifier_script,
         solution_dir=solution_dir if solution_dir.is_dir() else None,
         solution_script=solve if solve.is_file() else None,
-        content_hash=dir_hash(task_dir),
-        verifier_hash=dir_hash(verifier_dir),
+        content_hash=content_hash,
+        verifier_hash=verifier_hash,
     )
 
 
@@ -337,11 +369,18 @@ def tasks_dir(root: Path) -> Path:
 
 
 def load_suite_tasks(
-    suite: Suite, root: Path, *, purpose: Purpose, suites_root: Path | None = None
+    suite: Suite,
+    root: Path,
+    *,
+    purpose: Purpose,
+    suites_root: Path | None = None,
+    known_hashes: Mapping[str, tuple[str, str]] | None = None,
 ) -> list[Task]:
     """Load every task of ``suite`` from the tasks dir under ``root``, in suite order.
 
     ``root`` is the repo root or the tasks dir; ``suites_root`` defaults to ``root``.
+    ``known_hashes``: task id -> (content hash, verifier hash) the caller vouches for (a
+    checkout of a commit whose task trees it has hashed before); those dirs are not read.
     """
     tdir = tasks_dir(root)
     sroot = suites_root if suites_root is not None else root
@@ -355,7 +394,14 @@ def load_suite_tasks(
             f"suite {suite.name!r} names tasks that do not exist in {tdir}: {', '.join(missing)}",
             hint="fix the ids in evals/suites/<name>.yaml or add the task dirs",
         )
-    return [load_task(tdir / t, purpose=purpose, suites_root=sroot) for t in suite.tasks]
+    sealed = sealed_task_ids(sroot) if purpose is Purpose.optimize else frozenset()
+    out = []
+    for t in suite.tasks:  # the seal read once per suite, not once per task
+        task_dir = (tdir / t).resolve()
+        if task_dir.name in sealed:
+            check_not_sealed(task_dir.name, purpose, sroot)  # raises the SealedSplitError
+        out.append(_load_checked(task_dir, (known_hashes or {}).get(task_dir.name)))
+    return out
 
 
 def discover_tasks(root: Path) -> list[Path]:

@@ -119,6 +119,9 @@ _PREFIXED = re.compile(
     r"(?<![A-Za-z0-9])[A-Za-z]{2,12}[_.-](?:[A-Za-z]{2,8}[_.-]){0,2}([A-Za-z0-9][A-Za-z0-9+/_.-]{15,4096}+={0,2})"
 )
 _LOWER_RUN = re.compile(r"[a-z]{12,}")
+#: A token this long at this entropy is a secret without a key name (design 271).
+BARE_MIN_LEN = 20
+BARE_ENTROPY = 4.5
 #: Content hashes and ids skillci writes itself (lowercase hex, dashes) are never secrets.
 _HEXISH = re.compile(r"^[0-9a-f-]+$")
 #: Characters that may continue a token across a wrapped line.
@@ -260,12 +263,16 @@ def spans(text: str) -> list[tuple[int, int, str]]:
             out.append((m.start(), m.end(), "prefixed_token"))
     for m in _TOKEN.finditer(text):
         tok = m.group(0)
-        if (
+        long_mixed = (
             len(tok) >= 32
             and any(c.isupper() for c in tok)
             and any(c.islower() for c in tok)
             and not _LOWER_RUN.search(tok)
-            and _random_looking(tok, 4.5)
+        )
+        # design 271: a bare value of 20+ letters and digits at 4.5 bits per character is
+        # random enough on its own (single-case keys: Asana, Airtable, Algolia, ...).
+        if (long_mixed or len(tok.strip("=._~-")) >= BARE_MIN_LEN) and _random_looking(
+            tok, BARE_ENTROPY
         ):
             out.append((m.start(), m.end(), "high_entropy"))
     return [x for x in out if "[REDACTED" not in text[x[0] : x[1]]]

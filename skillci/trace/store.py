@@ -338,6 +338,21 @@ class TraceStore:
             rows = conn.execute(sql, args).fetchall()
         return [RunSummary.model_validate(dict(zip(RUN_COLUMNS, r, strict=True))) for r in rows]
 
+    def run_ids_by_key(self, keys: list[str]) -> dict[str, set[str]]:
+        """Run ids indexed under each of ``keys`` (trial cache keys), in one transaction:
+        what the scheduler asks for every cached trial of a command at once."""
+        out: dict[str, set[str]] = {}
+        if not keys or not self.index_path.exists():
+            return out
+        with self._db() as conn:
+            for i in range(0, len(keys), 500):
+                chunk = keys[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                sql = f"SELECT trial_cache_key, run_id FROM runs WHERE trial_cache_key IN ({marks})"  # noqa: S608
+                for key, run_id in conn.execute(sql, chunk):
+                    out.setdefault(str(key), set()).add(str(run_id))
+        return out
+
     def records(self, **filters: Any) -> list[RunRecord]:
         """Full records for :meth:`query` filters."""
         return [self._read_record(s.digest) for s in self.query(**filters)]

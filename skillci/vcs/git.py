@@ -153,12 +153,50 @@ class Git:
         return out
 
     def files_at(self, commit: str, prefix: str) -> dict[str, bytes]:
-        """{path relative to prefix: bytes} of every blob under ``prefix`` at ``commit``."""
+        """{path relative to prefix: bytes} of every blob under ``prefix`` at ``commit``
+        (two git processes however many files: ``ls-tree`` and one ``cat-file --batch``)."""
         pre = prefix.rstrip("/") + "/"
+        blobs = [
+            e for e in self.ls_tree(commit, pre) if e.type == "blob" and e.path.startswith(pre)
+        ]
+        if not blobs:
+            return {}
+        data = self._run(
+            ["cat-file", "--batch"], input="".join(f"{e.sha}\n" for e in blobs).encode()
+        )
         out: dict[str, bytes] = {}
-        for e in self.ls_tree(commit, pre):
-            if e.type == "blob" and e.path.startswith(pre):
-                out[e.path[len(pre) :]] = self._run(["cat-file", "blob", e.sha]).stdout
+        pos = 0
+        raw = data.stdout
+        for e in blobs:  # "<sha> blob <size>\n<bytes>\n" per object, in input order
+            nl = raw.index(b"\n", pos)
+            header = raw[pos:nl].split()
+            if len(header) != 3 or header[1] != b"blob":
+                raise GitError(f"git cat-file --batch: unexpected {raw[pos:nl]!r} for {e.path}")
+            size = int(header[2])
+            out[e.path[len(pre) :]] = raw[nl + 1 : nl + 1 + size]
+            pos = nl + 1 + size + 1
+        return out
+
+    def subtrees(self, commit: str, folder: str) -> dict[str, str]:
+        """{name: tree id} of the directories directly inside ``folder`` at ``commit``."""
+        raw = self._run(["ls-tree", "-z", commit, "--", folder.rstrip("/") + "/"], check=False)
+        out: dict[str, str] = {}
+        for rec in raw.stdout.decode(errors="surrogateescape").split("\0"):
+            meta, _, path = rec.partition("\t")
+            parts = meta.split(" ")
+            if len(parts) == 3 and parts[1] == "tree":
+                out[path.rsplit("/", 1)[-1]] = parts[2]
+        return out
+
+    def blob_ids(self, commit: str, paths: Sequence[str]) -> dict[str, str]:
+        """{path: blob id} of those of ``paths`` that are files at ``commit``."""
+        raw = self._run(["ls-tree", "-z", commit, "--", *paths], check=False)
+        out: dict[str, str] = {}
+        for rec in raw.stdout.decode(errors="surrogateescape").split("\0"):
+            meta, _, path = rec.partition("\t")
+            parts = meta.split(" ")
+            if len(parts) == 3 and parts[1] == "blob":
+                out[path] = parts[2]
         return out
 
     def changed_paths(self, base: str, head: str) -> list[str]:

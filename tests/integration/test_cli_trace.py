@@ -5,6 +5,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -122,7 +123,7 @@ def test_ls_light_path_prints_what_typer_prints(
 @pytest.mark.parametrize(
     "args",
     [
-        ["--json"],
+        ["--json=1"],
         ["--help"],
         ["--role", "boss"],
         ["--limit", "0"],
@@ -136,11 +137,12 @@ def test_ls_light_parser_leaves_the_rest_to_typer(args: list[str]) -> None:
     assert parse_light(args) is None
 
 
-def test_ls_light_path_imports_neither_typer_pydantic_nor_rich(home: Path) -> None:
+@pytest.mark.parametrize("args", [[], ["--json"]])
+def test_ls_light_path_imports_neither_typer_pydantic_nor_rich(home: Path, args: list[str]) -> None:
     code = (
         "import sys\n"
         "from skillci.cli.main import main\n"
-        "assert main(['trace', 'ls']) == 0\n"
+        f"assert main(['trace', 'ls', *{args!r}]) == 0\n"
         "heavy = ('typer', 'pydantic', 'skillci.trace.models', 'rich', 'dataclasses', 'typing')\n"
         "heavy = sorted(m for m in heavy if m in sys.modules)\n"
         "print('heavy:', heavy)\n"
@@ -149,7 +151,7 @@ def test_ls_light_path_imports_neither_typer_pydantic_nor_rich(home: Path) -> No
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert "run-a-1" in out
-    assert "heavy: []" in out
+    assert out.rstrip().endswith("heavy: []")
 
 
 def test_ls_index_of_another_schema_is_reported_by_the_store(
@@ -179,6 +181,7 @@ def unicode_home(home: Path) -> Path:
             task_id="an-extremely-long-task-name-that-will-not-fit-in-any-narrow-column-at-all",
             model=ModelInfo(route="openrouter/meta-llama/llama-3.3-70b-instruct:free"),
             passed=True,
+            created_at=datetime(2026, 8, 13, 11, 30, 5, 120000, tzinfo=UTC),  # microseconds
         )
     )
     return home
@@ -285,3 +288,28 @@ def test_ls_in_a_real_terminal_plain_and_rich_print_the_same_bytes(
     assert light == rich
     assert b"\x1b[32mpassed\x1b[0m" in light  # coloured: it is a terminal
     assert f"not shown at {columns} columns".encode() in light  # the terminal's width
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["--role", "teacher"],
+        ["--task", "t1", "--limit=1"],
+        ["--model", "模型/通义千问-2.5-72b-instruct-awq-int4"],
+        ["--split", "nope"],
+        ["--home", "{missing}"],
+    ],
+)
+def test_ls_json_light_path_prints_what_typer_prints(
+    unicode_home: Path, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    args = [a.replace("{missing}", str(unicode_home / "missing")) for a in args]
+    assert parse_light(["--json", *args]) is not None  # main() answers these without typer
+    assert main(["trace", "ls", "--json", *args]) == 0
+    light = capsys.readouterr()
+    assert run_typer(["trace", "ls", "--json", *args]) == 0
+    assert light == capsys.readouterr()
+    doc = json.loads(light.out)
+    assert isinstance(doc["runs"], list)
+    assert not (unicode_home / "missing").exists()  # reading never creates a store

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -10,7 +13,13 @@ import pytest
 from skillci.providers.budget import Budget
 from skillci.runners.base import AgentSpec
 from skillci.runners.scheduler import Scheduler, sandbox_kind
-from skillci.runners.trialdir import INCOMPLETE, read_complete, trial_dir
+from skillci.runners.trialdir import (
+    INCOMPLETE,
+    VERIFIED_DB,
+    read_complete,
+    read_complete_many,
+    trial_dir,
+)
 from skillci.trace.store import TraceStore
 
 from .helpers import model_agent, specs
@@ -119,3 +128,68 @@ def test_a_sandbox_change_reuses_trials_and_flags_them_non_comparable(
     comp = comparability([done[1]], [moved])
     assert not comp.comparable and any("sandbox differs" in i for i in comp.issues)
     assert comparability([done[1]], [done[1]]).comparable
+
+
+def _age(path: Path, seconds: float = 60.0) -> None:
+    """Make every file of a trial dir older than the racy window of the verified memo."""
+    then = time.time() - seconds
+    for f in path.rglob("*"):
+        os.utime(f, (then, then), follow_symlinks=False)
+
+
+def _memo(state_dir: Path) -> dict[str, str]:
+    db = state_dir / "trials" / VERIFIED_DB
+    if not db.exists():
+        return {}
+    with sqlite3.connect(db) as conn:
+        return dict(conn.execute("SELECT key, stamp FROM verified").fetchall())
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda d: (d / "logs" / "verifier" / "reward.txt").write_text("0\n"),
+        lambda d: (d / "logs" / "agent" / "trajectory.json").write_text("[]"),
+        lambda d: (d / "trial.json").unlink(),
+        lambda d: (d / "record.json").write_text(
+            (d / "record.json").read_text().replace('"repeat_index": 0', '"repeat_index": 0 ')[:-40]
+        ),
+    ],
+    ids=["reward", "trajectory", "marker", "record"],
+)
+def test_a_remembered_trial_damaged_later_is_checked_again(tmp_path: Path, damage: object) -> None:
+    """The verified memo (design 267) trusts an unchanged stat stamp only: any later edit
+    of a file the completeness check reads sends the dir through the full check again."""
+    plan = specs(["cfg-log-level"], ORACLE, tmp_path)
+    key = plan[0].cache_key(sandbox_kind(plan[0]))
+    Scheduler().run(plan)
+    path = trial_dir(tmp_path, key)
+    assert key not in read_complete_many(tmp_path, []) and _memo(tmp_path) == {}
+    fresh = Scheduler().run(plan)  # files younger than the racy window: not remembered
+    assert fresh.cached == 1 and key not in _memo(tmp_path)
+    _age(path)
+    aged = Scheduler().run(plan)
+    assert aged.cached == 1 and key in _memo(tmp_path)
+    assert read_complete_many(tmp_path, [key])[key].run_id == aged.trials[0].run_id
+    damage(path)  # type: ignore[operator]
+    assert key not in read_complete_many(tmp_path, [key])
+    res = Scheduler().run(plan)
+    assert (res.ran, res.cached) == (1, 0) and res.trials[0].passed
+    assert len(list((tmp_path / "trials" / INCOMPLETE).iterdir())) == 1
+
+
+def test_a_cached_run_hands_out_the_records_it_read(tmp_path: Path) -> None:
+    """Reused trials come with their records (the gate does not read them again) and a
+    record missing from the trace store is put there once."""
+    store = TraceStore(tmp_path / "store")
+    plan = specs(["cfg-log-level", "cfg-bool-flag"], ORACLE, tmp_path)
+    Scheduler().run(plan)  # no store: the records exist only in the trial dirs
+    sched = Scheduler(store=store)
+    res = sched.run(plan)
+    assert res.cached == 2 and store.count() == 2
+    for t in res.trials:
+        assert t.run_id is not None and sched.records[t.run_id] == store.get(t.run_id)
+    keys = [t.key for t in res.trials]
+    assert {k: len(v) for k, v in store.run_ids_by_key(keys).items()} == dict.fromkeys(keys, 1)
+    Scheduler(store=store).run(plan)
+    assert store.count() == 2

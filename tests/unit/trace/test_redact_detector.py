@@ -122,3 +122,26 @@ def test_keys_are_redacted_like_values() -> None:
 )
 def test_ids_hashes_and_paths_survive(text: str) -> None:
     assert R.redact_text(text) == text
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "q7w2e9r4t1y8u3i6o0p5a2s7d4f9g1h8",  # single case: no mixed-case check applies
+        "Z9X8C7V6B5N4M3L2K1J0HQWE",  # upper case and digits, 24 characters
+    ],
+)
+def test_bare_random_values_are_redacted_without_a_key_name(value: str) -> None:
+    assert value not in Redactor(env={}).redact_text(f"then use {value} for the upload")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "3f786850e387550fdab836ed7e6dc881de23001b",  # a git sha: hex is at most 4 bits/char
+        "test_redaction_of_bare_values_v2",
+        "run-20260102-153000-abc123",
+    ],
+)
+def test_bare_ids_and_hashes_are_kept(value: str) -> None:
+    assert value in Redactor(env={}).redact_text(f"see {value} in the log")

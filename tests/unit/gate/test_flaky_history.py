@@ -1,0 +1,122 @@
+"""Flaky tasks from history (skillci.gate.flaky; docs/design/247-flaky-from-history.md)."""
+
+from __future__ import annotations
+
+from skillci.gate.flaky import flaky_from_history
+from skillci.gate.metrics import compute_metrics
+from skillci.gate.outcomes import Comparability
+from skillci.gate.verdict import SuiteResult, decide, uncounted
+from skillci.skill.models import QuarantinedTask, ReleaseGate
+from skillci.trace.models import EvalState, ModelInfo, RunRecord, RuntimeInfo, SkillRef
+from tests.builders import run_record
+from tests.unit.gate.test_power import CX, outcomes
+
+SKILL, TASK = "a" * 64, "t" * 64
+
+
+def rec(
+    run_id: str,
+    passed: bool,
+    *,
+    task: str = "steady",
+    skill: str = SKILL,
+    model: str = "sim/student",
+    task_hash: str | None = TASK,
+    state: EvalState | None = None,
+) -> RunRecord:
+    return run_record(
+        run_id=run_id,
+        task_id=task,
+        passed=passed,
+        state=state,
+        model=ModelInfo(route=model),
+        runtime=RuntimeInfo(
+            harness="skillci-agent",
+            skill=SkillRef(name="s", version="1.0.0", content_hash=skill),
+            task_hash=task_hash,
+        ),
+    )
+
+
+def find(records: list[RunRecord], current: tuple[str, ...] = ()) -> dict[str, object]:
+    return dict(
+        flaky_from_history(
+            records,
+            skill_hash=SKILL,
+            model="sim/student",
+            task_hashes={"steady": TASK, "other": TASK},
+            current=current,
+        )
+    )
+
+
+def test_a_verdict_flip_over_the_same_skill_model_and_task_is_flaky_with_evidence() -> None:
+    found = flaky_from_history(
+        [rec("r1", True), rec("r2", False), rec("r3", True)],
+        skill_hash=SKILL,
+        model="sim/student",
+        task_hashes={"steady": TASK},
+    )
+    h = found["steady"]
+    assert (h.passed, h.failed, h.earlier) == (2, 1, 3) and set(h.runs) == {"r1", "r2", "r3"}
+    assert "2 pass / 1 fail over 3 runs (3 earlier)" in h.describe()
+
+
+def test_only_the_same_key_counts() -> None:
+    assert find([rec("r1", True), rec("r2", True)]) == {}  # no flip
+    assert find([rec("r1", True), rec("r2", False, skill="b" * 64)]) == {}  # other skill
+    assert find([rec("r1", True), rec("r2", False, model="sim/student-noisy")]) == {}
+    assert find([rec("r1", True), rec("r2", False, task_hash="u" * 64)]) == {}  # task edited
+    assert find([rec("r1", True), rec("r2", False, task_hash=None)]) == {}  # hash unknown
+    assert find([rec("r1", True), rec("r2", False, task="other")]) == {}  # other task
+    errored = rec("r2", False, state=EvalState.infra_error)
+    assert find([rec("r1", True), errored]) == {}  # an error is no verdict
+
+
+def test_disagreement_among_the_current_runs_alone_is_the_repeat_rule_not_history() -> None:
+    runs = [rec("now1", True), rec("now2", False)]
+    assert find(runs, current=("now1", "now2")) == {}
+    h = find([*runs, rec("old", True)], current=("now1", "now2"))["steady"]
+    assert h.earlier == 1  # type: ignore[attr-defined]
+    # an earlier pass and a failing run now: a flip across runs
+    assert "steady" in find([rec("old", True), rec("now", False)], current=("now",))
+
+
+def _decide(gate: ReleaseGate, table, history):  # type: ignore[no-untyped-def]
+    suite = SuiteResult(
+        suite="validation", tasks=sorted(table), metrics=compute_metrics(outcomes(table), n_boot=0)
+    )
+    return decide(
+        gate=gate.model_copy(update={"require_security_suite": False}),
+        suites=[suite],
+        comparability=Comparability(comparable=True),
+        base=CX,
+        head=CX,
+        guard_verdict="pass",
+        same_instance=None,
+        flaky_history=history,
+    )
+
+
+def test_a_task_flaky_from_history_is_handled_by_the_flaky_rule() -> None:
+    # repeat 1: nothing can be flaky now; the store remembers "steady" failing once
+    table = {"steady": ([True], [False]), "fixed": ([False], [True])}
+    history = flaky_from_history(
+        [rec("old1", True), rec("old2", False)],
+        skill_hash=SKILL,
+        model="sim/student",
+        task_hashes={"steady": TASK},
+    )
+    verdict, checks = _decide(ReleaseGate(), table, {})
+    assert verdict == "reject"  # without history: a regression
+    verdict, checks = _decide(ReleaseGate(), table, history)
+    reg = next(c for c in checks if c.name == "regression_rate")
+    assert verdict == "accept" and reg.passed
+    assert reg.detail == "not counted — flaky from history: steady"
+    skip = uncounted(ReleaseGate(), compute_metrics(outcomes(table), n_boot=0).tasks, history)
+    assert skip.flaky == ["steady"] and "1 pass / 1 fail" in skip.history["steady"]
+    # the same documented switches apply: count restores it, quarantine names it instead
+    assert _decide(ReleaseGate(flaky_tasks="count"), table, history)[0] == "reject"
+    q = ReleaseGate(quarantine=[QuarantinedTask(task="steady", reason="needs network")])
+    reg = next(c for c in _decide(q, table, history)[1] if c.name == "regression_rate")
+    assert reg.detail == "not counted — quarantined: steady"
