@@ -5,8 +5,11 @@
 Default: the 16 SkillsBench tasks in tests/fixtures/skillsbench-tasks and skillci's bundled
 evals/tasks. Capabilities are this machine's (CPU count, memory, tools on the sandbox PATH,
 the packages of the Python running this); the Docker runner's are its engine's (``docker
-info``: CPUs, memory, GPUs) when one answers at DOCKER_HOST, else this machine's. Prints per task: honoured by local / docker, and
-the first reason (the docker runner's, else the local runner's); then the counts per runner and the most common kinds of reason.
+info``: CPUs, memory, GPUs; its networks and images) when one answers at DOCKER_HOST, else
+this machine's. Prints per task: honoured by local / docker, and the first reason (the
+docker runner's, else the local runner's); then the counts per runner (docker: the engine
+as it is, with the tasks' base images loaded, and also with a bridge network for
+``allow_internet``) and the most common kinds of reason.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 from skillci.runners.capabilities import docker_capabilities, local_capabilities
-from skillci.runners.docker import engine_info
+from skillci.runners.docker import engine_facts, missing_images
 from skillci.tasks.environment import check_environment, requirements
 from skillci.tasks.loader import load_task
 from skillci.tasks.models import Purpose
@@ -27,6 +30,8 @@ DEFAULT = [ROOT / "tests" / "fixtures" / "skillsbench-tasks", ROOT / "evals" / "
 
 def kind(reason: str) -> str:
     for key in (
+        "not in the Docker engine",
+        "allow_internet",
         "working directory",
         "Python package",
         "tools the image",
@@ -45,10 +50,14 @@ def main(roots: list[Path]) -> None:
     counts: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
     docker_kinds: Counter[str] = Counter()
-    docker_caps = docker_capabilities(engine_info())
+    facts = engine_facts()
+    info, networks = (facts[0], list(facts[1])) if facts is not None else (None, None)
+    docker_caps = docker_capabilities(info, networks=networks)
+    open_caps = docker_capabilities(info)  # as if it had a bridge network
     print(
         f"docker runner: {docker_caps.resources_of}: cpus {docker_caps.cpus:g}, "
-        f"memory_mb {docker_caps.memory_mb}, gpus {docker_caps.gpus}"
+        f"memory_mb {docker_caps.memory_mb}, gpus {docker_caps.gpus}, "
+        f"networks {networks if networks is not None else 'unknown (no engine)'}"
     )
     for root in roots:
         tasks = sorted(p for p in root.iterdir() if (p / "task.toml").is_file())
@@ -58,7 +67,14 @@ def main(roots: list[Path]) -> None:
         for p in tasks:
             req = requirements(load_task(p, purpose=Purpose.inspect))
             local = check_environment(req, local_capabilities(req))
-            docker = check_environment(req, docker_caps)
+            # as this engine is (its images: skillci pulls nothing), and were they loaded
+            names = [req.docker_image] if req.docker_image else req.base_images
+            lacks = missing_images(names) if facts is not None else []
+            docker = check_environment(
+                req, docker_caps.model_copy(update={"missing_images": lacks})
+            )
+            counts["docker+images"] += check_environment(req, docker_caps).supported
+            counts["docker+images+bridge"] += check_environment(req, open_caps).supported
             counts["tasks"] += 1
             counts["local"] += local.supported
             counts["docker"] += docker.supported
@@ -72,7 +88,10 @@ def main(roots: list[Path]) -> None:
             )
     print(
         f"\nhonoured: local {counts['local']}/{counts['tasks']}, "
-        f"docker {counts['docker']}/{counts['tasks']}"
+        f"docker {counts['docker']}/{counts['tasks']} "
+        f"(with the tasks' base images loaded into the engine: "
+        f"{counts['docker+images']}/{counts['tasks']}; and a bridge network: "
+        f"{counts['docker+images+bridge']}/{counts['tasks']})"
     )
     print("local runner's reasons (tasks per kind):")
     for k, n in kinds.most_common():

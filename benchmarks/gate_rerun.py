@@ -7,7 +7,8 @@ cache (the cold run, timed), then runs the same `skillci gate` command again, ea
 a fresh process exactly as a user types it, and prints min/median wall and CPU time (user +
 sys of the process and its children), model calls (must be 0), trials run/cached/reused and
 the load average before each run (the machine may be shared: CPU time is the figure load
-affects least).
+affects least). The children may write `.pyc` files (PYTHONDONTWRITEBYTECODE is dropped for
+them), as an installed skillci has them; the cold run is their warm-up.
 
 `--tasks N` synthesises a bigger suite set: the gate's suites (validation, regression,
 security) keep their bundled tasks and get copies of them, round-robin, until they hold N
@@ -140,6 +141,7 @@ def run(work: Path, args: argparse.Namespace) -> int:
         GIT_COMMITTER_EMAIL="b@b",
         SKILLCI_HOME=str(work / "home"),
     )
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed skillci has its .pyc files
     fresh = not repo.exists()
     if fresh:
         n = build(repo, args.tasks)

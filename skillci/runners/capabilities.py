@@ -13,7 +13,8 @@ task's requirements name, the CPU count, the memory, whether bubblewrap works:
   not ``/`` nor a system directory); ``network_mode="none"`` unless ``allow_internet``; the
   task's ``cpus`` and ``memory_mb`` must fit what the engine reports (``docker info``: NCPU,
   MemTotal), and its ``gpus`` the NVIDIA GPUs the engine can attach (an ``nvidia`` runtime or
-  CDI devices; none otherwise).
+  CDI devices; none otherwise); ``allow_internet`` needs the engine's ``bridge`` network, and
+  the images the task names must be in the engine (nothing is pulled).
 - **harbor** (``-e local``, skillci's bubblewrap environment): no ``RUN`` step, any ``WORKDIR``,
   network as ``allow_internet``. Other Harbor environments and **benchflow** (``--sandbox
   docker``) build the image themselves and read ``task.toml`` themselves.
@@ -113,9 +114,15 @@ def engine_gpus(info: Mapping[str, Any], dev: Path = Path("/dev")) -> int:
     return 0
 
 
-def docker_capabilities(info: Mapping[str, Any] | None = None) -> RunnerCapabilities:
+def docker_capabilities(
+    info: Mapping[str, Any] | None = None,
+    *,
+    networks: list[str] | None = None,
+    missing_images: list[str] | None = None,
+) -> RunnerCapabilities:
     """The Docker runner given its engine's ``docker info`` (``None``: no engine answered, so
-    this machine's CPUs and memory, and no GPUs)."""
+    this machine's CPUs and memory, and no GPUs), its ``networks`` (``None``: not known; a
+    trial with ``allow_internet`` needs ``bridge``) and the task's images it lacks."""
     cpus, memory = _machine()
     gpus = 0
     if info is not None:
@@ -129,8 +136,9 @@ def docker_capabilities(info: Mapping[str, Any] | None = None) -> RunnerCapabili
         builds_images=True,
         mounts_workdir=True,
         network_closed=True,
-        network_open=True,
+        network_open=networks is None or "bridge" in networks,
         gpus=gpus,
+        missing_images=missing_images or [],
         cpus=cpus,
         memory_mb=memory,
         resources_of="the Docker engine" if info is not None else "this machine",

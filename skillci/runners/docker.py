@@ -55,7 +55,12 @@ from skillci.runners.base import TrialSpec
 from skillci.runners.capabilities import docker_capabilities
 from skillci.runners.local import LocalRunner
 from skillci.runners.sandbox import MAX_CAPTURE, Mount
-from skillci.tasks.environment import EnvRequirements, RunnerCapabilities, mountable
+from skillci.tasks.environment import (
+    EnvRequirements,
+    RunnerCapabilities,
+    dockerfile_requirements,
+    mountable,
+)
 from skillci.tasks.loader import dir_hash
 from skillci.tasks.models import Task
 from skillci.trace.models import Evaluation, RunRecord
@@ -125,16 +130,9 @@ def check_engine() -> str:
 
 def _base_images(dockerfile: Path) -> list[str]:
     """The images a Dockerfile's FROM lines name (stage aliases left out)."""
-    names, aliases = [], set()
-    for line in dockerfile.read_text(errors="replace").splitlines():
-        parts = line.split()
-        if len(parts) >= 2 and parts[0].upper() == "FROM":
-            args = [p for p in parts[1:] if not p.startswith("--")]
-            if args and args[0] not in aliases:
-                names.append(args[0])
-            if len(args) >= 3 and args[1].upper() == "AS":
-                aliases.add(args[2])
-    return names
+    bases = dockerfile_requirements(dockerfile.read_text(errors="replace"))["base_images"]
+    assert isinstance(bases, list)
+    return [str(b) for b in bases]
 
 
 def _image_name(task: Task) -> str:
@@ -333,7 +331,15 @@ class DockerRunner(LocalRunner):
             self._release_all()
 
     def capabilities(self, spec: TrialSpec, req: EnvRequirements) -> RunnerCapabilities:
-        return docker_capabilities(engine_info())
+        facts = engine_facts()
+        if facts is None:  # no engine: the trial fails on resolve_image with the reason
+            return docker_capabilities(None)
+        # an --image the user named and the engine lacks stays an error (resolve_image says
+        # so); the images the task names are its environment
+        images = [] if spec.image else [req.docker_image] if req.docker_image else req.base_images
+        return docker_capabilities(
+            facts[0], networks=list(facts[1]), missing_images=missing_images(images)
+        )
 
     def environment_image(self, spec: TrialSpec) -> str:
         if spec.task.id not in self._images:
@@ -415,18 +421,42 @@ class DockerRunner(LocalRunner):
 
 
 @functools.cache
-def _info() -> dict[str, Any]:
-    return dict(client().info())
+def _facts() -> tuple[dict[str, Any], tuple[str, ...]]:
+    c = client()
+    return dict(c.info()), tuple(sorted(str(n.name) for n in c.networks.list()))
+
+
+def engine_facts() -> tuple[dict[str, Any], tuple[str, ...]] | None:
+    """``docker info`` and the network names of the engine, read once per process (None when
+    none answers: the check then uses this machine's figures, and the trial fails later with
+    the engine's own error; a failure is not cached)."""
+    try:
+        return _facts()
+    except (RunnerError, _docker_errors().DockerException):
+        return None
 
 
 def engine_info() -> dict[str, Any] | None:
-    """``docker info`` of the engine, read once per process (None when none answers: the
-    check then uses this machine's figures, and the trial fails later with the engine's own
-    error; a failure is not cached)."""
-    try:
-        return _info()
-    except (RunnerError, _docker_errors().DockerException):
-        return None
+    """``docker info`` of the engine (see :func:`engine_facts`)."""
+    facts = engine_facts()
+    return facts[0] if facts is not None else None
+
+
+def missing_images(names: list[str]) -> list[str]:
+    """Of ``names`` (FROM bases or a prebuilt image), those the engine does not have (it
+    pulls nothing). ``scratch`` and names with build ARGs (``$``) are left to the build."""
+    errors = _docker_errors()
+    out = []
+    for name in names:
+        if not name or name == "scratch" or "$" in name:
+            continue
+        try:
+            client().images.get(name)
+        except errors.ImageNotFound:
+            out.append(name)
+        except errors.DockerException:
+            continue  # no answer: the build says why
+    return out
 
 
 def remove_stale(label_value: str | None = None) -> int:
@@ -457,9 +487,11 @@ __all__ = [
     "check_engine",
     "client",
     "docker_available",
+    "engine_facts",
     "engine_info",
     "export_workdir",
     "image_workdir",
+    "missing_images",
     "remove_stale",
     "resolve_image",
 ]

@@ -2,19 +2,19 @@
 
 A trial dir keeps what a regrade needs (docs/design/186-regrade.md):
 
-    <trial>/final-workspace.tar.gz   the files the agent added or changed in /app, taken after
+    <trial>/final-workspace.tar.gz   the files the agent added or changed in the workspace, after
                                      the agent and before the verifier (bounded: MAX_KEEP_*)
     <trial>/regrade.json             :class:`RegradeBase`: which files the agent deleted, the
                                      task's agent-side and verifier hashes, the cache key's
                                      inputs, the sandbox
 
 :func:`regrade_trial` rebuilds the workspace the way the runner first made it (the task's
-environment copy, or the image's /app), puts the agent's files back, runs the task's *current*
-``tests/test.sh`` under the same sandbox rules, and writes a complete trial dir under the
-cache key the trial has with the current task: the scheduler (``eval run``, the gate) then
-finds it like any cached trial. The new record names the original (``metadata.regraded_from``).
-Only when the task changed in its tests alone (same agent-side hash) and the trial kept its
-final workspace.
+environment copy, or the image's working directory), puts the agent's files back, runs the
+task's *current* ``tests/test.sh`` under the same sandbox rules, and writes a complete trial
+dir under the cache key the trial has with the current task: the scheduler (``eval run``, the
+gate) then finds it like any cached trial. The new record names the original
+(``metadata.regraded_from``). Only when the task changed in its tests alone (same agent-side
+hash) and the trial kept its final workspace.
 """
 
 from __future__ import annotations

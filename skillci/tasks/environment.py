@@ -109,7 +109,9 @@ class EnvRequirements(BaseModel):
 
     task_id: str = Field(description="Task id.")
     dockerfile: bool = Field(description="The task has environment/Dockerfile.")
-    base_images: list[str] = Field(default_factory=list, description="FROM images, in order.")
+    base_images: list[str] = Field(
+        default_factory=list, description="FROM images, in order (stage aliases left out)."
+    )
     docker_image: str | None = Field(default=None, description="[environment] docker_image.")
     compose: bool = Field(default=False, description="environment/ has a docker-compose file.")
     workdir: str = Field(default=WORKSPACE, description="Working directory the task expects.")
@@ -149,6 +151,10 @@ class RunnerCapabilities(BaseModel):
             "The workspace is bind-mounted at the task's working directory, so that cannot be "
             "/ or a system directory."
         ),
+    )
+    missing_images: list[str] = Field(
+        default_factory=list,
+        description="Of the images the task names (FROM, docker_image), those the engine lacks.",
     )
     resources_of: str = Field(
         default="this machine", description="Whose cpus and memory these are (for the reasons)."
@@ -294,14 +300,21 @@ def dockerfile_requirements(text: str) -> dict[str, object]:
     """The requirements one Dockerfile's text states (fields of :class:`EnvRequirements`)."""
     workdir = "/"
     bases: list[str] = []
+    aliases: set[str] = set()
+    stages = 0
     tools: list[str] = []
     python: list[PythonRequirement] = []
     steps: list[str] = []
     notes: list[str] = []
     for word, args in _instructions(text):
         if word == "FROM":
-            bases.append(args.split()[0] if args else "")
-            if len(bases) > 1:
+            words = [w for w in args.split() if not w.startswith("--")]
+            stages += 1
+            if words and words[0] not in aliases:  # a stage alias is no image
+                bases.append(words[0])
+            if len(words) >= 3 and words[1].upper() == "AS":
+                aliases.add(words[2])
+            if stages > 1:
                 steps.append(f"FROM {args} (a multi-stage build)")
         elif word == "WORKDIR":
             workdir = _norm(args, workdir)
@@ -407,6 +420,11 @@ def check_environment(req: EnvRequirements, caps: RunnerCapabilities) -> EnvChec
                 f"base image {req.base_images[0]} not used: commands see this machine's /usr"
             )
         notes += req.notes
+    reasons += [
+        f"image {name} is not in the Docker engine (skillci pulls nothing: docker pull or load "
+        "it first)"
+        for name in caps.missing_images
+    ]
     if req.compose and not caps.compose:
         reasons.append("the environment is a docker-compose file (several services)")
     if caps.workdirs is not None and req.workdir not in caps.workdirs:

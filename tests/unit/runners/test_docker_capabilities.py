@@ -34,3 +34,23 @@ def test_gpus_are_the_cdi_devices_or_the_nvidia_runtimes_device_nodes(tmp_path: 
         ]
     }
     assert engine_gpus(cdi, tmp_path) == 3
+
+
+def test_the_network_needs_a_bridge_and_missing_images_are_reasons() -> None:
+    from skillci.tasks.environment import EnvRequirements, check_environment
+
+    req = EnvRequirements(
+        task_id="t", dockerfile=True, base_images=["ubuntu:24.04"], allow_internet=True
+    )
+    no_bridge = docker_capabilities({"NCPU": 2}, networks=["host", "none"])
+    assert not no_bridge.network_open and no_bridge.network_closed
+    bridge = docker_capabilities({"NCPU": 2}, networks=["bridge", "host", "none"])
+    assert check_environment(req, bridge).supported
+    lacking = docker_capabilities(
+        {"NCPU": 2}, networks=["host", "none"], missing_images=["ubuntu:24.04"]
+    )
+    assert check_environment(req, lacking).reasons == [
+        "image ubuntu:24.04 is not in the Docker engine (skillci pulls nothing: docker pull or "
+        "load it first)",
+        "allow_internet = true, and this runner has no network",
+    ]

@@ -146,3 +146,15 @@ def test_memory_gpus_and_cpus_name_whose_they_are() -> None:
     ]
     roomy = engine.model_copy(update={"gpus": 2, "cpus": 8, "memory_mb": 16384})
     assert check_environment(req, roomy).supported
+
+
+def test_stage_aliases_are_no_base_images() -> None:
+    req = _req(
+        "FROM --platform=linux/amd64 golang:1.22 AS build\nFROM build AS test\n"
+        "FROM debian:12\nWORKDIR /app\n"
+    )
+    assert req.base_images == ["golang:1.22", "debian:12"]
+    assert [s for s in req.steps if s.startswith("FROM")] == [
+        "FROM build AS test (a multi-stage build)",
+        "FROM debian:12 (a multi-stage build)",
+    ]
