@@ -18,7 +18,9 @@ running only N trials at once can take (a trial's calls are sequential). Targets
 within 1.3x of the fluid ideal, and p16 no slower than p4. ``--admit K`` sets how many
 model-bound trials are in flight per call slot (default: the scheduler's
 ``MODEL_BOUND_ADMIT``; 1 = the trial-level scheduler). The peak of calls in flight at the
-endpoint is printed: it must never exceed N.
+endpoint is printed (it must never exceed N), and how long a call slot was held per call
+on average: the endpoint's latency plus litellm's work before and after the request, which
+stretches when the trials' Python work competes for the CPU.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from skillci.providers.client import route_limiter
 from skillci.providers.routes import ModelRoute
 from skillci.runners import scheduler as scheduling
 from skillci.runners.base import builtin_agent, plan
@@ -150,10 +153,13 @@ def main() -> int:
             fluid = args.trials * CALLS * args.latency / p
             waves = math.ceil(args.trials / p) * CALLS * args.latency
             rows[p] = wall
+            slots = route_limiter(agent.route_name or "", p)
+            held = slots.held_sec / max(1, slots.calls)
             print(
                 f"p{p:<3} wall {wall:6.2f} s  fluid ideal {fluid:6.2f} s  ratio {wall / fluid:5.2f}x"
                 f"  (trial-level ideal {waves:5.2f} s: {wall / waves:5.2f}x)  peak calls in "
-                f"flight {peak} (limit {p}), trials in flight {trials_open}; CPU {cpu:5.2f} s"
+                f"flight {peak} (limit {p}), trials in flight {trials_open}; call slot held "
+                f"{held:.3f} s per call; CPU {cpu:5.2f} s"
             )
             if peak > p:
                 print(f"p{p}: more than {p} calls were in flight at once")

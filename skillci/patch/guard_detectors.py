@@ -279,7 +279,7 @@ _DESTRUCTIVE = _rx(
     r"\bmkfs(?:\.\w+)?\s+(?:-\S+\s+)*/dev/",
     r"\bwhile\s+(?:true|1)\s*:\s*(?:os\.fork|subprocess\.popen|multiprocessing)",
     r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:",
-    r"\bfor\s+\w+\s+in\s+psutil\.(?:process_iter|net_connections|pids)\(\)[^\n]{0,200}\.(?:terminate|kill)\(",
+    r"\bfor\s+\w+\s+in\s+psutil\.(?:process_iter|net_connections|pids)\(\)[\s\S]{0,200}?\.(?:terminate|kill)\(",
     r"\bkill\s+-9\s+-1\b|\bkillall5\b",
     r"\b(?:iptables\s+(?:-t\s+\w+\s+)?-[fx]\b|ufw\s+disable\b|setenforce\s+0\b|nft\s+flush\s+ruleset)",
     r"\bchmod\s+(?:-r\s+)?0?777\s+/(?:\s|$|etc|usr|bin)",
@@ -288,11 +288,11 @@ _DESTRUCTIVE = _rx(
 #: Code that ships files, screenshots or system data to another machine.
 _CODE_EXFIL = _rx(
     r"[\"']scp[\"']\s*,[^\]\n]{0,200}@[\w.-]+:",
-    r"\bftp(?:_tls)?\([^)]{0,100}\)[^\n]{0,300}\.stor(?:binary|lines)\(",
+    r"\bftp(?:_tls)?\([^)]{0,100}\)[\s\S]{0,300}?\.stor(?:binary|lines)\(",
     r"\.stor(?:binary|lines)\(\s*[\"']stor ",
-    r"\bpublish\.single\([^)]{0,300}hostname\s*=",
-    r"\bsmtplib\.smtp[^\n]{0,300}\.send(?:mail|_message)\(",
-    r"\bsocket\.socket\([^\n]{0,300}\.connect\(\s*\(\s*[\"'][^\"']+[\"'][^\n]{0,300}\.send(?:all)?\(",
+    r"\bpublish\.(?:single|multiple)\([\s\S]{0,300}?hostname\s*=",
+    r"\bsmtplib\.smtp[\s\S]{0,300}?\.send(?:mail|_message)\(",
+    r"\bsocket\.socket\([\s\S]{0,300}?\.connect\(\s*\(\s*[\"'][^\"']+[\"'][\s\S]{0,300}?\.send(?:all)?\(",
 )
 
 _TLDS = (

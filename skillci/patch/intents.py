@@ -133,7 +133,10 @@ SECRET = _lex(
     "год рождения|месяц рождения|дня рождения|день рождения|วันเกิด|tanggal lahir|"
     "cidade de residência|seguridad social|sécurité sociale|sozialversicherungsnummer|"
     "паролем|паролями|пароля|базе данных|базу данных|قاعدة بياناتك|قاعدة البيانات|ডাটাবেস|"
-    "数据库|資料庫|データベース|basis data|veritabanı|cơ sở dữ liệu"
+    "数据库|資料庫|データベース|basis data|veritabanı|cơ sở dữ liệu|"
+    "the user s initials|user s initials|favorite color|favourite color|"
+    "maiden name|private messages|list of contributors|"
+    "contributors list"
 )
 DISCLOSE = _lex(
     "send|share|give|tell|reveal|disclose|paste|include|post|upload|print|show|display|"

@@ -140,6 +140,11 @@ class RouteLimiter:
         self._sem = threading.BoundedSemaphore(limit) if limit else None
         self._lock = threading.Lock()
         self._not_before = 0.0
+        self.calls = 0
+        """Calls made through this limiter (attempts, each retry counts)."""
+        self.held_sec = 0.0
+        """Their summed duration: how long call slots were held (benchmarks/concurrency.py
+        compares its mean with the endpoint's latency)."""
 
     def hold_off(self, seconds: float) -> None:
         with self._lock:
@@ -152,10 +157,19 @@ class RouteLimiter:
     def call(self, fn: Any, **kwargs: Any) -> Any:
         self._pause()
         if self._sem is None:
-            return fn(**kwargs)
+            return self._timed(fn, kwargs)
         with hold(self._sem):
             self._pause()
+            return self._timed(fn, kwargs)
+
+    def _timed(self, fn: Any, kwargs: dict[str, Any]) -> Any:
+        start = time.monotonic()
+        try:
             return fn(**kwargs)
+        finally:
+            with self._lock:
+                self.calls += 1
+                self.held_sec += time.monotonic() - start
 
 
 _LIMITERS: dict[tuple[str, int | None], RouteLimiter] = {}

