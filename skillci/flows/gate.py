@@ -55,6 +55,7 @@ from skillci.tasks.loader import load_suite_tasks
 from skillci.tasks.models import Purpose, Task
 from skillci.tasks.suites import SUITE_SUFFIXES, load_suite
 from skillci.trace.models import EvalState, RunRecord
+from skillci.trace.store import TraceStore
 
 GATE_BLOB = "gate-report"
 DEFAULT_SUITES = ("validation", "regression", "security")
@@ -497,25 +498,40 @@ def decide_gate(
 def base_history(
     ctx: RepoContext, opts: GateOptions, inputs: GateInputs, current: list[RunRecord]
 ) -> dict[str, FlakyHistory]:
-    """Tasks flaky from history: runs in the trace store of the base skill's content, the
-    student route and each task's content whose verdicts disagree, one of them from before
-    this gate (docs/design/247-flaky-from-history.md)."""
-    hashes = {t.id: t.content_hash for s in opts.suites for t in inputs.base.tasks[s]}
-    rows = ctx.store.query(
-        skill_hash=inputs.base.pkg.content_hash, model_route=opts.student, agent_role="student"
+    """Tasks flaky from history for this gate's base side (:func:`store_history`)."""
+    return store_history(
+        ctx.store,
+        skill_hash=inputs.base.pkg.content_hash,
+        model=opts.student,
+        task_hashes={t.id: t.content_hash for s in opts.suites for t in inputs.base.tasks[s]},
+        current=[r.run_id for r in current],
     )
-    # the index alone says which tasks ever had both verdicts; only their records are read
+
+
+def store_history(
+    store: TraceStore,
+    *,
+    skill_hash: str,
+    model: str,
+    task_hashes: dict[str, str],
+    current: list[str],
+) -> dict[str, FlakyHistory]:
+    """Tasks flaky from history: student runs in ``store`` of ``skill_hash`` on ``model``
+    and each task's content whose verdicts disagree, one of them not in ``current``
+    (docs/design/247-flaky-from-history.md). The index alone says which tasks ever had
+    both verdicts; only their records are read."""
+    rows = store.query(skill_hash=skill_hash, model_route=model, agent_role="student")
     verdicts: dict[str, set[bool]] = {}
     for row in rows:
-        if row.task_id in hashes and row.state in (EvalState.passed, EvalState.failed):
+        if row.task_id in task_hashes and row.state in (EvalState.passed, EvalState.failed):
             verdicts.setdefault(row.task_id, set()).add(row.passed)
     mixed = {t for t, v in verdicts.items() if len(v) == 2}
     return flaky_from_history(
-        [ctx.store.get(row.run_id) for row in rows if row.task_id in mixed],
-        skill_hash=inputs.base.pkg.content_hash,
-        model=opts.student,
-        task_hashes=hashes,
-        current=[r.run_id for r in current],
+        [store.get(row.run_id) for row in rows if row.task_id in mixed],
+        skill_hash=skill_hash,
+        model=model,
+        task_hashes=task_hashes,
+        current=current,
     )
 
 
