@@ -51,6 +51,17 @@ def test_loop_arms_run_the_loop(arms: str, home: Path, capsys: pytest.CaptureFix
         assert f"bench: loop arm {r['arm']}" in out.err  # progress lines on stderr
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # prompt-opt: 4 training-suite evals + the bench suite, uncached
+@pytest.mark.parametrize("arms", ["teacher-only,trajectory-only", "prompt-opt"])
+def test_generated_baselines_run(arms: str, home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*argv(home), "--arms", arms, "--json", "--quiet"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["arm"] for r in rows] == arms.split(",")
+    for r in rows:
+        assert r["status"] == "real" and r["trials"] == r["tasks"] == 6, r
+
+
 @pytest.mark.slow  # after the two halves every trial is cached
 def test_bench_table_matches_the_docs(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*argv(home), "--markdown"]) == 0
