@@ -182,12 +182,10 @@ def _run(opts: BenchOptions, *, skill: Path | None, teacher: bool) -> list[Trial
 
 def _loop_arm(
     opts: BenchOptions, arm: str, say: Callable[[str], None]
-) -> tuple[list[TrialOutcome], str] | str:
-    """The loop arm's trials on the bench suite and its note, or why it cannot run."""
+) -> tuple[list[TrialOutcome], str]:
+    """The loop arm's trials on the bench suite and its note."""
     from skillci.flows.bench_loop import run_loop
 
-    if arm == "llm-only-verification" and not opts.teacher.startswith("sim/"):
-        return f"the judge of a non-sim teacher ({opts.teacher}) is not implemented"
     loop = run_loop(arm, opts, say)
     return _run(opts, skill=loop.skill, teacher=False), loop.note()
 
@@ -222,11 +220,7 @@ def run_bench(
         note = ""
         if missing is None and arm in ABLATIONS:
             say(f"bench: loop arm {arm} ({time.monotonic() - t0:.0f}s)")
-            got = _loop_arm(opts, arm, say)
-            if isinstance(got, str):
-                missing = got
-            else:
-                refs[arm], note = got
+            refs[arm], note = _loop_arm(opts, arm, say)
         if missing is not None:
             rows.append(
                 BenchRow(arm=arm, kind=kind, title=title, status="not_implemented", reason=missing)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from skillci.compile.judge import judge_messages, parse_judge, sim_judge
 from skillci.compile.loop import NORMAL_LOOP, LoopBudget, LoopSwitches
 from skillci.compile.proposal import Proposal
 from skillci.compile.suite import propose_suite
@@ -112,9 +113,15 @@ class LoopRun:
         proposed = [d for d in self.decisions if d.verdict != "none"]
         accepted = [d for d in proposed if d.verdict == "accept"]
         by = sorted({d.by.split(" ")[0] for d in proposed})
+        why = sorted({d.status.split(":")[0] for d in self.decisions if d.verdict == "none"})
+        gated = [d for d in proposed if d.verdict == "reject" and d.by.startswith("gate")]
+        rej = sorted({r.split(":")[0] for d in gated for r in d.reasons})  # not model text
         return (
             f"{len(self.decisions)} cluster(s), {len(proposed)} proposed, "
-            f"{len(accepted)} accepted" + (f" by {'/'.join(by)}" if by else "")
+            f"{len(accepted)} accepted"
+            + (f" by {'/'.join(by)}" if by else "")
+            + (f"; not proposed: {', '.join(why)}" if why else "")
+            + (f"; rejected on: {', '.join(rej)}" if rej else "")
         )
 
 
@@ -157,15 +164,44 @@ def failed_checks(report: GateReport, ab: Ablation) -> list[GateCheck]:
     return [ch for ch in report.checks if not ch.passed and ch.name not in ignored]
 
 
-def sim_judge(prop: Proposal) -> tuple[bool, str]:
-    """The deterministic judge of a ``sim/*`` teacher (docs/simulator.md): it approves a
-    candidate whose proposal ended ``proposed`` (its own task passed the re-run) with a
-    clean guard, and rejects anything else. It never looks at other tasks."""
-    if not prop.ready:
-        return False, f"proposal {prop.status}"
-    if prop.needs_approval:
-        return False, "the guard asks for a person's approval"
-    return True, "the patch repaired its own task and passed the guard"
+def judge(
+    opts: BenchOptions, prop: Proposal, before: SkillPackage, after: SkillPackage
+) -> Decision:
+    """The teacher's verdict on a candidate (no student re-run): the documented sim judge
+    for ``sim/*`` routes, else the route asked once (re-asked once on an invalid answer;
+    an answer that never parses rejects)."""
+    from skillci.providers.routes import resolve_route
+
+    by = f"judge {opts.teacher}"
+    route = resolve_route(opts.teacher)
+    if route.is_sim:
+        ok, why = sim_judge(prop)
+        verdict = "accept" if ok else "reject"
+        return Decision(cluster="", status=prop.status, verdict=verdict, by=by, reasons=[why])
+    from skillci.analyze.modelio import ModelExchange, ask_until_valid, first_line
+    from skillci.errors import ModelOutputError
+    from skillci.patch.diff import render_diff
+    from skillci.providers.cache import ResponseCache
+    from skillci.providers.client import ModelClient
+
+    cache = ResponseCache(opts.home / "cache" / "responses")
+    client = ModelClient(opts.teacher, route, cache=cache, use_cache=True)
+    messages = judge_messages(prop, render_diff(before, after))
+    exchange = ModelExchange(kind="bench-judge", model=opts.teacher, messages=messages)
+    try:
+        answer = ask_until_valid(
+            client.complete,
+            exchange,
+            parse_judge,
+            attempts=2,
+            failure="no valid verdict",
+            reason_of=first_line,
+        )
+    except ModelOutputError as exc:
+        why = exc.message[:200]
+        return Decision(cluster="", status=prop.status, verdict="reject", by=by, reasons=[why])
+    verdict = "accept" if answer.accept else "reject"
+    return Decision(cluster="", status=prop.status, verdict=verdict, by=by, reasons=[answer.reason])
 
 
 class _Loop:
@@ -229,14 +265,7 @@ class _Loop:
     def verify(self, i: int, prop: Proposal, candidate: SkillPackage) -> Decision:
         """Gate (or judge) one candidate against the original skill."""
         if self.ab.verification == "judge":
-            ok, why = sim_judge(prop)
-            return Decision(
-                cluster="",
-                status=prop.status,
-                verdict="accept" if ok else "reject",
-                by=f"judge {self.s.teacher}",
-                reasons=[why],
-            )
+            return judge(self.s, prop, self.pkg, candidate)
         c = commit_candidate(
             self.ctx.git,
             base=self.base,
@@ -314,7 +343,7 @@ __all__ = [
     "activated",
     "failed_checks",
     "gate_suites",
+    "judge",
     "run_loop",
     "scratch_repo",
-    "sim_judge",
 ]

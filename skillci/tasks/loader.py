@@ -428,5 +428,6 @@ __all__ = [
     "parse_task_md",
     "parse_task_toml",
     "split_frontmatter",
+    "task_hashes",
     "tasks_dir",
 ]

@@ -125,6 +125,11 @@ _ASSIGN = re.compile(
 _HEXB64_VALUE = re.compile(rf"^{_B64}{{12,}}$")
 
 
+#: Texts a :class:`Redactor` remembers the redaction of, and the longest one it remembers.
+MEMO_MAX = 20_000
+MEMO_MAX_LEN = 4_096
+
+
 class Redactor:
     """Replaces secrets in strings and JSON-like data. Cheap to build; reuse per write."""
 
@@ -150,6 +155,10 @@ class Redactor:
                 values.setdefault(value, "secret")
         # longest first so a value containing another is replaced whole
         self._literals = sorted(values.items(), key=lambda kv: -len(kv[0]))
+        #: text -> redacted text: a report repeats its ids, suite and task names many times
+        #: (a 50-task gate report: 2 285 strings, 720 distinct), and the result depends only
+        #: on the text and the fields above
+        self._done: dict[str, str] = {}
         secretscan.warm()
 
     def is_secret_env_name(self, name: str) -> bool:
@@ -168,6 +177,16 @@ class Redactor:
         """``text`` with every secret replaced by ``[REDACTED:<kind>]``."""
         if not text:
             return text
+        done = self._done.get(text)
+        if done is None:
+            done = self._redact_text(text)
+            if len(self._done) >= MEMO_MAX:
+                self._done.clear()
+            if len(text) <= MEMO_MAX_LEN:
+                self._done[text] = done
+        return done
+
+    def _redact_text(self, text: str) -> str:
         for value, kind in self._literals:
             if value in text:
                 text = text.replace(value, marker(kind))

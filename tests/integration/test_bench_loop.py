@@ -7,21 +7,28 @@ for the module, so arms share the trials they have in common (as in ``skillci be
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import shutil
+from pathlib import Path
 
 import pytest
 
+from skillci.compile.judge import sim_judge
 from skillci.flows.bench import BenchOptions
 from skillci.flows.bench_loop import (
     ABLATIONS,
     TOKEN_CHECK,
     LoopRun,
     failed_checks,
+    judge,
     run_loop,
 )
+from skillci.patch.apply import apply
 from skillci.skill.models import Lifecycle
 from skillci.skill.package import SkillPackage
 from tests.conftest import ROOT
+from tests.integration.test_bench_baselines import fake_teacher  # noqa: F401 - a fixture
 
 SUITES = {
     "discovery": ["py-half-open"],
@@ -126,3 +133,39 @@ def test_llm_only_verification_runs_no_gate(settings: BenchOptions) -> None:
     (d,) = run.decisions
     assert d.by == "judge sim/teacher" and d.verdict == "accept"
     assert new_rules(run) == [(r, Lifecycle.active, None) for r in run.accepted_rules]
+
+
+@pytest.mark.slow
+def test_a_real_teacher_route_judges_from_the_diff(
+    settings: BenchOptions,
+    fake_teacher,  # type: ignore[no-untyped-def]  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    run = loop("llm-only-verification", settings)
+    prop = next(p for p in run.proposals if p.ready)
+    before = SkillPackage.from_dir(settings.skill)
+    after = apply(before, prop.patches[0])
+    verdict = json.dumps({"accept": False, "reason": "written for one task"})
+    server = fake_teacher(["looks fine to me", verdict])
+    opts = dataclasses.replace(settings, teacher="fake/teacher", home=tmp_path / "a")
+    d = judge(opts, prop, before, after)
+    assert (d.verdict, d.by, d.reasons) == (
+        "reject",
+        "judge fake/teacher",
+        ["written for one task"],
+    )
+    assert len(server.requests) == 2  # re-asked once after the answer that was not JSON
+    user = server.requests[0]["messages"][1]["content"]
+    assert "UNTRUSTED-DATA diff" in user and prop.task_id in user and "+" in user
+    # an answer that never parses rejects; an accept is taken as it is
+    fake_teacher(["no", "still no"])
+    d = judge(dataclasses.replace(opts, home=tmp_path / "b"), prop, before, after)
+    assert d.verdict == "reject" and "no valid verdict" in d.reasons[0]
+    fake_teacher([json.dumps({"accept": True, "reason": "general"})])
+    d = judge(dataclasses.replace(opts, home=tmp_path / "c"), prop, before, after)
+    assert d.verdict == "accept"
+    # the sim judge: only a proposal that repaired its own task with a clean guard
+    assert (
+        sim_judge(prop)[0]
+        and not sim_judge(prop.model_copy(update={"status": "no_improvement"}))[0]
+    )

@@ -179,3 +179,19 @@ def test_linear_time_on_adversarial_input(chunk: str) -> None:
 def test_truncated_private_key_is_redacted_to_the_end() -> None:
     text = "cat id_rsa\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA…(truncated)"
     assert R.redact_text(text) == "cat id_rsa\n[REDACTED:private_key]"
+
+
+def test_a_repeated_text_is_redacted_every_time() -> None:
+    """The per-redactor memo (a report repeats its strings) returns the redacted text, also
+    for the second and later copies, and the same as a fresh redactor."""
+    env = {"MY_API_TOKEN": "tok-value-0123456789"}
+    red = Redactor(env=env)
+    texts = ["key sk-ant-api03-" + "A1b2" * 20 + " here", "uses tok-value-0123456789 now", "ok"]
+    first = [red.redact_text(t) for t in texts]
+    again = [red.redact_text(t) for t in texts * 3]
+    assert again == first * 3
+    assert first == [Redactor(env=env).redact_text(t) for t in texts]
+    assert "sk-ant" not in first[0] and "tok-value" not in first[1] and first[2] == "ok"
+    data = {"evidence": {"t": {"base": [texts[0]] * 5}}, "note": texts[1]}
+    out = red.redact_obj(data)
+    assert out["evidence"]["t"]["base"] == [first[0]] * 5 and out["note"] == first[1]
