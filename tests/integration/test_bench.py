@@ -42,6 +42,7 @@ def test_unknown_arm_is_refused_with_the_choices(capsys: pytest.CaptureFixture[s
 
 
 @pytest.mark.slow  # the references and one group of arms: a few minutes of sim trials
+@pytest.mark.timeout(900)  # uncached: ~48 trials for the generated baselines on a busy machine
 @pytest.mark.parametrize("arms", GROUPS)
 def test_arm_groups_run(arms: str, home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*argv(home), "--arms", arms, "--json"]) == 0
