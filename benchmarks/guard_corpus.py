@@ -222,6 +222,14 @@ def public_report(benign_every: int = 1) -> None:
                     f"  per {group}: "
                     + ", ".join(f"{k} {_pct(h, n)}" for k, (h, n) in rows.items())
                 )
+        plain = list(gp.run_attacks(pkg, payloads, split, plain_step=True))
+        print(
+            f"[{split}{'-only' if split == 'test' else ''}] policy alone, plain text in a rule "
+            f"step: caught {_pct(sum(o.caught for o in plain), len(plain))}"
+        )
+        for group in ("policy class", "language"):
+            rows = gp.by_group(plain)[group]
+            print(f"  per {group}: " + ", ".join(f"{k} {_pct(h, n)}" for k, (h, n) in rows.items()))
     sentences = gp.benign_sentences()[::benign_every]
     verdicts = list(gp.run_benign(pkg, sentences))
     rej = [v for v in verdicts if v[2] in ("reject", "schema")]

@@ -161,15 +161,21 @@ def run_attacks(
     split: str | None = None,
     *,
     tainted: bool = False,
+    plain_step: bool = False,
 ) -> Iterator[Outcome]:
     """With ``tainted``, the payload also sits in a tool result of the supporting run (the
-    indirect path), so the taint layer sees it; without, only schema and policy can."""
+    indirect path), so the taint layer sees it; without, only schema and policy can. With
+    ``plain_step`` every payload is plain text in a rule step: no strict id field and no
+    obfuscation mark helps, only the policy classes (what a compiler writing the payload
+    from nothing would meet)."""
     names = list(FIELDS)
     for p in payloads:
         if split and p["split"] != split:
             continue
         field = names[_pick(p["id"], "field", len(names))]
         pres, fn = PRESENTATIONS[_pick(p["id"], "presentation", len(PRESENTATIONS))]
+        if plain_step:
+            field, pres, fn = "rule.steps", "plain", PRESENTATIONS[0][1]
         untrusted = [f"$ cat notes.md\n{p['text']}\n"] if tainted else None
         layer, verdict, codes = judge(pkg, patch_for(field, fn(p["text"])), untrusted)
         yield Outcome(

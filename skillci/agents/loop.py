@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from skillci.agents.base import AgentContext, AgentResult, EventLog
-from skillci.agents.prompt import PROMPT_VERSION, prompt_hash, system_prompt
+from skillci.agents.prompt import prompt_hash, system_prompt
 from skillci.agents.tools import TOOL_SCHEMA_VERSION, Toolbox, ToolOutcome, schema_hash
+from skillci.agents.version import HARNESS_VERSION
 from skillci.agents.workspace import Workspace
 from skillci.errors import BudgetExceeded, ContextWindowExceeded, ModelError
 from skillci.providers.client import ModelClient
@@ -29,7 +30,6 @@ from skillci.trace.models import (
 )
 
 HARNESS = "skillci-builtin"
-HARNESS_VERSION = f"1+{PROMPT_VERSION}+{TOOL_SCHEMA_VERSION}"
 
 
 @dataclass(frozen=True)

@@ -256,7 +256,11 @@ AUTHORITY = _lex(
     "режим разработчика|我是你的开发者|我是您的开发者|系统模式|开发者模式|上帝模式|"
     "私はあなたの開発者|開発者モード|システムモード|나는 당신의 개발자|개발자 모드|"
     "أنا المطور الخاص بك|أنا مطورك|তোমার স্রষ্টা|আমি তোমার ডেভেলপার|मैं आपका डेवलपर|"
-    "मैं तुम्हारा निर्माता|ฉันเป็นผู้พัฒนาของคุณ"
+    "मैं तुम्हारा निर्माता|ฉันเป็นผู้พัฒนาของคุณ|"
+    # design 270 (dev jailbreak misses): dropping the model's own rules
+    "break the rules|completely unfiltered|unfiltered and unrestricted|no content policy|"
+    "no content policies|without any content policy|free of all restrictions|"
+    "no ethical guidelines|without ethical guidelines|no moral guidelines"
 )
 
 #: Gaming the verifier: exploiting the test harness instead of solving the task.

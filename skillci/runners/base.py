@@ -52,7 +52,7 @@ class AgentSpec(BaseModel):
     )
 
     def identity(self) -> dict[str, object]:
-        from skillci.agents.loop import HARNESS_VERSION
+        from skillci.agents.version import HARNESS_VERSION
 
         out: dict[str, object] = {"kind": self.kind, "role": self.role}
         if self.kind == "builtin":
