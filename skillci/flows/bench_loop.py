@@ -31,7 +31,6 @@ from skillci.flows.bench import BenchOptions
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GateOptions, run_gate
 from skillci.flows.propose import ProposeOptions, _Runs, make_compiler
-from skillci.fsutil import atomic_write_bytes
 from skillci.gate.verdict import GateCheck, GateReport
 from skillci.patch.apply import apply
 from skillci.patch.limits import BUDGET_LIMITS, SIZE_LIMITS
@@ -323,8 +322,7 @@ class _Loop:
         self.run.accepted_rules = sorted(
             lr.rule.id for lr in final.rules if self.pkg.rule(lr.rule.id) is None
         )
-        for rel, data in final.files.items():
-            atomic_write_bytes(self.run.skill / rel, data, durable=False)
+        final.to_dir(self.run.skill)
         return self.run
 
 

@@ -16,14 +16,15 @@ from tests.conftest import ROOT
 DOC = ROOT / "docs" / "bench.md"
 
 
-#: The loop arms (skillci and the 8 ablations) in two halves, then the generated
-#: baselines: each test runs one group on the module's state dir, so no test runs for long
-#: and the table test finds every trial in the cache.
-LOOP_HALVES = (
-    "skillci,no-teacher-diff,no-taxonomy,no-patch-limits,no-regression-suite",
+#: The loop arms (skillci and the 8 ablations), then the generated baselines, in groups:
+#: each test runs one group on the module's state dir (the first also the references), so
+#: no test runs for long and the table test finds every trial in the cache.
+LOOP_GROUPS = (
+    "skillci",
+    "no-teacher-diff,no-taxonomy,no-patch-limits,no-regression-suite",
     "no-token-budget,no-lifecycle,llm-only-verification,random-patches",
 )
-GROUPS = (*LOOP_HALVES, "teacher-only,prompt-opt,trajectory-only")
+GROUPS = (*LOOP_GROUPS, "teacher-only,trajectory-only", "prompt-opt")
 
 
 @pytest.fixture(scope="module")
@@ -41,15 +42,15 @@ def test_unknown_arm_is_refused_with_the_choices(capsys: pytest.CaptureFixture[s
     assert "no-such-arm" in err and all(a[0] in err for a in ARMS)
 
 
-@pytest.mark.slow  # the references and one group of arms: a few minutes of sim trials
-@pytest.mark.timeout(900)  # uncached: ~48 trials for the generated baselines on a busy machine
+@pytest.mark.slow  # one group of arms: 1-5 min of sim trials on a shared 2-core machine
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("arms", GROUPS)
 def test_arm_groups_run(arms: str, home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*argv(home), "--arms", arms, "--json"]) == 0
     out = capsys.readouterr()
     rows = json.loads(out.out)
     assert [r["arm"] for r in rows] == arms.split(",")
-    loop_arms = {a for half in LOOP_HALVES for a in half.split(",")}
+    loop_arms = {a for half in LOOP_GROUPS for a in half.split(",")}
     for r in rows:
         assert r["status"] == "real" and r["trials"] == r["tasks"] == 6, r
         if r["arm"] in loop_arms:
@@ -58,6 +59,7 @@ def test_arm_groups_run(arms: str, home: Path, capsys: pytest.CaptureFixture[str
 
 
 @pytest.mark.slow  # after the groups every trial is cached (still ~1-3 min of gates)
+@pytest.mark.timeout(900)
 def test_bench_table_matches_the_docs(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*argv(home), "--json", "--quiet"]) == 0
     rows = json.loads(capsys.readouterr().out)
@@ -77,7 +79,7 @@ def test_bench_table_matches_the_docs(home: Path, capsys: pytest.CaptureFixture[
         else:
             assert r["reason"] and r["success"] is None and r["tokens"] is None
     real = {r["arm"]: r for r in rows if r["status"] == "real"}
-    loop_arms = {a for half in LOOP_HALVES for a in half.split(",")}
+    loop_arms = {a for half in LOOP_GROUPS for a in half.split(",")}
     assert {"no-skill", "original", "teacher"} | loop_arms <= set(real)
     generated = {"teacher-only", "trajectory-only", "prompt-opt"}
     assert generated <= set(real)
