@@ -20,6 +20,7 @@ The wait for a call slot is queueing time, not the trial's own.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import email.utils
 import json
@@ -61,6 +62,19 @@ def litellm_module() -> Any:
         from skillci.providers.sim.provider import register
 
         register(litellm)
+        if litellm.client_session is None:
+            # One pooled HTTP client per process for OpenAI-compatible routes, built by
+            # litellm itself (its SSL and HTTP/2 settings). Without it litellm builds a
+            # client per route on a cache miss, unlocked: threads making a route's first
+            # call at once each build one, and those the cache drops are never closed
+            # (their sockets leak until garbage collection: a ResourceWarning under
+            # --parallel). A shared session is never closed by the wrappers around it.
+            from litellm.llms.openai.common_utils import BaseOpenAILLM
+
+            session = BaseOpenAILLM._get_sync_http_client()
+            if session is not None:
+                atexit.register(session.close)
+            litellm.client_session = session
         _LITELLM = litellm
     return _LITELLM
 

@@ -80,3 +80,39 @@ def test_queueing_for_a_call_slot_is_not_the_trials_agent_time(tmp_path: Path) -
     assert ep.peak == 1 and ep.peak_open > 1
     assert [t.stop_reason for t in res.trials] == ["final_answer"] * 4
     assert max(t.wall_time_sec or 0 for t in res.trials) > 2.5  # it did queue past 2.5 s
+
+
+def test_first_calls_at_once_leak_no_http_client() -> None:
+    """litellm builds an HTTP client per route on a cache miss, unlocked: threads making a
+    route's first call together each built one and the dropped ones leaked their sockets
+    (7 ResourceWarnings for 8 threads, in CI a failed test). skillci's litellm shares one
+    pooled session per process (providers/client.py:litellm_module)."""
+    import gc
+    import threading
+    import warnings
+
+    from skillci.providers.client import litellm_module
+
+    litellm = litellm_module()
+    assert litellm.client_session is not None
+    with warnings.catch_warnings(record=True) as caught, SlowEndpoint(0.2) as ep:
+        warnings.simplefilter("always")
+        base = f"{ep.base_url}/leak-check"  # a route no earlier test made a client for
+
+        def call() -> None:
+            litellm.completion(
+                model="openai/slow",
+                api_base=base,
+                api_key="loopback-no-secret",
+                messages=[{"role": "user", "content": "hi"}],
+                timeout=30,
+            )
+
+        threads = [threading.Thread(target=call) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        gc.collect()
+    assert ep.requests == 8
+    assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
