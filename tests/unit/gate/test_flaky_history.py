@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from skillci.gate.flaky import flaky_from_history
 from skillci.gate.metrics import compute_metrics
-from skillci.gate.outcomes import Comparability
-from skillci.gate.verdict import SuiteResult, decide, uncounted
+from skillci.gate.verdict import uncounted
 from skillci.skill.models import QuarantinedTask, ReleaseGate
 from skillci.trace.models import EvalState, ModelInfo, RunRecord, RuntimeInfo, SkillRef
 from tests.builders import run_record
-from tests.unit.gate.test_power import CX, outcomes
+from tests.unit.gate.test_power import _decide, outcomes
 
 SKILL, TASK = "a" * 64, "t" * 64
 
@@ -80,22 +79,6 @@ def test_disagreement_among_the_current_runs_alone_is_the_repeat_rule_not_histor
     assert h.earlier == 1  # type: ignore[attr-defined]
     # an earlier pass and a failing run now: a flip across runs
     assert "steady" in find([rec("old", True), rec("now", False)], current=("now",))
-
-
-def _decide(gate: ReleaseGate, table, history):  # type: ignore[no-untyped-def]
-    suite = SuiteResult(
-        suite="validation", tasks=sorted(table), metrics=compute_metrics(outcomes(table), n_boot=0)
-    )
-    return decide(
-        gate=gate.model_copy(update={"require_security_suite": False}),
-        suites=[suite],
-        comparability=Comparability(comparable=True),
-        base=CX,
-        head=CX,
-        guard_verdict="pass",
-        same_instance=None,
-        flaky_history=history,
-    )
 
 
 def test_a_task_flaky_from_history_is_handled_by_the_flaky_rule() -> None:

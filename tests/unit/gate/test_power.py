@@ -8,6 +8,7 @@ import random
 import pytest
 
 from skillci.gate.decision import suites_power
+from skillci.gate.flaky import FlakyHistory
 from skillci.gate.metrics import TrialOutcome, compute_metrics
 from skillci.gate.outcomes import Comparability
 from skillci.gate.power import (
@@ -141,7 +142,11 @@ CX = Complexity(
 )
 
 
-def _decide(gate: ReleaseGate, table: dict[str, tuple[list[bool], list[bool]]]):  # type: ignore[no-untyped-def]
+def _decide(  # type: ignore[no-untyped-def]
+    gate: ReleaseGate,
+    table: dict[str, tuple[list[bool], list[bool]]],
+    flaky_history: dict[str, FlakyHistory] | None = None,
+):
     suite = SuiteResult(
         suite="validation", tasks=sorted(table), metrics=compute_metrics(outcomes(table), n_boot=0)
     )
@@ -153,6 +158,7 @@ def _decide(gate: ReleaseGate, table: dict[str, tuple[list[bool], list[bool]]]):
         head=CX,
         guard_verdict="pass",
         same_instance=None,
+        flaky_history=flaky_history,
     )
 
 
