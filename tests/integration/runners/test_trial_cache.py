@@ -48,7 +48,9 @@ def test_the_key_changes_with_what_determines_the_trial(tmp_path: Path) -> None:
     assert len(keys) == 5
 
 
-@pytest.mark.parametrize(
+#: Ways a finished trial dir gets damaged: a changed reward, trajectory, a lost marker, a
+#: cut record (each must make the cache distrust the dir).
+DAMAGES = pytest.mark.parametrize(
     "damage",
     [
         lambda d: (d / "logs" / "verifier" / "reward.txt").write_text("0\n"),
@@ -60,6 +62,9 @@ def test_the_key_changes_with_what_determines_the_trial(tmp_path: Path) -> None:
     ],
     ids=["reward", "trajectory", "marker", "record"],
 )
+
+
+@DAMAGES
 def test_a_damaged_trial_is_quarantined_and_run_again(tmp_path: Path, damage: object) -> None:
     plan = specs(["cfg-log-level"], ORACLE, tmp_path)
     key = plan[0].cache_key(sandbox_kind(plan[0]))
@@ -145,18 +150,7 @@ def _memo(state_dir: Path) -> dict[str, str]:
         return dict(conn.execute("SELECT key, stamp FROM verified").fetchall())
 
 
-@pytest.mark.parametrize(
-    "damage",
-    [
-        lambda d: (d / "logs" / "verifier" / "reward.txt").write_text("0\n"),
-        lambda d: (d / "logs" / "agent" / "trajectory.json").write_text("[]"),
-        lambda d: (d / "trial.json").unlink(),
-        lambda d: (d / "record.json").write_text(
-            (d / "record.json").read_text().replace('"repeat_index": 0', '"repeat_index": 0 ')[:-40]
-        ),
-    ],
-    ids=["reward", "trajectory", "marker", "record"],
-)
+@DAMAGES
 def test_a_remembered_trial_damaged_later_is_checked_again(tmp_path: Path, damage: object) -> None:
     """The verified memo (design 267) trusts an unchanged stat stamp only: any later edit
     of a file the completeness check reads sends the dir through the full check again."""
