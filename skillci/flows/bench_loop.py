@@ -16,7 +16,6 @@ loop. They exist only here: no user command builds one, so none can weaken a rea
 from __future__ import annotations
 
 import shutil
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +40,7 @@ from skillci.tasks.models import Purpose, Task
 from skillci.tasks.suites import load_suite
 from skillci.trace.models import RunRecord
 from skillci.vcs.candidate import commit_candidate
+from skillci.vcs.git import init_committed
 
 #: The gate check the no-token-budget ablation ignores.
 TOKEN_CHECK = "token_growth"  # noqa: S105 - a gate check name
@@ -132,9 +132,7 @@ def scratch_repo(skill: Path, source: Path, dest: Path) -> Path:
     shutil.copytree(skill, dest / "skills" / skill.name)
     shutil.copytree(source / "evals", dest / "evals", ignore=shutil.ignore_patterns("__pycache__"))
     (dest / ".gitignore").write_text(".skillci/\n")
-    ident = ["-c", "user.name=skillci bench", "-c", "user.email=bench@skillci.invalid"]
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], [*ident, "commit", "-qm", "bench"]):
-        subprocess.run(["git", *args], cwd=dest, check=True, capture_output=True)
+    init_committed(dest, "bench", name="skillci bench", email="bench@skillci.invalid")
     return dest
 
 

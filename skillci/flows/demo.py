@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import random
 import shutil
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -154,12 +153,6 @@ def canary_checks(a: CanaryAnalysis) -> list[str]:
     ]
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=repo, check=True, capture_output=True, text=True
-    ).stdout.strip()
-
-
 def build_repo(src_root: Path, dest: Path) -> Path:
     if dest.exists() and any(dest.iterdir()):
         from skillci.errors import UsageError
@@ -188,10 +181,14 @@ def build_repo(src_root: Path, dest: Path) -> Path:
         "# skillci demo repository\n\nBuilt by `skillci demo`: the bundled repo-debugger skill "
         "without `finish.report-success`, and the bundled tasks.\n"
     )
-    env_id = ["-c", "user.name=skillci demo", "-c", "user.email=demo@skillci.invalid"]
-    _git(dest, "init", "-q", "-b", "main")
-    _git(dest, "add", "-A")
-    _git(dest, *env_id, "commit", "-qm", "demo: bundled skill without finish.report-success")
+    from skillci.vcs.git import init_committed
+
+    init_committed(
+        dest,
+        "demo: bundled skill without finish.report-success",
+        name="skillci demo",
+        email="demo@skillci.invalid",
+    )
     return dest
 
 

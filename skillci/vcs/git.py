@@ -364,3 +364,11 @@ class Git:
 
     def worktree_remove(self, path: Path) -> None:
         self.write("worktree", "remove", "--force", str(path))
+
+
+def init_committed(root: Path, message: str, *, name: str, email: str) -> None:
+    """``git init -b main`` in ``root`` and commit everything in it as ``name <email>``
+    (the scratch repositories of ``skillci demo`` and ``skillci bench``)."""
+    ident = ["-c", f"user.name={name}", "-c", f"user.email={email}"]
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], [*ident, "commit", "-qm", message]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
