@@ -69,13 +69,18 @@ class EndpointProcess:
         self.base_url = self._proc.stdout.readline().strip()
         return self
 
-    def stats(self, *, reset: bool = False) -> tuple[int, int, int]:
+    def stats(self, *, reset: bool = False) -> tuple[int, int, int, float]:
         """(requests so far, peak calls in flight and peak open trials since the last
-        reset)."""
+        reset, seconds spent serving requests so far)."""
         url = self.base_url.removesuffix("/v1") + "/stats" + ("?reset" if reset else "")
         with urllib.request.urlopen(url, timeout=10) as r:  # noqa: S310 (loopback http)
             data = json.load(r)
-        return int(data["requests"]), int(data["peak"]), int(data["peak_open"])
+        return (
+            int(data["requests"]),
+            int(data["peak"]),
+            int(data["peak_open"]),
+            float(data["served_sec"]),
+        )
 
     def __exit__(self, *exc: object) -> None:
         assert self._proc is not None
@@ -91,13 +96,13 @@ def serve(latency: float) -> int:
     return 0
 
 
-def _cpu() -> float:
-    """CPU seconds of this process and its finished children (user + system)."""
+def _cpu() -> tuple[float, float]:
+    """CPU seconds (user + system) of this process, and of its finished children."""
     me, kids = (
         resource.getrusage(resource.RUSAGE_SELF),
         resource.getrusage(resource.RUSAGE_CHILDREN),
     )
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
 
 
 def main() -> int:
@@ -140,11 +145,12 @@ def main() -> int:
         print(f"warm-up (litellm import, redaction detectors): {time.perf_counter() - t0:.2f} s")
         for p in levels:
             specs = plan([task], agent, repeats=args.trials, state_dir=tmp / f"state-p{p}")
-            before, _, _ = ep.stats(reset=True)
+            before, _, _, served0 = ep.stats(reset=True)
             t0, cpu0 = time.perf_counter(), _cpu()
             res = Scheduler(parallel=p).run(specs)
-            wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
-            after, peak, trials_open = ep.stats()
+            wall, cpu1 = time.perf_counter() - t0, _cpu()
+            own, kids = cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]
+            after, peak, trials_open, served1 = ep.stats()
             calls = after - before
             bad = [tr for tr in res.trials if tr.state != "passed"]
             if bad or calls != args.trials * CALLS:
@@ -159,7 +165,8 @@ def main() -> int:
                 f"p{p:<3} wall {wall:6.2f} s  fluid ideal {fluid:6.2f} s  ratio {wall / fluid:5.2f}x"
                 f"  (trial-level ideal {waves:5.2f} s: {wall / waves:5.2f}x)  peak calls in "
                 f"flight {peak} (limit {p}), trials in flight {trials_open}; call slot held "
-                f"{held:.3f} s per call; CPU {cpu:5.2f} s"
+                f"{held:.3f} s per call (the endpoint served each in "
+                f"{(served1 - served0) / max(1, calls):.3f} s); CPU {own + kids:5.2f} s (this process {own:.2f} s, its commands {kids:.2f} s)"
             )
             if peak > p:
                 print(f"p{p}: more than {p} calls were in flight at once")

@@ -29,6 +29,7 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from tenacity import (
@@ -43,7 +44,7 @@ from tenacity import (
 from skillci.errors import ContextWindowExceeded, ModelError
 from skillci.providers.budget import BudgetMeter
 from skillci.providers.cache import ResponseCache, request_key
-from skillci.providers.queueing import hold, route_call_limit
+from skillci.providers.queueing import acquire, hold, route_call_limit
 from skillci.providers.routes import ModelRoute
 from skillci.providers.types import Completion, Message, ToolCall, ToolSchema
 
@@ -74,6 +75,12 @@ def litellm_module() -> Any:
             session = BaseOpenAILLM._get_sync_http_client()
             if session is not None:
                 atexit.register(session.close)
+                # RouteLimiter holds a call slot only during the HTTP exchange (design 280)
+                hooks = session.event_hooks
+                session.event_hooks = {
+                    "request": [*hooks.get("request", []), _exchange_starts],
+                    "response": [*hooks.get("response", []), _exchange_ends],
+                }
             litellm.client_session = session
         _LITELLM = litellm
     return _LITELLM
@@ -147,15 +154,27 @@ def retry_after(exc: BaseException | None) -> float | None:
 
 class RouteLimiter:
     """At most ``limit`` calls in flight on one route, and none before a Retry-After
-    deadline that any call on it received."""
+    deadline that any call on it received.
+
+    A call holds its slot only while its HTTP exchange is in flight when the route's
+    requests go through skillci's HTTP session (:func:`litellm_module`; the session's
+    event hooks take and give back the slot): litellm's request building, response parsing
+    and cost bookkeeping then run outside it, and the slot is the endpoint's concurrency,
+    nothing more. A route is known to go that way once one of its calls, holding the slot
+    for the whole call, was seen by the hooks; until then (and for routes that never are:
+    the simulator, providers litellm calls with its own HTTP handler) the slot is held for
+    the whole call (docs/design/280)."""
 
     def __init__(self, limit: int | None) -> None:
         self.limit = limit
         self._sem = threading.BoundedSemaphore(limit) if limit else None
         self._lock = threading.Lock()
         self._not_before = 0.0
+        self.at_exchange = False
+        """True once a call on this route was seen by the HTTP session's hooks: later
+        calls hold the slot only during their HTTP exchange."""
         self.calls = 0
-        """Calls made through this limiter (attempts, each retry counts)."""
+        """Slot holds so far: one per call, or per HTTP exchange (each retry counts)."""
         self.held_sec = 0.0
         """Their summed duration: how long call slots were held (benchmarks/concurrency.py
         compares its mean with the endpoint's latency)."""
@@ -172,18 +191,80 @@ class RouteLimiter:
         self._pause()
         if self._sem is None:
             return self._timed(fn, kwargs)
-        with hold(self._sem):
-            self._pause()
-            return self._timed(fn, kwargs)
+        claim = _Claim(self, whole_call=not self.at_exchange)
+        token = _CLAIM.set(claim)
+        try:
+            if not claim.whole_call:
+                return fn(**kwargs)  # the session's hooks hold the slot per exchange
+            with hold(self._sem):
+                self._pause()
+                result = self._timed(fn, kwargs)
+            if claim.seen:
+                self.at_exchange = True
+            return result
+        finally:
+            claim.give_back()  # an exchange that raised before its response
+            _CLAIM.reset(token)
 
     def _timed(self, fn: Any, kwargs: dict[str, Any]) -> Any:
         start = time.monotonic()
         try:
             return fn(**kwargs)
         finally:
-            with self._lock:
-                self.calls += 1
-                self.held_sec += time.monotonic() - start
+            self._count(time.monotonic() - start)
+
+    def _count(self, held: float) -> None:
+        with self._lock:
+            self.calls += 1
+            self.held_sec += held
+
+
+class _Claim:
+    """One call's claim on its route's slot, in the calling thread's context."""
+
+    __slots__ = ("limiter", "seen", "since", "whole_call")
+
+    def __init__(self, limiter: RouteLimiter, *, whole_call: bool) -> None:
+        self.limiter = limiter
+        self.whole_call = whole_call
+        self.seen = False
+        self.since: float | None = None
+
+    def take(self) -> None:
+        self.seen = True
+        sem = self.limiter._sem
+        if self.whole_call or self.since is not None or sem is None:
+            return
+        self.limiter._pause()
+        acquire(sem)
+        self.since = time.monotonic()
+
+    def give_back(self) -> None:
+        if self.since is None:
+            return
+        held, self.since = time.monotonic() - self.since, None
+        assert self.limiter._sem is not None
+        self.limiter._sem.release()
+        self.limiter._count(held)
+
+
+#: The model call running in this thread, if any (set by :meth:`RouteLimiter.call`).
+_CLAIM: ContextVar[_Claim | None] = ContextVar("skillci_call_claim", default=None)
+
+
+def _exchange_starts(request: Any) -> None:
+    """httpx request hook of skillci's session: take the running call's slot."""
+    claim = _CLAIM.get()
+    if claim is not None:
+        claim.take()
+
+
+def _exchange_ends(response: Any) -> None:
+    """httpx response hook: give the slot back once the response's headers are in (a
+    non-streamed body is read right after; skillci never streams)."""
+    claim = _CLAIM.get()
+    if claim is not None:
+        claim.give_back()
 
 
 _LIMITERS: dict[tuple[str, int | None], RouteLimiter] = {}

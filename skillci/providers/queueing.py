@@ -34,12 +34,17 @@ def queued() -> float:
     return total
 
 
-@contextlib.contextmanager
-def hold(slot: threading.Semaphore) -> Iterator[None]:
-    """Hold ``slot``; the wait for it counts as queueing time of this thread."""
+def acquire(slot: threading.Semaphore) -> None:
+    """Acquire ``slot``; the wait for it counts as queueing time of this thread."""
     start = time.monotonic()
     slot.acquire()
     _QUEUED.sec = queued() + (time.monotonic() - start)
+
+
+@contextlib.contextmanager
+def hold(slot: threading.Semaphore) -> Iterator[None]:
+    """Hold ``slot`` (:func:`acquire`) and release it on leaving."""
+    acquire(slot)
     try:
         yield
     finally:
@@ -53,4 +58,4 @@ def route_call_limit(max_concurrency: int | None) -> int | None:
     return min(bounds) if bounds else None
 
 
-__all__ = ["call_limit", "hold", "queued", "route_call_limit"]
+__all__ = ["acquire", "call_limit", "hold", "queued", "route_call_limit"]

@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Literal
@@ -74,10 +75,15 @@ GIT_ENV = {
 
 
 def prepare_workspace(task_env: Path | None, workspace: Path) -> None:
-    """Copy the task environment and make it a git repo with one baseline commit."""
+    """Copy the task environment and make it a git repo with one baseline commit. Links
+    stay links, as ``COPY`` puts them in an image (a link is never followed out of the
+    task's directory, and a dangling one is no error)."""
     if task_env is not None and task_env.is_dir():
         shutil.copytree(
-            task_env, workspace, ignore=shutil.ignore_patterns(*WORKSPACE_EXCLUDE, "__pycache__")
+            task_env,
+            workspace,
+            symlinks=True,
+            ignore=shutil.ignore_patterns(*WORKSPACE_EXCLUDE, "__pycache__"),
         )
     else:
         workspace.mkdir(parents=True)
@@ -97,13 +103,45 @@ def cached_workspace(task_env: Path | None, workspace: Path, cache: Path, key: s
     trial. The copy's index is stale by stat data only, which git re-checks by content."""
     template = cache / key
     if not template.is_dir():  # made whole in a temp dir, then renamed: there means ready
-        cache.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{key[:16]}-", dir=cache))
-        prepare_workspace(task_env, tmp / "ws")
-        with contextlib.suppress(OSError):  # another trial made it first: use theirs
-            os.rename(tmp / "ws", template)
-        shutil.rmtree(tmp, ignore_errors=True)
-    shutil.copytree(template, workspace, symlinks=True)
+        with _template_lock(template):  # this process's other trials wait, not build too
+            if not template.is_dir():
+                cache.mkdir(parents=True, exist_ok=True)
+                tmp = Path(tempfile.mkdtemp(prefix=f".{key[:16]}-", dir=cache))
+                prepare_workspace(task_env, tmp / "ws")
+                with contextlib.suppress(OSError):  # another process made it first
+                    os.rename(tmp / "ws", template)
+                shutil.rmtree(tmp, ignore_errors=True)
+    copy_tree(template, workspace)
+
+
+def copy_tree(src: Path, dst: Path) -> None:
+    """``dst`` (which must not exist): a copy of ``src`` with its symlinks and modes.
+
+    ``cp -a`` where there is one: one process does the hundreds of file operations a
+    workspace and its ``.git`` take, so none of them waits for this process's interpreter
+    lock while other trials' threads hold it (under ``--parallel 16`` the Python copy took
+    ~13 ms of CPU per trial against 3 ms alone: docs/design/281). Else, or when ``cp``
+    fails, :func:`shutil.copytree`."""
+    if os.path.lexists(dst):
+        raise FileExistsError(f"{dst} exists")
+    cp = shutil.which("cp")
+    if cp is not None:
+        done = subprocess.run([cp, "-a", "--", str(src), str(dst)], capture_output=True)
+        if done.returncode == 0:
+            return
+        shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst, symlinks=True)
+
+
+_TEMPLATE_LOCKS: dict[Path, threading.Lock] = {}
+_TEMPLATE_LOCKS_LOCK = threading.Lock()
+
+
+def _template_lock(template: Path) -> threading.Lock:
+    """One lock per workspace template in this process: the trials of a fresh state dir
+    that start together (2N at ``--parallel N``) build the template once, not each."""
+    with _TEMPLATE_LOCKS_LOCK:
+        return _TEMPLATE_LOCKS.setdefault(template, threading.Lock())
 
 
 def workspace_diff(workspace: Path) -> str:

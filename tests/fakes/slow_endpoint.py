@@ -52,6 +52,8 @@ class SlowEndpoint:
         self.peak = 0
         self.open: set[str] = set()
         self.peak_open = 0
+        self.served_sec = 0.0
+        """Summed time from reading a request's headers to having written its answer."""
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
 
@@ -102,6 +104,7 @@ class SlowEndpoint:
                 return
 
             def do_POST(self) -> None:
+                start = time.monotonic()
                 n = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(n) or b"{}")
                 msg, closes = ep._arrive(body)
@@ -122,12 +125,19 @@ class SlowEndpoint:
                     "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
                 }
                 write_json(self, payload)
+                with ep._lock:
+                    ep.served_sec += time.monotonic() - start
 
             def do_GET(self) -> None:  # /stats[?reset]: the counters; ?reset resets peaks
                 if self.path.endswith("?reset"):
                     ep.reset_peaks()
                 with ep._lock:
-                    stats = {"requests": ep.requests, "peak": ep.peak, "peak_open": ep.peak_open}
+                    stats = {
+                        "requests": ep.requests,
+                        "peak": ep.peak,
+                        "peak_open": ep.peak_open,
+                        "served_sec": ep.served_sec,
+                    }
                 write_json(self, stats)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

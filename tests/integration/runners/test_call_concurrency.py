@@ -19,6 +19,18 @@ from tests.fakes.slow_endpoint import SlowEndpoint, list_files_task
 KEY_ENV = "SKILLCI_TEST_SLOW_KEY"
 
 
+def _route(ep: SlowEndpoint, max_concurrency: int | None) -> ModelRoute:
+    return ModelRoute(
+        model="openai/slow",
+        api_base=ep.base_url,
+        api_key_env=KEY_ENV,
+        input_cost_per_token=0.0,
+        output_cost_per_token=0.0,
+        timeout=60,
+        max_concurrency=max_concurrency,
+    )
+
+
 def _run(
     tmp_path: Path,
     ep: SlowEndpoint,
@@ -31,15 +43,7 @@ def _run(
     task = load_task(
         list_files_task(tmp_path, agent_timeout=agent_timeout), purpose=Purpose.final_report
     )
-    route = ModelRoute(
-        model="openai/slow",
-        api_base=ep.base_url,
-        api_key_env=KEY_ENV,
-        input_cost_per_token=0.0,
-        output_cost_per_token=0.0,
-        timeout=60,
-        max_concurrency=max_concurrency,
-    )
+    route = _route(ep, max_concurrency)
     agent = builtin_agent(f"slow/p{parallel}-{max_concurrency}", route=route, max_steps=4)
     specs = plan([task], agent, repeats=trials, state_dir=tmp_path / "state")
     return Scheduler(parallel=parallel).run(specs)
@@ -116,3 +120,50 @@ def test_first_calls_at_once_leak_no_http_client() -> None:
         gc.collect()
     assert ep.requests == 8
     assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+
+def _complete(name: str, route: ModelRoute, max_retries: int = 4) -> str | None:
+    from skillci.providers.client import ModelClient
+
+    client = ModelClient(
+        name, route, max_retries=max_retries, backoff_initial=0.01, backoff_max=0.02
+    )
+    return client.complete([{"role": "user", "content": "hi"}]).content
+
+
+def test_an_http_routes_slot_is_held_for_the_exchange_only_and_given_back_on_errors() -> None:
+    """After one whole call seen by the HTTP session, a route's calls hold their slot only
+    during the HTTP exchange (design 280); an exchange that fails before its response gives
+    the slot back (with a bound of 1, a leaked slot would hang the next call)."""
+    import socket
+    import threading
+
+    from skillci.providers.client import route_limiter
+    from skillci.providers.routes import resolve_route
+
+    with SlowEndpoint(0.2) as ep:
+        route = _route(ep, 1)
+        limiter = route_limiter("exchange-check", 1)
+        assert not limiter.at_exchange
+        _complete("exchange-check", route)
+        assert limiter.at_exchange and limiter.calls == 1  # learnt from the first call
+        with socket.socket() as s:  # a port nobody listens on
+            s.bind(("127.0.0.1", 0))
+            dead = route.model_copy(
+                update={"api_base": f"http://127.0.0.1:{s.getsockname()[1]}/v1"}
+            )
+        with pytest.raises(Exception, match="gave up after 2 attempts"):
+            _complete("exchange-check", dead, max_retries=1)
+        done: list[str | None] = []
+        t = threading.Thread(
+            target=lambda: done.append(_complete("exchange-check", route)), daemon=True
+        )
+        t.start()
+        t.join(timeout=20)
+        assert not t.is_alive() and len(done) == 1  # it was answered: the slot was free
+        assert ep.requests == 2
+    sim = route_limiter("sim/exchange-check", 1)
+    _complete(
+        "sim/exchange-check", resolve_route("sim/student").model_copy(update={"max_concurrency": 1})
+    )
+    assert not sim.at_exchange and sim.calls == 1  # no HTTP: held for the whole call
