@@ -42,6 +42,7 @@ from tenacity import (
 )
 
 from skillci.errors import ContextWindowExceeded, ModelError
+from skillci.providers import openai_compat
 from skillci.providers.budget import BudgetMeter
 from skillci.providers.cache import ResponseCache, request_key
 from skillci.providers.queueing import acquire, hold, route_call_limit
@@ -75,15 +76,40 @@ def litellm_module() -> Any:
             session = BaseOpenAILLM._get_sync_http_client()
             if session is not None:
                 atexit.register(session.close)
-                # RouteLimiter holds a call slot only during the HTTP exchange (design 280)
-                hooks = session.event_hooks
-                session.event_hooks = {
-                    "request": [*hooks.get("request", []), _exchange_starts],
-                    "response": [*hooks.get("response", []), _exchange_ends],
-                }
+                _with_slot_hooks(session)  # a call slot is held for the exchange (280)
             litellm.client_session = session
         _LITELLM = litellm
     return _LITELLM
+
+
+_SESSION: Any = None
+_SESSION_LOCK = threading.Lock()
+
+
+def _with_slot_hooks(session: Any) -> Any:
+    """``session`` (an httpx.Client) with the hooks that hold a call's slot for the HTTP
+    exchange (:class:`RouteLimiter`, design 280)."""
+    hooks = session.event_hooks
+    session.event_hooks = {
+        "request": [*hooks.get("request", []), _exchange_starts],
+        "response": [*hooks.get("response", []), _exchange_ends],
+    }
+    return session
+
+
+def http_session() -> Any:
+    """This process's pooled HTTP client for routes called directly
+    (:mod:`skillci.providers.openai_compat`): no litellm import; closed at exit."""
+    global _SESSION
+    with _SESSION_LOCK:
+        if _SESSION is None:
+            import httpx
+
+            _SESSION = _with_slot_hooks(
+                httpx.Client(follow_redirects=True, limits=httpx.Limits(max_connections=None))
+            )
+            atexit.register(_SESSION.close)
+        return _SESSION
 
 
 #: Modules litellm imports lazily inside its first completion call (~2-3 s of CPU): done
@@ -409,6 +435,8 @@ class ModelClient:
         return completion
 
     def _call(self, req: dict[str, Any]) -> Completion:
+        if openai_compat.goes_direct(self.route):
+            return self._call_direct(req)
         litellm = litellm_module()
         kwargs = dict(req)
         kwargs.update(timeout=self.route.timeout, num_retries=0)
@@ -417,6 +445,59 @@ class ModelClient:
             kwargs["api_key"] = api_key
         if kwargs.get("api_base") is None:
             kwargs.pop("api_base")
+        retrying = self._retrying(_transient_types(litellm))
+        try:
+            resp = retrying(self.limiter.call, litellm.completion, **kwargs)
+        except RetryError as exc:
+            raise self._gave_up(exc) from None
+        except litellm.ContextWindowExceededError as exc:
+            raise ContextWindowExceeded(f"{self.route_name}: {_short(exc)}") from None
+        except Exception as exc:
+            raise ModelError(f"{self.route_name}: {type(exc).__name__}: {_short(exc)}") from None
+        return self._to_completion(litellm, resp)
+
+    def _call_direct(self, req: dict[str, Any]) -> Completion:
+        """An OpenAI-compatible server, over HTTP without litellm (design 282)."""
+        api_key = self._api_key()
+        retrying = self._retrying((openai_compat.TransientHTTPError,))
+        try:
+            data = retrying(
+                self.limiter.call,
+                openai_compat.chat,
+                session=http_session(),
+                route=self.route,
+                req=req,
+                api_key=api_key,
+            )
+        except RetryError as exc:
+            raise self._gave_up(exc) from None
+        except ContextWindowExceeded as exc:
+            raise ContextWindowExceeded(f"{self.route_name}: {exc.message}") from None
+        except ModelError as exc:
+            raise ModelError(f"{self.route_name}: {exc.message}", hint=exc.hint) from None
+        choice = data["choices"][0]
+        msg = choice["message"]
+        usage = data.get("usage") or {}
+        inp = int(usage.get("prompt_tokens") or 0)
+        out = int(usage.get("completion_tokens") or 0)
+        return Completion(
+            content=msg.get("content"),
+            tool_calls=parse_tool_calls(msg.get("tool_calls")),
+            finish_reason=choice.get("finish_reason"),
+            model=data.get("model"),
+            input_tokens=inp,
+            output_tokens=out,
+            usd=self._cost(None, data, inp, out),
+        )
+
+    def _gave_up(self, exc: RetryError) -> ModelError:
+        last = exc.last_attempt.exception()
+        return ModelError(
+            f"{self.route_name}: gave up after {self.max_retries + 1} attempts: "
+            f"{type(last).__name__}: {_short(last)}"
+        )
+
+    def _retrying(self, transient: tuple[type[BaseException], ...]) -> Retrying:
         backoff = wait_exponential_jitter(
             multiplier=self.backoff_initial, max=self.backoff_max, jitter=self.backoff_initial
         )
@@ -429,25 +510,12 @@ class ModelClient:
             self.limiter.hold_off(asked)  # the route's other calls wait too
             return asked
 
-        retrying = Retrying(
-            retry=retry_if_exception(lambda e: isinstance(e, _transient_types(litellm))),
+        return Retrying(
+            retry=retry_if_exception(lambda e: isinstance(e, transient)),
             stop=stop_after_attempt(self.max_retries + 1),
             wait=wait,
             reraise=False,
         )
-        try:
-            resp = retrying(self.limiter.call, litellm.completion, **kwargs)
-        except RetryError as exc:
-            last = exc.last_attempt.exception()
-            raise ModelError(
-                f"{self.route_name}: gave up after {self.max_retries + 1} attempts: "
-                f"{type(last).__name__}: {_short(last)}"
-            ) from None
-        except litellm.ContextWindowExceededError as exc:
-            raise ContextWindowExceeded(f"{self.route_name}: {_short(exc)}") from None
-        except Exception as exc:
-            raise ModelError(f"{self.route_name}: {type(exc).__name__}: {_short(exc)}") from None
-        return self._to_completion(litellm, resp)
 
     def _to_completion(self, litellm: Any, resp: Any) -> Completion:
         choice = resp.choices[0]
@@ -466,10 +534,17 @@ class ModelClient:
         )
 
     def _cost(self, litellm: Any, resp: Any, inp: int, out: int) -> float | None:
+        """The route's prices, else litellm's price map (None when it has none). ``litellm``
+        None: ``resp`` is a direct call's JSON, priced by its token counts."""
         r = self.route
         if r.input_cost_per_token is not None and r.output_cost_per_token is not None:
             return inp * r.input_cost_per_token + out * r.output_cost_per_token
         try:
+            if litellm is None:
+                prompt, completion = litellm_module().cost_per_token(
+                    model=r.model, prompt_tokens=inp, completion_tokens=out
+                )
+                return float(prompt) + float(completion)
             return float(litellm.completion_cost(completion_response=resp, model=r.model))
         except Exception:
             return None
@@ -484,6 +559,7 @@ __all__ = [
     "MAX_RETRY_AFTER",
     "ModelClient",
     "RouteLimiter",
+    "http_session",
     "litellm_module",
     "model_keys",
     "parse_tool_calls",

@@ -18,7 +18,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -64,6 +64,13 @@ class ModelRoute(BaseModel):
     params: dict[str, Any] = Field(
         default_factory=dict,
         description="Extra litellm completion kwargs (e.g. top_p, extra_body). No secrets.",
+    )
+    client: Literal["auto", "litellm"] = Field(
+        default="auto",
+        description="auto: an openai/ route with an api_base (an OpenAI-compatible server) "
+        "is called over HTTP directly when its params are chat-completions fields, every "
+        "other route through litellm; litellm: always through litellm. Not part of the "
+        "fingerprint: the request is the same.",
     )
 
     @field_validator("model")

@@ -1,8 +1,12 @@
-"""Model calls through litellm against a loopback OpenAI-compatible server (the network boundary)."""
+"""Model calls against a loopback OpenAI-compatible server (the network boundary), each
+test both ways such a route can go: straight over HTTP (the default, design 282) and
+through litellm (``"client": "litellm"``) — the two must behave alike."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -14,10 +18,11 @@ import pytest
 
 from skillci.agents.base import AgentContext
 from skillci.agents.loop import BuiltinAgent, LoopLimits
-from skillci.errors import BudgetExceeded, ModelError
+from skillci.errors import BudgetExceeded, ContextWindowExceeded, ModelError
 from skillci.providers.budget import Budget, BudgetMeter
 from skillci.providers.cache import ResponseCache
 from skillci.providers.client import ModelClient
+from skillci.providers.openai_compat import goes_direct
 from skillci.providers.routes import ModelRoute, resolve_route
 from skillci.runners.sandbox import Mount, make_shell
 
@@ -50,8 +55,9 @@ def _reply(content: str | None = None, calls: list[dict[str, Any]] | None = None
 class Scripted:
     """Answers (status, body) pairs in order; the last repeats. Records headers and bodies."""
 
-    def __init__(self, script: list[tuple[int, dict[str, Any]]]) -> None:
+    def __init__(self, script: list[tuple[int, dict[str, Any]]], client: str = "auto") -> None:
         self.script = script
+        self.client = client
         self.seen: list[tuple[dict[str, str], dict[str, Any]]] = []
         self.times: list[float] = []
         self.retry_after: str | None = None  # sent with every error answer when set
@@ -97,6 +103,7 @@ class Scripted:
             output_cost_per_token=2e-6,
             timeout=10,
             temperature=0.0,
+            client=self.client,
         )
 
     def close(self) -> None:
@@ -112,9 +119,9 @@ def key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LOOPBACK_KEY", KEY)
 
 
-@pytest.fixture
-def server() -> Iterator[Scripted]:
-    s = Scripted([(200, _reply("hi"))])
+@pytest.fixture(params=["auto", "litellm"], ids=["direct", "litellm"])
+def server(request: pytest.FixtureRequest) -> Iterator[Scripted]:
+    s = Scripted([(200, _reply("hi"))], client=request.param)
     yield s
     s.close()
 
@@ -301,3 +308,93 @@ def test_a_context_overflow_stops_the_agent_with_its_reason(tmp_path: Path) -> N
     assert res.stop_reason == "context_window_exceeded"
     err = res.events[-1]
     assert err.kind == "error" and "accepts 50" in err.message
+
+
+@pytest.mark.usefixtures("key")
+def test_the_direct_request_is_the_one_litellm_sends() -> None:
+    """Same route, both clients: the server receives the same JSON body (model without its
+    openai/ prefix, tools, seed, sampling params, extra_body merged) and the same key."""
+    tools: list[Any] = [
+        {"type": "function", "function": {"name": "run", "description": "d", "parameters": {}}}
+    ]
+    seen = {}
+    for client in ("auto", "litellm"):
+        s = Scripted([(200, _reply("hi"))], client=client)
+        route = s.route.model_copy(
+            update={"max_tokens": 64, "params": {"top_p": 0.9, "extra_body": {"top_k": 20}}}
+        )
+        ModelClient(f"same-{client}", route).complete(
+            [{"role": "user", "content": "go"}], tools, seed=3
+        )
+        s.close()
+        seen[client] = s.seen[-1]
+    assert seen["auto"][1] == seen["litellm"][1]
+    assert seen["auto"][1]["model"] == "fake" and seen["auto"][1]["top_k"] == 20
+    assert seen["auto"][0]["authorization"] == seen["litellm"][0]["authorization"]
+
+
+@pytest.mark.usefixtures("key")
+def test_a_context_overflow_from_the_server_is_context_window_exceeded(server: Scripted) -> None:
+    server.script = [
+        (
+            400,
+            {
+                "error": {
+                    "message": "This model's maximum context length is 4096 tokens. However, "
+                    "you requested 5000 tokens.",
+                    "type": "BadRequestError",
+                    "code": 400,
+                }
+            },
+        )
+    ]
+    with pytest.raises(ContextWindowExceeded):
+        ModelClient(f"ctx-{server.client}", server.route, backoff_initial=0.01).complete(
+            [{"role": "user", "content": "x"}]
+        )
+    assert len(server.seen) == 1  # not retried
+
+
+@pytest.mark.usefixtures("key")
+def test_a_server_that_answers_no_chat_completion_is_a_clear_error() -> None:
+    s = Scripted([(200, {"detail": "Not Found"})])
+    try:
+        with pytest.raises(ModelError, match="without a chat completion") as err:
+            ModelClient("not-chat", s.route).complete([{"role": "user", "content": "x"}])
+    finally:
+        s.close()
+    assert "/v1" in (err.value.hint or "")
+
+
+def test_which_routes_go_direct() -> None:
+    base = ModelRoute(model="openai/m", api_base="http://127.0.0.1:1/v1")
+    assert goes_direct(base)
+    assert goes_direct(base.model_copy(update={"params": {"top_p": 0.5, "extra_body": {}}}))
+    assert not goes_direct(base.model_copy(update={"client": "litellm"}))
+    assert not goes_direct(base.model_copy(update={"api_base": None}))  # api.openai.com
+    assert not goes_direct(base.model_copy(update={"model": "anthropic/claude"}))
+    assert not goes_direct(base.model_copy(update={"params": {"extra_headers": {"x": "1"}}}))
+    assert not goes_direct(resolve_route("sim/student"))
+
+
+@pytest.mark.usefixtures("key")
+def test_a_direct_route_never_imports_litellm(tmp_path: Path) -> None:
+    """litellm costs seconds to import; a command whose routes all go direct never pays it
+    (a fresh interpreter, so nothing else imported it first)."""
+    server = Scripted([(200, _reply("hi"))])
+    script = tmp_path / "call.py"
+    script.write_text(
+        "import sys\n"
+        "from skillci.providers.client import ModelClient\n"
+        "from skillci.providers.routes import ModelRoute\n"
+        f"route = ModelRoute.model_validate_json({server.route.model_dump_json()!r})\n"
+        "c = ModelClient('fresh', route).complete([{'role': 'user', 'content': 'x'}])\n"
+        "print(c.content, round(c.usd, 9), 'litellm' in sys.modules)\n"
+    )
+    try:
+        out = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=True
+        )
+    finally:
+        server.close()
+    assert out.stdout.split() == ["hi", "0.000134", "False"]
