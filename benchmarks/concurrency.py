@@ -1,6 +1,7 @@
 """Model-bound trials against a slow endpoint: wall time vs ideal at --parallel 1, 4 and 16.
 
     .venv/bin/python benchmarks/concurrency.py [--trials 50] [--latency 0.5] [--parallel 1,4,16]
+        [--runs 1] [--admit 2]
 
 Starts its own loopback OpenAI-compatible endpoint that answers each request after
 ``--latency`` seconds (first turn of a conversation: a ``list_files`` tool call; second:
@@ -30,6 +31,7 @@ import json
 import math
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -37,6 +39,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -105,12 +108,54 @@ def _cpu() -> tuple[float, float]:
     return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
 
 
+def plan_for(task: Any, agent: Any, args: argparse.Namespace, state: Path) -> list[Any]:
+    """The trials of one measurement, in a fresh state dir (nothing cached)."""
+    return plan([task], agent, repeats=args.trials, state_dir=state)
+
+
+def measure(
+    args: argparse.Namespace, ep: EndpointProcess, p: int, specs: list[Any]
+) -> float | None:
+    """Run ``specs`` at ``--parallel p``, print one line; the wall time (None: a failure)."""
+    slots = route_limiter(specs[0].agent.route_name or "", p)
+    held0, holds0 = slots.held_sec, slots.calls
+    before, _, _, served0 = ep.stats(reset=True)
+    t0, cpu0 = time.perf_counter(), _cpu()
+    res = Scheduler(parallel=p).run(specs)
+    wall, cpu1 = time.perf_counter() - t0, _cpu()
+    own, kids = cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]
+    after, peak, trials_open, served1 = ep.stats()
+    calls = after - before
+    bad = [tr for tr in res.trials if tr.state != "passed"]
+    if bad or calls != args.trials * CALLS:
+        print(f"p{p}: {len(bad)} trial(s) not passed ({bad[:1]}), {calls} calls")
+        return None
+    fluid = args.trials * CALLS * args.latency / p
+    waves = math.ceil(args.trials / p) * CALLS * args.latency
+    held = (slots.held_sec - held0) / max(1, slots.calls - holds0)
+    print(
+        f"p{p:<3} wall {wall:6.2f} s  fluid ideal {fluid:6.2f} s  ratio {wall / fluid:5.2f}x"
+        f"  (trial-level ideal {waves:5.2f} s: {wall / waves:5.2f}x)  peak calls in "
+        f"flight {peak} (limit {p}), trials in flight {trials_open}; call slot held "
+        f"{held:.3f} s per call (the endpoint served each in "
+        f"{(served1 - served0) / max(1, calls):.3f} s); CPU {own + kids:5.2f} s (this process "
+        f"{own:.2f} s, its commands {kids:.2f} s)"
+    )
+    if peak > p:
+        print(f"p{p}: more than {p} calls were in flight at once")
+        return None
+    return wall
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--trials", type=int, default=50)
     ap.add_argument("--latency", type=float, default=0.5)
     ap.add_argument("--parallel", default="1,4,16")
     ap.add_argument("--admit", type=int, default=scheduling.MODEL_BOUND_ADMIT)
+    ap.add_argument(
+        "--runs", type=int, default=1, help="measure every level this many times; claim medians"
+    )
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve:
@@ -124,7 +169,7 @@ def main() -> int:
         f"{os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, "
         f"{args.admit} model-bound trial(s) in flight per call slot"
     )
-    rows: dict[int, float] = {}
+    rows: dict[int, list[float]] = {}
     with (
         tempfile.TemporaryDirectory(prefix="skillci-conc-") as t,
         EndpointProcess(args.latency) as ep,
@@ -142,41 +187,28 @@ def main() -> int:
         agent = builtin_agent("bench/loopback", route=route, max_steps=4)
         t0 = time.perf_counter()
         warm(uses_models=True)
-        print(f"warm-up (litellm import, redaction detectors): {time.perf_counter() - t0:.2f} s")
-        for p in levels:
-            specs = plan([task], agent, repeats=args.trials, state_dir=tmp / f"state-p{p}")
-            before, _, _, served0 = ep.stats(reset=True)
-            t0, cpu0 = time.perf_counter(), _cpu()
-            res = Scheduler(parallel=p).run(specs)
-            wall, cpu1 = time.perf_counter() - t0, _cpu()
-            own, kids = cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]
-            after, peak, trials_open, served1 = ep.stats()
-            calls = after - before
-            bad = [tr for tr in res.trials if tr.state != "passed"]
-            if bad or calls != args.trials * CALLS:
-                print(f"p{p}: {len(bad)} trial(s) not passed ({bad[:1]}), {calls} calls")
-                return 3
-            fluid = args.trials * CALLS * args.latency / p
-            waves = math.ceil(args.trials / p) * CALLS * args.latency
-            rows[p] = wall
-            slots = route_limiter(agent.route_name or "", p)
-            held = slots.held_sec / max(1, slots.calls)
+        print(f"warm-up (redaction detectors, litellm import): {time.perf_counter() - t0:.2f} s")
+        for run in range(args.runs):
+            for p in levels:
+                wall = measure(args, ep, p, plan_for(task, agent, args, tmp / f"state-{run}-p{p}"))
+                if wall is None:
+                    return 3
+                rows.setdefault(p, []).append(wall)
+    fluid = {p: args.trials * CALLS * args.latency / p for p in rows}
+    if args.runs > 1:
+        for p, walls in rows.items():
+            m = statistics.median(walls)
             print(
-                f"p{p:<3} wall {wall:6.2f} s  fluid ideal {fluid:6.2f} s  ratio {wall / fluid:5.2f}x"
-                f"  (trial-level ideal {waves:5.2f} s: {wall / waves:5.2f}x)  peak calls in "
-                f"flight {peak} (limit {p}), trials in flight {trials_open}; call slot held "
-                f"{held:.3f} s per call (the endpoint served each in "
-                f"{(served1 - served0) / max(1, calls):.3f} s); CPU {own + kids:5.2f} s (this process {own:.2f} s, its commands {kids:.2f} s)"
+                f"p{p:<3} median of {len(walls)} runs {m:6.2f} s = {m / fluid[p]:5.2f}x of the "
+                f"fluid ideal (min {min(walls):.2f} s, max {max(walls):.2f} s)"
             )
-            if peak > p:
-                print(f"p{p}: more than {p} calls were in flight at once")
-                return 3
     if 16 in rows and 4 in rows:
-        fluid16 = args.trials * CALLS * args.latency / 16
+        p16, p4 = statistics.median(rows[16]), statistics.median(rows[4])
         print(
             f"p16 within 1.3x of the fluid ideal: "
-            f"{'met' if rows[16] <= 1.3 * fluid16 else 'NOT met'}; "
-            f"p16 no slower than p4: {'met' if rows[16] <= rows[4] else 'NOT met'}"
+            f"{'met' if p16 <= 1.3 * fluid[16] else 'NOT met'}; "
+            f"p16 no slower than p4: {'met' if p16 <= p4 else 'NOT met'}"
+            + (" (medians)" if args.runs > 1 else "")
         )
     return 0
 
