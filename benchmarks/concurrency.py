@@ -186,8 +186,8 @@ def main() -> int:
         )
         agent = builtin_agent("bench/loopback", route=route, max_steps=4)
         t0 = time.perf_counter()
-        warm(uses_models=True)
-        print(f"warm-up (redaction detectors, litellm import): {time.perf_counter() - t0:.2f} s")
+        warm(litellm=False)  # the route goes direct (design 282): no litellm to import
+        print(f"warm-up (redaction detectors): {time.perf_counter() - t0:.2f} s")
         for run in range(args.runs):
             for p in levels:
                 wall = measure(args, ep, p, plan_for(task, agent, args, tmp / f"state-{run}-p{p}"))

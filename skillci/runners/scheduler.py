@@ -22,13 +22,13 @@ reason — a clean stop, not a crash.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
 
 from skillci.providers.budget import Budget, BudgetMeter
 from skillci.providers.queueing import call_limit
-from skillci.runners.base import TrialSpec, resolved_sandbox, sandbox_kind, sandbox_note
+from skillci.runners.base import AgentSpec, TrialSpec, resolved_sandbox, sandbox_kind, sandbox_note
 from skillci.runners.local import LocalRunner
 from skillci.runners.outcome import EvalResult, TrialRun, summarize
 from skillci.runners.pool import trial_pool
@@ -160,13 +160,23 @@ def model_bound(spec: TrialSpec) -> bool:
     return spec.agent.kind == "builtin"
 
 
-def warm(*, uses_models: bool) -> None:
+def needs_litellm(agents: Iterable[AgentSpec]) -> bool:
+    """Whether any of ``agents`` calls a model through litellm (an OpenAI-compatible server
+    is called directly: :mod:`skillci.providers.openai_compat`)."""
+    from skillci.providers.openai_compat import goes_direct
+
+    return any(
+        a.kind == "builtin" and (a.route is None or not goes_direct(a.route)) for a in agents
+    )
+
+
+def warm(*, litellm: bool) -> None:
     """Import once, in this thread, what every trial thread would otherwise import at once:
-    the redaction detectors and (for model trials) litellm."""
+    the redaction detectors and (when a trial calls a model through it) litellm."""
     from skillci.trace.secretscan import warm as warm_redaction
 
     warm_redaction()
-    if uses_models:
+    if litellm:
         from skillci.providers.client import warm_litellm
 
         warm_litellm()
@@ -286,7 +296,7 @@ class Scheduler:
                 self._finish(spec, execute_bounded(spec, key, self.parallel), outcomes)
             return None
         uses_models = any(model_bound(s) for s, _ in pending)
-        warm(uses_models=uses_models)
+        warm(litellm=needs_litellm(s.agent for s, _ in pending))
         queue = list(pending)
         stop: str | None = None
         running: dict[Future[object], TrialSpec] = {}
@@ -342,6 +352,7 @@ __all__ = [
     "execute",
     "execute_bounded",
     "model_bound",
+    "needs_litellm",
     "reusable",
     "runner_for",
     "sandbox_kind",

@@ -29,7 +29,7 @@ from skillci.errors import RunnerError
 from skillci.runners.base import AgentSpec, TrialSpec, plan
 from skillci.runners.pool import quarantine as move_aside
 from skillci.runners.pool import submit_bounded
-from skillci.runners.scheduler import sandbox_kind, warm
+from skillci.runners.scheduler import needs_litellm, sandbox_kind, warm
 from skillci.runners.trialdir import INCOMPLETE, MARKER, TrialMeta, read_complete
 from skillci.skill.package import SkillPackage
 from skillci.skill.render import render
@@ -151,7 +151,7 @@ def run_slots(
             if err:
                 errors.append(f"{slot.path.name}: {err}")
     else:
-        warm(uses_models=any(s.spec.agent.kind == "builtin" for s in pending))
+        warm(litellm=needs_litellm(s.spec.agent for s in pending))
         futs = dict(
             zip(
                 submit_bounded(lambda s: run_one(s.spec, s.key, str(s.path)), pending, parallel),

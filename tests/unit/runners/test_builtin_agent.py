@@ -22,3 +22,20 @@ def test_explicit_values_win_and_the_identity_follows_them() -> None:
     assert (a.max_steps, a.budget.max_usd) == (7, 0.5)
     assert a.identity() != builtin_agent("sim/student").identity()
     assert builtin_agent("sim/student").identity() == builtin_agent("sim/student").identity()
+
+
+def test_only_agents_on_litellm_routes_make_a_command_import_litellm() -> None:
+    """The scheduler warms litellm up (seconds) only when a trial will call through it; an
+    OpenAI-compatible server is called directly (design 282)."""
+    from skillci.providers.routes import ModelRoute
+    from skillci.runners.base import AgentSpec
+    from skillci.runners.scheduler import needs_litellm
+
+    server = ModelRoute(model="openai/qwen", api_base="http://127.0.0.1:8000/v1")
+    direct = builtin_agent("local/qwen", route=server)
+    oracle = AgentSpec(kind="oracle", role="oracle")
+    assert not needs_litellm([direct, oracle])
+    assert not needs_litellm([])
+    assert needs_litellm([direct, builtin_agent("sim/student")])  # sim is a litellm provider
+    via = builtin_agent("local/qwen", route=server.model_copy(update={"client": "litellm"}))
+    assert needs_litellm([via])
