@@ -106,7 +106,10 @@ def http_session() -> Any:
             import httpx
 
             _SESSION = _with_slot_hooks(
-                httpx.Client(follow_redirects=True, limits=httpx.Limits(max_connections=None))
+                httpx.Client(
+                    follow_redirects=True,
+                    limits=httpx.Limits(max_connections=None, max_keepalive_connections=128),
+                )
             )
             atexit.register(_SESSION.close)
         return _SESSION
@@ -183,13 +186,14 @@ class RouteLimiter:
     deadline that any call on it received.
 
     A call holds its slot only while its HTTP exchange is in flight when the route's
-    requests go through skillci's HTTP session (:func:`litellm_module`; the session's
-    event hooks take and give back the slot): litellm's request building, response parsing
-    and cost bookkeeping then run outside it, and the slot is the endpoint's concurrency,
-    nothing more. A route is known to go that way once one of its calls, holding the slot
-    for the whole call, was seen by the hooks; until then (and for routes that never are:
-    the simulator, providers litellm calls with its own HTTP handler) the slot is held for
-    the whole call (docs/design/280)."""
+    requests go through one of skillci's HTTP sessions (:func:`http_session`, the one
+    :func:`litellm_module` hands litellm; their event hooks take and give back the slot):
+    the client's request building, response parsing and cost bookkeeping then run outside
+    it, and the slot is the endpoint's concurrency, nothing more. A route is known to go
+    that way once one of its calls, holding the slot for the whole call, was seen by the
+    hooks; until then, for routes that never are (the simulator, providers litellm calls
+    with its own HTTP handler), and again after a call the hooks did not see, the slot is
+    held for the whole call (docs/design/280)."""
 
     def __init__(self, limit: int | None) -> None:
         self.limit = limit
@@ -221,7 +225,11 @@ class RouteLimiter:
         token = _CLAIM.set(claim)
         try:
             if not claim.whole_call:
-                return fn(**kwargs)  # the session's hooks hold the slot per exchange
+                try:
+                    return fn(**kwargs)  # the session's hooks hold the slot per exchange
+                finally:
+                    if not claim.seen:  # it went another way: hold whole calls again
+                        self.at_exchange = False
             with hold(self._sem):
                 self._pause()
                 result = self._timed(fn, kwargs)
@@ -475,6 +483,8 @@ class ModelClient:
             raise ContextWindowExceeded(f"{self.route_name}: {exc.message}") from None
         except ModelError as exc:
             raise ModelError(f"{self.route_name}: {exc.message}", hint=exc.hint) from None
+        except Exception as exc:  # a malformed api_base, an unusual transport failure
+            raise ModelError(f"{self.route_name}: {type(exc).__name__}: {_short(exc)}") from None
         choice = data["choices"][0]
         msg = choice["message"]
         usage = data.get("usage") or {}

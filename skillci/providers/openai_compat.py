@@ -102,6 +102,11 @@ def chat(
     where = f"{route.model} at {route.api_base}"
     try:
         resp = session.post(url, json=body(route, req), headers=headers, timeout=route.timeout)
+    except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+        raise ModelError(
+            f"api_base {route.api_base!r} of {route.model} is not a usable URL: {exc}",
+            hint="use the server's http(s) root, e.g. http://127.0.0.1:8000/v1",
+        ) from None
     except httpx.TimeoutException as exc:
         raise TransientHTTPError(f"timed out after {route.timeout:g} s ({where})") from exc
     except httpx.TransportError as exc:

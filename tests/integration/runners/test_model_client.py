@@ -366,6 +366,18 @@ def test_a_server_that_answers_no_chat_completion_is_a_clear_error() -> None:
     assert "/v1" in (err.value.hint or "")
 
 
+@pytest.mark.parametrize("base", ["127.0.0.1:8000/v1", "ftp://127.0.0.1/v1", "http://[::1/v1"])
+def test_an_unusable_api_base_is_one_clear_error_not_retried(base: str) -> None:
+    route = ModelRoute(model="openai/m", api_base=base, timeout=5)
+    start = time.monotonic()
+    with pytest.raises(ModelError, match="not a usable URL") as err:
+        ModelClient(f"bad-{base}", route, backoff_initial=5).complete(
+            [{"role": "user", "content": "x"}]
+        )
+    assert time.monotonic() - start < 4.5  # a retry would have waited 5 s or more first
+    assert "http://127.0.0.1:8000/v1" in (err.value.hint or "")
+
+
 def test_which_routes_go_direct() -> None:
     base = ModelRoute(model="openai/m", api_base="http://127.0.0.1:1/v1")
     assert goes_direct(base)
