@@ -19,6 +19,9 @@ from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from skillci.providers.routes import ModelRoute
+from skillci.runners.base import AgentSpec
+
 ToolCalls = list[tuple[str, dict[str, Any]]]
 Answer = str | ToolCalls | Callable[[dict[str, Any]], str]
 
@@ -123,3 +126,18 @@ class FakeOpenAI:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+
+
+#: The variable a test sets to the fake server's (non-secret) key for :func:`student_on`.
+FAKE_KEY_ENV = "SKILLCI_FAKE_KEY"
+
+
+def student_on(server: FakeOpenAI, *, max_steps: int) -> AgentSpec:
+    """The built-in student agent on ``server`` (route ``fake/student``; the test sets
+    ``$SKILLCI_FAKE_KEY``)."""
+    route = ModelRoute(
+        model="openai/fake-student", api_base=server.base_url, api_key_env=FAKE_KEY_ENV, timeout=10
+    )
+    return AgentSpec(
+        kind="builtin", role="student", route_name="fake/student", route=route, max_steps=max_steps
+    )

@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from skillci.providers.routes import ModelRoute
 from skillci.runners.base import AgentSpec, plan
 from skillci.runners.sandbox import bwrap_path
 from skillci.runners.scheduler import Scheduler
 from skillci.tasks.loader import load_task
 from skillci.tasks.models import Purpose
 from skillci.trace.store import TraceStore
-from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_server import FAKE_KEY_ENV, FakeOpenAI, student_on
 
 ROOT = Path(__file__).resolve().parents[3]
 ROOT_WORKDIR = ROOT / "tests" / "fixtures" / "envcheck" / "root-workdir"
@@ -49,7 +48,7 @@ def test_a_root_workdir_task_is_unsupported_locally_and_passes_in_docker(tmp_pat
 def test_the_builtin_agent_sees_the_tasks_workdir_in_prompt_tools_and_shell(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("SKILLCI_FAKE_KEY", "sk-fake-not-a-secret")
+    monkeypatch.setenv(FAKE_KEY_ENV, "sk-fake-not-a-secret")
     answer = "from-the-task\nimage-made\n"
     turns = [
         [("read_file", {"path": "/root/data/made.txt"}), ("run", {"command": "pwd"})],
@@ -58,15 +57,7 @@ def test_the_builtin_agent_sees_the_tasks_workdir_in_prompt_tools_and_shell(
     ]
     task = load_task(ROOT_WORKDIR, purpose=Purpose.optimize)
     with FakeOpenAI(turns) as server:  # type: ignore[arg-type]
-        route = ModelRoute(
-            model="openai/fake-student",
-            api_base=server.base_url,
-            api_key_env="SKILLCI_FAKE_KEY",
-            timeout=10,
-        )
-        agent = AgentSpec(
-            kind="builtin", role="student", route_name="fake/student", route=route, max_steps=5
-        )
+        agent = student_on(server, max_steps=5)
         specs = plan([task], agent, repeats=1, state_dir=tmp_path / "home", sandbox="docker")
         [trial] = Scheduler(store=TraceStore(tmp_path / "home")).run(specs).trials
         requests = list(server.requests)

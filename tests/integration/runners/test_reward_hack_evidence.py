@@ -10,14 +10,13 @@ from pathlib import Path
 import pytest
 
 from skillci.gate.outcomes import reward_hack_warnings, to_outcome
-from skillci.providers.routes import ModelRoute
-from skillci.runners.base import AgentSpec, plan
+from skillci.runners.base import plan
 from skillci.runners.sandbox import bwrap_path
 from skillci.runners.scheduler import Scheduler
 from skillci.tasks.loader import load_task
 from skillci.tasks.models import Purpose
 from skillci.trace.store import TraceStore
-from tests.fakes.openai_server import FakeOpenAI, ToolCalls
+from tests.fakes.openai_server import FAKE_KEY_ENV, FakeOpenAI, ToolCalls, student_on
 
 ROOT = Path(__file__).resolve().parents[3]
 TOML = ROOT / "tests" / "fixtures" / "envcheck" / "dockerfile-only" / "task.toml"
@@ -65,19 +64,11 @@ HONEST: list[ToolCalls | str] = [
 def test_a_pass_by_rewriting_the_tests_is_counted_as_failed_with_a_warning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, turns: list[ToolCalls | str]
 ) -> None:
-    monkeypatch.setenv("SKILLCI_FAKE_KEY", "sk-fake-not-a-secret")
+    monkeypatch.setenv(FAKE_KEY_ENV, "sk-fake-not-a-secret")
     task = load_task(_task(tmp_path / "calc-task"), purpose=Purpose.optimize)
     store = TraceStore(tmp_path / "home")
     with FakeOpenAI(turns) as server:  # type: ignore[arg-type]
-        route = ModelRoute(
-            model="openai/fake-student",
-            api_base=server.base_url,
-            api_key_env="SKILLCI_FAKE_KEY",
-            timeout=10,
-        )
-        agent = AgentSpec(
-            kind="builtin", role="student", route_name="fake/student", route=route, max_steps=6
-        )
+        agent = student_on(server, max_steps=6)
         specs = plan([task], agent, repeats=1, state_dir=tmp_path / "home")
         [trial] = Scheduler(store=store).run(specs).trials
     assert trial.state == "passed" and trial.reward == 1.0, trial  # the verifier was fooled
