@@ -1,7 +1,7 @@
 """Model-bound trials against a slow endpoint: wall time vs ideal at --parallel 1, 4 and 16.
 
     .venv/bin/python benchmarks/concurrency.py [--trials 50] [--latency 0.5] [--parallel 1,4,16]
-        [--runs 1] [--admit 2]
+        [--runs 1] [--admit 2] [--client auto|litellm]
 
 Starts its own loopback OpenAI-compatible endpoint that answers each request after
 ``--latency`` seconds (first turn of a conversation: a ``list_files`` tool call; second:
@@ -48,7 +48,7 @@ from skillci.providers.client import route_limiter
 from skillci.providers.routes import ModelRoute
 from skillci.runners import scheduler as scheduling
 from skillci.runners.base import builtin_agent, plan
-from skillci.runners.scheduler import Scheduler, warm
+from skillci.runners.scheduler import Scheduler, needs_litellm, warm
 from skillci.tasks.loader import load_task
 from skillci.tasks.models import Purpose
 from tests.fakes.slow_endpoint import SlowEndpoint, list_files_task
@@ -154,6 +154,12 @@ def main() -> int:
     ap.add_argument("--parallel", default="1,4,16")
     ap.add_argument("--admit", type=int, default=scheduling.MODEL_BOUND_ADMIT)
     ap.add_argument(
+        "--client",
+        choices=["auto", "litellm"],
+        default="auto",
+        help="the route's client: auto calls the endpoint directly (design 282)",
+    )
+    ap.add_argument(
         "--runs", type=int, default=1, help="measure every level this many times; claim medians"
     )
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
@@ -183,11 +189,12 @@ def main() -> int:
             input_cost_per_token=0.0,
             output_cost_per_token=0.0,
             timeout=60,
+            client=args.client,
         )
         agent = builtin_agent("bench/loopback", route=route, max_steps=4)
         t0 = time.perf_counter()
-        warm(litellm=False)  # the route goes direct (design 282): no litellm to import
-        print(f"warm-up (redaction detectors): {time.perf_counter() - t0:.2f} s")
+        warm(litellm=needs_litellm([agent]))  # auto: the route goes direct, no litellm
+        print(f"warm-up: {time.perf_counter() - t0:.2f} s; client {args.client}")
         for run in range(args.runs):
             for p in levels:
                 wall = measure(args, ep, p, plan_for(task, agent, args, tmp / f"state-{run}-p{p}"))
