@@ -485,20 +485,7 @@ class ModelClient:
             raise ModelError(f"{self.route_name}: {exc.message}", hint=exc.hint) from None
         except Exception as exc:  # a malformed api_base, an unusual transport failure
             raise ModelError(f"{self.route_name}: {type(exc).__name__}: {_short(exc)}") from None
-        choice = data["choices"][0]
-        msg = choice["message"]
-        usage = data.get("usage") or {}
-        inp = int(usage.get("prompt_tokens") or 0)
-        out = int(usage.get("completion_tokens") or 0)
-        return Completion(
-            content=msg.get("content"),
-            tool_calls=parse_tool_calls(msg.get("tool_calls")),
-            finish_reason=choice.get("finish_reason"),
-            model=data.get("model"),
-            input_tokens=inp,
-            output_tokens=out,
-            usd=self._cost(None, data, inp, out),
-        )
+        return self._to_completion(None, data)
 
     def _gave_up(self, exc: RetryError) -> ModelError:
         last = exc.last_attempt.exception()
@@ -528,16 +515,17 @@ class ModelClient:
         )
 
     def _to_completion(self, litellm: Any, resp: Any) -> Completion:
-        choice = resp.choices[0]
-        msg = choice.message
-        usage = getattr(resp, "usage", None)
-        inp = int(getattr(usage, "prompt_tokens", 0) or 0)
-        out = int(getattr(usage, "completion_tokens", 0) or 0)
+        """``resp``: litellm's response object, or (``litellm`` None) a direct call's JSON."""
+        choice = _field(resp, "choices")[0]
+        msg = _field(choice, "message")
+        usage = _field(resp, "usage")
+        inp = int(_field(usage, "prompt_tokens") or 0)
+        out = int(_field(usage, "completion_tokens") or 0)
         return Completion(
-            content=msg.content,
-            tool_calls=parse_tool_calls(getattr(msg, "tool_calls", None)),
-            finish_reason=choice.finish_reason,
-            model=getattr(resp, "model", None),
+            content=_field(msg, "content"),
+            tool_calls=parse_tool_calls(_field(msg, "tool_calls")),
+            finish_reason=_field(choice, "finish_reason"),
+            model=_field(resp, "model"),
             input_tokens=inp,
             output_tokens=out,
             usd=self._cost(litellm, resp, inp, out),
@@ -558,6 +546,11 @@ class ModelClient:
             return float(litellm.completion_cost(completion_response=resp, model=r.model))
         except Exception:
             return None
+
+
+def _field(obj: Any, name: str) -> Any:
+    """``obj[name]`` of a JSON object, ``obj.name`` of litellm's objects (None: absent)."""
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
 
 def _short(exc: BaseException | None) -> str:
