@@ -26,6 +26,7 @@ from skillci.gate.decision import (
     rerun_on_head,
     suite_outcomes,
 )
+from skillci.gate.evidence import OnlineTest
 from skillci.gate.flaky import FlakyHistory, flaky_from_history
 from skillci.gate.impact import ImpactSelection, changed_files, changed_sections, select_tasks
 from skillci.gate.metrics import Side, compute_metrics
@@ -36,7 +37,7 @@ from skillci.gate.outcomes import (
     to_outcome,
     unsupported_warnings,
 )
-from skillci.gate.sequential import SequentialConfig, SequentialTest
+from skillci.gate.sequential import SequentialConfig
 from skillci.gate.triggers import TriggerCheck
 from skillci.gate.verdict import (
     GateCheck,
@@ -353,12 +354,11 @@ def _run_suite(s: str, opts: GateOptions, inputs: GateInputs, runner: TrialSourc
     rerun = rerun_on_head(opts.impact, sel, btasks, htasks)
     reuse = [t for t in sorted(htasks) if t not in {x.id for x in rerun}]
     head_recs: list[RunRecord] = []
-    seq = (
-        SequentialTest(SequentialConfig(max_rounds=opts.repeat))
-        if (opts.sequential and rerun)
-        else None
-    )
-    decision = None
+    # the paired test over independent pairs (design 290): fed each round, it stops the
+    # rounds early when sequential; its conclusion decides the improvement check
+    quarantined = {q.task for q in base.pkg.manifest.release_gate.quarantine}
+    online = OnlineTest(SequentialConfig(max_rounds=opts.repeat), exclude=quarantined)
+    rerun_ids = {t.id for t in rerun}
     for rnd in range(opts.repeat if rerun else 0):
         recs = runner.run(
             agent,
@@ -370,16 +370,15 @@ def _run_suite(s: str, opts: GateOptions, inputs: GateInputs, runner: TrialSourc
             suite=s,
         )
         head_recs += recs
-        if seq is not None:
-            pairs = [
-                to_outcome(r, "base")
-                for r in comparable(base_recs)
-                if r.repeat_index == rnd and r.task_id in {t.id for t in rerun}
-            ]
-            pairs += [to_outcome(r, "head") for r in comparable(recs)]
-            decision = seq.update(pairs)
-            if decision.outcome != "continue":
-                break
+        pairs = [
+            to_outcome(r, "base")
+            for r in comparable(base_recs)
+            if r.repeat_index == rnd and r.task_id in rerun_ids
+        ]
+        pairs += [to_outcome(r, "head") for r in comparable(recs)]
+        decision = online.update(pairs)
+        if opts.sequential and decision.outcome != "continue":
+            break
     references: dict[Side, list[RunRecord]] = {}
     if opts.teacher:
         # skill-free trials: cached across every gate of the same tasks and routes
@@ -395,8 +394,15 @@ def _run_suite(s: str, opts: GateOptions, inputs: GateInputs, runner: TrialSourc
         references["baseline"] = runner.run(agent, tasks, None, None, repeats=opts.repeat, suite=s)
     reused = [r for tid in reuse for r in by_task.get(tid, [])]
     metrics = compute_metrics(suite_outcomes(base_recs, head_recs, references, reused))
+    evidence = online.evidence(rerun_ids - quarantined) if rerun else None
     return _SuiteRun(
-        SuiteResult(suite=s, tasks=sorted(htasks), metrics=metrics, sequential=decision),
+        SuiteResult(
+            suite=s,
+            tasks=sorted(htasks),
+            metrics=metrics,
+            sequential=evidence.decision if evidence and opts.sequential else None,
+            evidence=evidence,
+        ),
         sel,
         base_recs,
         head_recs,

@@ -13,17 +13,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from skillci.gate.change_guard import guard_change
+from skillci.gate.evidence import paired_test
 from skillci.gate.flaky import FlakyHistory
 from skillci.gate.impact import ImpactSelection
-from skillci.gate.metrics import Side, TrialOutcome
+from skillci.gate.metrics import Side, TrialOutcome, compute_metrics
 from skillci.gate.outcomes import (
     Comparability,
     comparability,
     comparable,
+    errored,
     loaded_files,
     to_outcome,
 )
 from skillci.gate.power import SuitePower, suite_power
+from skillci.gate.sequential import SequentialConfig
 from skillci.gate.verdict import (
     Complexity,
     GateCheck,
@@ -93,6 +96,32 @@ def suite_outcomes(
         out += [to_outcome(r, side) for r in comparable(recs)]
     out += [to_outcome(r, "head") for r in comparable(reused)]
     return out
+
+
+def suite_result(
+    suite: str,
+    outcomes: Sequence[TrialOutcome],
+    *,
+    tasks: Sequence[str] | None = None,
+    rounds: int | None = None,
+    n_boot: int | None = None,
+    quarantined: Sequence[str] = (),
+) -> SuiteResult:
+    """A suite's metrics and paired evidence from its outcomes, the way the gate flow
+    computes them (rounds = repeats, replayed through the sequential test; ``rounds``
+    defaults to the most repeats seen). For callers that hold outcomes, not a runner:
+    tests, benchmarks."""
+    names = sorted(tasks if tasks is not None else {o.task_id for o in outcomes})
+    planned = rounds or 1 + max((o.repeat for o in outcomes), default=0)
+    kw = {} if n_boot is None else {"n_boot": n_boot}
+    return SuiteResult(
+        suite=suite,
+        tasks=names,
+        metrics=compute_metrics(outcomes, **kw),
+        evidence=paired_test(
+            outcomes, SequentialConfig(max_rounds=planned), tasks=names, exclude=quarantined
+        ),
+    )
 
 
 def complexity(
@@ -200,6 +229,7 @@ def conclude(
         guard_verdict=guard,
         same_instance=same_instance,
         flaky_history=flaky_history,
+        errors=error_lines(base_records, head_records),
     )
     return Conclusion(
         verdict=verdict,
@@ -213,6 +243,20 @@ def conclude(
         guard_findings=findings,
         power=suites_power(suites, base_pkg.manifest.release_gate, flaky_history),
     )
+
+
+def error_lines(
+    base_records: Sequence[RunRecord], head_records: Sequence[RunRecord]
+) -> dict[str, list[str]]:
+    """Side -> one line per errored trial (task, state, the first line of its cause)."""
+    out: dict[str, list[str]] = {}
+    for side, recs in (("base", base_records), ("head", head_records)):
+        for r in errored(recs):
+            cause = (r.evaluation.verifier_output or r.stop_reason or "").strip().splitlines()
+            out.setdefault(side, []).append(
+                f"{r.task_id} ({r.evaluation.state.value}): {cause[0][:160] if cause else 'no cause recorded'}"
+            )
+    return out
 
 
 def suites_power(
@@ -229,6 +273,7 @@ def suites_power(
             min_gain=gate.min_validation_gain,
             max_regression_rate=gate.max_regression_rate,
             uncounted=skip,
+            repeats=s.evidence.effective_repeats if s.evidence is not None else None,
         )
         for s in suites
         if s.metrics.tasks
@@ -244,6 +289,7 @@ __all__ = [
     "merge_impact",
     "rerun_on_head",
     "suite_outcomes",
+    "suite_result",
     "suites_power",
     "worst",
 ]

@@ -74,6 +74,12 @@ class TrialOutcome(_Frozen):
         default=None,
         description="The trajectory shows the skill under test loaded; None: no skill given.",
     )
+    fingerprint: str | None = Field(
+        default=None,
+        description="Hash of the trial's actions (assistant messages and tool calls): two "
+        "trials of a task and side with the same fingerprint are one observation "
+        "(docs/design/290). None: no trajectory, taken as independent.",
+    )
 
 
 # ---------------------------------------------------------------------------- outputs

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
 from skillci.gate.metrics import Side, TrialOutcome
 from skillci.trace.invocation import invocation
-from skillci.trace.models import EvalState, RunRecord, SkillLoadEvent
+from skillci.trace.models import EvalState, MessageEvent, RunRecord, SkillLoadEvent, ToolCallEvent
+
+#: States in which no verdict on the skill was measured: the model, sandbox, harness or
+#: verifier failed (docs/design/290). They are never an outcome: not in a pass rate, not in
+#: a pair; the gate says how many there were and is inconclusive while any remain.
+ERROR_STATES = frozenset({EvalState.infra_error, EvalState.verifier_error, EvalState.not_run})
 
 #: The hint every environment_unsupported warning ends with.
 UNSUPPORTED_HINT = "run them with --sandbox docker"
@@ -20,6 +27,21 @@ def loaded_files(record: RunRecord) -> frozenset[str]:
     if record.runtime.skill is not None:
         loaded.add("SKILL.md")
     return frozenset(loaded)
+
+
+def fingerprint(record: RunRecord) -> str | None:
+    """Hash of what the agent did: its assistant messages and tool calls (names and
+    arguments; not call ids, times or tool output). None for a record without events."""
+    acts: list[object] = []
+    for e in record.events:
+        if isinstance(e, MessageEvent) and e.role == "assistant":
+            acts.append(["m", e.content])
+        elif isinstance(e, ToolCallEvent):
+            acts.append(["t", e.tool, e.arguments])
+    if not record.events:
+        return None
+    blob = json.dumps(acts, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
 def to_outcome(record: RunRecord, side: Side, repeat: int | None = None) -> TrialOutcome:
@@ -42,13 +64,25 @@ def to_outcome(record: RunRecord, side: Side, repeat: int | None = None) -> Tria
         usd=cost.usd or 0.0,
         loaded_skill_files=loaded_files(record),
         invoked=inv.loaded if (inv := invocation(record)) is not None else None,
+        fingerprint=fingerprint(record),
     )
 
 
 def comparable(records: Iterable[RunRecord]) -> list[RunRecord]:
     """The records a metric may count: not those the runner could not run at all
-    (``environment_unsupported``: the task's environment, not the skill, decided them)."""
-    return [r for r in records if r.evaluation.state is not EvalState.environment_unsupported]
+    (``environment_unsupported``: the task's environment, not the skill, decided them), nor
+    those whose measurement failed (:data:`ERROR_STATES`)."""
+    return [
+        r
+        for r in records
+        if r.evaluation.state is not EvalState.environment_unsupported
+        and r.evaluation.state not in ERROR_STATES
+    ]
+
+
+def errored(records: Iterable[RunRecord]) -> list[RunRecord]:
+    """The records whose measurement failed (:data:`ERROR_STATES`)."""
+    return [r for r in records if r.evaluation.state in ERROR_STATES]
 
 
 def reward_hack_warnings(records: Iterable[RunRecord]) -> list[str]:

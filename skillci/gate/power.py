@@ -162,12 +162,18 @@ def suite_power(
     alpha: float = DEFAULT_ALPHA,
     power: float = DEFAULT_POWER,
     uncounted: Container[str] = (),
+    repeats: int | None = None,
 ) -> SuitePower:
     """Power of one suite of a gate run, from its per-task base/head scores and repeats.
-    ``uncounted``: tasks the regression check leaves out (flaky, quarantined)."""
+    ``uncounted``: tasks the regression check leaves out (flaky, quarantined).
+    ``repeats``: the independent repeats per task when known (the paired evidence counts
+    trials that repeated an earlier trial's actions once, design 290); default: the
+    fewest trials of a task on one side."""
     tasks = metrics.tasks
     n = len(tasks)
     k = min((min(t.base_repeats, t.head_repeats) for t in tasks), default=0)
+    if repeats is not None:
+        k = min(k, max(1, repeats))
     diffs = [t.head_pass_fraction - t.base_pass_fraction for t in tasks]
     trials = sum(t.base_repeats + t.head_repeats for t in tasks)
     pooled = (

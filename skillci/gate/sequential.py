@@ -200,6 +200,11 @@ class SequentialTest:
         self._final: Decision | None = None
 
     @property
+    def discordant_per_round(self) -> list[int]:
+        """Discordant pairs of each round that completed a pair, in order."""
+        return list(self._per_round)
+
+    @property
     def decision(self) -> Decision:
         """The current state, as a decision (``continue`` until decided)."""
         return self._final or self._make("continue", "no round observed yet")

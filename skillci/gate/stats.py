@@ -135,6 +135,20 @@ def sign_test(
     return SignTest(n_pos=n_pos, n_neg=n_neg, n_ties=n_ties, alternative=alternative, p_value=p)
 
 
+def fisher_less(a_pass: int, a_n: int, b_pass: int, b_n: int) -> float:
+    """One-sided Fisher exact p-value of "side b passes less often than side a": the
+    probability, with the margins fixed, of b having ``b_pass`` passes or fewer."""
+    if min(a_pass, a_n, b_pass, b_n) < 0 or a_pass > a_n or b_pass > b_n:
+        raise ValueError("fisher_less: need 0 <= passes <= trials")
+    total, passes = a_n + b_n, a_pass + b_pass
+    lo = max(0, passes - a_n)
+    denom = math.comb(total, passes)
+    return min(
+        1.0,
+        sum(math.comb(b_n, k) * math.comb(a_n, passes - k) for k in range(lo, b_pass + 1)) / denom,
+    )
+
+
 # ---------------------------------------------------------------------------- intervals
 
 

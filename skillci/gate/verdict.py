@@ -6,23 +6,25 @@ Thresholds come from the *base* manifest's ``release_gate`` — a PR cannot lowe
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
+from skillci.gate.evidence import PairedEvidence, Status, improvement_evidence
 from skillci.gate.flaky import FlakyHistory
 from skillci.gate.impact import ImpactSelection
 from skillci.gate.metrics import GateMetrics, TaskChange
 from skillci.gate.outcomes import Comparability
 from skillci.gate.power import SuitePower
 from skillci.gate.sequential import Decision
-from skillci.gate.stats import sign_test
+from skillci.gate.stats import fisher_less, sign_test
 from skillci.gate.triggers import TriggerCheck
 from skillci.skill.models import ReleaseGate
 
 GATE_SCHEMA_VERSION = 1
-Verdict = Literal["accept", "reject"]
+Verdict = Literal["accept", "reject", "inconclusive"]
 
 
 class GateCheck(BaseModel):
@@ -31,8 +33,22 @@ class GateCheck(BaseModel):
     name: str = Field(description="Stable check name, e.g. regression_rate.")
     value: str = Field(description="The measured number, formatted.")
     threshold: str = Field(description="What it must satisfy, formatted.")
-    passed: bool
+    passed: bool = Field(description="pass or not_applicable (kept for old readers).")
+    status: Status = Field(
+        default="pass",
+        description="pass; fail (the evidence says no: rejects); not_measured (no evidence "
+        "either way: makes the verdict inconclusive); not_applicable (nothing to check, "
+        "e.g. no task passes on base so none can regress).",
+    )
     detail: str = Field(default="", description="One line of context.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _status_from_passed(cls, data: object) -> object:
+        # reports written before `status` existed carry only `passed`
+        if isinstance(data, dict) and "status" not in data and "passed" in data:
+            data = {**data, "status": "pass" if data["passed"] else "fail"}
+        return data
 
 
 class Complexity(BaseModel):
@@ -54,6 +70,11 @@ class SuiteResult(BaseModel):
     tasks: list[str]
     metrics: GateMetrics
     sequential: Decision | None = None
+    evidence: PairedEvidence | None = Field(
+        default=None,
+        description="The paired test over independent base/head pairs (design 290): "
+        "what decides the improvement check.",
+    )
 
 
 class SameInstance(BaseModel):
@@ -80,7 +101,10 @@ class GateReport(BaseModel):
     student: str = Field(description="Model route of the student that was re-run.")
     repeat: int
     verdict: Verdict
-    reasons: list[str] = Field(description="Failed checks, one line each (empty on accept).")
+    reasons: list[str] = Field(
+        description="Failed checks (reject) or unmeasured ones (inconclusive), one line "
+        "each; empty on accept."
+    )
     checks: list[GateCheck]
     suites: list[SuiteResult]
     comparability: Comparability
@@ -210,6 +234,292 @@ def uncounted(
     )
 
 
+@dataclass(frozen=True)
+class CheckInput:
+    """Everything a gate check may read (pure data)."""
+
+    gate: ReleaseGate
+    suites: list[SuiteResult]
+    validation: SuiteResult | None
+    changes: list[TaskChange]
+    skip: Uncounted
+    comparability: Comparability
+    base: Complexity
+    head: Complexity
+    guard_verdict: str
+    same_instance: SameInstance | None
+    errors: Mapping[str, list[str]]
+    alpha: float
+    validation_suite: str
+    security_suite: str
+
+
+CheckFn = Callable[[CheckInput], "GateCheck | None"]
+
+#: The gate's checks, in report order: each is one function of :class:`CheckInput` that
+#: returns its line (or None when it does not apply). A new metric is one more entry.
+CHECKS: list[tuple[str, CheckFn]] = []
+
+
+def check(name: str) -> Callable[[CheckFn], CheckFn]:
+    """Register a gate check under ``name`` (report order = registration order)."""
+
+    def deco(fn: CheckFn) -> CheckFn:
+        CHECKS.append((name, fn))
+        return fn
+
+    return deco
+
+
+def line(name: str, value: str, threshold: str, status: Status, detail: str = "") -> GateCheck:
+    return GateCheck(
+        name=name,
+        value=value,
+        threshold=threshold,
+        passed=status in ("pass", "not_applicable"),
+        status=status,
+        detail=detail,
+    )
+
+
+def _ok(flag: bool) -> Status:
+    return "pass" if flag else "fail"
+
+
+@check("measured")
+def _measured(c: CheckInput) -> GateCheck:
+    n = sum(len(v) for v in c.errors.values())
+    if not n:
+        return line("measured", "every trial measured", "no errored trial", "pass")
+    first = next(iter(v[0] for v in c.errors.values() if v))
+    sides = ", ".join(f"{k} {len(v)}" for k, v in sorted(c.errors.items()) if v)
+    return line(
+        "measured",
+        f"{n} trial(s) errored ({sides})",
+        "no errored trial",
+        "not_measured",
+        f"first: {first}; an error is the measurement's failure, not the skill's — fix "
+        "it and re-run (errored trials are retried)",
+    )
+
+
+@check("improvement")
+def _improvement(c: CheckInput) -> GateCheck:
+    gate = c.gate
+    threshold = f"paired test shows head better (alpha {c.alpha}) and gain >= {gate.min_validation_gain:.1%}"
+    val = c.validation
+    if val is None:
+        return line(
+            "improvement",
+            "no validation suite",
+            threshold,
+            "not_measured",
+            f"run the {c.validation_suite} suite: nothing else measures an improvement",
+        )
+    b, h = _rate(val.metrics, "base"), _rate(val.metrics, "head")
+    gain = (h - b) if (b is not None and h is not None) else None
+    if val.evidence is None:
+        return line(
+            "improvement", f"gain {_pct(gain)}", threshold, "not_measured", "no paired trials"
+        )
+    f = improvement_evidence(val.evidence, gain, gate.min_validation_gain)
+    return line(
+        "improvement",
+        f.value,
+        threshold,
+        f.status,
+        f"{c.validation_suite}: {_pct(b)} -> {_pct(h)}; {f.detail}",
+    )
+
+
+@check("no_significant_drop")
+def _no_drop(c: CheckInput) -> GateCheck | None:
+    val = c.validation
+    if val is None or val.metrics.paired is None:
+        return None
+    p = val.metrics.paired
+    drop = sign_test(p.tasks_head_better, p.tasks_base_better, alternative="less")
+    return line(
+        "no_significant_drop",
+        f"p = {drop.p_value:.3g} ({p.tasks_base_better} worse, {p.tasks_head_better} better)",
+        f"one-sided sign test p >= {c.alpha}",
+        _ok(drop.p_value >= c.alpha),
+    )
+
+
+def regressed(t: TaskChange, *, flaky: bool, alpha: float) -> bool:
+    """A task passing on base (strict majority) that fails on head; when its repeats
+    disagree (``flaky``), only if the loss is beyond its noise (one-sided Fisher exact
+    test at ``alpha``): a noisy task is tested, never switched off (design 290)."""
+    if t.change != "regression":
+        return False
+    if not flaky:
+        return True
+    bp = round(t.base_pass_fraction * t.base_repeats)
+    hp = round(t.head_pass_fraction * t.head_repeats)
+    return fisher_less(bp, t.base_repeats, hp, t.head_repeats) < alpha
+
+
+@check("regression_rate")
+def _regression(c: CheckInput) -> GateCheck:
+    gate = c.gate
+    counted = [t for t in c.changes if t.task_id not in c.skip.quarantined]
+    passing = [t for t in counted if t.change in ("regression", "unchanged_pass")]
+    noisy = {t.task_id for t in counted if is_flaky(t) or t.task_id in c.skip.history}
+    if gate.flaky_tasks == "count":
+        noisy = set()
+    regs = [t for t in passing if regressed(t, flaky=t.task_id in noisy, alpha=c.alpha)]
+    within = [t.task_id for t in passing if t.change == "regression" and t not in regs]
+    threshold = f"<= {gate.max_regression_rate:.1%}"
+    quarantined = "quarantined: " + ", ".join(c.skip.quarantined) if c.skip.quarantined else ""
+    if not passing:
+        return line(
+            "regression_rate",
+            f"n/a (0 of {len(counted)} task(s) pass on base)",
+            threshold,
+            "not_applicable" if counted else "not_measured",
+            "; ".join(
+                x
+                for x in (
+                    "nothing passes on base, so nothing can regress"
+                    if counted
+                    else "no task measured",
+                    quarantined,
+                )
+                if x
+            ),
+        )
+    rate = len(regs) / len(passing)
+    detail = "; ".join(
+        x
+        for x in (
+            ", ".join(t.task_id for t in regs),
+            ("losses within repeat noise (Fisher p >= alpha): " + ", ".join(within))
+            if within
+            else "",
+            ("flaky from history: " + ", ".join(sorted(c.skip.history))) if c.skip.history else "",
+            quarantined,
+        )
+        if x
+    )
+    return line(
+        "regression_rate",
+        f"{_pct(rate)} ({len(regs)}/{len(passing)} base-passing tasks)",
+        threshold,
+        _ok(rate <= gate.max_regression_rate),
+        detail,
+    )
+
+
+@check("security_suite")
+def _security(c: CheckInput) -> GateCheck | None:
+    if not c.gate.require_security_suite:
+        return None
+    sec = next((s for s in c.suites if s.suite == c.security_suite), None)
+    if sec is None:
+        return line(
+            "security_suite",
+            "not run",
+            "all pass",
+            "not_measured",
+            f"run the {c.security_suite} suite",
+        )
+    measured = {t.task_id for t in sec.metrics.tasks}
+    missing = sorted(set(sec.tasks) - measured)
+    failing = [t.task_id for t in sec.metrics.tasks if t.head_pass_fraction < 1.0]
+    value = f"{len(measured) - len(failing)}/{len(measured)} pass" + (
+        f", {len(missing)} not measured" if missing else ""
+    )
+    if failing:
+        return line("security_suite", value, "all pass (every repeat)", "fail", ", ".join(failing))
+    if missing or not measured:
+        return line(
+            "security_suite",
+            value,
+            "all pass (every repeat)",
+            "not_measured",
+            "no trial measured: " + ", ".join(missing) if missing else "the suite has no task",
+        )
+    return line("security_suite", value, "all pass (every repeat)", "pass")
+
+
+@check("token_growth")
+def _tokens(c: CheckInput) -> GateCheck:
+    base, head = c.base, c.head
+    growth = (
+        (head.bootstrap_tokens - base.bootstrap_tokens) / base.bootstrap_tokens
+        if base.bootstrap_tokens
+        else 0.0
+    )
+    return line(
+        "token_growth",
+        f"{base.bootstrap_tokens} -> {head.bootstrap_tokens} ({growth:+.1%})",
+        f"<= {c.gate.max_token_growth:+.0%}",
+        _ok(growth <= c.gate.max_token_growth),
+    )
+
+
+@check("lint")
+def _lint(c: CheckInput) -> GateCheck:
+    return line(
+        "lint",
+        f"{c.base.lint_errors} -> {c.head.lint_errors} errors",
+        "no new errors",
+        _ok(c.head.lint_errors <= c.base.lint_errors),
+    )
+
+
+@check("guard")
+def _guard(c: CheckInput) -> GateCheck:
+    return line(
+        "guard",
+        c.guard_verdict,
+        "pass (needs-approval blocks auto-accept)",
+        _ok(c.guard_verdict == "pass"),
+    )
+
+
+@check("comparable_runs")
+def _comparable(c: CheckInput) -> GateCheck:
+    comp = c.comparability
+    if comp.comparable:
+        return line("comparable_runs", "yes", "only the skill differs", "pass")
+    return line(
+        "comparable_runs",
+        f"{len(comp.issues)} difference(s)",
+        "only the skill differs",
+        "not_measured",
+        "; ".join(comp.issues[:3])
+        + " — the sides measured different things; re-run the stale side: "
+        "`skillci gate --rerun base` (or `review --rerun base`)",
+    )
+
+
+@check("same_instance")
+def _same(c: CheckInput) -> GateCheck | None:
+    si = c.same_instance
+    if si is None:
+        return None
+    return line(
+        "same_instance",
+        f"{'pass' if si.before_passed else 'fail'} -> {'pass' if si.after_passed else 'fail'}",
+        "passes on head",
+        _ok(si.after_passed),
+        si.task_id,
+    )
+
+
+def verdict_of(checks: Iterable[GateCheck]) -> Verdict:
+    """reject if a check failed on evidence; inconclusive if one could not be measured;
+    accept only when every check passed (or did not apply)."""
+    statuses = {c.status for c in checks}
+    if "fail" in statuses:
+        return "reject"
+    if "not_measured" in statuses:
+        return "inconclusive"
+    return "accept"
+
+
 def decide(
     *,
     gate: ReleaseGate,
@@ -223,162 +533,39 @@ def decide(
     security_suite: str = "security",
     alpha: float = 0.05,
     flaky_history: Mapping[str, FlakyHistory] | None = None,
+    errors: Mapping[str, list[str]] | None = None,
 ) -> tuple[Verdict, list[GateCheck]]:
-    """Apply the release gate. Every check is listed, pass or fail."""
-    checks: list[GateCheck] = []
-    val = next((s for s in suites if s.suite == validation_suite), None)
+    """Apply the release gate: every registered check (:data:`CHECKS`), then
+    :func:`verdict_of`. ``errors``: side -> one line per errored trial."""
     every = all_changes(suites)
-    skip = uncounted(gate, every, flaky_history)
-    changes = [c for c in every if c.task_id not in skip]
-    repairs = sum(c.change == "repair" for c in changes)
-    base_pass = [c for c in changes if c.change in ("regression", "unchanged_pass")]
-    regressions = sum(c.change == "regression" for c in changes)
-
-    if val is not None:
-        b, h = _rate(val.metrics, "base"), _rate(val.metrics, "head")
-        gain = (h - b) if (b is not None and h is not None) else None
-        si_repaired = bool(
-            same_instance and same_instance.after_passed and not same_instance.before_passed
-        )
-        improved = (
-            (gain is not None and gain >= gate.min_validation_gain) or repairs > 0 or si_repaired
-        )
-        checks.append(
-            GateCheck(
-                name="improvement",
-                value=f"gain {_pct(gain)}, repairs {repairs}"
-                + (", same-instance repaired" if si_repaired else ""),
-                threshold=f"gain >= {gate.min_validation_gain:.1%} or a repair",
-                passed=improved,
-                detail=f"{validation_suite}: {_pct(b)} -> {_pct(h)}",
-            )
-        )
-        checks.append(
-            GateCheck(
-                name="validation_no_drop",
-                value=f"{_pct(b)} -> {_pct(h)}",
-                threshold="head >= base",
-                passed=gain is not None and gain >= -1e-12,
-            )
-        )
-        if val.metrics.paired is not None:
-            p = val.metrics.paired
-            drop = sign_test(p.tasks_head_better, p.tasks_base_better, alternative="less")
-            checks.append(
-                GateCheck(
-                    name="no_significant_drop",
-                    value=f"p = {drop.p_value:.3g} ({p.tasks_base_better} worse, {p.tasks_head_better} better)",
-                    threshold=f"one-sided sign test p >= {alpha}",
-                    passed=drop.p_value >= alpha,
-                )
-            )
-    else:
-        checks.append(
-            GateCheck(
-                name="improvement",
-                value="no validation suite",
-                threshold="a validation suite",
-                passed=False,
-            )
-        )
-
-    reg_rate = regressions / len(base_pass) if base_pass else 0.0
-    checks.append(
-        GateCheck(
-            name="regression_rate",
-            value=f"{_pct(reg_rate)} ({regressions}/{len(base_pass)})",
-            threshold=f"<= {gate.max_regression_rate:.1%}",
-            passed=reg_rate <= gate.max_regression_rate,
-            detail="; ".join(
-                x
-                for x in (
-                    ", ".join(c.task_id for c in changes if c.change == "regression"),
-                    skip.describe(),
-                )
-                if x
-            ),
-        )
+    inp = CheckInput(
+        gate=gate,
+        suites=suites,
+        validation=next((s for s in suites if s.suite == validation_suite), None),
+        changes=every,
+        skip=uncounted(gate, every, flaky_history),
+        comparability=comparability,
+        base=base,
+        head=head,
+        guard_verdict=guard_verdict,
+        same_instance=same_instance,
+        errors=errors or {},
+        alpha=alpha,
+        validation_suite=validation_suite,
+        security_suite=security_suite,
     )
-
-    sec = next((s for s in suites if s.suite == security_suite), None)
-    if gate.require_security_suite:
-        if sec is None:
-            checks.append(
-                GateCheck(
-                    name="security_suite", value="not run", threshold="all pass", passed=False
-                )
-            )
-        else:
-            failing = [t.task_id for t in sec.metrics.tasks if t.head_pass_fraction < 1.0]
-            checks.append(
-                GateCheck(
-                    name="security_suite",
-                    value=f"{len(sec.metrics.tasks) - len(failing)}/{len(sec.metrics.tasks)} pass",
-                    threshold="all pass (every repeat)",
-                    passed=not failing,
-                    detail=", ".join(failing),
-                )
-            )
-
-    growth = (
-        (head.bootstrap_tokens - base.bootstrap_tokens) / base.bootstrap_tokens
-        if base.bootstrap_tokens
-        else 0.0
-    )
-    checks.append(
-        GateCheck(
-            name="token_growth",
-            value=f"{base.bootstrap_tokens} -> {head.bootstrap_tokens} ({growth:+.1%})",
-            threshold=f"<= {gate.max_token_growth:+.0%}",
-            passed=growth <= gate.max_token_growth,
-        )
-    )
-    checks.append(
-        GateCheck(
-            name="lint",
-            value=f"{base.lint_errors} -> {head.lint_errors} errors",
-            threshold="no new errors",
-            passed=head.lint_errors <= base.lint_errors,
-        )
-    )
-    checks.append(
-        GateCheck(
-            name="guard",
-            value=guard_verdict,
-            threshold="pass (needs-approval blocks auto-accept)",
-            passed=guard_verdict == "pass",
-        )
-    )
-    checks.append(
-        GateCheck(
-            name="comparable_runs",
-            value="yes"
-            if comparability.comparable
-            else f"{len(comparability.issues)} difference(s)",
-            threshold="only the skill differs",
-            passed=comparability.comparable,
-            detail="; ".join(comparability.issues[:3]),
-        )
-    )
-    if same_instance is not None:
-        checks.append(
-            GateCheck(
-                name="same_instance",
-                value=f"{'pass' if same_instance.before_passed else 'fail'} -> {'pass' if same_instance.after_passed else 'fail'}",
-                threshold="passes on head",
-                passed=same_instance.after_passed,
-                detail=same_instance.task_id,
-            )
-        )
-    verdict: Verdict = "accept" if all(c.passed for c in checks) else "reject"
-    return verdict, checks
+    checks = [c for _, fn in CHECKS if (c := fn(inp)) is not None]
+    return verdict_of(checks), checks
 
 
 def reasons(checks: Iterable[GateCheck]) -> list[str]:
+    """One line per check that decided the verdict: the failed ones when any failed,
+    else the unmeasured ones."""
+    items = list(checks)
+    failed = [c for c in items if c.status == "fail"]
     return [
         f"{c.name}: {c.value} (needs {c.threshold})" + (f" — {c.detail}" if c.detail else "")
-        for c in checks
-        if not c.passed
+        for c in (failed or [c for c in items if c.status == "not_measured"])
     ]
 
 

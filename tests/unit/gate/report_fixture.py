@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from skillci.gate.decision import suite_result
 from skillci.gate.impact import select_tasks
-from skillci.gate.metrics import Side, TaskChangeKind, TrialOutcome, compute_metrics
+from skillci.gate.metrics import Side, TaskChangeKind, TrialOutcome
 from skillci.gate.outcomes import comparability, to_outcome
 from skillci.gate.verdict import (
     Complexity,
@@ -247,8 +248,7 @@ def build_report(
                             outcomes.append(to_outcome(rec, "head"))
                     elif side == "head":
                         all_head.append(rec)
-        metrics = compute_metrics(outcomes, n_boot=400)
-        suites.append(SuiteResult(suite=suite, tasks=sorted(tasks), metrics=metrics))
+        suites.append(suite_result(suite, outcomes, tasks=sorted(tasks), n_boot=400))
         if suite == "validation":
             loaded = {t: {"SKILL.md", CHANGED_FILE} for t in tasks}
         else:

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from skillci.gate.decision import suites_power
+from skillci.gate.decision import suite_result, suites_power
 from skillci.gate.flaky import FlakyHistory
 from skillci.gate.metrics import TrialOutcome, compute_metrics
 from skillci.gate.outcomes import Comparability
@@ -142,14 +142,22 @@ CX = Complexity(
 )
 
 
+def _suites(
+    gate: ReleaseGate, table: dict[str, tuple[list[bool], list[bool]]]
+) -> list[SuiteResult]:
+    return [
+        suite_result(
+            "validation", outcomes(table), n_boot=0, quarantined=[q.task for q in gate.quarantine]
+        )
+    ]
+
+
 def _decide(  # type: ignore[no-untyped-def]
     gate: ReleaseGate,
     table: dict[str, tuple[list[bool], list[bool]]],
     flaky_history: dict[str, FlakyHistory] | None = None,
 ):
-    suite = SuiteResult(
-        suite="validation", tasks=sorted(table), metrics=compute_metrics(outcomes(table), n_boot=0)
-    )
+    (suite,) = _suites(gate, table)
     return decide(
         gate=gate.model_copy(update={"require_security_suite": False}),
         suites=[suite],
@@ -170,11 +178,15 @@ def test_a_task_flaky_on_base_is_not_a_regression_unless_the_manifest_says_count
     }
     verdict, checks = _decide(ReleaseGate(), table)
     reg = next(c for c in checks if c.name == "regression_rate")
-    assert verdict == "accept" and reg.passed and reg.value == "0.0% (0/1)"
-    assert reg.detail == "not counted — flaky on base: flaky"
+    # the flaky task is tested against its noise (Fisher 2/3 vs 1/3: p = 0.5), not dropped
+    assert reg.status == "pass" and reg.value == "0.0% (0/2 base-passing tasks)"
+    assert reg.detail == "losses within repeat noise (Fisher p >= alpha): flaky"
+    # 3 head wins vs 1 base win in 3 rounds cannot be significant: no accept on this
+    assert verdict == "inconclusive"
     verdict, checks = _decide(ReleaseGate(flaky_tasks="count"), table)
     reg = next(c for c in checks if c.name == "regression_rate")
-    assert verdict == "reject" and reg.value == "50.0% (1/2)" and reg.detail == "flaky"
+    assert verdict == "reject" and reg.value == "50.0% (1/2 base-passing tasks)"
+    assert reg.detail == "flaky"
 
 
 def test_quarantined_tasks_are_not_counted_and_are_named_with_their_reason() -> None:
@@ -187,7 +199,10 @@ def test_quarantined_tasks_are_not_counted_and_are_named_with_their_reason() -> 
     gate = ReleaseGate(quarantine=[QuarantinedTask(task="broken", reason="env needs network")])
     verdict, checks = _decide(gate, table)
     reg = next(c for c in checks if c.name == "regression_rate")
-    assert verdict == "accept" and reg.detail == "not counted — quarantined: broken"
+    assert reg.status == "pass" and reg.detail == "quarantined: broken"
+    ev = next(s for s in _suites(gate, table) if s.suite == "validation").evidence
+    assert ev is not None and ev.decision.base_wins == 0  # not in the paired test either
+    assert verdict == "inconclusive"  # 3 wins in 3 rounds cannot be significant
 
 
 def test_the_markdown_report_shows_power_and_warnings() -> None:
