@@ -24,7 +24,14 @@ class ExitCode(enum.IntEnum):
     INVALID_INPUT = 2
     INTERNAL = 3
     EXTERNAL = 4
+    INCONCLUSIVE = 5
+    """The gate could not decide: the evidence neither accepts nor rejects (design 290)."""
     INTERRUPTED = 130
+
+    @classmethod
+    def of_verdict(cls, verdict: str) -> ExitCode:
+        """0 accept, 1 reject, 5 inconclusive."""
+        return {"accept": cls.OK, "inconclusive": cls.INCONCLUSIVE}.get(verdict, cls.REJECTED)
 
 
 class SkillciError(Exception):

@@ -165,4 +165,4 @@ def merge_cmd(
         emit_json(report)
     else:
         console.print(render_markdown(report, marker=False), markup=False)
-    return int(ExitCode.OK if report.accepted else ExitCode.REJECTED)
+    return int(ExitCode.of_verdict(report.verdict))

@@ -59,7 +59,7 @@ def print_report(report: GateReport, json_out: bool) -> int:
         console.print(render_markdown(report, marker=False), markup=False)
     for w in report.warnings:  # environment_unsupported trials: also on stderr, in --json too
         err_console.print(f"[bold yellow]warning:[/bold yellow] {w}", highlight=False)
-    return int(ExitCode.OK if report.accepted else ExitCode.REJECTED)
+    return int(ExitCode.of_verdict(report.verdict))
 
 
 app = typer.Typer(add_completion=False)

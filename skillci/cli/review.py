@@ -64,6 +64,7 @@ def review_cmd(
 ) -> int:
     """Gate a PR and upsert its sticky comment and `skillci/gate` status."""
     from skillci.flows.review import review
+    from skillci.gate.verdict import decisive_lines
 
     if from_report is not None:
         raise InvalidInputError(
@@ -109,12 +110,20 @@ def review_cmd(
     set_output("gate_id", report.gate_id)
     if json_out:
         emit_json({**to_jsonable(report), "forge": to_jsonable(ctx.forge_choice)})
-        return int(ExitCode.OK if report.accepted else ExitCode.REJECTED)
+        return int(ExitCode.of_verdict(report.verdict))
     console.print(
         f"PR #{pr}: {report.verdict} (gate {report.gate_id}, forge {ctx.forge_choice.kind})"
-        + ("" if not dry_run else " — dry run, nothing posted")
+        + ("" if not dry_run else " — dry run, nothing posted"),
+        highlight=False,
     )
-    return int(ExitCode.OK if report.accepted else ExitCode.REJECTED)
+    for line in decisive_lines(report):
+        console.print(f"  {line}", markup=False, highlight=False)
+    console.print(
+        f"  report: skillci report show {report.gate_id} --repo {repo}",
+        markup=False,
+        highlight=False,
+    )
+    return int(ExitCode.of_verdict(report.verdict))
 
 
 def _post_verified(

@@ -176,8 +176,16 @@ def _trigger_section(t: TriggerCheck) -> list[str]:
     return [*out, ""] if t.flipped else out
 
 
+_STATUS_MD = {
+    "pass": "pass",
+    "fail": "**FAIL**",
+    "not_measured": "**not measured**",
+    "not_applicable": "n/a",
+}
+
+
 def render_markdown(r: GateReport, *, marker: bool = True) -> str:
-    icon = "✅" if r.accepted else "❌"
+    icon = {"accept": "✅", "inconclusive": "❔"}.get(r.verdict, "❌")
     lines = [STICKY_MARKER] if marker else []
     lines += [
         f"## {icon} skillci gate: **{md_text(r.verdict.upper())}** — {md_code(r.skill)}",
@@ -188,7 +196,12 @@ def render_markdown(r: GateReport, *, marker: bool = True) -> str:
         "",
     ]
     if r.reasons:
-        lines += ["**Why rejected:**", *[f"- {md_text(x)}" for x in r.reasons], ""]
+        why = (
+            "**Why inconclusive** (the evidence could not decide; nothing is rejected):"
+            if r.verdict == "inconclusive"
+            else "**Why rejected:**"
+        )
+        lines += [why, *[f"- {md_text(x)}" for x in r.reasons], ""]
     if r.triggers is not None:
         lines += _trigger_section(r.triggers)
     if r.warnings:
@@ -201,7 +214,7 @@ def render_markdown(r: GateReport, *, marker: bool = True) -> str:
     for c in r.checks:
         lines.append(
             f"| {md_text(c.name)} | {md_text(c.value)} | {md_text(c.threshold)} | "
-            f"{'pass' if c.passed else '**FAIL**'} |"
+            f"{_STATUS_MD[c.status]} |"
         )
     lines.append("")
     if r.same_instance is not None:
@@ -267,4 +280,6 @@ def status_line(r: GateReport) -> tuple[str, str]:
         return "success", "accepted: " + ", ".join(
             c.value for c in r.checks if c.name in ("improvement", "regression_rate")
         )[:130]
+    if r.verdict == "inconclusive":
+        return "failure", ("inconclusive: " + "; ".join(r.reasons))[:140]
     return "failure", ("rejected: " + "; ".join(r.reasons))[:140]

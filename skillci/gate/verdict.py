@@ -569,6 +569,16 @@ def reasons(checks: Iterable[GateCheck]) -> list[str]:
     ]
 
 
+def decisive_lines(report: GateReport) -> list[str]:
+    """The checks that decided the verdict, one line each with number and threshold: the
+    failed ones (reject), the unmeasured ones (inconclusive), or on accept the improvement
+    and regression checks that carried it."""
+    if report.verdict == "accept":
+        keep = [c for c in report.checks if c.name in ("improvement", "regression_rate")]
+        return [f"{c.name}: {c.value} ({c.threshold})" for c in keep]
+    return list(report.reasons)
+
+
 def never_hit(rule_files: Mapping[str, list[str]], loaded: Iterable[frozenset[str]]) -> list[str]:
     """Rules rendered into files that no trial loaded. ``rule_files``: rendered file -> rule ids."""
     seen: set[str] = set()

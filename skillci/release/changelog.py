@@ -66,11 +66,23 @@ def validation_line(report: GateReport) -> str:
     b = base.pass_rate.pass_rate if base else None
     h = head.pass_rate.pass_rate if head else None
     parts = [f"pass rate {_pct(b)} -> {_pct(h)}"]
+    ev = val.evidence
+    if ev is not None:
+        d = ev.decision
+        parts.append(
+            f"paired test: head won {d.head_wins} of {d.head_wins + d.base_wins} discordant "
+            f"pair(s), {ev.pairs} independent pair(s)"
+        )
     if m.paired is not None and m.paired.diff_ci is not None:
         ci = m.paired.diff_ci
-        parts[0] += (
-            f" ({ci.confidence:.0%} CI of the difference [{_signed(ci.low)}, {_signed(ci.high)}])"
-        )
+        if ci.high - ci.low < 1e-9 or len(m.tasks) < 2:
+            # one observation (or all tasks alike) gives no spread, not certainty
+            parts[0] += f" (no interval: {len(m.tasks)} task(s) without spread)"
+        else:
+            parts[0] += (
+                f" ({ci.confidence:.0%} CI of the difference "
+                f"[{_signed(ci.low)}, {_signed(ci.high)}])"
+            )
     elif head is not None:
         ci = head.pass_rate.ci
         parts[0] += f" ({ci.confidence:.0%} CI [{_pct(ci.low)}, {_pct(ci.high)}])"

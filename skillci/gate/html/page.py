@@ -67,7 +67,12 @@ def _header(r: GateReport) -> Safe:
     word = r.verdict.upper()
     return el(
         "header",
-        el("p", ("✔ " if r.accepted else "✘ ") + word, class_="word", id="verdict-word"),
+        el(
+            "p",
+            {"accept": "✔ ", "inconclusive": "? "}.get(r.verdict, "✘ ") + word,
+            class_="word",
+            id="verdict-word",
+        ),
         el("h1", "skillci gate: ", el("strong", word), " — ", el("code", r.skill)),
         el(
             "p",
@@ -105,9 +110,11 @@ def _checks(r: GateReport) -> Safe:
     rows: list[list[object]] = []
     attrs: list[dict[str, object]] = []
     for c in r.checks:
-        verdict = (
-            el("span", "pass", class_="pass") if c.passed else el("span", "FAIL", class_="fail")
-        )
+        verdict = {
+            "pass": el("span", "pass", class_="pass"),
+            "not_applicable": el("span", "n/a", class_="pass"),
+            "not_measured": el("span", "NOT MEASURED", class_="fail"),
+        }.get(c.status, el("span", "FAIL", class_="fail"))
         rows.append([el("code", c.name), c.value, c.threshold, verdict, c.detail])
         attrs.append({"class_": None if c.passed else "failed", "data_check": c.name})
     return _table(["check", "value", "threshold", "", "detail"], rows, row_attrs=attrs, id="checks")
