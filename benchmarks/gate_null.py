@@ -34,12 +34,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from skillci.gate.evidence import OnlineTest  # noqa: E402
-from skillci.gate.metrics import TrialOutcome, compute_metrics  # noqa: E402
-from skillci.gate.outcomes import Comparability  # noqa: E402
-from skillci.gate.sequential import SequentialConfig  # noqa: E402
-from skillci.gate.verdict import Complexity, SuiteResult, decide  # noqa: E402
-from skillci.skill.models import ReleaseGate  # noqa: E402
+from skillci.gate.evidence import OnlineTest
+from skillci.gate.metrics import TrialOutcome, compute_metrics
+from skillci.gate.outcomes import Comparability
+from skillci.gate.sequential import SequentialConfig
+from skillci.gate.verdict import Complexity, SuiteResult, decide
+from skillci.skill.models import ReleaseGate
 
 CX = Complexity(
     bootstrap_tokens=500,
