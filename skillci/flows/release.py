@@ -406,6 +406,18 @@ def _ensure_stable(ctx: RepoContext, skill: str, base: str, actor: str) -> None:
         channel_init(ctx, skill, ref=base, actor=actor)
 
 
+def _refuse_inconclusive(number: int, report: GateReport) -> None:
+    """No information is no verdict: the PR stays open and nothing is closed or refused for
+    ever (design 290); more evidence (tasks, repeats, a fixed route) can decide."""
+    if report.verdict == "inconclusive":
+        raise ReleaseRefused(
+            f"PR #{number}: gate {report.gate_id} was inconclusive — "
+            + ("; ".join(report.reasons[:2]) or "the evidence could not decide"),
+            hint="gather evidence that can decide (more tasks or repeats, or fix the errored "
+            "trials), re-run `skillci review`, then release",
+        )
+
+
 def release_pr(ctx: RepoContext, number: int, *, actor: str | None = None) -> ReleaseResult:
     """Release PR ``number`` if an accepting gate report covers its current head; close it
     when the gate rejected it; refuse (ReleaseRefused) otherwise."""
@@ -429,15 +441,7 @@ def release_pr(ctx: RepoContext, number: int, *, actor: str | None = None) -> Re
     report = find_gate(ctx, pr, gated, skill)
     if resume and report.gate_id != tr[GATE_TRAILER]:
         raise ReleaseRefused(f"PR #{number}: release commit {head[:12]} names another gate")
-    if report.verdict == "inconclusive":
-        # no information is no verdict: the PR stays open, nothing is closed or refused
-        # for ever (design 290); more evidence (tasks, repeats, a fixed route) can decide
-        raise ReleaseRefused(
-            f"PR #{number}: gate {report.gate_id} was inconclusive — "
-            + ("; ".join(report.reasons[:2]) or "the evidence could not decide"),
-            hint="gather evidence that can decide (more tasks or repeats, or fix the errored "
-            "trials), re-run `skillci review`, then release",
-        )
+    _refuse_inconclusive(number, report)
     if not report.accepted:
         return _close_rejected(ctx, pr, report)
     _check_base(ctx, pr, report, skill_dir)

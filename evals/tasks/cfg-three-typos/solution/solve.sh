@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Reference solution for cfg-three-typos: the minimal edit(s) a correct fix makes.
+set -euo pipefail
+python3 - <<'PY'
+import json
+from pathlib import Path
+
+for path, old, new in json.loads(r'''[
+ [
+  "config/service.ini",
+  "timout = 30",
+  "timeout = 30"
+ ],
+ [
+  "config/service.ini",
+  "retrys = 3",
+  "retries = 3"
+ ],
+ [
+  "config/service.ini",
+  "jsn = true",
+  "json = true"
+ ]
+]'''):
+    p = Path(path)
+    text = p.read_text()
+    assert text.count(old) == 1, f"solution does not apply to {path}"
+    p.write_text(text.replace(old, new))
+PY
