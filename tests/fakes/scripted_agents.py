@@ -8,7 +8,8 @@ stream. The route here is :class:`~tests.fakes.openai_server.FakeOpenAI` answeri
 offers, and how far the agent got from the tool results in the conversation, and answers
 with the tool calls that solve the bundled task ``cfg-log-level`` the way that agent
 does it — load the skill (Claude's ``Skill`` tool, a shell read of SKILL.md for Codex,
-OpenCode's ``skill`` tool), run the check, fix the file, say so.
+OpenCode's ``skill`` tool), print its environment (what the tests check for keys), run
+the check, fix the file, say so.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from tests.fakes.openai_server import ToolCalls
 SKILL = "repo-debugger"
 CHECK = "python tools/check_config.py config/service.ini"
 FIX = "sed -i 's/^log_level = verbose$/log_level = debug/' config/service.ini"
+ENV = "env | sort"
 DONE = "Fixed config/service.ini: log_level is now debug and the check passes."
 
 
@@ -49,18 +51,21 @@ def solve_cfg_log_level(body: dict[str, Any]) -> str | ToolCalls:
     if "Skill" in names and "Bash" in names:  # Claude Code
         steps: list[tuple[str, dict[str, Any]]] = [
             ("Skill", {"skill": SKILL}),
+            ("Bash", {"command": ENV, "description": "Show the environment"}),
             ("Bash", {"command": CHECK, "description": "Run the failing check"}),
             ("Bash", {"command": f"{FIX} && {CHECK}", "description": "Fix and re-check"}),
         ]
     elif "skill" in names and "bash" in names:  # OpenCode
         steps = [
             ("skill", {"name": SKILL}),
+            ("bash", {"command": ENV, "description": "Show the environment"}),
             ("bash", {"command": CHECK, "description": "Run the failing check"}),
             ("bash", {"command": f"{FIX} && {CHECK}", "description": "Fix and re-check"}),
         ]
     elif names & {"exec_command", "shell", "shell_command"}:  # Codex
         steps = [
             _shell(names, f"cat .agents/skills/{SKILL}/SKILL.md"),
+            _shell(names, ENV),
             _shell(names, CHECK),
             _shell(names, f"{FIX} && {CHECK}"),
         ]
@@ -69,4 +74,4 @@ def solve_cfg_log_level(body: dict[str, Any]) -> str | ToolCalls:
     return [steps[done]] if done < len(steps) else DONE
 
 
-__all__ = ["CHECK", "DONE", "FIX", "SKILL", "solve_cfg_log_level", "tool_names"]
+__all__ = ["CHECK", "DONE", "ENV", "FIX", "SKILL", "solve_cfg_log_level", "tool_names"]
