@@ -168,4 +168,4 @@ def run_eval(req: EvalRequest, *, progress: Progress | None = None) -> EvalResul
     return scheduler.run(specs)
 
 
-__all__ = ["EvalRequest", "agent_spec", "cached", "plan_eval", "run_eval"]
+__all__ = ["EvalRequest", "agent_names", "agent_spec", "cached", "plan_eval", "run_eval"]
