@@ -101,6 +101,29 @@ class HeadlessAdapter:
         raise NotImplementedError
 
 
+def agent_env(adapter: HeadlessAdapter, home: Path, gateway: Gateway, model: str) -> dict[str, str]:
+    """The agent's environment (on top of the sandbox's cleared one), with its config
+    written into the fresh ``home``: HOME and XDG dirs there, the dead proxy for every
+    host but loopback, the adapter's own settings (gateway URL and token)."""
+    home.mkdir(parents=True, exist_ok=True)
+    for name in (".bash_profile", ".profile"):  # login shells keep the sandbox's PATH
+        (home / name).write_text(PROFILE)
+    return {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local/share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_STATE_HOME": str(home / ".local/state"),
+        "HTTP_PROXY": DEAD_PROXY,
+        "HTTPS_PROXY": DEAD_PROXY,
+        "http_proxy": DEAD_PROXY,
+        "https_proxy": DEAD_PROXY,
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
+        **adapter.environment(home, gateway, model),
+    }
+
+
 def obj(value: Any) -> dict[str, Any]:
     """``value`` if it is a JSON object, else ``{}`` (stream records are untrusted data)."""
     return value if isinstance(value, dict) else {}
@@ -212,24 +235,8 @@ class HeadlessAgent:
         log: EventLog,
     ) -> None:
         assert ctx.launch is not None and ctx.home is not None and ctx.logs is not None
-        ctx.home.mkdir(parents=True, exist_ok=True)
-        for name in (".bash_profile", ".profile"):  # login shells keep the sandbox's PATH
-            (ctx.home / name).write_text(PROFILE)
         model = self.client.route_name
-        env = {
-            "HOME": str(ctx.home),
-            "XDG_CONFIG_HOME": str(ctx.home / ".config"),
-            "XDG_DATA_HOME": str(ctx.home / ".local/share"),
-            "XDG_CACHE_HOME": str(ctx.home / ".cache"),
-            "XDG_STATE_HOME": str(ctx.home / ".local/state"),
-            "HTTP_PROXY": DEAD_PROXY,
-            "HTTPS_PROXY": DEAD_PROXY,
-            "http_proxy": DEAD_PROXY,
-            "https_proxy": DEAD_PROXY,
-            "NO_PROXY": "127.0.0.1,localhost",
-            "no_proxy": "127.0.0.1,localhost",
-            **self.adapter.environment(ctx.home, gateway, model),
-        }
+        env = agent_env(self.adapter, ctx.home, gateway, model)
         stream = ctx.logs / f"{self.adapter.name}.jsonl"
         stderr = ctx.logs / f"{self.adapter.name}.stderr.txt"
         argv = self.adapter.command(str(self.exe), ctx.instruction, model, ctx.agent_cwd)
@@ -355,6 +362,7 @@ __all__ = [
     "HeadlessAgent",
     "Launch",
     "StreamState",
+    "agent_env",
     "install_skills",
     "obj",
     "remove_skills",

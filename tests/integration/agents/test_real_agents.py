@@ -95,7 +95,8 @@ def check_trial(agent: str, out: Any, fake: FakeOpenAI) -> None:
     env_out = next(r["output"] for r in results.values() if "HOME=" in r["output"])
     assert ROUTE_KEY not in env_out
     assert "skillci-gw-" in env_out or "[REDACTED" in env_out
-    assert f"HOME={trial_dir.resolve() / 'home'}" in env_out
+    [home] = [line for line in env_out.splitlines() if line.startswith("HOME=")]
+    assert home.endswith("/home") and home != f"HOME={Path.home()}"  # the trial's fresh HOME
     # the skill was installed for the run and is gone from what the verifier saw
     assert ".claude/skills" not in (trial_dir / "workspace.diff").read_text()
 
@@ -116,8 +117,9 @@ def test_eval_run_in_opencode(
     routes: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     why = services.agent_absent("opencode")
+    if why is not None and "agents" in services.required():
+        pytest.fail(f"[agents] required but absent: {why}", pytrace=False)
     if why is not None:
-        services.need("agents")  # fails under SKILLCI_REQUIRE_SERVICES, else skips below
         pytest.skip(f"[agents] {why}")
     code, out = eval_run("opencode", tmp_path / "state", capsys)
     assert code == 0, out
