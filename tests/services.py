@@ -132,6 +132,36 @@ def _github_openapi() -> str | None:
     return f"GitHub's OpenAPI description is not installed; install it: {' '.join(npm_install_command())}"
 
 
+#: The real agents CI installs (npm) into the test cache's agents dir, pinned.
+AGENT_VERSIONS = {"claude-code": "2.1.197", "codex": "0.171.0", "opencode": "1.18.33"}
+
+
+def agents_dir() -> Path:
+    """Where CI npm-installs the real agents (``<test cache>/agents/<name>-<version>``)."""
+    return tool_cache_root() / "agents"
+
+
+def agent_absent(name: str) -> str | None:
+    """Why real agent ``name`` cannot run here (None when it can)."""
+    version = AGENT_VERSIONS[name]
+    if shutil.which("node") is None:
+        return "no node on PATH; install it: apt-get install -y nodejs npm"
+    bins = {"claude-code": "claude", "codex": "codex", "opencode": "opencode"}
+    if not (agents_dir() / f"{name}-{version}" / "node_modules" / ".bin" / bins[name]).exists():
+        return (
+            f"{name} {version} is not in {agents_dir()}; install it: "
+            f"SKILLCI_AGENTS_DIR={agents_dir()} skillci agents install {name}@{version}"
+        )
+    if name == "opencode" and shutil.which("rg") is None:
+        return "opencode's skill tool needs rg; install it: apt-get install -y ripgrep"
+    return None
+
+
+def _agents() -> str | None:
+    """Claude Code and Codex (the two the CI evidence needs); OpenCode is probed per test."""
+    return agent_absent("claude-code") or agent_absent("codex")
+
+
 PROBES: dict[str, Callable[[], str | None]] = {
     "docker": _docker,
     "harness_venvs": _harness_venvs,
@@ -139,6 +169,7 @@ PROBES: dict[str, Callable[[], str | None]] = {
     "chromium": _chromium,
     "node": _node,
     "github_openapi": _github_openapi,
+    "agents": _agents,
 }
 """marker name -> probe. A new service adds one entry here and one marker in pyproject.toml."""
 

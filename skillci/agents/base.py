@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from skillci.agents.workspace import WORKSPACE_MOUNT
 from skillci.providers.queueing import queued
 from skillci.skill.render import RenderedSkill
 from skillci.trace.models import Cost, ErrorEvent, Event
+
+if TYPE_CHECKING:
+    from skillci.agents.headless import Launch
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,14 @@ class AgentContext:
     workdir: str = WORKSPACE_MOUNT
     """Where the shell sees the workspace (its cwd): ``/app``, or the task's working
     directory under the Docker runner; the prompt and the file tools use the same path."""
+    launch: Callable[[Launch], subprocess.Popen[bytes]] | None = None
+    """Starts a real agent's process in the trial's sandbox (headless agents only)."""
+    home: Path | None = None
+    """A fresh, empty HOME for a real agent (host path; the sandbox shows it there too)."""
+    logs: Path | None = None
+    """The trial's agent logs dir (host path): a real agent's stream is kept there."""
+    agent_cwd: str = WORKSPACE_MOUNT
+    """The workspace as a real agent's process sees it (its cwd)."""
     queued_before: float = field(default_factory=queued)
     """This thread's :func:`~skillci.providers.queueing.queued` total when the context was
     made: what the trial queued for slots since then extends :attr:`deadline`."""
@@ -76,6 +89,9 @@ class AgentResult:
     tool_schema_hash: str | None = None
     model_params: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    infra_error: str | None = None
+    """Set when the agent could not do its part (did not start, crashed, could not reach
+    its model): the trial is an infrastructure error, not the skill's failure."""
 
     @property
     def skill_loads(self) -> int:

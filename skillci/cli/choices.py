@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Literal
 
 Sandbox = Literal["auto", "bwrap", "none", "docker"]  # runners.base.SandboxMode
-AgentKind = Literal["builtin", "oracle", "noop"]  # EvalRequest.agent
 Role = Literal["student", "teacher"]  # EvalRequest.role
 Forge = Literal["local", "github"]  # forge.select.ForgeKind
 Channel = Literal["stable", "canary"]  # release.models.Channel

@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
+import enum
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.live import Live
 from rich.table import Table
 
-from skillci.cli.choices import AgentKind, Role, Sandbox
+from skillci.cli.choices import Role, Sandbox
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
-from skillci.flows.evalrun import EvalRequest, cached, plan_eval, run_eval
+from skillci.flows.evalrun import EvalRequest, agent_names, cached, plan_eval, run_eval
 from skillci.providers.budget import Budget
 from skillci.runners.outcome import EvalResult, TrialRun
 
 app = typer.Typer(help="Run evaluation suites.", no_args_is_help=True)
+
+if TYPE_CHECKING:
+    AgentName = str
+else:  # the choices come from the agent registry (plug-ins included)
+    AgentName = enum.StrEnum("AgentName", {n: n for n in agent_names()})
 
 _STYLE = {
     "passed": "green",
@@ -103,8 +110,14 @@ def run_cmd(
     skill: str = typer.Option("none", "--skill", help="Skill package dir, or 'none'."),
     model: str = typer.Option("sim/student", "--model", help="Model route (provider_routes.json)."),
     role: Role = typer.Option("student", "--role", help="Role recorded in the runs."),
-    agent: AgentKind = typer.Option(
-        "builtin", "--agent", help="builtin (the model), oracle (solve.sh) or noop."
+    agent: AgentName = typer.Option(
+        "builtin",
+        "--agent",
+        help="builtin (skillci's loop on --model), oracle (solve.sh), noop, or a real agent "
+        "on --model through the gateway: claude-code, codex, opencode (skillci agents ls).",
+    ),
+    agent_version: str = typer.Option(
+        None, "--agent-version", help="Real agent version (default: newest installed)."
     ),
     repeat: int = typer.Option(1, "--repeat", min=1, help="Trials per task."),
     parallel: int = typer.Option(1, "--parallel", min=1, help="Trials at once (process pool)."),
@@ -144,7 +157,8 @@ def run_cmd(
         suite=suite,
         tasks=task,
         skill=None if skill == "none" else Path(skill),
-        agent=agent,
+        agent=str(agent),
+        agent_version=agent_version,
         model=model,
         role=role,
         repeats=repeat,

@@ -64,6 +64,7 @@ COMMANDS: tuple[Entry, ...] = (
         "patch", "skillci.cli.patch", "Check, apply, diff and version bounded patches.", group=True
     ),
     Entry("eval", "skillci.cli.eval", "Run evaluation suites.", group=True),
+    Entry("agents", "skillci.cli.agents", "List and install the agents trials run.", group=True),
     Entry(
         "bench",
         "skillci.cli.bench",

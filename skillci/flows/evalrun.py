@@ -11,11 +11,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from skillci.errors import UsageError
 from skillci.providers.budget import Budget
-from skillci.runners.base import AgentSpec, SandboxMode, TrialSpec, builtin_agent, plan
+from skillci.runners.base import (
+    AgentSpec,
+    SandboxMode,
+    TrialSpec,
+    builtin_agent,
+    plan,
+    real_agent,
+)
 from skillci.runners.outcome import EvalResult
 from skillci.runners.scheduler import Progress, Scheduler, sandbox_kind
 from skillci.runners.trialdir import read_complete, trial_dir
@@ -33,10 +40,16 @@ class EvalRequest(BaseModel):
     suite: str | None = Field(default=None, description="Suite name under evals/suites/.")
     tasks: list[str] = Field(default_factory=list, description="Task ids or task dirs.")
     skill: Path | None = Field(default=None, description="Skill package dir; None = no skill.")
-    agent: Literal["builtin", "oracle", "noop"] = Field(
-        default="builtin", description="Agent kind."
+    agent: str = Field(
+        default="builtin",
+        description="Agent: builtin, oracle, noop or a real agent (skillci agents ls).",
     )
-    model: str = Field(default="sim/student", description="Model route (builtin agent).")
+    agent_version: str | None = Field(
+        default=None, description="Real agent's installed version (None: the newest)."
+    )
+    model: str = Field(
+        default="sim/student", description="Model route (builtin agent, real agent's gateway)."
+    )
     role: Literal["student", "teacher"] = Field(default="student", description="Role recorded.")
     repeats: int = Field(default=1, ge=1, description="Trials per task.")
     parallel: int = Field(default=1, ge=1, description="Trials at once.")
@@ -49,6 +62,23 @@ class EvalRequest(BaseModel):
     command_budget: Budget = Field(default_factory=Budget, description="Whole-command budget.")
     keep_workspace: bool = Field(default=False, description="Keep trial workspaces.")
     home: Path = Field(description="skillci state dir (.skillci): trial cache and trace store.")
+
+    @field_validator("agent")
+    @classmethod
+    def _registered(cls, v: str) -> str:
+        if v not in agent_names():
+            raise UsageError(
+                f"unknown agent {v!r}",
+                hint=f"use one of: {', '.join(agent_names())} (skillci agents ls)",
+            )
+        return v
+
+
+def agent_names() -> list[str]:
+    """Every agent ``--agent`` accepts (the registry's names)."""
+    from skillci.agents.registry import names
+
+    return names()
 
 
 def _load_tasks(req: EvalRequest) -> tuple[list[Task], str | None, str | None]:
@@ -68,6 +98,17 @@ def _load_tasks(req: EvalRequest) -> tuple[list[Task], str | None, str | None]:
 
 
 def agent_spec(req: EvalRequest) -> AgentSpec:
+    from skillci.agents.registry import registry
+
+    if registry()[req.agent].real:
+        return real_agent(
+            req.agent,
+            req.model,
+            version=req.agent_version,
+            role=req.role,
+            budget=req.trial_budget,
+            cache_responses=req.cache_responses,
+        )
     if req.agent != "builtin":
         return AgentSpec(kind=req.agent, role="oracle" if req.agent == "oracle" else req.role)
     return builtin_agent(
@@ -83,15 +124,17 @@ def plan_eval(req: EvalRequest) -> list[TrialSpec]:
     """The trials ``req`` asks for (loads tasks and renders the skill; runs nothing)."""
     tasks, suite, split = _load_tasks(req)
     skill = pkg_hash = None
-    if req.skill is not None and req.agent == "builtin":
+    agent = agent_spec(req)
+    if req.skill is not None and (req.agent == "builtin" or agent.real):
         from skillci.skill.package import SkillPackage
         from skillci.skill.render import render
 
         pkg = SkillPackage.from_dir(req.skill)
-        skill, pkg_hash = render(pkg, "builtin"), pkg.content_hash
+        # a real agent gets the skill folder as its authors keep it
+        skill, pkg_hash = render(pkg, "folder" if agent.real else "builtin"), pkg.content_hash
     return plan(
         tasks,
-        agent_spec(req),
+        agent,
         repeats=req.repeats,
         state_dir=req.home,
         skill=skill,
@@ -125,4 +168,4 @@ def run_eval(req: EvalRequest, *, progress: Progress | None = None) -> EvalResul
     return scheduler.run(specs)
 
 
-__all__ = ["EvalRequest", "agent_spec", "cached", "plan_eval", "run_eval"]
+__all__ = ["EvalRequest", "agent_names", "agent_spec", "cached", "plan_eval", "run_eval"]

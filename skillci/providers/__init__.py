@@ -5,6 +5,8 @@
   called (imported lazily); :mod:`.cache` its response cache; :mod:`.budget` per-command
   token/cost budgets; :mod:`.types` the call's result shapes.
 - :mod:`.reward_model` — the fast path's reward-model contract.
+- :mod:`.gateway` — the loopback model gateway real agents talk to (keys stay here);
+  :mod:`.wire` the agents' wire formats to and from one chat call.
 - :mod:`.sim` — the embedded deterministic simulated models (``sim/student``,
   ``sim/teacher``) registered as a litellm custom provider.
 

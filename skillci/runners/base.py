@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from skillci.providers.budget import Budget
 from skillci.providers.routes import ModelRoute, resolve_route
@@ -25,7 +25,9 @@ from skillci.tasks.models import Task
 from skillci.trace.models import RunRecord
 
 RUNNER_VERSION = "local-1"
-AgentKind = Literal["builtin", "oracle", "noop"]
+#: A name in the agent registry (skillci.agents.registry): builtin, oracle, noop, or a
+#: real agent such as claude-code, codex, opencode.
+AgentKind = str
 SandboxMode = Literal["auto", "bwrap", "none", "docker"]
 
 #: Default step budgets per role (the teacher needs room to try more fixes).
@@ -40,10 +42,18 @@ class AgentSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: AgentKind = Field(description="builtin (model loop), oracle (solve.sh) or noop.")
+    kind: AgentKind = Field(
+        description="builtin (model loop), oracle (solve.sh), noop, or a real agent "
+        "(claude-code, codex, opencode, ...: skillci agents ls)."
+    )
     role: Role = Field(description="Role in the run record.")
-    route_name: str | None = Field(default=None, description="Model route (builtin only).")
-    route: ModelRoute | None = Field(default=None, description="Resolved route (builtin only).")
+    route_name: str | None = Field(default=None, description="Model route (builtin, real).")
+    route: ModelRoute | None = Field(
+        default=None, description="Resolved route (builtin; a real agent's gateway route)."
+    )
+    agent_version: str | None = Field(
+        default=None, description="Installed version of a real agent (part of the key)."
+    )
     max_steps: int = Field(default=40, ge=1, description="Model calls per trial.")
     tool_timeout_sec: float = Field(default=60.0, gt=0, description="Per shell command.")
     budget: Budget = Field(default_factory=Budget, description="Per-run model budget.")
@@ -51,10 +61,36 @@ class AgentSpec(BaseModel):
         default=False, description="Serve repeated identical model requests from the cache."
     )
 
+    @field_validator("kind")
+    @classmethod
+    def _registered(cls, v: str) -> str:
+        from skillci.agents.registry import names
+
+        if v not in names():
+            raise ValueError(f"unknown agent {v!r}; registered: {', '.join(names())}")
+        return v
+
+    @property
+    def real(self) -> bool:
+        """A real agent (an installed CLI through the gateway), not skillci's own."""
+        from skillci.agents.registry import registry
+
+        return registry()[self.kind].real
+
     def identity(self) -> dict[str, object]:
         from skillci.agents.version import HARNESS_VERSION
 
         out: dict[str, object] = {"kind": self.kind, "role": self.role}
+        if self.real:
+            assert self.route is not None
+            out |= {
+                "route": self.route_name,
+                "model": self.route.fingerprint(),
+                "harness": f"{self.kind}@{self.agent_version}",
+                "tool_timeout": self.tool_timeout_sec,
+                "budget": self.budget.model_dump(),
+                "cache_responses": self.cache_responses,
+            }
         if self.kind == "builtin":
             assert self.route is not None
             out |= {
@@ -181,6 +217,31 @@ def builtin_agent(
     )
 
 
+def real_agent(
+    name: str,
+    route_name: str,
+    *,
+    version: str | None = None,
+    role: Role = "student",
+    budget: Budget | None = None,
+    cache_responses: bool = False,
+) -> AgentSpec:
+    """Real agent ``name`` (installed; ``version`` or the newest) on route ``route_name``
+    through the gateway. Raises AgentNotInstalled (exit 4) when it is not installed."""
+    from skillci.agents.install import resolve
+
+    installed = resolve(name, version)
+    return AgentSpec(
+        kind=name,
+        role=role,
+        route_name=route_name,
+        route=resolve_route(route_name),
+        agent_version=installed.version,
+        budget=budget if budget is not None else Budget(),
+        cache_responses=cache_responses,
+    )
+
+
 def plan(
     tasks: list[Task],
     agent: AgentSpec,
@@ -241,6 +302,7 @@ __all__ = [
     "builtin_agent",
     "key_of",
     "plan",
+    "real_agent",
     "resolved_sandbox",
     "sandbox_kind",
     "sandbox_note",

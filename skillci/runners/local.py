@@ -159,6 +159,10 @@ def workspace_diff(workspace: Path) -> str:
 
 def make_agent(spec: TrialSpec) -> Agent:
     a = spec.agent
+    if a.real:
+        from skillci.runners.agent_launch import real_agent
+
+        return real_agent(spec)
     if a.kind == "oracle":
         from skillci.agents.oracle import OracleAgent
 
@@ -263,7 +267,13 @@ class LocalRunner:
         solution = None
         if spec.agent.kind == "oracle" and task.solution_dir is not None and task.solution_script:
             mounts.append(Mount(task.solution_dir, "/solution"))
-        shell, warnings = self.open_shell(spec, mounts, phase="agent")
+        launch = None
+        if spec.agent.real:  # the agent itself runs in the sandbox: its HOME and install
+            from skillci.runners.agent_launch import open_agent_shell
+
+            shell, warnings, launch = open_agent_shell(spec, mounts, trial_dir / "home")
+        else:
+            shell, warnings = self.open_shell(spec, mounts, phase="agent")
         if task.solution_script is not None:
             solution = (
                 ("/solution/" + task.solution_script.name)
@@ -283,6 +293,10 @@ class LocalRunner:
             # what the shell really has: a plain subprocess (--sandbox none) cannot close it
             network=task.config.environment.allow_internet or shell.kind == "none",
             workdir=workdir,
+            launch=launch,
+            home=trial_dir / "home",
+            logs=logs.agent,
+            agent_cwd=workdir if shell.kind != "none" else str(ws),
         )
         try:
             result = agent.run(ctx)
@@ -303,6 +317,7 @@ class LocalRunner:
         (trial_dir / "workspace.diff").write_text(redactor.redact_text(workspace_diff(ws)))
         if not spec.keep_workspace:
             discard_tree(ws, trial_dir.parent / TRASH)
+        shutil.rmtree(trial_dir / "home", ignore_errors=True)  # a real agent's fresh HOME
         result.cost.wall_time_sec = round(time.monotonic() - start, 4)
         record = redactor.redact_model(
             self._record(spec, key, result, evaluation, shell.kind, warnings)
@@ -349,6 +364,13 @@ class LocalRunner:
         logs = logs_layout(trial_dir)
         shutil.rmtree(logs.verifier, ignore_errors=True)  # the agent must not pre-write a reward
         logs.verifier.mkdir(parents=True)
+        if result.infra_error is not None:  # the agent did not do its part: not the skill's
+            return Evaluation(
+                state=EvalState.infra_error,
+                passed=False,
+                verifier_output=result.infra_error[-4000:],
+                details={"stop_reason": result.stop_reason},
+            )
         if spec.require_skill and result.skill_loads == 0:
             return Evaluation(
                 state=EvalState.failed,
@@ -411,8 +433,10 @@ class LocalRunner:
                 rendered_hash=skill.content_hash,
             )
         runtime = RuntimeInfo(
-            harness=getattr(self._agent_cls(spec), "name", a.kind),
-            harness_version=getattr(self._agent_cls(spec), "version", None),
+            harness=a.kind if a.real else getattr(self._agent_cls(spec), "name", a.kind),
+            harness_version=(
+                a.agent_version if a.real else getattr(self._agent_cls(spec), "version", None)
+            ),
             runner=f"{self.name} ({RUNNER_VERSION})",
             environment_image=(
                 self.environment_image(spec)
@@ -464,7 +488,7 @@ class LocalRunner:
 
     @staticmethod
     def _agent_cls(spec: TrialSpec) -> object:
-        if spec.agent.kind == "builtin":
+        if spec.agent.kind == "builtin" or spec.agent.real:
             from skillci.agents.loop import BuiltinAgent
 
             return BuiltinAgent

@@ -75,7 +75,9 @@ class EvalResult(BaseModel):
     cached: int = Field(description="Trials reused from the trial cache.")
     ran: int = Field(description="Trials executed by this command.")
     skipped: int = Field(description="Trials not started (budget).")
-    errors: int = Field(description="Trials whose runner failed.")
+    errors: int = Field(
+        description="Trials whose runner or infrastructure failed (error, infra_error)."
+    )
     unsupported: int = Field(
         default=0,
         description="Trials not run: the runner cannot honour the task's environment "
@@ -118,7 +120,7 @@ def summarize(trials: list[TrialRun], *, budget_stop: str | None = None) -> Eval
             if not t.cached and t.state not in ("skipped", "queued", "environment_unsupported")
         ),
         skipped=sum(t.state == "skipped" for t in trials),
-        errors=sum(t.state == "error" for t in trials),
+        errors=sum(t.state in ("error", "infra_error") for t in trials),
         unsupported=sum(t.state == "environment_unsupported" for t in trials),
         budget_stop=budget_stop,
         warnings=sorted({w for t in trials for w in t.warnings}),

@@ -165,9 +165,7 @@ def needs_litellm(agents: Iterable[AgentSpec]) -> bool:
     is called directly: :mod:`skillci.providers.openai_compat`)."""
     from skillci.providers.openai_compat import goes_direct
 
-    return any(
-        a.kind == "builtin" and (a.route is None or not goes_direct(a.route)) for a in agents
-    )
+    return any(a.route is not None and not goes_direct(a.route) for a in agents)
 
 
 def warm(*, litellm: bool) -> None:

@@ -23,7 +23,7 @@ from skillci.providers.routes import ModelRoute
 from skillci.runners.base import AgentSpec
 
 ToolCalls = list[tuple[str, dict[str, Any]]]
-Answer = str | ToolCalls | Callable[[dict[str, Any]], str]
+Answer = str | ToolCalls | Callable[[dict[str, Any]], str | ToolCalls]
 
 
 def write_json(handler: BaseHTTPRequestHandler, payload: Any, status: int = 200) -> None:

@@ -1,0 +1,370 @@
+"""A real agent (Claude Code, Codex, OpenCode, ...) run through its headless CLI.
+
+:class:`HeadlessAdapter` is what one agent differs in — its npm package and binary, where
+it discovers skills, how it is pointed at a model (environment and config files in its
+fresh HOME), its command line, and how its JSON stream becomes run-record events. The
+common part is :class:`HeadlessAgent`, an :class:`~skillci.agents.base.Agent`:
+
+1. install the skill under test and its companions where the agent discovers them, in the
+   trial's workspace (``<skills_dir>/<name>/``); they are removed again before the
+   verifier looks at the workspace (a task's "no unrelated changes" check must not see them);
+2. start the trial's :class:`~skillci.providers.gateway.Gateway` on loopback (the route's
+   key stays in this process; the agent gets a per-trial gateway token);
+3. write the agent's configuration into a fresh HOME and launch it through the runner's
+   :attr:`~skillci.agents.base.AgentContext.launch` (the trial's sandbox, with loopback
+   reachable), its stdout (the JSON stream) to ``/logs/agent/<name>.jsonl``;
+4. stop it at the deadline, or shortly after the gateway reports the route cannot answer;
+5. parse the stream into events; a skill tool call or a read of a file under an installed
+   skill is a :class:`~skillci.trace.models.SkillLoadEvent`.
+
+An agent that cannot start, crashes, never reaches the model or whose model calls fail is
+an infrastructure error of the trial (:attr:`AgentResult.infra_error`), never a failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from skillci.agents.base import AgentContext, AgentResult, EventLog
+from skillci.providers.client import ModelClient
+from skillci.providers.gateway import Gateway, GatewayCall
+from skillci.skill.render import RenderedSkill
+from skillci.trace.models import MessageEvent, SkillLoadEvent
+
+#: Seconds an agent may go on after the gateway failed a call (then it is stopped).
+FATAL_GRACE_SEC = 3.0
+#: Where the stream and the gateway log go, relative to the trial's agent logs dir.
+STDERR_TAIL = 1500
+#: A proxy nobody listens on: an agent's traffic to anything but the gateway fails fast.
+DEAD_PROXY = "http://127.0.0.1:9"
+
+
+#: The fresh HOME's login profile: /etc/profile resets PATH for ``bash -l``; the launcher
+#: passes the sandbox's PATH in ``$SKILLCI_SANDBOX_PATH``.
+PROFILE = '[ -n "$SKILLCI_SANDBOX_PATH" ] && export PATH="$SKILLCI_SANDBOX_PATH"\n'
+
+
+@dataclass
+class Launch:
+    """How the runner starts the agent: argv, extra environment, cwd as the agent sees it."""
+
+    argv: list[str]
+    env: dict[str, str]
+    stdout: Path
+    stderr: Path
+
+
+@dataclass
+class StreamState:
+    """What an adapter's parser fills while reading the agent's stream."""
+
+    final_output: str | None = None
+    turns: int | None = None
+    reported_error: str | None = None
+    tool_names: dict[str, str] = field(default_factory=dict)
+
+
+class HeadlessAdapter:
+    """One real agent's specifics. Subclasses set the class attributes and the methods."""
+
+    name: ClassVar[str]
+    """Registry name (``--agent``), e.g. ``claude-code``."""
+    package: ClassVar[str]
+    """npm package it installs from."""
+    binary: ClassVar[str]
+    """Executable under ``node_modules/.bin``."""
+    skills_dir: ClassVar[str]
+    """Workspace-relative directory the agent discovers skills in."""
+    wire_api: ClassVar[str]
+    """What it sends the gateway: anthropic, responses or chat."""
+
+    def environment(self, home: Path, gateway: Gateway, model: str) -> dict[str, str]:
+        """Environment for the agent (besides HOME, PATH and the proxy settings); may write
+        config files under ``home``."""
+        raise NotImplementedError
+
+    def command(self, exe: str, prompt: str, model: str, cwd: str) -> list[str]:
+        raise NotImplementedError
+
+    def parse(self, record: dict[str, Any], log: EventLog, state: StreamState) -> None:
+        """Turn one JSON line of the agent's stream into events on ``log``."""
+        raise NotImplementedError
+
+
+def agent_env(adapter: HeadlessAdapter, home: Path, gateway: Gateway, model: str) -> dict[str, str]:
+    """The agent's environment (on top of the sandbox's cleared one), with its config
+    written into the fresh ``home``: HOME and XDG dirs there, the dead proxy for every
+    host but loopback, the adapter's own settings (gateway URL and token)."""
+    home.mkdir(parents=True, exist_ok=True)
+    for name in (".bash_profile", ".profile"):  # login shells keep the sandbox's PATH
+        (home / name).write_text(PROFILE)
+    return {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local/share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_STATE_HOME": str(home / ".local/state"),
+        "HTTP_PROXY": DEAD_PROXY,
+        "HTTPS_PROXY": DEAD_PROXY,
+        "http_proxy": DEAD_PROXY,
+        "https_proxy": DEAD_PROXY,
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
+        **adapter.environment(home, gateway, model),
+    }
+
+
+def obj(value: Any) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else ``{}`` (stream records are untrusted data)."""
+    return value if isinstance(value, dict) else {}
+
+
+def install_skills(workspace: Path, skills_dir: str, skills: list[RenderedSkill]) -> list[Path]:
+    """Write each skill to ``workspace/<skills_dir>/<name>/``; the dirs created, for
+    :func:`remove_skills`."""
+    created: list[Path] = []
+    base = workspace / skills_dir
+    top = workspace / Path(skills_dir).parts[0]
+    if not top.exists():
+        created.append(top)
+    for skill in skills:
+        root = base / skill.name
+        if root.exists():  # the task's own copy: leave the workspace as the task made it
+            continue
+        for f in skill.files:
+            (root / f.path).parent.mkdir(parents=True, exist_ok=True)
+            (root / f.path).write_bytes(f.content)
+        created.append(root)
+    return created
+
+
+def remove_skills(created: list[Path]) -> None:
+    for path in reversed(created):
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def skill_loads(
+    text: str, skills: list[RenderedSkill], skills_dir: str
+) -> list[tuple[RenderedSkill, str]]:
+    """Installed skill files that ``text`` (a tool call's arguments) names by path:
+    ``<skills_dir>/<skill>/<file>``."""
+    hits: list[tuple[RenderedSkill, str]] = []
+    for skill in skills:
+        prefix = f"{skills_dir}/{skill.name}/"
+        for f in skill.files:
+            if prefix + f.path in text:
+                hits.append((skill, f.path))
+    return hits
+
+
+def add_skill_load(log: EventLog, skill: RenderedSkill, path: str) -> None:
+    f = skill.file(path)
+    log.add(
+        SkillLoadEvent,
+        path=path,
+        on_demand=True,
+        tokens=f.tokens if f is not None else None,
+        content_hash=hashlib.sha256(f.content).hexdigest() if f is not None else None,
+    )
+
+
+class HeadlessAgent:
+    """Runs one :class:`HeadlessAdapter`'s agent on a trial, through a gateway."""
+
+    role = "student"
+
+    def __init__(
+        self,
+        adapter: HeadlessAdapter,
+        client: ModelClient,
+        *,
+        exe: Path,
+        version: str,
+        role: str = "student",
+        companions: list[RenderedSkill] | None = None,
+    ) -> None:
+        self.adapter = adapter
+        self.client = client
+        self.exe = exe
+        self.name = adapter.name
+        self.version = version
+        self.role = role
+        self.companions = companions or []
+
+    def run(self, ctx: AgentContext) -> AgentResult:
+        start = time.monotonic()
+        res = AgentResult(model_params=self.client.route.sampling_params())
+        log = EventLog(res.events, start)
+        if ctx.launch is None or ctx.home is None or ctx.logs is None:
+            res.stop_reason, res.infra_error = "agent_start_failed", "runner gave no launcher"
+            return res
+        skills = [s for s in [ctx.skill, *self.companions] if s is not None]
+        created = install_skills(ctx.workspace, self.adapter.skills_dir, skills)
+        try:
+            with Gateway(self.client, seed=ctx.seed) as gateway:
+                self._run(ctx, gateway, skills, res, log)
+                res.cost.model_calls = len([c for c in gateway.calls if c.error is None])
+                res.cost.cached_model_calls = sum(c.cached for c in gateway.calls)
+                res.cost.input_tokens = sum(c.input_tokens for c in gateway.calls)
+                res.cost.output_tokens = sum(c.output_tokens for c in gateway.calls)
+                usd = [c.usd for c in gateway.calls if c.usd is not None]
+                res.cost.usd = sum(usd) if usd else None
+                self._write_calls(ctx.logs / "gateway.jsonl", gateway.calls)
+        finally:
+            remove_skills(created)
+        res.cost.tool_calls = sum(1 for e in res.events if e.kind == "tool_call")
+        res.cost.wall_time_sec = round(time.monotonic() - start, 4)
+        return res
+
+    def _run(
+        self,
+        ctx: AgentContext,
+        gateway: Gateway,
+        skills: list[RenderedSkill],
+        res: AgentResult,
+        log: EventLog,
+    ) -> None:
+        assert ctx.launch is not None and ctx.home is not None and ctx.logs is not None
+        model = self.client.route_name
+        env = agent_env(self.adapter, ctx.home, gateway, model)
+        stream = ctx.logs / f"{self.adapter.name}.jsonl"
+        stderr = ctx.logs / f"{self.adapter.name}.stderr.txt"
+        argv = self.adapter.command(str(self.exe), ctx.instruction, model, ctx.agent_cwd)
+        log.add(MessageEvent, role="user", content=ctx.instruction, untrusted=False)
+        try:
+            proc = ctx.launch(Launch(argv=argv, env=env, stdout=stream, stderr=stderr))
+        except OSError as exc:
+            res.stop_reason = "agent_start_failed"
+            res.infra_error = f"{self.adapter.name} did not start: {exc}"
+            log.error("AgentStartFailed", res.infra_error)
+            return
+        code, why = self._wait(proc, ctx, gateway)
+        state = StreamState()
+        for line in _lines(stream):
+            self._parse_line(line, log, state, skills, under_test=ctx.skill is not None)
+        res.final_output = state.final_output
+        res.stop_reason = why or "final_answer"
+        err_tail = _tail(stderr)
+        if gateway.fatal is not None:
+            res.infra_error = f"the model route failed: {gateway.fatal}"
+        elif why == "timeout":
+            log.error("Timeout", "agent time limit reached")
+        elif not [c for c in gateway.calls if c.error is None]:
+            res.infra_error = (
+                f"{self.adapter.name} never reached the model (exit {code}): {err_tail}"
+            )
+        elif code != 0 and state.final_output is None:
+            res.infra_error = (
+                f"{self.adapter.name} exited {code}: {state.reported_error or err_tail}"
+            )
+        if res.infra_error is not None:
+            res.stop_reason = "agent_error"
+            log.error("AgentError", res.infra_error)
+
+    def _parse_line(
+        self,
+        line: str,
+        log: EventLog,
+        state: StreamState,
+        skills: list[RenderedSkill],
+        *,
+        under_test: bool,
+    ) -> None:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return
+        if not isinstance(record, dict):
+            return
+        before = len(log.events)
+        self.adapter.parse(record, log, state)
+        for ev in list(log.events[before:]):
+            if ev.kind != "tool_call":
+                continue
+            text = json.dumps(ev.arguments)
+            # loads of the skill under test are events; companions' stay tool calls
+            for skill, path in _skill_hits(ev.tool, ev.arguments, text, skills, self.adapter):
+                if skill is skills[0] and under_test:
+                    add_skill_load(log, skill, path)
+
+    def _wait(
+        self, proc: subprocess.Popen[bytes], ctx: AgentContext, gateway: Gateway
+    ) -> tuple[int, str | None]:
+        """Wait for the agent; stop it at the deadline or after a fatal gateway error."""
+        why: str | None = None
+        fatal_at: float | None = None
+        while True:
+            try:
+                return proc.wait(timeout=0.2), why
+            except subprocess.TimeoutExpired:
+                pass
+            if gateway.fatal_event.is_set() and fatal_at is None:
+                fatal_at = time.monotonic()
+            if ctx.time_left() <= 0:
+                why = "timeout"
+            elif fatal_at is not None and time.monotonic() - fatal_at > FATAL_GRACE_SEC:
+                why = "agent_error"
+            if why is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                return proc.wait(), why
+
+    @staticmethod
+    def _write_calls(path: Path, calls: list[GatewayCall]) -> None:
+        path.write_text("".join(c.model_dump_json() + "\n" for c in calls))
+
+
+def _skill_hits(
+    tool: str,
+    arguments: dict[str, Any],
+    text: str,
+    skills: list[RenderedSkill],
+    adapter: HeadlessAdapter,
+) -> list[tuple[RenderedSkill, str]]:
+    """Skill files one tool call loads: a skill tool naming an installed skill (its
+    SKILL.md), or any call naming an installed skill file by path."""
+    if tool.lower() == "skill":
+        wanted = str(arguments.get("skill") or arguments.get("name") or "")
+        named = [s for s in skills if s.name == wanted.split(":")[-1]]
+        if named:
+            return [(named[0], "SKILL.md")]
+    return skill_loads(text, skills, adapter.skills_dir)
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def _tail(path: Path) -> str:
+    try:
+        text = path.read_text(errors="replace").strip()
+    except OSError:
+        return "(no stderr)"
+    return " ".join(text[-STDERR_TAIL:].split()) or "(no stderr)"
+
+
+__all__ = [
+    "DEAD_PROXY",
+    "HeadlessAdapter",
+    "HeadlessAgent",
+    "Launch",
+    "StreamState",
+    "agent_env",
+    "install_skills",
+    "obj",
+    "remove_skills",
+    "skill_loads",
+]

@@ -1,0 +1,1 @@
+"""Adapters of real agents run through their headless CLI (one module per agent)."""

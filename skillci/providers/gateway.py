@@ -1,0 +1,229 @@
+"""The loopback model gateway a real agent talks to (keys stay outside the sandbox).
+
+One :class:`Gateway` per trial: an HTTP server on ``127.0.0.1`` (a free port) that accepts
+the agent's model calls in the agent's own format — Anthropic Messages (Claude Code),
+OpenAI Responses (Codex), OpenAI chat completions (OpenCode) — and makes each one a call
+on the trial's route through :class:`~skillci.providers.client.ModelClient`: the route's
+key, budget, concurrency limit, retries and cache apply as for the built-in agent. The
+agent only holds a per-trial token for the gateway, never a provider key.
+
+Every call is recorded (:class:`GatewayCall`: API, latency, tokens, cost, tool calls,
+error). A call the route cannot answer (the model is unreachable after the client's
+retries, the budget is spent) is answered with a non-retryable 400 and sets
+:attr:`Gateway.fatal`: the agent's own retry loop (minutes for Claude Code) is cut short
+by whoever runs it, and the trial is an infrastructure error, not the skill's failure.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillci.errors import BudgetExceeded, ModelError
+from skillci.providers import wire
+from skillci.providers.client import ModelClient
+from skillci.providers.types import Completion
+
+Api = Literal["anthropic", "responses", "chat"]
+MAX_BODY = 32 * 1024 * 1024
+
+
+class GatewayCall(BaseModel):
+    """One model call an agent made through the gateway."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    api: Api = Field(description="Wire format: anthropic, responses or chat.")
+    model: str = Field(description="Model name the agent asked for (the route decides).")
+    started: float = Field(description="Seconds since the gateway started.")
+    latency_sec: float = Field(ge=0, description="Time to the route's answer.")
+    input_tokens: int = Field(default=0, ge=0, description="Prompt tokens (route's count).")
+    output_tokens: int = Field(default=0, ge=0, description="Completion tokens.")
+    usd: float | None = Field(default=None, ge=0, description="Cost when prices are known.")
+    tool_calls: list[str] = Field(default_factory=list, description="Tools the answer called.")
+    cached: bool = Field(default=False, description="Served from the response cache.")
+    error: str | None = Field(default=None, description="Why the route gave no answer.")
+
+
+class Gateway:
+    """A loopback server translating one agent's calls onto one route. Use as a context
+    manager; :attr:`base_url` and :attr:`token` go into the agent's configuration."""
+
+    def __init__(self, client: ModelClient, *, seed: int | None = None) -> None:
+        self.client = client
+        self.seed = seed
+        self.token = "skillci-gw-" + secrets.token_hex(16)
+        self.calls: list[GatewayCall] = []
+        self.fatal: str | None = None
+        self.fatal_event = threading.Event()
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._start = time.monotonic()
+        self._ids = 0
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>`` (no path: each agent appends its own)."""
+        assert self._server is not None
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}"
+
+    def __enter__(self) -> Gateway:
+        gateway = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    gateway._json(self, {"object": "list", "data": [{"id": "skillci"}]})
+                else:
+                    gateway._json(self, {"error": {"message": "not found"}}, 404)
+
+            def do_POST(self) -> None:
+                gateway._post(self)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    # ------------------------------------------------------------------ handling
+
+    def _json(self, h: BaseHTTPRequestHandler, payload: Any, status: int = 200) -> None:
+        data = json.dumps(payload).encode()
+        h.send_response(status)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data)
+
+    def _sse(self, h: BaseHTTPRequestHandler, events: list[wire.Sse]) -> None:
+        data = wire.encode_sse(events)
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream")
+        h.send_header("Cache-Control", "no-cache")
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data)
+
+    def _authorised(self, h: BaseHTTPRequestHandler) -> bool:
+        given = str(h.headers.get("x-api-key") or h.headers.get("Authorization") or "")
+        return secrets.compare_digest(given.removeprefix("Bearer ").strip(), self.token)
+
+    def _post(self, h: BaseHTTPRequestHandler) -> None:
+        path = h.path.split("?", 1)[0].rstrip("/")
+        length = int(h.headers.get("Content-Length") or 0)
+        if length > MAX_BODY:
+            self._json(h, {"error": {"message": "request too large"}}, 413)
+            return
+        try:
+            body = json.loads(h.rfile.read(length) or b"{}")
+        except ValueError:
+            self._json(h, {"error": {"message": "body is not JSON"}}, 400)
+            return
+        if not self._authorised(h):
+            self._json(h, {"error": {"type": "authentication_error", "message": "bad token"}}, 401)
+            return
+        if path.endswith("/messages/count_tokens"):
+            messages, _ = wire.anthropic_to_chat(body)
+            chars = sum(len(str(m.get("content") or "")) for m in messages)
+            self._json(h, {"input_tokens": max(1, chars // 4)})
+            return
+        api: Api | None = (
+            "anthropic"
+            if path.endswith("/messages")
+            else "responses"
+            if path.endswith("/responses")
+            else "chat"
+            if path.endswith("/chat/completions")
+            else None
+        )
+        if api is None:
+            self._json(h, {"error": {"message": f"no such endpoint: {path}"}}, 404)
+            return
+        self._answer(h, api, body)
+
+    def _answer(self, h: BaseHTTPRequestHandler, api: Api, body: dict[str, Any]) -> None:
+        to_chat = {
+            "anthropic": wire.anthropic_to_chat,
+            "responses": wire.responses_to_chat,
+            "chat": wire.chat_to_chat,
+        }[api]
+        messages, tools = to_chat(body)
+        model = str(body.get("model") or "skillci")
+        started = time.monotonic()
+        call = GatewayCall(
+            api=api, model=model, started=round(started - self._start, 4), latency_sec=0
+        )
+        try:
+            if self.fatal is not None:
+                raise ModelError(self.fatal)
+            completion = self.client.complete(messages, tools or None, seed=self.seed)
+        except (ModelError, BudgetExceeded) as exc:
+            call.error = f"{type(exc).__name__}: {exc.message}"
+            self._record(call, started)
+            with self._lock:
+                self.fatal = self.fatal or call.error
+            self.fatal_event.set()
+            error = {"type": "invalid_request_error", "message": f"skillci gateway: {call.error}"}
+            self._json(h, {"type": "error", "error": error}, 400)
+            return
+        call.input_tokens, call.output_tokens = completion.input_tokens, completion.output_tokens
+        call.usd, call.cached = completion.usd, completion.cached
+        call.tool_calls = [t.name for t in completion.tool_calls]
+        ident = self._record(call, started)
+        self._reply(h, api, body, completion, model, ident)
+
+    def _reply(
+        self,
+        h: BaseHTTPRequestHandler,
+        api: Api,
+        body: dict[str, Any],
+        c: Completion,
+        model: str,
+        ident: str,
+    ) -> None:
+        stream = bool(body.get("stream"))
+        if api == "anthropic":
+            if stream:
+                self._sse(h, wire.anthropic_events(c, model, f"msg_{ident}"))
+            else:
+                self._json(h, wire.anthropic_message(c, model, f"msg_{ident}"))
+        elif api == "responses":
+            events = wire.responses_events(c, model, f"resp_{ident}")
+            if stream:
+                self._sse(h, events)
+            else:
+                self._json(h, events[-1][1]["response"])
+        elif stream:
+            usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            self._sse(h, wire.chat_events(c, model, f"chatcmpl-{ident}", usage=usage))
+        else:
+            self._json(h, wire.chat_response(c, model, f"chatcmpl-{ident}"))
+
+    def _record(self, call: GatewayCall, started: float) -> str:
+        call.latency_sec = round(time.monotonic() - started, 4)
+        with self._lock:
+            self.calls.append(call)
+            self._ids += 1
+            return f"{self._ids:04d}{secrets.token_hex(4)}"
+
+
+__all__ = ["Gateway", "GatewayCall"]

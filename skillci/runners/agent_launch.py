@@ -1,0 +1,118 @@
+"""Where a real agent's process runs: the trial's sandbox, with loopback reachable.
+
+A real agent (:mod:`skillci.agents.headless`) is a process tree — the CLI and every
+command it runs — so the whole tree runs in the trial's sandbox: under bubblewrap it sees
+the workspace at ``/app``, ``/logs/agent``, its fresh HOME and its read-only install dir
+(both at their host paths), a private ``/tmp``, a cleared environment and nothing else of
+the host. It shares the host's network namespace, because the model gateway listens on the
+host's loopback; every other host is refused through a dead proxy in its environment
+(all three CLIs honour ``HTTPS_PROXY``) — loopback reachability is the one opening, and
+the record says so. Without bubblewrap (``--sandbox none``) it is a host subprocess in the
+workspace with the same environment (the usual NO SANDBOX warning).
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from skillci.agents.base import Agent, Shell
+from skillci.agents.headless import HeadlessAgent, Launch
+from skillci.errors import UsageError
+from skillci.runners.base import TrialSpec
+from skillci.runners.sandbox import BwrapShell, Mount, PlainShell, base_env, make_shell
+
+#: Carries the sandbox's PATH to the agent HOME's login profile (skillci.agents.headless).
+PATH_ENV = "SKILLCI_SANDBOX_PATH"
+NETWORK_NOTE = (
+    "real agent: the agent's sandbox shares the host network namespace so that it reaches "
+    "the loopback model gateway; other hosts are refused only through proxy settings"
+)
+
+
+def real_agent(spec: TrialSpec) -> Agent:
+    """The :class:`HeadlessAgent` for ``spec`` (its installed version, its route's client)."""
+    from skillci.agents.install import resolve
+    from skillci.agents.registry import adapter
+    from skillci.providers.budget import BudgetMeter
+    from skillci.providers.cache import ResponseCache
+    from skillci.providers.client import ModelClient
+
+    a = spec.agent
+    assert a.route is not None and a.route_name is not None
+    installed = resolve(a.kind, a.agent_version)
+    client = ModelClient(
+        a.route_name,
+        a.route,
+        meter=BudgetMeter(a.budget, name="run"),
+        cache=ResponseCache(spec.state_dir / "cache" / "responses"),
+        use_cache=a.cache_responses or a.role == "teacher",
+    )
+    return HeadlessAgent(
+        adapter(a.kind),
+        client,
+        exe=installed.exe,
+        version=installed.version,
+        role=a.role,
+        companions=list(spec.companion_skills),
+    )
+
+
+def open_agent_shell(
+    spec: TrialSpec, mounts: list[Mount], home: Path
+) -> tuple[Shell, list[str], Callable[[Launch], subprocess.Popen[bytes]]]:
+    """The agent phase's shell, its warnings, and the launcher of the agent's process."""
+    from skillci.agents.install import resolve
+
+    if spec.sandbox == "docker":
+        raise UsageError(
+            f"agent {spec.agent.kind} runs with the local runner only",
+            hint="use --sandbox auto, bwrap or none",
+        )
+    install = resolve(spec.agent.kind, spec.agent.agent_version).path.resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    mounts = [
+        *mounts,
+        Mount(home.resolve(), str(home.resolve()), True),
+        Mount(install, str(install)),
+    ]
+    shell, warnings = make_shell(mounts, sandbox=spec.sandbox, allow_network=True)
+    return shell, [*warnings, NETWORK_NOTE], launcher(shell)
+
+
+def launcher(shell: BwrapShell | PlainShell) -> Callable[[Launch], subprocess.Popen[bytes]]:
+    """Starts a :class:`Launch` in ``shell``'s sandbox, in its own process group, its
+    stdout and stderr to the launch's files."""
+
+    def launch(job: Launch) -> subprocess.Popen[bytes]:
+        # a login shell (Codex runs `bash -lc`) resets PATH from /etc/profile; the HOME's
+        # profile puts the sandbox's PATH back from here
+        job.env.setdefault(PATH_ENV, base_env()["PATH"])
+        with job.stdout.open("wb") as out, job.stderr.open("wb") as err:
+            if isinstance(shell, BwrapShell):
+                inner = BwrapShell(shell.mounts, allow_network=True, env={**shell.env, **job.env})
+                argv = inner.argv("exec " + shlex.join(job.argv))
+                return subprocess.Popen(
+                    argv,
+                    env=base_env(),
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    start_new_session=True,
+                )
+            return subprocess.Popen(
+                job.argv,
+                cwd=shell.workspace,
+                env=base_env({**shell.env, **job.env}),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+
+    return launch
+
+
+__all__ = ["NETWORK_NOTE", "PATH_ENV", "launcher", "open_agent_shell", "real_agent"]

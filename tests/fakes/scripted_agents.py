@@ -1,0 +1,77 @@
+"""A scripted competent model for real agents (Claude Code, Codex, OpenCode) on loopback.
+
+Real agents reach a model only through skillci's gateway (skillci.providers.gateway),
+which turns each agent's request (Anthropic Messages, OpenAI Responses, chat completions)
+into a chat-completions call on the trial's route and the answer back into the agent's
+stream. The route here is :class:`~tests.fakes.openai_server.FakeOpenAI` answering with
+:func:`solve_cfg_log_level`: it reads which agent is asking from the tools the agent
+offers, and how far the agent got from the tool results in the conversation, and answers
+with the tool calls that solve the bundled task ``cfg-log-level`` the way that agent
+does it — load the skill (Claude's ``Skill`` tool, a shell read of SKILL.md for Codex,
+OpenCode's ``skill`` tool), print its environment (what the tests check for keys), run
+the check, fix the file, say so.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.fakes.openai_server import ToolCalls
+
+SKILL = "repo-debugger"
+CHECK = "python tools/check_config.py config/service.ini"
+FIX = "sed -i 's/^log_level = verbose$/log_level = debug/' config/service.ini"
+ENV = "env | sort"
+DONE = "Fixed config/service.ini: log_level is now debug and the check passes."
+
+
+def tool_names(body: dict[str, Any]) -> set[str]:
+    return {str(t.get("function", {}).get("name")) for t in body.get("tools") or []}
+
+
+def tool_results(body: dict[str, Any]) -> int:
+    return sum(1 for m in body.get("messages") or [] if m.get("role") == "tool")
+
+
+def _shell(names: set[str], command: str) -> tuple[str, dict[str, Any]]:
+    """A shell call in whichever shell tool a Codex version offers."""
+    if "exec_command" in names:
+        return "exec_command", {"cmd": command}
+    if "shell_command" in names:
+        return "shell_command", {"command": command}
+    return "shell", {"command": ["bash", "-lc", command]}
+
+
+def solve_cfg_log_level(body: dict[str, Any]) -> str | ToolCalls:
+    """The next answer of a competent model on cfg-log-level."""
+    names, done = tool_names(body), tool_results(body)
+    if not names:  # a side call (a title, a summary): plain text
+        return "Fix the service config"
+    if "Skill" in names and "Bash" in names:  # Claude Code
+        steps: list[tuple[str, dict[str, Any]]] = [
+            ("Skill", {"skill": SKILL}),
+            ("Bash", {"command": ENV, "description": "Show the environment"}),
+            ("Bash", {"command": CHECK, "description": "Run the failing check"}),
+            ("Bash", {"command": f"{FIX} && {CHECK}", "description": "Fix and re-check"}),
+        ]
+    elif "skill" in names and "bash" in names:  # OpenCode
+        steps = [
+            ("skill", {"name": SKILL}),
+            ("bash", {"command": ENV, "description": "Show the environment"}),
+            ("bash", {"command": CHECK, "description": "Run the failing check"}),
+            ("bash", {"command": f"{FIX} && {CHECK}", "description": "Fix and re-check"}),
+        ]
+    elif names & {"exec_command", "shell", "shell_command"}:  # Codex
+        steps = [
+            _shell(names, f"cat .agents/skills/{SKILL}/SKILL.md"),
+            _shell(names, ENV),
+            _shell(names, CHECK),
+            _shell(names, f"{FIX} && {CHECK}"),
+        ]
+    else:
+        return "I have no tool I know: " + json.dumps(sorted(names))
+    return [steps[done]] if done < len(steps) else DONE
+
+
+__all__ = ["CHECK", "DONE", "ENV", "FIX", "SKILL", "solve_cfg_log_level", "tool_names"]

@@ -1,0 +1,158 @@
+"""Real agents (Claude Code, Codex, OpenCode) as students in ``skillci eval run``, offline.
+
+Each agent is the real npm-installed CLI, pinned (tests/services.py AGENT_VERSIONS; CI
+installs them in .ci/run), run in the trial's sandbox with a fresh HOME. It talks to the
+trial's loopback gateway in its own wire format; the gateway calls the route — a loopback
+OpenAI-compatible server scripted to solve the bundled task cfg-log-level as a competent
+model would (tests/fakes/scripted_agents.py). Nothing else is faked: the agent's own tool
+calls run in the workspace and the task's verifier decides.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillci.cli.main import main
+from skillci.skill.package import SkillPackage
+from skillci.skill.render import render
+from tests import services
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.scripted_agents import solve_cfg_log_level
+
+ROOT = Path(__file__).resolve().parents[3]
+SKILL = ROOT / "skills" / "repo-debugger"
+ROUTE_KEY = "route-key-not-for-agents-5d1c"
+
+#: The agent's own tool names for: loading the skill, running a shell command.
+TOOLS = {
+    "claude-code": ("Skill", "Bash"),
+    "codex": ("command_execution", "command_execution"),
+    "opencode": ("skill", "bash"),
+}
+
+
+@pytest.fixture
+def routes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
+    """Route ``scripted`` on the scripted model; the agents cache of the test cache."""
+    with FakeOpenAI([solve_cfg_log_level]) as fake:
+        route = {
+            "model": "openai/scripted",
+            "api_base": fake.base_url,
+            "api_key_env": "SKILLCI_SCRIPTED_KEY",
+            "timeout": 20,
+            "input_cost_per_token": 0.0,
+            "output_cost_per_token": 0.0,
+        }
+        path = tmp_path / "provider_routes.json"
+        path.write_text(json.dumps({"schema_version": 1, "routes": {"scripted": route}}))
+        monkeypatch.setenv("SKILLCI_PROVIDER_ROUTES", str(path))
+        monkeypatch.setenv("SKILLCI_SCRIPTED_KEY", ROUTE_KEY)
+        monkeypatch.setenv("SKILLCI_AGENTS_DIR", str(services.agents_dir()))
+        yield fake
+
+
+def eval_run(agent: str, home: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, Any]:
+    argv = ["eval", "run", "--task", "cfg-log-level", "--root", str(ROOT), "--skill", str(SKILL)]
+    argv += ["--agent", agent, "--agent-version", services.AGENT_VERSIONS[agent]]
+    code = main([*argv, "--model", "scripted", "--home", str(home), "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def check_trial(agent: str, out: Any, fake: FakeOpenAI) -> None:
+    """The trial passed, and its record is the agent's own trajectory."""
+    [trial] = out["trials"]
+    assert trial["state"] == "passed", trial
+    trial_dir = Path(trial["trial_dir"])
+    record = json.loads((trial_dir / "record.json").read_text())
+    assert record["runtime"]["harness"] == agent
+    assert record["runtime"]["harness_version"] == services.AGENT_VERSIONS[agent]
+    events = record["events"]
+    calls = [e for e in events if e["kind"] == "tool_call"]
+    results = {e["call_id"]: e for e in events if e["kind"] == "tool_result"}
+    load_tool, shell_tool = TOOLS[agent]
+    assert calls[0]["tool"] == load_tool
+    assert {c["tool"] for c in calls[1:]} == {shell_tool}
+    assert all(c["call_id"] in results for c in calls)  # every call has its result
+    # the commands really ran: the check's own output after the fix
+    assert any("config/service.ini: ok" in r["output"] for r in results.values())
+    # the skill load is an event, of the installed SKILL.md
+    loads = [e for e in events if e["kind"] == "skill_load"]
+    assert [x["path"] for x in loads] == ["SKILL.md"]
+    installed = render(SkillPackage.from_dir(SKILL), "folder").file("SKILL.md")
+    assert installed is not None
+    assert loads[0]["content_hash"] == hashlib.sha256(installed.content).hexdigest()
+    # every call the route answered was recorded, and the record's cost agrees
+    gateway = (trial_dir / "logs" / "agent" / "gateway.jsonl").read_text().splitlines()
+    assert len(gateway) == len(fake.requests) == record["cost"]["model_calls"]
+    # the agent's environment holds the gateway's token, never the route's key
+    env_out = next(r["output"] for r in results.values() if "HOME=" in r["output"])
+    assert ROUTE_KEY not in env_out
+    assert "skillci-gw-" in env_out or "[REDACTED" in env_out
+    [home] = [line for line in env_out.splitlines() if line.startswith("HOME=")]
+    assert home.endswith("/home") and home != f"HOME={Path.home()}"  # the trial's fresh HOME
+    # the skill was installed for the run and is gone from what the verifier saw
+    assert ".claude/skills" not in (trial_dir / "workspace.diff").read_text()
+
+
+@pytest.mark.agents  # 12 s (claude-code) and 4 s (codex) measured
+@pytest.mark.parametrize("agent", ["claude-code", "codex"])
+def test_eval_run_in_a_real_agent_passes_with_its_own_tool_calls_and_skill_load(
+    agent: str, routes: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = eval_run(agent, tmp_path / "state", capsys)
+    assert code == 0, out
+    check_trial(agent, out, routes)
+
+
+@pytest.mark.agents
+@pytest.mark.slow  # 48 s measured: OpenCode spends ~40 s starting in a fresh HOME
+def test_eval_run_in_opencode(
+    routes: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    why = services.agent_absent("opencode")
+    if why is not None and "agents" in services.required():
+        pytest.fail(f"[agents] required but absent: {why}", pytrace=False)
+    if why is not None:
+        pytest.skip(f"[agents] {why}")
+    code, out = eval_run("opencode", tmp_path / "state", capsys)
+    assert code == 0, out
+    check_trial("opencode", out, routes)
+
+
+@pytest.mark.agents  # 20 s measured: the route client's retries, then a 3 s grace
+def test_a_real_agent_whose_model_is_unreachable_is_an_infra_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The route refuses connections: the trial is ``infra_error`` (exit 4), not failed."""
+    route = {"model": "openai/gone", "api_base": "http://127.0.0.1:9/v1", "timeout": 2}
+    route |= {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0}
+    path = tmp_path / "provider_routes.json"
+    path.write_text(json.dumps({"schema_version": 1, "routes": {"scripted": route}}))
+    monkeypatch.setenv("SKILLCI_PROVIDER_ROUTES", str(path))
+    monkeypatch.setenv("SKILLCI_AGENTS_DIR", str(services.agents_dir()))
+    code, out = eval_run("codex", tmp_path / "state", capsys)
+    [trial] = out["trials"]
+    assert trial["state"] == "infra_error", trial
+    assert code == 4
+    record = json.loads((Path(trial["trial_dir"]) / "record.json").read_text())
+    assert record["stop_reason"] == "agent_error"
+    assert "the model route failed" in record["evaluation"]["verifier_output"]
+    assert record["evaluation"]["reward"] is None  # the verifier did not judge it
+
+
+def test_a_real_agent_that_is_not_installed_is_exit_4_naming_the_install_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SKILLCI_AGENTS_DIR", str(tmp_path / "none"))
+    argv = ["eval", "run", "--task", "cfg-log-level", "--root", str(ROOT), "--agent", "codex"]
+    assert main([*argv, "--model", "sim/student", "--home", str(tmp_path / "s")]) == 4
+    err = " ".join(capsys.readouterr().err.split())
+    assert "skillci agents install codex" in err
+    assert os.listdir(tmp_path) == []  # nothing written

@@ -1,0 +1,155 @@
+"""Real agents' registry, configuration and stream parsing (no agent process here; the
+processes run in tests/integration/agents/test_real_agents.py)."""
+
+from __future__ import annotations
+
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from skillci.agents.base import EventLog
+from skillci.agents.headless import StreamState, install_skills, remove_skills, skill_loads
+from skillci.agents.real.claude_code import ClaudeCode
+from skillci.agents.real.codex import Codex, config_toml
+from skillci.agents.real.opencode import OpenCode
+from skillci.agents.registry import adapter, names, real_names
+from skillci.errors import UsageError
+from skillci.skill.render import RenderedFile, RenderedSkill
+from skillci.trace.models import Event
+
+
+def skill(name: str = "fixer") -> RenderedSkill:
+    files = [
+        RenderedFile(path="SKILL.md", content=b"# fixer\n", kind="bootstrap", tokens=3),
+        RenderedFile(path="references/api.md", content=b"api\n", kind="on_demand", tokens=1),
+    ]
+    return RenderedSkill(
+        name=name, version="1.0.0", harness="folder", package_hash="h", files=files
+    )
+
+
+def test_registry_names_real_agents_and_refuses_others() -> None:
+    assert names()[:3] == ["builtin", "oracle", "noop"]
+    assert {"claude-code", "codex", "opencode"} <= set(real_names())
+    assert adapter("codex").skills_dir == ".agents/skills"
+    with pytest.raises(UsageError, match="unknown real agent 'builtin'"):
+        adapter("builtin")
+
+
+def test_codex_config_names_only_the_gateway_and_turns_off_outside_traffic() -> None:
+    cfg = tomllib.loads(config_toml("http://127.0.0.1:5", 'we"ird'))
+    assert cfg["model"] == 'we"ird' and cfg["model_provider"] == "skillci"
+    provider = cfg["model_providers"]["skillci"]
+    assert provider["base_url"] == "http://127.0.0.1:5/v1" and provider["wire_api"] == "responses"
+    assert not any(cfg["features"].values()) and cfg["analytics"]["enabled"] is False
+
+
+def test_skills_install_where_the_agent_looks_and_leave_no_trace(tmp_path: Path) -> None:
+    created = install_skills(tmp_path, ".claude/skills", [skill(), skill("other")])
+    assert (tmp_path / ".claude/skills/fixer/references/api.md").read_bytes() == b"api\n"
+    remove_skills(created)
+    assert not (tmp_path / ".claude").exists()
+
+
+def test_a_read_of_an_installed_skill_file_is_found_by_path() -> None:
+    hits = skill_loads(
+        "cat /app/.agents/skills/fixer/references/api.md", [skill()], ".agents/skills"
+    )
+    assert [p for _, p in hits] == ["references/api.md"]
+    assert skill_loads("cat fixer/SKILL.md", [skill()], ".agents/skills") == []
+
+
+def parse(
+    agent: ClaudeCode | Codex | OpenCode, lines: list[dict[str, object]]
+) -> tuple[list[Event], StreamState]:
+    events: list[Event] = []
+    log, state = EventLog(events, time.monotonic()), StreamState()
+    for line in lines:
+        agent.parse(line, log, state)
+    return events, state
+
+
+def test_claude_stream_gives_tool_calls_results_and_final_text() -> None:
+    events, state = parse(
+        ClaudeCode(),
+        [
+            {"type": "system", "subtype": "init", "skills": ["fixer"]},
+            {
+                "type": "assistant",
+                "message": {
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": "u1",
+                            "name": "Skill",
+                            "input": {"skill": "fixer"},
+                        }
+                    ]
+                },
+            },
+            {
+                "type": "user",
+                "message": {
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "u1",
+                            "content": "Launching skill: fixer",
+                        }
+                    ]
+                },
+            },
+            {"type": "assistant", "message": {"content": [{"type": "text", "text": "done"}]}},
+            {"type": "result", "subtype": "success", "result": "done", "num_turns": 2},
+        ],
+    )
+    assert [e.kind for e in events] == ["tool_call", "tool_result", "message"]
+    assert events[0].tool == "Skill" and events[0].arguments == {"skill": "fixer"}  # type: ignore[union-attr]
+    assert events[1].tool == "Skill"  # type: ignore[union-attr]
+    assert state.final_output == "done" and state.turns == 2
+
+
+def test_codex_stream_gives_commands_with_exit_codes() -> None:
+    item = {"id": "i1", "type": "command_execution", "command": "bash -lc ls"}
+    events, state = parse(
+        Codex(),
+        [
+            {"type": "item.completed", "item": {"id": "e", "type": "error", "message": "metadata"}},
+            {"type": "item.started", "item": {**item, "status": "in_progress"}},
+            {
+                "type": "item.completed",
+                "item": {
+                    **item,
+                    "aggregated_output": "a.py\n",
+                    "exit_code": 0,
+                    "status": "completed",
+                },
+            },
+            {"type": "item.completed", "item": {"id": "i2", "type": "agent_message", "text": "ok"}},
+            {"type": "turn.completed", "usage": {"input_tokens": 5}},
+        ],
+    )
+    assert [e.kind for e in events] == ["tool_call", "tool_result", "message"]
+    assert events[1].exit_code == 0 and events[1].output == "a.py\n"  # type: ignore[union-attr]
+    assert state.final_output == "ok"
+
+
+def test_opencode_stream_gives_tool_use_with_error_status() -> None:
+    events, state = parse(
+        OpenCode(),
+        [
+            {
+                "type": "tool_use",
+                "part": {
+                    "callID": "c",
+                    "tool": "bash",
+                    "state": {"status": "error", "input": {"command": "x"}, "error": "boom"},
+                },
+            },
+            {"type": "text", "part": {"text": "gave up"}},
+        ],
+    )
+    assert events[1].error == "boom"  # type: ignore[union-attr]
+    assert state.final_output == "gave up"
