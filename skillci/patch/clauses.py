@@ -23,12 +23,16 @@ Pure and English-centred; for other languages only the negation prefixes of
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal
 
 from skillci.patch.normalize import plain
 
+#: Characters before an action that :func:`governs` reads (commas, negations, passives).
+LOOKBACK = 160
 Mood = Literal["order", "prohibition", "condition", "mention"]
 
 #: Clause boundaries in the plain (casefolded) view. Colons end a clause only before a space.
@@ -89,8 +93,7 @@ def _mood(text: str) -> Mood:
 
 def parse(raw: str) -> list[Clause]:
     """The clauses of ``raw`` with their moods; spans are offsets into ``raw``."""
-    v = plain(raw)
-    text = v.text
+    text, src = _plain(raw)  # identifiers read as words ("_" is a space); same offsets
     if not text:
         return []
     mentions: list[tuple[int, int]] = []
@@ -122,11 +125,11 @@ def parse(raw: str) -> list[Clause]:
         for a, b in mentions:
             if s <= a and b <= e:
                 if a > pos:
-                    out.append(_clause(v.src, text, pos, a, mood))
-                out.append(_clause(v.src, text, a, b, "mention"))
+                    out.append(_clause(src, text, pos, a, mood))
+                out.append(_clause(src, text, a, b, "mention"))
                 pos = b
         if pos < e:
-            out.append(_clause(v.src, text, pos, e, mood))
+            out.append(_clause(src, text, pos, e, mood))
     return out
 
 
@@ -135,10 +138,10 @@ def _clause(src: tuple[int, ...], text: str, s: int, e: int, mood: Mood) -> Clau
 
 
 def at(clauses: list[Clause], pos: int) -> Clause | None:
-    """The clause holding original offset ``pos``."""
-    for c in clauses:
-        if c.start <= pos < c.end:
-            return c
+    """The clause holding original offset ``pos`` (clauses are in order: binary search)."""
+    i = bisect.bisect_right([c.start for c in clauses], pos) - 1
+    if i >= 0 and clauses[i].start <= pos < clauses[i].end:
+        return clauses[i]
     return None
 
 
@@ -153,12 +156,26 @@ def governs(clauses: list[Clause], raw: str, start: int, *, self_negated: bool =
         return True
     if c.mood in ("condition", "mention"):
         return False
-    before = plain(raw[c.start : start]).text
+    # bounded look-back: linear time on long adversarial clauses
+    before = _before(raw, max(c.start, start - LOOKBACK), start)
     if c.mood == "prohibition" and not self_negated and "," not in before:
         return False  # after a comma a new verb phrase starts ("don't ask, just push")
     if not self_negated and _NEAR_NEG.search(before.rsplit(",", 1)[-1]):
         return False  # "agents that never push": a negation right before the verb
     return not _PASSIVE.search(before)
+
+
+@functools.lru_cache(maxsize=64)
+def _plain(raw: str) -> tuple[str, tuple[int, ...]]:
+    """The plain view of ``raw`` (cached: asked about per action, per view and per class)."""
+    v = plain(raw)
+    return v.text.replace("_", " "), v.src
+
+
+def _before(raw: str, a: int, b: int) -> str:
+    """The plain view of ``raw[a:b]``, cut from the view of the whole text (linear time)."""
+    text, src = _plain(raw)
+    return text[bisect.bisect_left(src, a) : bisect.bisect_left(src, b)]
 
 
 def order_clauses(raw: str) -> list[Clause]:

@@ -395,7 +395,12 @@ _FULL_RUN = re.compile(
 
 
 def _ordered(
-    view: View, m: re.Match[str], parsed: list[grammar.Clause] | None, raw: str, code: str
+    view: View,
+    m: re.Match[str],
+    parsed: list[grammar.Clause] | None,
+    raw: str,
+    code: str,
+    last_full_run: int = -1,
 ) -> bool:
     """Whether the action ``m`` is an order of the text (design 340): not in a prohibition
     (unless the action carries its own negation), a condition's antecedent, a quoted
@@ -405,11 +410,7 @@ def _ordered(
     start = view.src[m.start()]
     if not grammar.governs(parsed, raw, start, self_negated=bool(_SELF_NEGATED.search(m.group(0)))):
         return False
-    if code == "policy-gate-weakening":
-        later = [c for c in parsed if c.start > start and c.mood == "order"]
-        if any(_FULL_RUN.search(c.text) for c in later):
-            return False
-    return True
+    return not (code == "policy-gate-weakening" and last_full_run > start)
 
 
 #: Disclosure verbs that only leak when the value goes where a reader sees it (design 340):
@@ -450,6 +451,10 @@ def policy_intents(view: View, raw: str | None = None) -> list[IntentHit]:
     original text the view was made from), only actions the text orders count."""
     text = view.text
     parsed = grammar.parse(raw) if raw is not None else None
+    last_full_run = max(
+        (c.start for c in parsed or [] if c.mood == "order" and _FULL_RUN.search(c.text)),
+        default=-1,
+    )
     default = CJK_WINDOW if _wide(text) else WINDOW
     out: list[IntentHit] = []
     for cls in CLASSES:
@@ -458,7 +463,7 @@ def policy_intents(view: View, raw: str | None = None) -> list[IntentHit]:
             m
             for m in cls.first.finditer(text)
             if not (cls.negatable and parsed is None and _negated(text, m.start()))
-            and (not cls.negatable or _ordered(view, m, parsed, raw or "", cls.code))
+            and (not cls.negatable or _ordered(view, m, parsed, raw or "", cls.code, last_full_run))
             and not (raw is not None and _weak_leak(cls.code, m, text))
         ]
         if not firsts:

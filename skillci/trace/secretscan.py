@@ -262,7 +262,7 @@ def _allowed(text: str, s: int, e: int, kind: str) -> bool:
     while b < len(text) and not text[b].isspace() and text[b] not in "\"'`,;()[]{}<>=":
         b += 1
     word = text[a:b].rstrip(".:")
-    if "/" in word.strip("/") and not word.startswith(("http://", "https://")):
+    if word.startswith(("/", "./", "../", "~/")) or _path_like(word):
         return True  # a path: trial dirs, job dirs
     return (
         _ALLOWED_ID.match(text[s:e].strip("=._~-")) is not None
