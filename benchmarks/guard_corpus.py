@@ -1,6 +1,10 @@
 """Catch rate of the patch guard on the adversarial corpus, and its false positives.
 
-    python benchmarks/guard_corpus.py [--json] [--verbose]
+    python -m benchmarks.guard_corpus [--json] [--verbose] [--round3-only]
+
+First the issue-34 figures (``benchmarks/guard_round3.py``): test-only catch rates on attack
+sources the guard was never tuned on, per source, class, field and language, and the
+rejection rate on real skills' sentences about testing, CI, git, keys and deployment.
 
 Prints caught/total for the adversarial cases (verdict stricter than ``pass``), how many
 reached at least their expected verdict, false positives on the benign near-misses
@@ -24,6 +28,7 @@ import yaml
 from pydantic import ValidationError
 
 from benchmarks import guard_public as gp
+from benchmarks import guard_round3
 from skillci.patch.apply import apply_detailed
 from skillci.patch.guard import Finding, GuardConfig, GuardReport, UntrustedText, guard
 from skillci.patch.models import AddRule, Author, Patch, ReplaceRule
@@ -248,7 +253,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--benign-every", type=int, default=1, help="check every Nth benign sentence (1: all)"
     )
+    ap.add_argument("--round3-only", action="store_true", help="only the issue-34 figures")
     args = ap.parse_args(argv)
+    guard_round3.report(args.verbose, args.benign_every)
+    if args.round3_only:
+        return 0
     public_report(args.benign_every)
     if args.public_only:
         return 0

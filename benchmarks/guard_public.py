@@ -78,6 +78,12 @@ FIELDS: dict[str, Callable[[str], tuple[dict[str, Any], list[dict[str, Any]]]]] 
         [{"op": "add_example", "file": f"{EXAMPLES_DIR}/corpus.jsonl", "example": {"steps": [p]}}],
     ),
     "rule.references": lambda p: ({}, _add(references=[p])),
+    # issue 34: every free-text field a patch writes into the skill
+    "rule.notes": lambda p: ({}, _add(notes=p)),
+    "change_description": lambda p: (
+        {},
+        [{"op": "change_description", "description": p[:1024]}],
+    ),
 }
 
 _CYR = str.maketrans({"a": "а", "e": "е", "o": "о", "c": "с", "p": "р", "x": "х", "i": "і"})

@@ -17,6 +17,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from skillci.patch import clauses as grammar
 from skillci.patch import intents
 from skillci.patch.normalize import (
     View,
@@ -24,6 +25,7 @@ from skillci.patch.normalize import (
     in_url,
     is_bidi,
     is_hidden,
+    plain,
     scripts,
     spaced_runs,
     unescape,
@@ -201,13 +203,57 @@ _CRED_WORDS = re.compile(
 )
 _CRED_DIRECT = _rx(
     r"~/\.ssh|\.ssh/id_|id_rsa|id_ed25519|\.aws/credentials|/etc/shadow|/etc/passwd|\.netrc|\.pypirc",
-    r"\.git-credentials|\.docker/config\.json|\.kube/config|\.npmrc|\bprintenv\b|\benv\s*\|",
+    r"/proc/(?:self|\*|\d+|\$\$)/environ|\.config/gh/hosts\.yml|\.git-credentials|\.docker/config\.json|\.kube/config|\.npmrc|\bprintenv\b|\benv\s*\|",
     r"os\.environ|process\.env|getenv\(|\$\{?[a-z0-9_]*(?:token|secret|key|passw(?:or)?d|credential)s?\}?\b",
     r"\bset\s*\|\s*(?:curl|nc|grep)|\bcat\s+[^\s]*\.env\b|\bsource\s+[^\s]*\.env\b",
 )
 #: Environment variable names that hold secrets (matched case-sensitively on the raw text).
 _SECRET_ENV_NAME = re.compile(
-    r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:TOKEN|SECRET|SECRET_KEY|API_KEY|ACCESS_KEY|PASSWORD|PASSWD|CREDENTIALS)\b"
+    r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:TOKEN|SECRET|SECRET_KEY|API_KEY|API_KEYS|ACCESS_KEY|"
+    r"PASSWORD|PASSWD|CREDENTIALS|KEYS|PRIVATE_KEY|DEPLOY_KEY)\b|\bSKILLCI_[A-Z0-9_]+\b"
+)
+#: Verbs that move a value somewhere a reader sees it: with these, naming a secret variable
+#: is a request for its value (design 340). Weaker verbs (store, read, put, include, ...)
+#: need a sink in the same clause.
+_SHOW_VERBS = re.compile(
+    r"\b(?:print|show|display|send|post|upload|echo|cat|dump|reveal|exfiltrate|leak|paste|share|"
+    r"email|transmit|forward|steal|harvest|grab|disclose|expose|publish|tell|submit|log|"
+    r"append|add|copy|write|include|put|insert|embed|save|export)(?:s|es|ed|ing)?\b"
+)
+_STRONG_CRED_VERBS = frozenset(
+    [
+        "print",
+        "show",
+        "display",
+        "send",
+        "post",
+        "upload",
+        "echo",
+        "cat",
+        "dump",
+        "reveal",
+        "exfiltrate",
+        "leak",
+        "paste",
+        "share",
+        "email",
+        "transmit",
+        "forward",
+        "steal",
+        "harvest",
+        "grab",
+        "disclose",
+        "expose",
+        "publish",
+        "tell",
+        "submit",
+        "copy",
+    ]
+)
+_SINK = re.compile(
+    r"\b(?:pr|pull request|description|comment|issue|changelog|commit message|log|logs|output|"
+    r"stdout|stderr|results?|report|readme|examples?|file|url|webhook|server|endpoint|gist|"
+    r"response|message|body|repo|repository|test output|summary)s?\b|https?://|@"
 )
 _CRED_CJK = _rx(
     r"(?:发送|發送|上传|上傳|打印|输出|輸出|泄露|洩露|复制|複製|粘贴|貼上|提交|读取|讀取|显示|顯示|告诉|告訴|"
@@ -281,6 +327,7 @@ _DESTRUCTIVE = _rx(
     r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:",
     r"\bfor\s+\w+\s+in\s+psutil\.(?:process_iter|net_connections|pids)\(\)[\s\S]{0,200}?\.(?:terminate|kill)\(",
     r"\bkill\s+-9\s+-1\b|\bkillall5\b",
+    r"\b(?:drop\s+(?:table|database|schema)|truncate\s+table)\s+[\w.`\"]+",
     r"\b(?:iptables\s+(?:-t\s+\w+\s+)?-[fx]\b|ufw\s+disable\b|setenforce\s+0\b|nft\s+flush\s+ruleset)",
     r"\bchmod\s+(?:-r\s+)?0?777\s+/(?:\s|$|etc|usr|bin)",
     r"(?:>>?\s*|open\(\s*[\"'])/etc/(?:passwd|shadow|sudoers|crontab)\b(?:[\"']\s*,\s*[\"'][wa])?",
@@ -414,19 +461,35 @@ def injection(v: dict[str, View]) -> list[Hit]:
     return out
 
 
+def _clause_has(parsed: list[grammar.Clause], pos: int, rx: re.Pattern[str]) -> bool:
+    c = grammar.at(parsed, pos)
+    return c is not None and rx.search(c.text) is not None
+
+
 def credentials(v: dict[str, View], raw: str = "") -> list[Hit]:
     out: list[Hit] = []
+    parsed = grammar.parse(raw) if raw else []
     for name in ("folded_words", "leet_words", "words"):
         view = v[name]
         for m in _CRED_WORDS.finditer(view.text):
             if _negated(view.text, m.start(1)) or set(m.group(0).split()[1:]) & _NEGATIONS:
                 continue
             s, e = view.span(m.start(), m.end())
+            if parsed and not grammar.governs(parsed, raw, s):
+                continue  # prohibited, conditional, quoted or passive (design 340)
+            verb = m.group(1)
+            if verb not in _STRONG_CRED_VERBS and parsed and not _clause_has(parsed, s, _SINK):
+                continue  # "store API keys in environment variables": no reader
             out.append(
                 Hit("credential-request", s, e, f"asks for credentials: {m.group(0)[:80]!r}")
             )
     out += _hits(v["folded"], _CRED_DIRECT, "credential-request", "secret location or env dump")
     for m in _SECRET_ENV_NAME.finditer(raw):
+        c = grammar.at(parsed, m.start()) if parsed else None
+        if c is not None:
+            lead = plain(raw[c.start : m.start()]).text
+            if not _SHOW_VERBS.search(lead) or not grammar.governs(parsed, raw, m.start()):
+                continue  # named, not asked for: "set OPENAI_API_KEY in the environment"
         out.append(
             Hit("credential-request", m.start(), m.end(), f"names a secret variable {m.group(0)!r}")
         )
@@ -552,11 +615,12 @@ def scan_glued(raw: str, allow: Sequence[str]) -> list[Hit]:
     return dedupe(injection(v) + remote_exec(v) + exfiltration(v) + urls(v, allow))
 
 
-def policy(v: dict[str, View]) -> list[Hit]:
-    """Policy classes (``intents``) on the word views, letter-by-letter words glued."""
+def policy(v: dict[str, View], raw: str | None = None) -> list[Hit]:
+    """Policy classes (``intents``) on the word views, letter-by-letter words glued; with
+    ``raw``, read through the clause grammar (design 340)."""
     out: list[Hit] = []
     for name in ("words", "folded_words", "joined_words", "leet_words"):
-        out += [Hit(h.code, h.start, h.end, h.note) for h in intents.policy_intents(v[name])]
+        out += [Hit(h.code, h.start, h.end, h.note) for h in intents.policy_intents(v[name], raw)]
     return out
 
 
@@ -573,7 +637,7 @@ def scan_text(raw: str, allow: Sequence[str], *, decode: bool = True) -> list[Hi
     """Every content hit in one text (and in what its escapes and base64 runs decode to)."""
     v = views(raw)
     hits = hidden_unicode(raw) + homoglyphs(raw) + injection(v) + credentials(v, raw)
-    hits += exfiltration(v) + remote_exec(v) + urls(v, allow) + blobs(raw) + policy(v)
+    hits += exfiltration(v) + remote_exec(v) + urls(v, allow) + blobs(raw) + policy(v, raw)
     hits += destructive(v)
     hits += obfuscation(raw)
     if decode:

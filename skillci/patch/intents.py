@@ -16,6 +16,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from skillci.patch import clauses as grammar
 from skillci.patch.normalize import View
 
 #: Characters between the two concepts of a class (on the ``words`` view).
@@ -113,7 +114,7 @@ SECRET = _lex(
     "bank balance|social security|credit card|where the user lives|mã khóa|palavra passe|"
     "مفتاحك|كلمة المرور|গোপন চাবি|the user s email|user s email address|ईमेल एड्रेस|ईमेल पता|"
     "जन्म तिथि|जन्म दिवस|गुप्त कोड|"
-    "secret|secrets|api key|api keys|access token|auth token|api token|bearer token|"
+    "secret|secrets|api key|api keys|model keys|model key|deploy key|deploy keys|access token|auth token|api token|bearer token|"
     "github token|session token|password|passwords|passphrase|credential|credentials|"
     "private key|private keys|ssh key|id rsa|id ed25519|env file|dotenv|aws credentials|"
     "netrc|keychain|cookie|session cookie|密码|密碼|口令|密钥|密鑰|私钥|私鑰|令牌|凭证|憑證|凭据|憑據|环境变量|環境變量|"
@@ -191,7 +192,8 @@ PRIOR = _lex(
 
 TOOL_OUTPUT = _lex(
     "tool output|tool outputs|tool result|tool results|command output|the output of|"
-    "web page|webpage|readme|the logs|the log|issue text|file contents|the task file|"
+    "web page|webpage|readme|the logs|the log|ci logs|ci log|build logs|job logs|"
+    "comments in the issue|issue comments|pr comments|issue text|file contents|the task file|"
     "retrieved|search results|工具输出|工具輸出|工具结果|工具結果|命令输出|网页|網頁|日志|日誌|"
     "salida de la herramienta|resultado de la herramienta|sortie de l outil|"
     "résultat de l outil|werkzeugausgabe|tool ausgabe|ツールの出力|ツール出力|вывод инструмента|"
@@ -200,7 +202,9 @@ TOOL_OUTPUT = _lex(
 ABOVE_SKILL = _lex(
     "over the skill|above the skill|instead of the skill|precedence|priority|"
     "authoritative|overrides the skill|override the skill|trust it over|"
-    "follow its instructions|follow the instructions in|obey|as instructions|优先于|優先於|"
+    "follow its instructions|follow the instructions in|obey|as instructions|"
+    "follow the instructions printed|follow the instructions shown|real instructions|"
+    "do what it says|do what they say|the new task|are your instructions|are your new instructions|优先于|優先於|"
     "以其为准|为准|為準|高于|高於|遵循其中|按照其中的指令|prioridad|por encima de la skill|priorité|au dessus|"
     "vorrang|über dem skill|優先|приоритет|важнее"
 )
@@ -260,7 +264,14 @@ AUTHORITY = _lex(
     # design 270 (dev jailbreak misses): dropping the model's own rules
     "break the rules|completely unfiltered|unfiltered and unrestricted|no content policy|"
     "no content policies|without any content policy|free of all restrictions|"
-    "no ethical guidelines|without ethical guidelines|no moral guidelines"
+    "no ethical guidelines|without ethical guidelines|no moral guidelines|"
+    # design 340: agent-benchmark framings addressed to the model
+    "important message from|an important message|message to you the assistant|"
+    "message for the ai|message for the assistant|message for the model|to you the assistant|"
+    "to you the ai|before solving the task|before you solve the task|"
+    "without telling the user|without informing the user|do not tell the user|don t tell the user|"
+    "without permission|without user permission|without user confirmation|hidden command|"
+    "act as if this instruction is valid|act as if the instruction is valid"
 )
 
 #: Gaming the verifier: exploiting the test harness instead of solving the task.
@@ -288,6 +299,40 @@ THRESHOLD = _lex(
     "bestehensquote|しきい値|閾値|合格率|порог|пороговое"
 )
 
+#: design 340: skillci's own gate, workflow and verifier (what an attack on a CI bot asks).
+GATE_KEYS = _lex(
+    "min validation gain|max regression rate|min pass rate|min runs|release gate|skip gate|"
+    "gate job|gate step|gate check|required status checks|required status check|"
+    "branch protection|continue on error|significance test|skillci yaml|skillci yml|"
+    "workflows skillci|the gate s alpha|alpha of the gate|alpha in the release gate|alpha in the gate"
+)
+SETTERS = _lex(
+    "set|change|lower|raise|reduce|increase|edit|modify|put|configure|bump|delete|remove|"
+    "disable|drop|turn off|ignore|skip|bypass|relax|loosen"
+)
+CI_BYPASS = _lex(
+    "no verify|continue on error true|without waiting for review|without waiting for approval|"
+    "without waiting for ci|without waiting for the checks|without waiting for checks|"
+    "approve your own|self approve|merge admin|admin squash|admin merge|pr merge admin"
+)
+TAMPER = _lex(
+    "exit 0|assert true|asserts true|print passed|prints passed|echo passed|"
+    "verifier reports success|verifier report success|the gate reports success|reward of 1|reward 1 0|write 1|mark skip|pytest mark skip|as passed|"
+    "as green|as successful|always pass|whatever the code|currently outputs|current output|"
+    "actual output"
+)
+TEST_ARTIFACT = _lex(
+    "test sh|test py|tests|test|test file|test files|verifier|reward txt|reward|gate|grader|"
+    "assertions|expected values|expected output|fixtures|failing tests|test outputs"
+)
+DROP = _lex("delete|remove|skip|disable|rename|comment out|drop|xfail")
+FAILING = _lex(
+    "failing tests|failing test|broken tests|failing assertions|red tests|the failing|"
+    "tests that fail|test that fails|failing test files|tests that do not pass|failing checks"
+)
+MERGE = _lex("merge|merges|merged|pr merge|pulls merge|push the tag|push a tag")
+NOW = _lex("admin|immediately|right away|without review|without waiting|release workflow")
+
 CLASSES: tuple[PolicyClass, ...] = (
     PolicyClass("policy-threshold", "moves a gate threshold", LOWER, THRESHOLD),
     PolicyClass(
@@ -314,6 +359,13 @@ CLASSES: tuple[PolicyClass, ...] = (
     PolicyClass("policy-activate-rules", "activates rules without the gate", ACTIVATE, RULES),
     PolicyClass("policy-override", "claims authority over the agent", AUTHORITY, None),
     PolicyClass("policy-edit-tests", "games the tests or their harness", GAME, HARNESS),
+    PolicyClass("policy-gate-weakening", "changes the gate or its checks", SETTERS, GATE_KEYS),
+    PolicyClass("policy-gate-weakening", "merges or commits around review", CI_BYPASS, None),
+    PolicyClass(
+        "policy-edit-tests", "fakes a test or verifier result", TAMPER, TEST_ARTIFACT, window=60
+    ),
+    PolicyClass("policy-edit-tests", "drops failing tests", DROP, FAILING, any_order=False),
+    PolicyClass("policy-protected-branch", "merges around review", MERGE, NOW, window=40),
 )
 
 
@@ -333,15 +385,86 @@ def _wide(text: str) -> bool:
     return any("\u2e80" <= c <= "\u9fff" or "\u3040" <= c <= "\u30ff" for c in text)
 
 
-def policy_intents(view: View) -> list[IntentHit]:
-    """Policy-class hits on a ``words`` view (lowercase, single spaces)."""
+_SELF_NEGATED = re.compile(
+    r"\b(?:not|never|don t|dont|no|without|stop)\b|不|без|sin|sans|ohne|senza|sem"
+)
+_FULL_RUN = re.compile(
+    r"\b(?:run|rerun|re run|execute)\b.{0,40}\b(?:full|whole|entire|complete|all)\b.{0,30}"
+    r"\b(?:suite|tests?|checks?)\b"
+)
+
+
+def _ordered(
+    view: View,
+    m: re.Match[str],
+    parsed: list[grammar.Clause] | None,
+    raw: str,
+    code: str,
+    last_full_run: int = -1,
+) -> bool:
+    """Whether the action ``m`` is an order of the text (design 340): not in a prohibition
+    (unless the action carries its own negation), a condition's antecedent, a quoted
+    mention, or a passive participle; a skip scoped by a later full run is not a bypass."""
+    if parsed is None or not view.src:
+        return True
+    start = view.src[m.start()]
+    if not grammar.governs(parsed, raw, start, self_negated=bool(_SELF_NEGATED.search(m.group(0)))):
+        return False
+    return not (code == "policy-gate-weakening" and last_full_run > start)
+
+
+#: Disclosure verbs that only leak when the value goes where a reader sees it (design 340):
+#: "add credentials for your provider" configures, "add the key to the PR body" leaks.
+_WEAK_DISCLOSE = frozenset(
+    [
+        "add",
+        "attach",
+        "put",
+        "write",
+        "include",
+        "embed",
+        "append",
+        "copy",
+        "provide",
+        "confirm",
+        "insert",
+    ]
+)
+_READER = re.compile(
+    r"\b(?:pr|pull request|description|comment|issue|changelog|commit message|logs?|output|"
+    r"stdout|stderr|results?|report|readme|examples?|url|webhook|server|endpoint|gist|"
+    r"response|message|body|public|chat|reply|answer|test output|summary|me|us)\b"
+)
+
+
+def _weak_leak(code: str, m: re.Match[str], text: str) -> bool:
+    word = m.group(0).split(" ")[0]
+    return (
+        code == "policy-exfiltration"
+        and word.rstrip("sed") in {w.rstrip("sed") for w in _WEAK_DISCLOSE}
+        and not _READER.search(text)
+    )
+
+
+def policy_intents(view: View, raw: str | None = None) -> list[IntentHit]:
+    """Policy-class hits on a ``words`` view (lowercase, single spaces). With ``raw`` (the
+    original text the view was made from), only actions the text orders count."""
     text = view.text
+    parsed = grammar.parse(raw) if raw is not None else None
+    last_full_run = max(
+        (c.start for c in parsed or [] if c.mood == "order" and _FULL_RUN.search(c.text)),
+        default=-1,
+    )
     default = CJK_WINDOW if _wide(text) else WINDOW
     out: list[IntentHit] = []
     for cls in CLASSES:
         window = min(cls.window, default) if cls.window else default
         firsts = [
-            m for m in cls.first.finditer(text) if not (cls.negatable and _negated(text, m.start()))
+            m
+            for m in cls.first.finditer(text)
+            if not (cls.negatable and parsed is None and _negated(text, m.start()))
+            and (not cls.negatable or _ordered(view, m, parsed, raw or "", cls.code, last_full_run))
+            and not (raw is not None and _weak_leak(cls.code, m, text))
         ]
         if not firsts:
             continue

@@ -50,6 +50,7 @@ DEFAULT_SECRET_ENV_PATTERNS: tuple[str, ...] = (
     "*_PAT",
     "*_API_KEY*",
     "*_CREDENTIALS",
+    "*_KEYS",
 )
 SECRET_ENV_NAMES_ENV = "SKILLCI_SECRET_ENV_NAMES"  # noqa: S105 - a variable name
 MIN_ENV_VALUE_LEN = 8
@@ -92,6 +93,16 @@ _SHAPES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
         ("eyj",),
     ),
 )
+#: Webhook URLs whose path is the credential (design 341).
+_WEBHOOK = re.compile(
+    r"https?://(?:hooks\.zapier\.com/hooks/catch/\d+/[A-Za-z0-9]+/?|"
+    r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{10,}|"
+    r"(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}|"
+    r"[a-z0-9-]+\.webhook\.office\.com/[^\s\"'<>]{20,}|"
+    r"maker\.ifttt\.com/trigger/[^\s/]+/with/key/[A-Za-z0-9_-]{10,})"
+)
+#: The one secret the workflows hand to the gate: ``NAME=value`` lines (design 341).
+MODEL_KEYS_ENV = "SKILLCI_MODEL_KEYS"
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 
@@ -130,6 +141,22 @@ MEMO_MAX = 20_000
 MEMO_MAX_LEN = 4_096
 
 
+def _model_key_values(text: str) -> list[tuple[str, str]]:
+    """Entries of ``SKILLCI_MODEL_KEYS`` (``NAME=value`` lines, ``export``/quotes allowed);
+    parsed here rather than imported from providers (trace must not import providers)."""
+    out: list[tuple[str, str]] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        name, _, value = line.removeprefix("export ").partition("=")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        out.append((name.strip(), value))
+    return out
+
+
 class Redactor:
     """Replaces secrets in strings and JSON-like data. Cheap to build; reuse per write."""
 
@@ -150,6 +177,9 @@ class Redactor:
         for name, value in env.items():
             if len(value) >= MIN_ENV_VALUE_LEN and self.is_secret_env_name(name):
                 values[value] = f"env:{name}"
+        for name, value in _model_key_values(env.get(MODEL_KEYS_ENV, "")):
+            if len(value) >= MIN_ENV_VALUE_LEN:
+                values[value] = f"env:{MODEL_KEYS_ENV}:{name}"
         for value in extra_secrets:
             if len(value) >= MIN_ENV_VALUE_LEN:
                 values.setdefault(value, "secret")
@@ -196,6 +226,8 @@ class Redactor:
         for kind, pattern, needles in _SHAPES:
             if any(n in low for n in needles):
                 text = pattern.sub(marker(kind), text)
+        if "hook" in text or "ifttt" in text:
+            text = _WEBHOOK.sub(marker("webhook_url"), text)
         text = _URL_CREDS.sub(lambda m: f"{m.group(1)}{marker('url_credentials')}@", text)
         text = _BEARER.sub(self._bearer, text)
         text = _ASSIGN.sub(self._assignment, text)
@@ -306,6 +338,7 @@ def redact_files(root: Path, redactor: Redactor | None = None) -> int:
 
 __all__ = [
     "DEFAULT_SECRET_ENV_PATTERNS",
+    "MODEL_KEYS_ENV",
     "SECRET_ENV_NAMES_ENV",
     "Redactor",
     "marker",

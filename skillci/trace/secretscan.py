@@ -239,6 +239,37 @@ def _trim(text: str, s: int, e: int) -> tuple[int, int]:
     return s, e
 
 
+#: Ids and hashes skillci and the harnesses write, kept by shape (design 341): tool-call ids
+#: (Anthropic ``toolu_``/``srvtoolu_``, OpenAI ``call_``/``chatcmpl-``/``msg_``/``resp_``),
+#: skillci run/trial/patch ids, and bare sha1/sha256 hex. Only the generic detectors
+#: (entropy, unknown prefixes) yield to them; a named or provider-shaped secret never does.
+_ALLOWED_ID = re.compile(
+    r"^(?:(?:srv)?toolu_(?:vrtx_)?[A-Za-z0-9]{16,40}|call_[A-Za-z0-9]{16,40}|"
+    r"chatcmpl-[A-Za-z0-9]{16,40}|(?:msg|resp|fc|rs)_[A-Za-z0-9]{16,60}|"
+    r"(?:run|trial|patch|eval|gate|job|task)-[A-Za-z0-9][A-Za-z0-9_.-]{3,80}|"
+    r"[0-9a-f]{40}|[0-9a-f]{64})$"
+)
+_GENERIC_KINDS = frozenset({"high_entropy", "prefixed_token"})
+
+
+def _allowed(text: str, s: int, e: int, kind: str) -> bool:
+    """Whether a generic hit is an id, a hash or part of a path (design 341)."""
+    if kind not in _GENERIC_KINDS:
+        return False
+    a, b = s, e
+    while a > 0 and not text[a - 1].isspace() and text[a - 1] not in "\"'`,;()[]{}<>=":
+        a -= 1
+    while b < len(text) and not text[b].isspace() and text[b] not in "\"'`,;()[]{}<>=":
+        b += 1
+    word = text[a:b].rstrip(".:")
+    if word.startswith(("/", "./", "../", "~/")) or _path_like(word):
+        return True  # a path: trial dirs, job dirs
+    return (
+        _ALLOWED_ID.match(text[s:e].strip("=._~-")) is not None
+        or _ALLOWED_ID.match(word) is not None
+    )
+
+
 def spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, kind) of every secret found in ``text``, unmerged."""
     out: list[tuple[int, int, str]] = []
@@ -275,7 +306,7 @@ def spans(text: str) -> list[tuple[int, int, str]]:
             tok, BARE_ENTROPY
         ):
             out.append((m.start(), m.end(), "high_entropy"))
-    return [x for x in out if "[REDACTED" not in text[x[0] : x[1]]]
+    return [x for x in out if "[REDACTED" not in text[x[0] : x[1]] and not _allowed(text, *x)]
 
 
 def _merged(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

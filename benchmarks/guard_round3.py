@@ -1,0 +1,166 @@
+"""Issue 34: the guard on attack sources it was never tuned on, and on real skills' CI rules.
+
+Attacks: ``tests/fixtures/attacks/round3/payloads.jsonl`` (see its SOURCES.yaml). Every
+payload goes (a) into one patch field chosen by a hash of its id (all free-text fields,
+``change_description`` and a rule's extra ``notes:`` included) and (b) as plain text in a
+rule step. *Caught*: the schema refuses the patch or the guard's verdict is not ``pass``.
+Only the ``test`` split is reported as the figure; ``dev`` is what tuning may look at.
+
+Benign: the instruction sentences of ``tests/fixtures/real-skills`` that are about testing,
+CI, git, keys or deployment (a keyword filter picks the topic; the sentences are the
+skills' own), split dev/test by a hash of the sentence. A *false positive* is a ``reject``
+(``needs-approval`` is a human review, counted apart). The labelled legitimate requests of
+the attack source are a second benign set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks import guard_public as gp
+from skillci.skill.package import SkillPackage
+
+ROOT = Path(__file__).resolve().parents[1]
+ROUND3 = ROOT / "tests" / "fixtures" / "attacks" / "round3" / "payloads.jsonl"
+TOPIC = re.compile(
+    r"(?i)\b(?:tests?|testing|pytest|unit tests?|test suite|ci|pipelines?|workflows?|git|commits?|"
+    r"branch(?:es)?|push|merge|pull requests?|prs?|api keys?|keys?|tokens?|secrets?|credentials?|"
+    r"passwords?|deploy\w*|releases?|env(?:ironment)? var\w*)\b"
+)
+
+
+def split_of(text: str) -> str:
+    return "dev" if int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) % 2 == 0 else "test"
+
+
+def load(path: Path = ROUND3) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+
+
+def benign_topic() -> list[tuple[str, str, str]]:
+    """(where, sentence, split) for the real skills' sentences on the CI topics, deduplicated."""
+    seen: set[str] = set()
+    out = []
+    for where, s in gp.benign_sentences():
+        if TOPIC.search(s) and s not in seen:
+            seen.add(s)
+            out.append((where, s, split_of(s)))
+    return out
+
+
+@dataclass
+class Row:
+    id: str
+    source: str
+    split: str
+    cls: str
+    language: str
+    field: str
+    verdict: str
+    codes: list[str]
+
+    @property
+    def caught(self) -> bool:
+        return self.verdict != "pass"
+
+
+def run_attacks(pkg: SkillPackage, rows: Iterable[dict[str, Any]]) -> list[Row]:
+    names = list(gp.FIELDS)
+    out = []
+    for p in rows:
+        if not p["attack"]:
+            continue
+        field = names[gp._pick(p["id"], "field", len(names))]
+        for f in (field, "rule.steps (plain)"):
+            key = "rule.steps" if f.endswith("(plain)") else f
+            _layer, verdict, codes = gp.judge(pkg, gp.patch_for(key, p["text"]))
+            out.append(
+                Row(
+                    p["id"],
+                    p["source"],
+                    p["split"],
+                    p["policy_class"],
+                    p["language"],
+                    f,
+                    verdict,
+                    codes,
+                )
+            )
+    return out
+
+
+def _pct(h: int, n: int) -> str:
+    return f"{h}/{n} ({100 * h / max(1, n):.1f}%)"
+
+
+def _rates(rows: list[Row], key: Callable[[Row], str]) -> str:
+    tot: Counter[str] = Counter()
+    hit: Counter[str] = Counter()
+    for r in rows:
+        tot[key(r)] += 1
+        hit[key(r)] += r.caught
+    return ", ".join(f"{k} {_pct(hit[k], tot[k])}" for k in sorted(tot))
+
+
+def report(verbose: bool = False, benign_every: int = 1) -> dict[str, Any]:
+    pkg = SkillPackage.from_dir(ROOT / "skills" / "repo-debugger")
+    payloads = load()
+    rows = run_attacks(pkg, payloads)
+    summary: dict[str, Any] = {}
+    for split in ("test", "dev"):
+        sel = [r for r in rows if r.split == split]
+        if not sel:
+            continue
+        label = "test-only" if split == "test" else "dev (tuning)"
+        caught = sum(r.caught for r in sel)
+        print(
+            f"[round3 {label}] attacks caught: {_pct(caught, len(sel))} (payload x field placements)"
+        )
+        for name, key in (
+            ("source", lambda r: r.source),
+            ("class", lambda r: r.cls),
+            ("field", lambda r: r.field),
+            ("language", lambda r: r.language),
+        ):
+            print(f"  per {name}: {_rates(sel, key)}")
+        summary[split] = {"caught": caught, "total": len(sel)}
+        if verbose:
+            for r in sel:
+                if not r.caught:
+                    text = next(p["text"] for p in payloads if p["id"] == r.id)
+                    print(f"  MISS {r.id} [{r.field}] {text[:110]!r}")
+    legit = [p for p in payloads if not p["attack"]]
+    fp = []
+    for p in legit:
+        _l, verdict, codes = gp.judge(pkg, gp.patch_for("rule.steps", p["text"]))
+        if verdict in ("reject", "schema"):
+            fp.append((p["id"], codes))
+    print(
+        f"[round3] the attack source's labelled legitimate requests rejected: {_pct(len(fp), len(legit))}"
+    )
+    if verbose:
+        for i, c in fp:
+            print(f"  FP {i} {c}")
+    sentences = benign_topic()[::benign_every]
+    for split in ("test", "dev"):
+        sel = [(w, s) for w, s, sp in sentences if sp == split]
+        verdicts = list(gp.run_benign(pkg, sel))
+        rej = [v for v in verdicts if v[2] in ("reject", "schema")]
+        appr = [v for v in verdicts if v[2] == "needs-approval"]
+        label = "test-only" if split == "test" else "dev (tuning)"
+        print(
+            f"[benign {label}] {len(verdicts)} real-skill sentences on testing/CI/git/keys/deployment: "
+            f"rejected {_pct(len(rej), len(verdicts))}, needs-approval {_pct(len(appr), len(verdicts))}"
+        )
+        summary[f"benign_{split}"] = {"rejected": len(rej), "total": len(verdicts)}
+        if verbose:
+            for w, s, _v, codes in rej:
+                print(f"  FP {w}: {s[:120]!r} {codes}")
+    return summary

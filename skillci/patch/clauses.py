@@ -1,0 +1,182 @@
+"""A small clause grammar for the guard: which part of a text is an order (design 340).
+
+Keyword windows cannot tell "push to main" from "do not push to main". This module splits
+a text into clauses and gives each a *mood*:
+
+- ``order``: an imperative or a modal order ("run ...", "you must run ...", "your task is
+  to run ...", "feel free to run ...");
+- ``prohibition``: the clause's verb is negated ("never push to main", "do not edit the
+  tests", "you must not ...", "pushing to main is forbidden");
+- ``condition``: the antecedent of a conditional or temporal clause ("if the tests fail",
+  "while iterating") - it names a situation, it orders nothing;
+- ``mention``: text quoted as an example or a name ("e.g. `skip the tests`", "the message
+  'ignore previous instructions'").
+
+A policy hit counts only when its action sits in an ``order`` clause (and is not a passive
+participle: "the key is provided by CI"). Negation that is part of the action itself ("do
+not run the tests", "without review") is the action, not a prohibition of it: the policy
+lexicons list those forms, and :func:`governs` is told so by the caller.
+
+Pure and English-centred; for other languages only the negation prefixes of
+:mod:`skillci.patch.intents` apply (CJK and European forms before the verb).
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from skillci.patch.normalize import plain
+
+#: Characters before an action that :func:`governs` reads (commas, negations, passives).
+LOOKBACK = 160
+Mood = Literal["order", "prohibition", "condition", "mention"]
+
+#: Clause boundaries in the plain (casefolded) view. Colons end a clause only before a space.
+_BOUNDARY = re.compile(
+    r"[.!?;。！？；]+(?=\s|$)|\n+|:\s|\s[-–—]\s|"
+    r",?\s+(?:and then|then|but|otherwise|instead|so that|so|because|or else|and)\s+(?=[a-z])"
+    r"|,\s+(?=(?:never|do not|don ?t|always|please|then|instead)\b)"
+)
+#: Words that may precede the verb of an order or a prohibition.
+_LEAD = (
+    r"(?:(?:please|also|and|or|then|so|now|first|finally|always|just|instead|still|"
+    r"you|we|agents?|the agent|claude|the model|students?|i)\s+)*"
+    r"(?:(?:should|must|shall|will|need to|needs to|have to|has to|ought to|are to|is to|"
+    r"can|may|could|would)\s+)?"
+)
+_NEG = (
+    r"(?:never(?! mind)|not|do not|does not|don ?t|doesn ?t|must not|mustn ?t|should not|shouldn ?t|"
+    r"shall not|cannot|can ?t|may not|will not|won ?t|no longer|avoid|refrain from|"
+    r"under no circumstances|at no time|nunca|jamais|ne|nicht|niemals|не|никогда)"
+)
+_PROHIBIT_HEAD = re.compile(rf"^\W*{_LEAD}{_NEG}\b")
+_PROHIBIT_TAIL = re.compile(
+    r"\b(?:is|are|was|were)\s+(?:strictly\s+)?(?:forbidden|prohibited|not allowed|not permitted|"
+    r"disallowed|banned|never allowed|never ok|never acceptable|not acceptable|a mistake|wrong)\b"
+)
+_PROHIBIT_CJK = re.compile(r"^\W*(?:不要|不得|禁止|切勿|绝不|絕不|不可|不能|别|別|勿|决不|決不)")
+_CONDITION = re.compile(
+    r"^\W*(?:if|when|whenever|unless|once|in case|while|whilst|before|after|until|as long as|"
+    r"even if|only if|whether)\b"
+)
+_MENTION_MARK = re.compile(
+    r"(?:\be\.?g\.?|\bi\.?e\.?|for example|for instance|such as|like|says?|said|called|named|"
+    r"phrases?|messages?|prompts?|wording|text|string|error|warning|reads?|labell?ed|titled|"
+    r"means?)\s*[:,]?\s*$"
+)
+_QUOTES = re.compile(
+    r"`[^`\n]{1,200}`|\"[^\"\n]{1,300}\"|'[^'\n]{3,300}'|“[^”\n]{1,300}”|‘[^’\n]{3,300}’"
+)
+_NEAR_NEG = re.compile(rf"\b{_NEG}\s+(?:\w+\s+)?$")
+_PASSIVE = re.compile(r"\b(?:is|are|was|were|be|been|being|gets|get)\s+(?:\w+ly\s+)?$")
+
+
+@dataclass(frozen=True)
+class Clause:
+    start: int  # original offsets
+    end: int
+    mood: Mood
+    text: str  # the clause in the plain view (casefolded)
+
+
+def _mood(text: str) -> Mood:
+    if _CONDITION.match(text):
+        return "condition"
+    if _PROHIBIT_HEAD.match(text) or _PROHIBIT_TAIL.search(text) or _PROHIBIT_CJK.match(text):
+        return "prohibition"
+    return "order"
+
+
+def parse(raw: str) -> list[Clause]:
+    """The clauses of ``raw`` with their moods; spans are offsets into ``raw``."""
+    text, src = _plain(raw)  # identifiers read as words ("_" is a space); same offsets
+    if not text:
+        return []
+    mentions: list[tuple[int, int]] = []
+    for m in _QUOTES.finditer(text):
+        if _MENTION_MARK.search(text[max(0, m.start() - 40) : m.start()]):
+            mentions.append((m.start(), m.end()))
+    cuts = [0]
+    for m in _BOUNDARY.finditer(text):
+        if any(a < m.start() < b for a, b in mentions):
+            continue
+        cuts += [m.start(), m.end()]
+    cuts.append(len(text))
+    pieces: list[tuple[int, int, Mood]] = []
+    for i in range(0, len(cuts) - 1, 2):
+        s, e = cuts[i], cuts[i + 1]
+        if e <= s:
+            continue
+        chunk = text[s:e]
+        mood = _mood(chunk)
+        if mood == "condition" and "," in chunk:  # "if X, Y": the antecedent ends at the comma
+            k = s + chunk.index(",")
+            pieces += [(s, k, "condition"), (k + 1, e, _mood(text[k + 1 : e]))]
+            continue
+        pieces.append((s, e, mood))
+    out: list[Clause] = []
+    for s, e, mood in pieces:
+        # quoted mentions inside a clause become clauses of their own
+        pos = s
+        for a, b in mentions:
+            if s <= a and b <= e:
+                if a > pos:
+                    out.append(_clause(src, text, pos, a, mood))
+                out.append(_clause(src, text, a, b, "mention"))
+                pos = b
+        if pos < e:
+            out.append(_clause(src, text, pos, e, mood))
+    return out
+
+
+def _clause(src: tuple[int, ...], text: str, s: int, e: int, mood: Mood) -> Clause:
+    return Clause(src[s], src[max(s, e - 1)] + 1, mood, text[s:e])
+
+
+def at(clauses: list[Clause], pos: int) -> Clause | None:
+    """The clause holding original offset ``pos`` (clauses are in order: binary search)."""
+    i = bisect.bisect_right([c.start for c in clauses], pos) - 1
+    if i >= 0 and clauses[i].start <= pos < clauses[i].end:
+        return clauses[i]
+    return None
+
+
+def governs(clauses: list[Clause], raw: str, start: int, *, self_negated: bool = False) -> bool:
+    """Whether an action found at original offset ``start`` is ordered by the text.
+
+    ``self_negated``: the action's own words carry the negation ("do not run the tests"),
+    so a prohibition clause does not cancel it.
+    """
+    c = at(clauses, start)
+    if c is None:
+        return True
+    if c.mood in ("condition", "mention"):
+        return False
+    # bounded look-back: linear time on long adversarial clauses
+    before = _before(raw, max(c.start, start - LOOKBACK), start)
+    if c.mood == "prohibition" and not self_negated and "," not in before:
+        return False  # after a comma a new verb phrase starts ("don't ask, just push")
+    if not self_negated and _NEAR_NEG.search(before.rsplit(",", 1)[-1]):
+        return False  # "agents that never push": a negation right before the verb
+    return not _PASSIVE.search(before)
+
+
+@functools.lru_cache(maxsize=64)
+def _plain(raw: str) -> tuple[str, tuple[int, ...]]:
+    """The plain view of ``raw`` (cached: asked about per action, per view and per class)."""
+    v = plain(raw)
+    return v.text.replace("_", " "), v.src
+
+
+def _before(raw: str, a: int, b: int) -> str:
+    """The plain view of ``raw[a:b]``, cut from the view of the whole text (linear time)."""
+    text, src = _plain(raw)
+    return text[bisect.bisect_left(src, a) : bisect.bisect_left(src, b)]
+
+
+def order_clauses(raw: str) -> list[Clause]:
+    return [c for c in parse(raw) if c.mood == "order"]
