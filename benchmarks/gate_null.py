@@ -18,7 +18,11 @@ Students (the skill has no effect unless said):
 
 Prints one table per student: rows = tasks, columns = repeats; each cell
 ``accept% / inconclusive%`` over ``--gates`` gates. The goal (issue 28): false accept <= 5%
-in every null cell.
+in every null cell. The test is exact at 5%, so a cell's true rate is at most 5%; its
+estimate from 200 gates has a standard error of 1.5 points and the highest of ~180 such
+cells is expected near 9%. The summary therefore gives the pooled rate and the cells whose
+count is improbable for a 5% rate (Bonferroni over the cells) — the exit status is 1 if any.
+``--sizes/--repeats/--gates 2000`` re-measures single cells more precisely.
 
     python benchmarks/gate_null.py            # 200 gates per cell, ~ minutes
     python benchmarks/gate_null.py --gates 50 --quick
@@ -27,6 +31,7 @@ in every null cell.
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import sys
 import time
@@ -135,11 +140,18 @@ def one_gate(kind: str, tasks: int, repeats: int, rng: random.Random, gates: lis
     return out
 
 
+def binom_sf(c: int, n: int, p: float) -> float:
+    """P(X > c) for X ~ Binomial(n, p)."""
+    return sum(math.comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(c + 1, n + 1))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gates", type=int, default=200, help="Gates per cell (default 200).")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="Sizes 2, 8, 32; repeats 1, 3, 10.")
+    ap.add_argument("--sizes", default="", help="Comma-separated task counts (default: all).")
+    ap.add_argument("--repeats", default="", help="Comma-separated repeat counts.")
     ap.add_argument(
         "--students",
         default="coin-0.5,coin-0.2,coin-0.8,flaky,deterministic,mostly-det,effect",
@@ -147,6 +159,10 @@ def main() -> int:
     a = ap.parse_args()
     sizes = (2, 8, 32) if a.quick else SIZES
     repeats = (1, 3, 10) if a.quick else REPEATS
+    if a.sizes:
+        sizes = tuple(int(x) for x in a.sizes.split(","))
+    if a.repeats:
+        repeats = tuple(int(x) for x in a.repeats.split(","))
     gates = [
         ReleaseGate(require_security_suite=False),
         ReleaseGate(require_security_suite=False, min_validation_gain=0.0),
@@ -154,6 +170,7 @@ def main() -> int:
     rng = random.Random(a.seed)
     t0 = time.monotonic()
     worst = 0.0
+    null_cells: list[tuple[str, int, int, int]] = []  # (student, tasks, repeats, accepts)
     print(f"{a.gates} gates per cell; cell = accept% / inconclusive% (default release_gate)")
     print("false accept with min_validation_gain 0 in brackets when it differs\n")
     for kind in a.students.split(","):
@@ -172,13 +189,28 @@ def main() -> int:
                 inc = counts[0]["inconclusive"] / a.gates
                 if null:
                     worst = max(worst, acc, acc0)
+                    null_cells.append((kind, n, k, max(counts[0]["accept"], counts[1]["accept"])))
                 extra = f" [{acc0:.1%}]" if acc0 != acc else ""
                 cells.append(f"{acc:5.1%} / {inc:5.1%}{extra}")
             print(f"{n:>5} | " + " | ".join(cells))
         print()
-    print(f"worst false-accept rate over the null cells: {worst:.1%} (goal <= 5%)")
+    total = sum(c[3] for c in null_cells)
+    gates_all = a.gates * len(null_cells)
+    print(
+        f"null cells: {len(null_cells)}; pooled false-accept rate {total}/{gates_all} = "
+        f"{total / max(1, gates_all):.2%}"
+    )
+    # a cell is *shown* above 5% only if its count is improbable for a 5% rate after a
+    # Bonferroni correction over the cells (the max of many noisy 5% cells exceeds 5%)
+    level = 0.05 / max(1, len(null_cells))
+    above = [c for c in null_cells if binom_sf(c[3] - 1, a.gates, 0.05) < level]
+    print(
+        f"highest cell: {worst:.1%}; cells significantly above 5% (binomial, Bonferroni "
+        f"over {len(null_cells)} cells): {len(above)}"
+        + "".join(f"\n  {k} tasks={n} repeats={r}: {c}/{a.gates}" for k, n, r, c in above)
+    )
     print(f"wall time {time.monotonic() - t0:.0f} s")
-    return 0 if worst <= 0.05 else 1
+    return 0 if not above else 1
 
 
 if __name__ == "__main__":
