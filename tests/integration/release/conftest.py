@@ -20,9 +20,10 @@ from skillci.flows.context import RepoContext
 from skillci.flows.gate import GATE_BLOB
 from skillci.flows.release import release_pr
 from skillci.forge.base import PullRequest
-from skillci.gate.metrics import TrialOutcome, compute_metrics
+from skillci.gate.decision import suite_result
+from skillci.gate.metrics import TrialOutcome
 from skillci.gate.outcomes import Comparability
-from skillci.gate.verdict import Complexity, GateReport, SuiteResult, decide, reasons
+from skillci.gate.verdict import Complexity, GateReport, decide, reasons
 from skillci.skill.models import ReleaseGate
 from skillci.trace.models import (
     AgentRole,
@@ -149,20 +150,21 @@ def make_report(
     gate_id: str = "gate-0000000000000001",
     created_at: str = "2026-11-01T10:00:00+00:00",
 ) -> GateReport:
-    """A gate report for the PR's head: validation 60% -> 80% (one repair), or with
-    ``accept=False`` a regression on the regression suite."""
-    val = compute_metrics(
-        _outcomes("base", [True, True, False, False, True], 12)
-        + _outcomes("head", [True, True, True, False, True], 10)
-    )
-    reg = compute_metrics(
-        _outcomes("base", [True, True], 8, "reg") + _outcomes("head", [True, accept], 8, "reg")
-    )
-    sec = compute_metrics(_outcomes("base", [True], 5, "sec") + _outcomes("head", [True], 5, "sec"))
+    """A gate report for the PR's head: validation 25% -> 100% (six repairs: enough
+    discordant pairs for the paired test at one round, design 290), or with ``accept=False``
+    a regression on the regression suite."""
     suites = [
-        SuiteResult(suite="validation", tasks=[f"task-{i}" for i in range(5)], metrics=val),
-        SuiteResult(suite="regression", tasks=["reg-0", "reg-1"], metrics=reg),
-        SuiteResult(suite="security", tasks=["sec-0"], metrics=sec),
+        suite_result(
+            "validation",
+            _outcomes("base", [True, True] + [False] * 6, 12) + _outcomes("head", [True] * 8, 10),
+        ),
+        suite_result(
+            "regression",
+            _outcomes("base", [True, True], 8, "reg") + _outcomes("head", [True, accept], 8, "reg"),
+        ),
+        suite_result(
+            "security", _outcomes("base", [True], 5, "sec") + _outcomes("head", [True], 5, "sec")
+        ),
     ]
     cx = Complexity(
         bootstrap_tokens=900,

@@ -29,9 +29,9 @@ from tests.integration.release.conftest import (
 
 ENTRY = """\
 repo-debugger 0.7.0 -> 0.7.1
-Added:    finish.report-success — reason: reported_success_without_verification (reported success without a passing run of the target test after the last edit); gate repaired 1/2 task(s) failing on base
+Added:    finish.report-success — reason: reported_success_without_verification (reported success without a passing run of the target test after the last edit); gate repaired 6/6 task(s) failing on base
 Modified: test.run-smallest-first — steps changed
-Validation: pass rate 60.0% -> 80.0% (95% CI of the difference [+0.0%, +60.0%]), repair 50.0%, regression 0.0%, tool calls 12.0 -> 10.0, bootstrap tokens unchanged
+Validation: pass rate 25.0% -> 100.0% (95% CI of the difference [+37.5%, +100.0%]), paired test: head won 6 of 6 discordant pair(s), 8 independent pair(s), repair 100.0%, regression 0.0%, tool calls 12.0 -> 10.0, bootstrap tokens unchanged
 Compatibility: verified sim/student int8 / skillci-builtin-v1; not yet verified: repo-agent-v4
 """
 
@@ -120,7 +120,7 @@ def test_release_changelog_compatibility_promotion_merge_and_tag(repo: Path) -> 
         "int8",
         "skillci-builtin-v1",
     )
-    assert (row.score, row.eval_id, row.version) == (0.8, report.gate_id, "0.7.1")
+    assert (row.score, row.eval_id, row.version) == (1.0, report.gate_id, "0.7.1")
     before_text = git(repo, "show", f"{main_before}:{SKILL_DIR}/skillci.yaml")
     after_text = (repo / SKILL_DIR / "skillci.yaml").read_text()
     assert after_text.splitlines()[:2] == before_text.splitlines()[:2]  # the comments
@@ -129,7 +129,7 @@ def test_release_changelog_compatibility_promotion_merge_and_tag(repo: Path) -> 
     )
     compat_md = (repo / SKILL_DIR / "skillci" / "COMPATIBILITY.md").read_text()
     assert (
-        "| sim/student | int8 | skillci-builtin-v1 | verified | 80.0% | gate-0000000000000001 (0.7.1) |"
+        "| sim/student | int8 | skillci-builtin-v1 | verified | 100.0% | gate-0000000000000001 (0.7.1) |"
         in compat_md
     )
     assert (
