@@ -260,12 +260,11 @@ def propose_task(
     if not pre.skill_compilable and pre.failure_class.value in (
         "flaky_environment",
         "context_overflow",
+        "harness_failure",
     ):
         prop.diagnosis = pre
         prop.upgrade_path = pre.upgrade_path
-        return finish(
-            "not_compilable", f"{pre.failure_class.value}: {info(pre.failure_class).summary}"
-        )
+        return finish("not_compilable", f"{pre.failure_class.value}: {pre.rationale}")
     if _fails(before) < math.ceil(b.min_fail_fraction * len(before)):
         prop.diagnosis = pre
         return finish(
