@@ -12,7 +12,7 @@ import pytest
 from skillci.flows.context import RepoContext
 from skillci.flows.propose import ProposeOptions, propose
 from skillci.flows.review import review
-from skillci.forge.base import PRState
+from skillci.forge.base import INCONCLUSIVE_LABEL, PRState
 from tests.integration.loop.conftest import git, make_scratch
 
 TASK = "py-page-count"  # needs finish.report-success: the sim student stops at its first edit
@@ -72,6 +72,12 @@ def test_propose_opens_pr_that_restores_the_rule(scratch: Path) -> None:
     refused = propose(ctx, ProposeOptions(skill="repo-debugger", task=TASK))
     assert refused.action == "refused_closed"
     assert ctx.forge.get_pr(1).state == PRState.closed and len(ctx.forge.list_prs()) == 1
+
+    # closed on an inconclusive gate verdict (release labels it): not a refusal
+    ctx.forge.add_labels(1, [INCONCLUSIVE_LABEL])
+    again = propose(ctx, ProposeOptions(skill="repo-debugger", task=TASK))
+    assert again.action == "opened", again.message
+    assert again.pr is not None and again.pr.number == 2 and again.pr.state == PRState.open
 
 
 def test_two_concurrent_proposals_open_one_pr(scratch: Path) -> None:
