@@ -19,6 +19,7 @@ from typing import Literal
 
 import yaml
 
+from skillci.analyze.classify import verifier_checks
 from skillci.analyze.models import Diagnosis
 from skillci.compile.base import Compiler
 from skillci.compile.loop import LoopBudget, propose_task
@@ -45,6 +46,10 @@ from skillci.vcs.candidate import candidate_branch, commit_candidate
 Action = Literal[
     "opened", "updated", "unchanged", "refused_closed", "already_merged", "no_pr", "dry_run"
 ]
+Fallback = Literal["template", "none"]
+FALLBACKS: tuple[Fallback, ...] = ("none", "template")
+#: A failing model compiler is not replaced silently (docs/design/324).
+DEFAULT_FALLBACK: Fallback = "none"
 PATCH_MARKER = "<!-- skillci:patch-id={} -->"
 SUITE_BLOB = "suite-proposal"
 
@@ -62,6 +67,10 @@ class ProposeOptions:
     max_rounds: int = 3
     parallel: int = 1
     rebase_when: RebaseWhen = DEFAULT_REBASE_WHEN
+    fallback: Fallback = DEFAULT_FALLBACK
+    """What compiles when a model compiler gives no valid patch: ``none`` (default: the
+    proposal ends ``compiler_failed``, no PR) or ``template`` (said on the console and in
+    the PR body)."""
 
 
 @dataclass
@@ -114,8 +123,11 @@ class _Runs:
         return self._one(task, None, teacher=True)
 
 
-def make_compiler(ctx: RepoContext, name: str) -> tuple[Compiler, Compiler | None]:
-    """``template``, or a model route for the LLM compiler (the template is its fallback).
+def make_compiler(
+    ctx: RepoContext, name: str, fallback: Fallback = DEFAULT_FALLBACK
+) -> tuple[Compiler, Compiler | None]:
+    """``template``, or a model route for the LLM compiler (with the template as its
+    fallback only when ``fallback`` is ``template``).
 
     Compiler calls go through the response cache (the same prompt is never paid twice).
     """
@@ -132,7 +144,17 @@ def make_compiler(ctx: RepoContext, name: str) -> tuple[Compiler, Compiler | Non
         cache=ResponseCache(ctx.state_dir / "model-cache"),
         use_cache=True,
     )
-    return LLMCompiler(lambda messages: client.complete(messages), model=name), TemplateCompiler()
+    llm = LLMCompiler(lambda messages: client.complete(messages), model=name)
+    return llm, (TemplateCompiler() if fallback == "template" else None)
+
+
+def task_checks(task: Task) -> frozenset[str]:
+    """The signatures of the commands the task's verifier runs (what "checking" means)."""
+    try:
+        script = task.verifier_script.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return frozenset()
+    return verifier_checks(script)
 
 
 def combined_patch_id(proposal: Proposal) -> str:
@@ -215,6 +237,7 @@ def pr_body(
         "</details>",
         "",
     ]
+    parts += _compiler_section(proposal)
     parts += ["### Limits and guard", ""]
     for r in proposal.rounds:
         if r.check is None:
@@ -241,6 +264,20 @@ def pr_body(
     return "\n".join(parts) + "\n"
 
 
+def _compiler_section(proposal: Proposal) -> list[str]:
+    """Which compiler wrote the patch; every compiler failure and the fallback, stated."""
+    lines = ["### Compiler", "", f"- compiler: {md_code(proposal.compiler)}"]
+    for failure in proposal.compiler_failures:
+        lines.append(f"- **compiler failed** — {md_text(failure, limit=600)}")
+    fb = proposal.fallback_used
+    if fb is not None:
+        lines.append(
+            f"- **fallback:** the patch below was written by the {md_code(fb)} compiler "
+            "(`--fallback template`), not by the model"
+        )
+    return [*lines, ""]
+
+
 def _load(ctx: RepoContext, opts: ProposeOptions) -> tuple[str, str, SkillPackage]:
     base_sha = ctx.git.rev(opts.base)
     if base_sha is None:
@@ -264,7 +301,7 @@ def propose(ctx: RepoContext, opts: ProposeOptions) -> ProposeOutcome:
     base_sha, skill_dir, pkg = _load(ctx, opts)
     task = _task(ctx, opts.task)
     runs = _Runs(ctx, opts)
-    compiler, fallback = make_compiler(ctx, opts.compiler)
+    compiler, fallback = make_compiler(ctx, opts.compiler, opts.fallback)
     result = propose_task(
         task,
         pkg,
@@ -273,6 +310,7 @@ def propose(ctx: RepoContext, opts: ProposeOptions) -> ProposeOutcome:
         compiler=compiler,
         fallback=fallback,
         budget=LoopBudget(max_rounds=opts.max_rounds, repeats=opts.repeat),
+        checks=sorted(task_checks(task)),
     )
     return publish(ctx, opts, result.proposal, result.candidate, pkg, base_sha, skill_dir)
 
@@ -284,7 +322,7 @@ def propose_suite_flow(
     base_sha, skill_dir, pkg = _load(ctx, opts)
     tasks = [_task(ctx, t) for t in task_ids]
     runs = _Runs(ctx, opts)
-    compiler, fallback = make_compiler(ctx, opts.compiler)
+    compiler, fallback = make_compiler(ctx, opts.compiler, opts.fallback)
     result = propose_suite(
         tasks,
         pkg,
