@@ -194,6 +194,7 @@ def propose_task(
     llm_model: str | None = None,
     switches: LoopSwitches = NORMAL_LOOP,
     checks: Sequence[str] = (),
+    instruction: str = "",
 ) -> ProposeResult[TaskT]:
     """Run the propose loop for ``task`` (see the module docstring).
 
@@ -205,7 +206,8 @@ def propose_task(
     (its answer replaces the residual diagnosis only when it is valid; the exchange is
     kept in the round either way). ``switches``: the bench ablations (default: none).
     ``checks``: signatures of the task verifier's commands (``classify.verifier_checks``),
-    what "checking the outcome" means on this task for the diagnosis.
+    what "checking the outcome" means on this task for the diagnosis and the compilers;
+    ``instruction``: the task's instruction (the LLM compiler's prompt quotes it).
     """
     b = budget or LoopBudget()
     spend = _Spend(b)
@@ -345,6 +347,8 @@ def propose_task(
             teacher=teacher,
             students=current,
             regression_task=prop.task_id if regression_test and index == 1 else None,
+            instruction=instruction,
+            checks=tuple(checks),
         )
         out: CompileOutput | None = None
         try:

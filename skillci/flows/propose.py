@@ -311,6 +311,7 @@ def propose(ctx: RepoContext, opts: ProposeOptions) -> ProposeOutcome:
         fallback=fallback,
         budget=LoopBudget(max_rounds=opts.max_rounds, repeats=opts.repeat),
         checks=sorted(task_checks(task)),
+        instruction=task.instruction,
     )
     return publish(ctx, opts, result.proposal, result.candidate, pkg, base_sha, skill_dir)
 
