@@ -319,5 +319,6 @@ __all__ = [
     "SYSTEM_PROMPT",
     "LLMCompiler",
     "LLMPatchAnswer",
+    "aligned_window",
     "compile_messages",
 ]
