@@ -4,9 +4,9 @@ Load the skill at the base ref and the task; run the propose loop (skillci.compi
 with real runners (cached trials); keep the Proposal in the trace store; when it is
 ``proposed``, commit one candidate commit per patch on ``skillci/<skill>/<class>-<hash8>``
 and open (or update) a PR whose body carries the evidence. Closed = rejected: a patch whose
-id matches a closed-unmerged PR is not proposed again unless ``force`` — except a PR closed on
-an ``inconclusive`` gate verdict (``INCONCLUSIVE_LABEL``) or marked for retry: no evidence is
-not a refusal.
+id matches a closed-unmerged PR is not proposed again unless ``force`` — except a PR whose
+last gate verdict was ``inconclusive`` (its ``skillci/gate`` status) or marked for retry: a
+verdict on no information is not a refusal (docs/design/323).
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from skillci.compile.template_compiler import TemplateCompiler
 from skillci.errors import InvalidInputError
 from skillci.flows.context import RepoContext
 from skillci.flows.proposal_store import PROPOSAL_BLOB
-from skillci.forge.base import INCONCLUSIVE_LABEL, RETRY_LABEL, PRState, PullRequest
+from skillci.flows.review_post import GATE_CONTEXT
+from skillci.forge.base import RETRY_LABEL, PRState, PullRequest
 from skillci.gate.mdsafe import md_code, md_fence, md_text
 from skillci.gate.rebase import DEFAULT_REBASE_WHEN, RebaseWhen, should_rebase
 from skillci.patch.apply import apply
@@ -377,7 +378,7 @@ def publish(
     existing = ctx.forge.find_by_patch(pid)
     merged = [p for p in existing if p.state == PRState.merged]
     # closed = rejected, unless a maintainer asked for a retry (dashboard, RETRY_LABEL) or
-    # the gate closed it on no information (INCONCLUSIVE_LABEL)
+    # the last gate verdict on it was inconclusive (no information)
     closed = [p for p in existing if p.state == PRState.closed and not _reproposable(p)]
     open_prs = [p for p in existing if p.state == PRState.open]
     if merged and not opts.force:
@@ -450,8 +451,11 @@ def publish(
 
 
 def _reproposable(pr: PullRequest) -> bool:
-    """A closed PR that does not refuse its patch: retry asked, or closed as inconclusive."""
-    return RETRY_LABEL in pr.labels or INCONCLUSIVE_LABEL in pr.labels
+    """A closed PR that does not refuse its patch: a retry was asked, or the last gate
+    verdict on it was ``inconclusive`` (``gate.report.status_line``)."""
+    gate = pr.statuses.get(GATE_CONTEXT)
+    inconclusive = gate is not None and gate.description.startswith("inconclusive")
+    return RETRY_LABEL in pr.labels or inconclusive
 
 
 def _keep_open_head(

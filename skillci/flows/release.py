@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from skillci.errors import ConflictError, InvalidInputError, ReleaseRefused, SkillciError
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GATE_BLOB
-from skillci.forge.base import INCONCLUSIVE_LABEL, PRState, PullRequest
+from skillci.forge.base import PRState, PullRequest
 from skillci.gate.report import render_markdown
 from skillci.gate.verdict import GateReport
 from skillci.patch.version import ChangeList, compare, next_version
@@ -293,8 +293,6 @@ def _close_rejected(ctx: RepoContext, pr: PullRequest, report: GateReport) -> Re
         dry_run=ctx.dry_run,
     )
     if not ctx.dry_run:
-        if str(report.verdict) == "inconclusive":  # no information: not a refusal
-            ctx.forge.add_labels(pr.number, [INCONCLUSIVE_LABEL])
         # a person's branch (no patch id) stays; skillci's candidate branch goes
         ctx.forge.close(pr.number, comment, delete_branch=pr.patch_id is not None)
     return res

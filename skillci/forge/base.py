@@ -26,9 +26,6 @@ STICKY_MARKER = "<!-- skillci:gate-report -->"
 APPROVED_LABEL = "skillci:approved"
 #: A maintainer asked to propose a rejected (closed) patch again (dashboard "retry").
 RETRY_LABEL = "skillci:retry"
-#: ``release`` closed the PR on an ``inconclusive`` gate verdict (no information, not a
-#: rejection): ``propose`` may propose the patch again (docs/design/323).
-INCONCLUSIVE_LABEL = "skillci:inconclusive"
 #: Asks the PR workflow to gate the PR again (dashboard "re-run" on GitHub: the label event,
 #: made with the bot token, starts skill-pr; its trusted report job posts the verdict).
 RERUN_LABEL = "skillci:rerun"

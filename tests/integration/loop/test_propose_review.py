@@ -12,7 +12,7 @@ import pytest
 from skillci.flows.context import RepoContext
 from skillci.flows.propose import ProposeOptions, propose
 from skillci.flows.review import review
-from skillci.forge.base import INCONCLUSIVE_LABEL, PRState
+from skillci.forge.base import PRState
 from tests.integration.loop.conftest import git, make_scratch
 
 TASK = "py-page-count"  # needs finish.report-success: the sim student stops at its first edit
@@ -73,8 +73,15 @@ def test_propose_opens_pr_that_restores_the_rule(scratch: Path) -> None:
     assert refused.action == "refused_closed"
     assert ctx.forge.get_pr(1).state == PRState.closed and len(ctx.forge.list_prs()) == 1
 
-    # closed on an inconclusive gate verdict (release labels it): not a refusal
-    ctx.forge.add_labels(1, [INCONCLUSIVE_LABEL])
+    # closed after an inconclusive gate verdict (its gate status says so): not a refusal
+    closed = ctx.forge.get_pr(1)
+    ctx.forge.set_status(
+        1,
+        context="skillci/gate",
+        state="failure",
+        description="inconclusive: the evidence could not decide",
+        sha=closed.head_sha,
+    )
     again = propose(ctx, ProposeOptions(skill="repo-debugger", task=TASK))
     assert again.action == "opened", again.message
     assert again.pr is not None and again.pr.number == 2 and again.pr.state == PRState.open
