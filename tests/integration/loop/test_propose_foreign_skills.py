@@ -49,7 +49,7 @@ TOML = ROOT / "tests" / "fixtures" / "envcheck" / "dockerfile-only" / "task.toml
 
 pytestmark = [
     pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap is not usable here"),
-    pytest.mark.slow,  # ~25 sandboxed trials and litellm's first import: 60-120 s measured
+    pytest.mark.slow,  # 21 sandboxed trials + litellm import: 101 s and 115 s measured
 ]
 
 
