@@ -119,7 +119,8 @@ class BuiltinAgent:
             )
             if not answer.tool_calls:
                 res.final_output = answer.content or ""
-                res.stop_reason = "final_answer"
+                # an answer cut by the token limit is the harness's stop, not the agent's
+                res.stop_reason = "length" if answer.finish_reason == "length" else "final_answer"
                 break
             messages.append(answer.assistant_message())
             for call in answer.tool_calls:

@@ -106,9 +106,6 @@ _SHELL_SEARCH_RE = re.compile(
     r"^(?:grep|egrep|rg|ag|ack|git\s+grep)\b|^find\b.*\s-(?:i?name|path)\b"
 )
 _SHELL_LIST_RE = re.compile(r"^(?:ls|tree|find|dir)\b")
-_SHELL_EDIT_RE = re.compile(
-    r"^(?:sed\s+(?:-\w*\s+)*-i|perl\s+-\w*i|patch\b|git\s+apply\b|tee\b)|(?<![<>&\d])>>?\s*(?!&)\S"
-)
 _DOC_RE = re.compile(r"(?:^|/)(?:docs?|references?|manual)/|\.(?:md|rst|txt|adoc)$", re.IGNORECASE)
 _LOG_RE = re.compile(r"(?:^|/|[._-])(?:ci|logs?|build|failure|traceback)(?:[._/-]|$)|\.log$", re.I)
 _WS_PREFIX_RE = re.compile(r"^/(?:.*?/)?(?:workspace|testbed|repo|app|src_root)/")
@@ -191,20 +188,6 @@ def named_tests(command: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _shell_edit_target(command: str) -> str | None:
-    try:
-        tokens = shlex.split(command)
-    except ValueError:
-        tokens = command.split()
-    for i, tok in enumerate(tokens):
-        if tok in (">", ">>") and i + 1 < len(tokens):
-            return norm_path(tokens[i + 1])
-        if tok.startswith(">") and len(tok) > 1 and not tok.startswith(">&"):
-            return norm_path(tok.lstrip(">"))
-    paths = [t for t in tokens[1:] if not t.startswith("-") and ("/" in t or "." in t)]
-    return norm_path(paths[-1]) if paths else None
-
-
 def _patch_files(text: str) -> tuple[str, ...]:
     files = []
     for m in _DIFF_FILE_RE.finditer(text):
@@ -215,9 +198,12 @@ def _patch_files(text: str) -> tuple[str, ...]:
 
 
 def classify_call(
-    tool: str, arguments: Mapping[str, Any]
+    tool: str, arguments: Mapping[str, Any], checks: frozenset[str] = frozenset()
 ) -> tuple[ActionKind, str, tuple[str, ...], tuple[str, ...]]:
-    """(kind, target, files, tests) of a tool call, from its name and arguments only."""
+    """(kind, target, files, tests) of a tool call, from its name and arguments only.
+
+    ``checks``: signatures of commands that check the task's outcome (see
+    :func:`verifier_checks`, :meth:`SimpleCommand.signature`); a run of one is a ``run_test``."""
     t = tool.strip().lower()
     path = first_str(arguments, PATH_KEYS)
     npath = norm_path(path) if path else ""
@@ -254,28 +240,209 @@ def classify_call(
         return kind, ",".join(files), files, ()
     if t in RUN_TOOLS:
         cmd = norm_command(first_str(arguments, COMMAND_KEYS) or "")
-        return _classify_command(cmd)
+        return _classify_command(cmd, checks)
     return ActionKind.other, json.dumps(dict(arguments), sort_keys=True, default=str), (), ()
 
 
-def _classify_command(cmd: str) -> tuple[ActionKind, str, tuple[str, ...], tuple[str, ...]]:
-    if _TEST_CMD_RE.search(cmd):
+def _classify_command(
+    cmd: str, checks: frozenset[str] = frozenset()
+) -> tuple[ActionKind, str, tuple[str, ...], tuple[str, ...]]:
+    """Classify a shell command from its parsed simple commands (see :func:`parse_shell`).
+
+    Order: a check of the outcome (a known test runner, or a program ``checks`` names —
+    learned from the task's verifier and the teacher), ``git diff``/``status``, a write to a
+    workspace file (redirection to a file that is not ``/dev/null`` or a descriptor,
+    ``tee``, ``sed -i``, ``patch``), then what the first real command does."""
+    parsed = parse_shell(cmd)
+    sigs = [c.signature for c in parsed]
+    if _TEST_CMD_RE.search(cmd) or any(s in checks for s in sigs if s):
         tests = named_tests(cmd)
         return ActionKind.run_test, ",".join(tests) or "<suite>", (), tests
     if _DIFF_CMD_RE.search(cmd):
         return ActionKind.inspect_diff, cmd, (), ()
-    if _SHELL_EDIT_RE.search(cmd):
-        target = _shell_edit_target(cmd)
-        files = (target,) if target else ()
-        kind = ActionKind.edit_test if target and is_test_path(target) else ActionKind.edit_source
-        return kind, target or cmd, files, ()
-    if _SHELL_SEARCH_RE.search(cmd):
+    written = tuple(dict.fromkeys(f for c in parsed for f in c.writes))
+    if written:
+        target = written[-1]
+        kind = ActionKind.edit_test if is_test_path(target) else ActionKind.edit_source
+        return kind, target, written, ()
+    head = next((c for c in parsed if c.argv), None)
+    line = " ".join(head.argv) if head is not None else cmd
+    if _SHELL_SEARCH_RE.search(line):
         return ActionKind.shell_search, cmd, (), ()
-    if _SHELL_READ_RE.search(cmd):
+    if _SHELL_READ_RE.search(line):
         return ActionKind.shell_read, cmd, (), ()
-    if _SHELL_LIST_RE.search(cmd):
+    if _SHELL_LIST_RE.search(line):
         return ActionKind.shell_list, cmd, (), ()
     return ActionKind.run_other, cmd, (), ()
+
+
+# ---------------------------------------------------------------------------- shell parsing
+
+_OPS = frozenset({";", "&&", "||", "|", "&", "|&", "(", ")", ";;"})
+_REDIRECTS = frozenset({">", ">>", "<", "<<", "<<<", ">&", "&>", "&>>", ">|", "<>", "<&"})
+_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+#: Words that run the command after them (``sudo pytest``, ``timeout 60 make test``).
+_WRAPPERS = frozenset({"sudo", "env", "time", "nice", "nohup", "timeout", "command", "exec"})
+#: Shell built-ins and plumbing that never check anything on their own.
+_NOT_CHECKS = frozenset(
+    {
+        "cd", "echo", "printf", "export", "set", "unset", "source", ".", "true", "false",
+        "exit", "return", "test", "[", "[[", "mkdir", "rm", "cp", "mv", "touch", "chmod",
+        "chown", "ln", "cat", "head", "tail", "ls", "tee", "sleep", "wc", "sort", "uniq",
+        "tr", "cut", "grep", "sed", "awk", "find", "xargs", "pip", "pip3", "apt-get", "apt",
+        "curl", "wget", "uv", "git", "if", "then", "else", "fi", "for", "do", "done",
+        "while", "case", "esac", "local", "trap", "shift", "read", "wait", "umask",
+    }
+)  # fmt: skip
+_INTERPRETER_RE = re.compile(r"^(python|node|ruby|perl|bash|sh|zsh|deno|bun)[\d.]*$")
+
+
+class SimpleCommand:
+    """One simple command of a shell line: its words and the files it redirects into."""
+
+    __slots__ = ("argv", "writes")
+
+    def __init__(self, argv: tuple[str, ...], writes: tuple[str, ...]) -> None:
+        self.argv = argv
+        """Words after wrappers (``sudo``, ``timeout 5``) and ``VAR=value`` assignments."""
+        self.writes = writes
+        """Workspace files the command writes: ``>``/``>>`` targets that are not sinks or
+        descriptors, ``tee`` arguments, in-place ``sed``/``perl`` files, ``patch`` targets."""
+
+    @property
+    def program(self) -> str:
+        return posixpath.basename(self.argv[0]) if self.argv else ""
+
+    @property
+    def signature(self) -> str:
+        """What "the same check" means across runs: the program (an interpreter with its
+        ``-m module`` or script name): ``python -m json.tool``, ``python check.py``, ``jq``.
+        Empty for shell plumbing (``cd``, ``echo``, ``cat``...)."""
+        prog = self.program
+        if not prog or prog in _NOT_CHECKS:
+            return ""
+        m = _INTERPRETER_RE.match(prog)
+        if m is None:
+            return prog
+        base, rest = m.group(1), self.argv[1:]
+        for i, w in enumerate(rest):
+            if w == "-m" and i + 1 < len(rest):
+                return f"{base} -m {rest[i + 1]}"
+            if w in ("-c", "-e"):
+                return ""  # inline code: nothing stable to learn
+            if not w.startswith("-"):
+                return f"{base} {posixpath.basename(w)}"
+        return ""
+
+    def __repr__(self) -> str:
+        return f"SimpleCommand(argv={self.argv!r}, writes={self.writes!r})"
+
+
+def _lex(cmd: str) -> list[str]:
+    text = cmd if "<<" in cmd else cmd.replace("\n", " ; ")
+    lex = shlex.shlex(text, posix=True, punctuation_chars=";&|<>()")
+    lex.whitespace_split = True
+    lex.commenters = ""
+    try:
+        return list(lex)
+    except ValueError:  # unbalanced quotes: fall back to words
+        return text.split()
+
+
+def parse_shell(cmd: str) -> tuple[SimpleCommand, ...]:
+    """The simple commands of a shell line, split at ``;``, ``&&``, ``||``, ``|``, with
+    redirections taken out of the words: ``2>&1`` and ``> /dev/null`` write no file,
+    ``> out.json`` writes ``out.json``. A heredoc's body is not parsed as commands."""
+    out: list[SimpleCommand] = []
+    words: list[str] = []
+    writes: list[str] = []
+    toks = _lex(cmd)
+    i = 0
+
+    def flush() -> None:
+        argv = _strip_wrappers(words)
+        out.append(SimpleCommand(tuple(argv), tuple(writes + _arg_writes(argv))))
+        words.clear()
+        writes.clear()
+
+    while i < len(toks):
+        tok = toks[i]
+        if tok in _OPS:
+            flush()
+        elif tok in _REDIRECTS:
+            if words and words[-1].isdigit():
+                words.pop()  # the descriptor of ``2>``
+            dest = toks[i + 1] if i + 1 < len(toks) else ""
+            i += 1
+            if tok == "<<":  # heredoc: the rest is its body
+                i = len(toks)
+            elif tok in _WRITE_OPS and _is_file(dest):
+                writes.append(norm_path(dest))
+        else:
+            words.append(tok)
+        i += 1
+    flush()
+    return tuple(c for c in out if c.argv or c.writes)
+
+
+_WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>"})
+
+
+def _is_file(dest: str) -> bool:
+    """A redirection target that is a file (not a descriptor such as ``1`` or ``&2``, not a
+    sink such as ``/dev/null``)."""
+    return bool(dest) and not dest.isdigit() and not dest.startswith("&") and dest not in _SINKS
+
+
+def _strip_wrappers(words: list[str]) -> list[str]:
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if re.fullmatch(r"[A-Za-z_]\w*=.*", w):
+            i += 1
+        elif w in _WRAPPERS:
+            i += 1
+            while i < len(words) and (
+                words[i].startswith("-") or re.fullmatch(r"[\d.]+[smh]?", words[i])
+            ):
+                i += 1
+        else:
+            break
+    return words[i:]
+
+
+def _arg_writes(argv: list[str]) -> list[str]:
+    """Files a command writes through its arguments (``tee f``, ``sed -i ... f``)."""
+    if not argv:
+        return []
+    prog = posixpath.basename(argv[0])
+    args = [a for a in argv[1:] if not a.startswith("-")]
+    if prog == "tee":
+        return [norm_path(a) for a in args]
+    inplace = any(a.startswith("-i") or a == "--in-place" for a in argv[1:])
+    if prog == "sed" and inplace and len(args) >= 2:
+        return [norm_path(a) for a in args[1:]]
+    if prog == "perl" and any(re.fullmatch(r"-\w*i\S*", a) for a in argv[1:]) and args:
+        return [norm_path(args[-1])]
+    if prog == "patch" and args:
+        return [norm_path(args[0])]
+    if argv[:2] == ["git", "apply"]:
+        return [norm_path(a) for a in args[1:]] or ["<patch>"]
+    return []
+
+
+def verifier_checks(script: str) -> frozenset[str]:
+    """Signatures of the checks a task's verifier (``tests/test.sh``) runs: what "checking
+    the outcome" means for this task (``pytest``, ``python -m json.tool``, ``jq``...)."""
+    sigs: set[str] = set()
+    for line in script.splitlines():
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        for c in parse_shell(s):
+            if c.signature:
+                sigs.add(c.signature)
+    return frozenset(sigs)
 
 
 def call_key(tool: str, arguments: Mapping[str, Any]) -> str:
@@ -308,6 +475,7 @@ __all__ = [
     "SKILL_TOOLS",
     "WRITE_TOOLS",
     "ActionKind",
+    "SimpleCommand",
     "call_key",
     "classify_call",
     "first_str",
@@ -319,4 +487,6 @@ __all__ = [
     "norm_output",
     "norm_path",
     "output_digest",
+    "parse_shell",
+    "verifier_checks",
 ]

@@ -96,12 +96,17 @@ def residual(ctx: DetectContext) -> Verdict:
                 "and its edit still failed: the decisive step is beyond it."
             )
             conf = 0.65
+            shown: tuple[EvidenceRef, ...] = (
+                _ev(s, sm.reproduced, "failure_reproduced"),
+                _ev(s, sm.first_edit, "same_file_edited"),
+            )
         else:
             why = (
                 "No procedural gap was observed; the student never attempted the teacher's "
                 "decisive edit."
             )
             conf = 0.5
+            shown = ()
         return Verdict(
             F.capability_gap,
             UpgradePath.fine_tune,
@@ -110,6 +115,7 @@ def residual(ctx: DetectContext) -> Verdict:
             missing_action="make_the_teachers_fix",
             evidence=(
                 _ev(s, None, "student_failed"),
+                *shown,
                 _ev(t, t.milestones.last_edit, "teacher_decisive_edit"),
             ),
             teacher_actions=("edit_source_file", "run_target_test"),

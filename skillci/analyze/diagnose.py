@@ -17,7 +17,7 @@ Order of work:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from skillci.analyze.align import align
 from skillci.analyze.compilability import (
@@ -74,12 +74,15 @@ def diagnose(
     history: Sequence[Diagnosis] = (),
     targets: Sequence[str] = (),
     forced_class: FailureClass | None = None,
+    checks: Iterable[str] = (),
 ) -> Diagnosis:
     """Diagnose the first failing student run (see the module docstring).
 
     ``student`` may be one record or the repeats of one task with one skill; ``history``
     holds diagnoses of earlier rounds on the same task (for "the failure repeats with the
-    rule loaded"); ``targets`` are the task's failing test ids when known.
+    rule loaded"); ``targets`` are the task's failing test ids when known. ``checks``:
+    signatures of the task verifier's commands (``classify.verifier_checks``); the passing
+    teacher's own checks (``Trajectory.learned_checks``) are added to them.
     ``forced_class`` (``skillci bench`` ablations only): no detector runs, the failure is
     taken to be this class (a generic or a random diagnosis).
     Raises :class:`InvalidInputError` when no student run failed.
@@ -97,11 +100,19 @@ def diagnose(
             f"runs of different tasks cannot be compared: {sorted(task_ids)}",
             hint="pass the student and teacher runs of one task",
         )
+    known = frozenset(checks)
     t_traj = (
-        Trajectory.from_record(teacher, targets) if teacher is not None and teacher.passed else None
+        Trajectory.from_record(teacher, targets, known)
+        if teacher is not None and teacher.passed
+        else None
     )
+    if t_traj is not None and teacher is not None:
+        learned = t_traj.learned_checks() - known
+        if learned:
+            known |= learned
+            t_traj = Trajectory.from_record(teacher, targets, known)
     tgt = tuple(targets) or (t_traj.targets if t_traj else ())
-    trajs = [Trajectory.from_record(r, tgt) for r in records]
+    trajs = [Trajectory.from_record(r, tgt, known) for r in records]
     primary = next(t for t in trajs if not t.passed)
     others = tuple(t for t in trajs if t.run_id != primary.run_id)
     ctx = DetectContext(

@@ -90,7 +90,7 @@ Answer with ONE JSON object and nothing else:
   "evidence": [{{"run_id": "...", "role": "student|teacher", "step": <int or null>,
                  "note": "snake_case"}}],
   "confidence": <0..1>, "skill_compilable": <bool>,
-  "upgrade_path": "retrieval|tool_wrapper|fine_tune|teacher_fallback|fix_environment|null",
+  "upgrade_path": "retrieval|tool_wrapper|fine_tune|teacher_fallback|fix_environment|fix_harness|null",
   "rationale": "one or two sentences in your own words"}}
 Rules: every behaviour name is lowercase snake_case; evidence steps are event "step" numbers
 of the quoted runs; a compilable class has operation add_rule/replace_rule/

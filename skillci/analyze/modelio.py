@@ -51,6 +51,22 @@ class ModelReply(Protocol):
     def usd(self) -> float | None: ...
 
 
+#: An answer longer than this is not parsed ("oversized"): no patch or diagnosis needs it.
+MAX_ANSWER_CHARS = 32_000
+#: Each raw answer is kept (in the exchange, and in the retry conversation) up to this size,
+#: so an oversized answer is neither stored whole nor sent back to the model on retry.
+KEEP_ANSWER_CHARS = 8_000
+FailureKind = str
+"""Why an answer was rejected: malformed (not JSON), truncated (``finish_reason: length``),
+oversized (over :data:`MAX_ANSWER_CHARS`), refused (no JSON, a refusal), invalid (JSON that
+breaks the schema or the checks)."""
+_REFUSAL_RE = re.compile(
+    r"\b(?:i\s+(?:can(?:no|')t|cannot|won't|will\s+not|am\s+unable|'m\s+unable|am\s+not\s+able)"
+    r"|i'm\s+sorry|i\s+apologi[sz]e|as\s+an\s+ai)\b|无法|不能",
+    re.IGNORECASE,
+)
+
+
 ModelCall = Callable[[list[Message]], ModelReply]
 """One chat call: messages in, reply out. Raise ``ModelError`` on transport failures."""
 
@@ -60,17 +76,29 @@ class ModelExchange(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: int = Field(default=1, description="ModelExchange schema version.")
+    schema_version: int = Field(default=2, description="ModelExchange schema version.")
     kind: str = Field(description="What the model was asked for: diagnosis or compile.")
     model: str | None = Field(default=None, description="Route or model name, when known.")
     messages: list[Message] = Field(
         default_factory=list, description="The prompt of the first attempt (system + user)."
     )
     responses: list[str] = Field(
-        default_factory=list, description="Raw model answers, one per attempt (untrusted)."
+        default_factory=list,
+        description="Raw model answers, one per attempt (untrusted), each cut to "
+        "KEEP_ANSWER_CHARS (see answer_chars for the full size).",
+    )
+    answer_chars: list[int] = Field(
+        default_factory=list, description="Full length of each answer, in characters."
+    )
+    finish_reasons: list[str | None] = Field(
+        default_factory=list, description="The provider's finish_reason of each answer."
     )
     errors: list[str] = Field(
         default_factory=list, description="Why each rejected answer was rejected (ours)."
+    )
+    failures: list[FailureKind] = Field(
+        default_factory=list,
+        description="Kind of each rejection: malformed, truncated, oversized, refused, invalid.",
     )
     input_tokens: int = Field(default=0, ge=0, description="Prompt tokens over all attempts.")
     output_tokens: int = Field(default=0, ge=0, description="Completion tokens.")
@@ -81,8 +109,13 @@ class ModelExchange(BaseModel):
         return len(self.responses)
 
     def record(self, reply: ModelReply) -> str:
-        text = reply.content or ""
+        """Keep ``reply`` (its text cut to :data:`KEEP_ANSWER_CHARS`); returns the kept text."""
+        full = reply.content or ""
+        text = _clip(full, KEEP_ANSWER_CHARS)
         self.responses.append(text)
+        self.answer_chars.append(len(full))
+        finish = getattr(reply, "finish_reason", None)
+        self.finish_reasons.append(finish if isinstance(finish, str) else None)
         self.input_tokens += int(reply.input_tokens or 0)
         self.output_tokens += int(reply.output_tokens or 0)
         self.usd += float(reply.usd or 0.0)
@@ -224,19 +257,54 @@ def ask_until_valid(
     carrying the exchange) when no answer parsed."""
     convo = list(exchange.messages)
     for _ in range(attempts):
-        text = exchange.record(call(convo))
-        try:
-            return parse(text)
-        except (ValidationError, ValueError) as exc:
-            reason = reason_of(exc)
+        reply = call(convo)
+        full = reply.content or ""
+        kept = exchange.record(reply)
+        finish = exchange.finish_reasons[-1]
+        if len(full) > MAX_ANSWER_CHARS:
+            kind: FailureKind = "oversized"
+            reason = f"the answer is {len(full)} characters long; at most {MAX_ANSWER_CHARS} are read (oversized)"
+        else:
+            try:
+                return parse(full)
+            except (ValidationError, ValueError) as exc:
+                kind, reason = _failure(full, finish, exc, reason_of)
         exchange.errors.append(reason)
-        convo = [*convo, {"role": "assistant", "content": text}, retry_message(reason)]
+        exchange.failures.append(kind)
+        # the kept (capped) answer goes back, never a 2 MB one
+        convo = [*convo, {"role": "assistant", "content": kept}, retry_message(reason)]
+    kinds = ", ".join(dict.fromkeys(exchange.failures))
     raise ModelOutputError(
-        f"{failure} in {attempts} attempts: {exchange.errors[-1]}", exchange=exchange, hint=hint
+        f"{failure} in {attempts} attempts ({kinds}): {exchange.errors[-1]}",
+        exchange=exchange,
+        hint=hint,
     )
 
 
+def _failure(
+    text: str, finish: str | None, exc: Exception, reason_of: Callable[[Exception], str]
+) -> tuple[FailureKind, str]:
+    """(kind, reason) of an answer ``parse`` rejected."""
+    reason = reason_of(exc)
+    if finish == "length":
+        return (
+            "truncated",
+            f"the answer was cut by the token limit (finish_reason: length): {reason}",
+        )
+    if isinstance(exc, ValidationError):
+        return "invalid", reason
+    no_json = "{" not in text
+    if no_json and _REFUSAL_RE.search(text[:2000]):
+        return "refused", f"the model declined to answer (no JSON object): {reason}"
+    if "not valid JSON" in reason or "no JSON object" in reason:
+        return "malformed", reason
+    return "invalid", reason
+
+
 __all__ = [
+    "KEEP_ANSWER_CHARS",
+    "MAX_ANSWER_CHARS",
+    "FailureKind",
     "Message",
     "ModelCall",
     "ModelExchange",

@@ -25,7 +25,7 @@ from skillci.analyze.taxonomy import (
     is_compilable,
 )
 
-DIAGNOSIS_SCHEMA_VERSION = 1
+DIAGNOSIS_SCHEMA_VERSION = 2
 
 #: A behaviour name: snake_case words (digits allowed), like the bundled skill's steps.
 SNAKE_RE = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)*$")

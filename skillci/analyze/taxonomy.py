@@ -60,6 +60,7 @@ class FailureClass(enum.StrEnum):
     capability_gap = "capability_gap"
     context_overflow = "context_overflow"
     flaky_environment = "flaky_environment"
+    harness_failure = "harness_failure"
 
 
 class UpgradePath(enum.StrEnum):
@@ -76,6 +77,10 @@ class UpgradePath(enum.StrEnum):
     """Route this task family to the teacher model."""
     fix_environment = "fix_environment"
     """The verifier or environment is not deterministic: fix it before judging any skill."""
+    fix_harness = "fix_harness"
+    """The model route, its server or the agent harness failed the run (no tool calls, tools
+    dropped, output cut by the token limit, a context error below the window): fix the route,
+    ``tool_choice`` or the server, then judge the skill."""
 
 
 @dataclass(frozen=True)
@@ -265,6 +270,13 @@ TAXONOMY: dict[FailureClass, ClassInfo] = {
         "the verdict differs across identical repeats or the verifier/environment failed",
         upgrade_path=UpgradePath.fix_environment,
         priority=1,
+    ),
+    FailureClass.harness_failure: ClassInfo(
+        C.not_compilable,
+        "the route, server or harness failed the run (no tool call, output cut, context "
+        "error below the window); no skill text can fix it",
+        upgrade_path=UpgradePath.fix_harness,
+        priority=0,
     ),
 }
 del C

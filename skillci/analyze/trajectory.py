@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import posixpath
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from skillci.analyze.classify import (
     norm_output,
     norm_path,
     output_digest,
+    parse_shell,
 )
 from skillci.trace.models import (
     ErrorEvent,
@@ -188,7 +190,15 @@ class Trajectory:
     # ------------------------------------------------------------------ building
 
     @classmethod
-    def from_record(cls, record: RunRecord, targets: Iterable[str] = ()) -> Trajectory:
+    def from_record(
+        cls,
+        record: RunRecord,
+        targets: Iterable[str] = (),
+        checks: frozenset[str] = frozenset(),
+    ) -> Trajectory:
+        """``checks``: signatures of the commands that check this task's outcome
+        (``classify.verifier_checks`` of its verifier, plus :meth:`learned_checks` of the
+        teacher); a run of one counts as a test run."""
         results: dict[str, ToolResultEvent] = {}
         for ev in record.events:
             if isinstance(ev, ToolResultEvent):
@@ -200,7 +210,7 @@ class Trajectory:
         max_in = 0
         for ev in record.events:
             if isinstance(ev, ToolCallEvent):
-                actions.append(_action(len(actions), ev, results.get(ev.call_id)))
+                actions.append(_action(len(actions), ev, results.get(ev.call_id), checks))
             elif isinstance(ev, SkillLoadEvent):
                 loads.append((ev.step, ev.path))
             elif isinstance(ev, ErrorEvent):
@@ -295,6 +305,29 @@ class Trajectory:
             return list(self.actions)
         return [a for a in self.actions if a.step < step]
 
+    def learned_checks(self) -> frozenset[str]:
+        """Signatures of the commands this run used to check its own work: a successful
+        command after its first edit that names a file it edited (``python3 -m json.tool
+        config.json`` after writing ``config.json``). Read from a passing teacher, they say
+        what "verifying" means on a task whose verifier is not a test runner."""
+        first = self.milestones.first_edit
+        if first is None:
+            return frozenset()
+        edited = {f for f in self.edited_files if f}
+        names = edited | {posixpath.basename(f) for f in edited}
+        out: set[str] = set()
+        for a in self.after(first):
+            if not a.command or not a.ok or a.is_edit:
+                continue
+            for c in parse_shell(a.command):
+                if c.signature and any(norm_path(w) in names for w in c.argv[1:]):
+                    out.add(c.signature)
+        return frozenset(out)
+
+    @property
+    def has_tool_calls(self) -> bool:
+        return bool(self.actions)
+
     def loaded_paths(self) -> set[str]:
         return {p for _, p in self.skill_loads}
 
@@ -362,8 +395,13 @@ def _mark_reverts(actions: list[Action]) -> list[Action]:
     return out
 
 
-def _action(index: int, call: ToolCallEvent, result: ToolResultEvent | None) -> Action:
-    kind, target, files, tests = classify_call(call.tool, call.arguments)
+def _action(
+    index: int,
+    call: ToolCallEvent,
+    result: ToolResultEvent | None,
+    checks: frozenset[str] = frozenset(),
+) -> Action:
+    kind, target, files, tests = classify_call(call.tool, call.arguments, checks)
     content = first_str(call.arguments, CONTENT_KEYS) if kind.is_edit else None
     old, new = call.arguments.get("old"), call.arguments.get("new")
     edit_sig = (

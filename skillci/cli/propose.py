@@ -8,9 +8,17 @@ import typer
 
 from skillci.cli.choices import Forge, ProposeTarget
 from skillci.cli.output import console, emit_json
-from skillci.errors import InvalidInputError
+from skillci.errors import InvalidInputError, ModelOutputError
 from skillci.flows.context import RepoContext
-from skillci.flows.propose import ProposeOptions, ProposeOutcome, propose, propose_suite_flow
+from skillci.flows.propose import (
+    DEFAULT_FALLBACK,
+    FALLBACKS,
+    Fallback,
+    ProposeOptions,
+    ProposeOutcome,
+    propose,
+    propose_suite_flow,
+)
 from skillci.gate.rebase import RebaseWhen
 
 
@@ -29,6 +37,20 @@ def _show(o: ProposeOutcome) -> None:
     if p.before is not None:
         after = f" -> after {p.after.passed}/{p.after.total}" if p.after is not None else ""
         console.print(f"  same instance: before {p.before.passed}/{p.before.total}{after}")
+    for failure in p.compiler_failures:
+        console.print(f"  [red]compiler failed[/red]: {failure}", highlight=False)
+    if p.fallback_used is not None:
+        console.print(
+            f"  [yellow]fallback[/yellow]: the patch was written by the {p.fallback_used} "
+            "compiler (--fallback template), not by the model",
+            highlight=False,
+        )
+    elif p.status == "compiler_failed":
+        console.print(
+            "  no fallback (--fallback none, the default): pass --fallback template to "
+            "propose the template compiler's patch instead",
+            highlight=False,
+        )
     console.print(f"  {o.message}", highlight=False)
 
 
@@ -104,6 +126,12 @@ def propose_cmd(
     compiler: str = typer.Option(
         "template", "--compiler", help="'template' or a model route (LLM compiler)."
     ),
+    fallback: str = typer.Option(
+        DEFAULT_FALLBACK,
+        "--fallback",
+        help="When a model --compiler gives no valid patch: 'none' (default: no PR, exit 4) "
+        "or 'template' (the template compiler's patch, said on the console and in the PR).",
+    ),
     repeat: int = typer.Option(1, "--repeat", min=1, help="Student repeats per evaluation."),
     base: str = typer.Option("main", "--base", help="Branch the PR targets."),
     force: bool = typer.Option(False, "--force", help="Re-propose a patch whose PR was closed."),
@@ -135,6 +163,7 @@ def propose_cmd(
         raise InvalidInputError("nothing to propose for", hint="pass --task ID or --suite NAME")
 
     policy = _rebase_policy(rebase_when)
+    fb = _fallback(fallback)
 
     def opts(t: str = "") -> ProposeOptions:
         return ProposeOptions(
@@ -147,6 +176,7 @@ def propose_cmd(
             base=base,
             force=force,
             rebase_when=policy,
+            fallback=fb,
         )
 
     outcomes = [propose(ctx, opts(t)) for t in task]
@@ -158,6 +188,12 @@ def propose_cmd(
             t for t in load_suite(suite, ctx.root, purpose=Purpose.optimize).tasks if t not in task
         ]
         outcomes += propose_suite_flow(ctx, opts(), ids)
+    _report(ctx, outcomes, json_out)
+    return 0
+
+
+def _report(ctx: RepoContext, outcomes: list[ProposeOutcome], json_out: bool) -> None:
+    """Print (or emit as JSON) every outcome; a compiler failure then exits 4."""
     if not json_out:
         for o in outcomes:
             _show(o)
@@ -177,4 +213,17 @@ def propose_cmd(
                 for o in outcomes
             ]
         )
-    return 0
+    failed = [o for o in outcomes if o.proposal.status == "compiler_failed"]
+    if failed:  # recorded and printed; the model (an external part) failed
+        raise ModelOutputError(
+            f"the compiler gave no valid patch for {', '.join(o.proposal.task_id for o in failed)}",
+            hint="see the proposal's compiler failures; pass --fallback template to propose "
+            "the template patch, or use another --compiler route",
+        )
+
+
+def _fallback(given: str) -> Fallback:
+    for known in FALLBACKS:
+        if given == known:
+            return known
+    raise InvalidInputError(f"--fallback {given!r}", hint=f"use one of {', '.join(FALLBACKS)}")

@@ -39,6 +39,10 @@ class CompileInput:
     """Set when one patch should serve a whole cluster of tasks."""
     regression_task: str | None = None
     """When set, the patch also adds this task id to evals/regression.yaml."""
+    instruction: str = ""
+    """The task's instruction (the repository's text), for the LLM compiler's prompt."""
+    checks: tuple[str, ...] = ()
+    """Signatures of the task verifier's commands (``classify.verifier_checks``)."""
 
     @property
     def supporting_runs(self) -> list[str]:

@@ -1,9 +1,12 @@
 """The LLM compiler: a model proposes the patch, schema and checks decide.
 
 Prompt (``compile_messages``): our instructions and the patch-op schema (system), then the
-diagnosis (behaviour names, no free text), the package's current rules (trusted), the
-manifest's patch limits, and the evidence — the referenced events of the student and
-teacher runs — as escaped JSON inside hash-tagged UNTRUSTED-DATA blocks.
+diagnosis (behaviour names, no free text), the skill's own procedure (SKILL.md's sections
+and steps, the on-demand index: ``skill_view.procedure``) and current rules (trusted), the
+task's instruction and verifier checks (the repository's), the manifest's patch limits,
+and the evidence — the student's and teacher's aligned actions around their first
+divergence, and the referenced events of both runs — as escaped JSON inside hash-tagged
+UNTRUSTED-DATA blocks. Every part is bounded.
 
 The answer must be one JSON object ``{"rationale": str, "ops": [...]}`` with 1-3 ops of
 ``add_rule``, ``replace_rule`` or ``change_loading_scope``, every step a snake_case phrase
@@ -26,6 +29,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skillci.analyze.align import align
 from skillci.analyze.modelio import (
     Message,
     ModelCall,
@@ -36,8 +40,10 @@ from skillci.analyze.modelio import (
     trajectory_digest,
 )
 from skillci.analyze.taxonomy import info
+from skillci.analyze.trajectory import Trajectory
 from skillci.compile.base import CompileInput, CompileOutput
 from skillci.compile.patch_check import new_lint_errors
+from skillci.compile.skill_view import procedure
 from skillci.errors import CompileError, PatchError
 from skillci.patch.apply import apply_detailed
 from skillci.patch.limits import check_limits
@@ -46,7 +52,7 @@ from skillci.patch.rulefile import rule_data
 from skillci.skill.models import Rule
 from skillci.skill.package import WORKFLOWS_DIR, under
 
-PROMPT_VERSION = "compile-v1"
+PROMPT_VERSION = "compile-v2"
 #: A step: snake_case words, optionally followed by one backticked command.
 STEP_RE = re.compile(r"^[a-z0-9]+(?:_[a-z0-9][a-z0-9-]*)*(?: `[^`\n]{1,120}`)?$")
 
@@ -129,6 +135,25 @@ def compile_messages(request: CompileInput, *, evidence_chars: int = 400) -> lis
             )
         ),
     ]
+    parts.insert(
+        1,
+        "The skill's own procedure (SKILL.md sections and steps, on-demand files; trusted, "
+        "JSON). Write the patch in this skill's vocabulary:\n"
+        + json.dumps(procedure(pkg), indent=1, ensure_ascii=True),
+    )
+    if request.instruction.strip():
+        parts.append(
+            "The task's instruction (from the repository, JSON string):\n"
+            + json.dumps(_clip_text(request.instruction, 2000), ensure_ascii=True)
+        )
+    if request.checks:
+        parts.append("Commands the task's verifier runs: " + json.dumps(list(request.checks)))
+    window = aligned_window(request, evidence_chars)
+    if window is not None:
+        parts.append(
+            "Student and teacher actions around their first divergence:\n"
+            + quote_untrusted("aligned", window)
+        )
     steps: dict[str, list[int]] = {}
     for ev in d.evidence:
         if ev.step is not None:
@@ -144,6 +169,48 @@ def compile_messages(request: CompileInput, *, evidence_chars: int = 400) -> lis
         {"role": "system", "content": SYSTEM_PROMPT},
         {"role": "user", "content": "\n\n".join(parts)},
     ]
+
+
+def _clip_text(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f" …[{len(text) - limit} chars cut]"
+
+
+def aligned_window(
+    request: CompileInput, max_text: int = 400, radius: int = 3
+) -> dict[str, Any] | None:
+    """The student's and the passing teacher's classified actions within ``radius`` of
+    their first divergence (untrusted: quote it), or None without a passing teacher."""
+    t, students = request.teacher, list(request.students)
+    if t is None or not t.passed or not students:
+        return None
+    checks = frozenset(request.checks)
+    tt = Trajectory.from_record(t, checks=checks)
+    checks |= tt.learned_checks()
+    tt = Trajectory.from_record(t, checks=checks)
+    st = Trajectory.from_record(students[0], checks=checks)
+    al = align(st, tt)
+    si, ti = al.first_divergence
+
+    def rows(traj: Trajectory, at: int | None) -> list[dict[str, Any]]:
+        centre = len(traj.actions) if at is None else at
+        lo, hi = max(0, centre - radius), min(len(traj.actions), centre + radius + 1)
+        return [
+            {
+                "index": a.index,
+                "step": a.step,
+                "does": a.name,
+                "on": _clip_text(a.target, max_text // 2),
+                "exit_code": a.exit_code,
+                "diverges": a.index == at,
+            }
+            for a in traj.actions[lo:hi]
+        ]
+
+    return {
+        "student": {"n_actions": len(st.actions), "stop": st.stop_reason, "actions": rows(st, si)},
+        "teacher": {"n_actions": len(tt.actions), "stop": tt.stop_reason, "actions": rows(tt, ti)},
+        "missing_states": al.missing_states,
+    }
 
 
 def _extras(model: BaseModel, where: str) -> list[str]:
@@ -252,5 +319,6 @@ __all__ = [
     "SYSTEM_PROMPT",
     "LLMCompiler",
     "LLMPatchAnswer",
+    "aligned_window",
     "compile_messages",
 ]

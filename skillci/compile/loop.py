@@ -193,6 +193,8 @@ def propose_task(
     llm_diagnosis: ModelCall | None = None,
     llm_model: str | None = None,
     switches: LoopSwitches = NORMAL_LOOP,
+    checks: Sequence[str] = (),
+    instruction: str = "",
 ) -> ProposeResult[TaskT]:
     """Run the propose loop for ``task`` (see the module docstring).
 
@@ -203,6 +205,9 @@ def propose_task(
     model asked for a second opinion when no deterministic detector explains the failure
     (its answer replaces the residual diagnosis only when it is valid; the exchange is
     kept in the round either way). ``switches``: the bench ablations (default: none).
+    ``checks``: signatures of the task verifier's commands (``classify.verifier_checks``),
+    what "checking the outcome" means on this task for the diagnosis and the compilers;
+    ``instruction``: the task's instruction (the LLM compiler's prompt quotes it).
     """
     b = budget or LoopBudget()
     spend = _Spend(b)
@@ -256,16 +261,15 @@ def propose_task(
 
     # 2. pre-diagnosis without the teacher
     imposed = _imposer(switches, prop.task_id)
-    pre = diagnose(before, None, package, targets=targets, forced_class=imposed())
+    pre = diagnose(before, None, package, targets=targets, forced_class=imposed(), checks=checks)
     if not pre.skill_compilable and pre.failure_class.value in (
         "flaky_environment",
         "context_overflow",
+        "harness_failure",
     ):
         prop.diagnosis = pre
         prop.upgrade_path = pre.upgrade_path
-        return finish(
-            "not_compilable", f"{pre.failure_class.value}: {info(pre.failure_class).summary}"
-        )
+        return finish("not_compilable", f"{pre.failure_class.value}: {pre.rationale}")
     if _fails(before) < math.ceil(b.min_fail_fraction * len(before)):
         prop.diagnosis = pre
         return finish(
@@ -298,7 +302,13 @@ def propose_task(
     all_records: list[RunRecord] = [*before, *([teacher] if teacher else [])]
     for index in range(1, b.max_rounds + 1):
         d = diagnose(
-            current, teacher, candidate, history=history, targets=targets, forced_class=imposed()
+            current,
+            teacher,
+            candidate,
+            history=history,
+            targets=targets,
+            forced_class=imposed(),
+            checks=checks,
         )
         diag_exchange: ModelExchange | None = None
         if (
@@ -337,6 +347,8 @@ def propose_task(
             teacher=teacher,
             students=current,
             regression_task=prop.task_id if regression_test and index == 1 else None,
+            instruction=instruction,
+            checks=tuple(checks),
         )
         out: CompileOutput | None = None
         try:
@@ -344,6 +356,8 @@ def propose_task(
         except ModelOutputError as exc:
             spend.add_exchange(None, exc.exchange)
             rnd.compiler_error = exc.message
+            if isinstance(exc.exchange, ModelExchange):
+                rnd.compiler_exchange = exc.exchange
             if fallback is None:
                 return finish("compiler_failed", exc.message, candidate)
             try:
@@ -351,6 +365,7 @@ def propose_task(
             except CompileError as exc2:
                 rnd.compiler_error += f"; fallback: {exc2.message}"
                 return finish("not_compilable", exc2.message, candidate)
+            rnd.fallback = fallback.name
         except CompileError as exc:
             rnd.compiler_error = exc.message
             return finish("not_compilable", exc.message, candidate)

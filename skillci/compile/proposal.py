@@ -24,7 +24,7 @@ from skillci.compile.patch_check import PatchCheck
 from skillci.patch.models import Patch
 from skillci.trace.models import RunRecord
 
-PROPOSAL_SCHEMA_VERSION = 1
+PROPOSAL_SCHEMA_VERSION = 2
 
 Status = Literal[
     "proposed",
@@ -109,6 +109,16 @@ class Round(_Strict):
     compiler_error: str | None = Field(
         default=None, description="Why the compiler produced no patch (ours)."
     )
+    compiler_exchange: ModelExchange | None = Field(
+        default=None,
+        description="The failed compiler's prompt, raw answers (capped), finish reasons and "
+        "rejection kinds, when the configured compiler gave no valid patch.",
+    )
+    fallback: str | None = Field(
+        default=None,
+        description="The compiler that produced this round's patch after the configured one "
+        "failed (propose --fallback); null: no fallback was used.",
+    )
     check: PatchCheck | None = Field(default=None, description="Limits, guard and lint results.")
     after: EvalSummary | None = Field(
         default=None, description="Student re-runs with the candidate (same instance)."
@@ -158,6 +168,28 @@ class Proposal(_Strict):
     def ready(self) -> bool:
         """Whether the lead should open or update a pull request."""
         return self.status == "proposed" and bool(self.patches)
+
+    @property
+    def fallback_used(self) -> str | None:
+        """The fallback compiler of the first round that used one (None: none did)."""
+        return next((r.fallback for r in self.rounds if r.fallback), None)
+
+    @property
+    def compiler_failures(self) -> list[str]:
+        """Every compiler failure, ours, one line each (round, kinds, reason)."""
+        out = []
+        for r in self.rounds:
+            if r.compiler_error:
+                kinds = (
+                    ", ".join(dict.fromkeys(r.compiler_exchange.failures))
+                    if r.compiler_exchange
+                    else ""
+                )
+                out.append(
+                    f"round {r.index}: {r.compiler_error}"
+                    + (f" [{kinds}]" if kinds and kinds not in r.compiler_error else "")
+                )
+        return out
 
     @property
     def needs_approval(self) -> bool:

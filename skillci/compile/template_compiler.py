@@ -11,6 +11,11 @@ For a compilable diagnosis it emits exactly one rule op (plus, on request, an
   quarantined rule is restored this way;
 - ``add_rule`` otherwise, from the canonical rule base for the target id.
 
+A skill that does not build on the bundled repo-debugging rule base (none of its rule ids)
+gets the class's *generic* template instead (``skillci.compile.skill_view``): domain-free
+steps under a rule id in the skill's own area, with the task's check command — so no text
+of the bundled fixture reaches another skill's patch.
+
 Everything written comes from ``skillci.compile.rule_templates`` and allowlisted shapes of the
 teacher's actions (``skillci.compile.observe``); no text of a trajectory or a diagnosis's
 free-text fields reaches the patch.
@@ -25,6 +30,12 @@ from skillci.analyze.trajectory import Trajectory
 from skillci.compile.base import CompileInput, CompileOutput
 from skillci.compile.observe import Observed, observe
 from skillci.compile.rule_templates import RULE_BASES, ClassTemplate, RuleBase, template_for
+from skillci.compile.skill_view import (
+    GenericTemplate,
+    builds_on_fixture,
+    generic_template,
+    vocabulary,
+)
 from skillci.errors import CompileError
 from skillci.patch.models import (
     AddRegressionTest,
@@ -143,6 +154,19 @@ def strengthen(rule: Rule, tmpl: ClassTemplate, obs: Observed) -> tuple[Rule, li
     return rule.model_copy(update=update, deep=True), added
 
 
+def generic_rule(rule_id: str, generic: GenericTemplate) -> Rule:
+    """A new rule from a generic template (always loaded: no workflow, no tool scope)."""
+    t = generic.template
+    return Rule(
+        id=rule_id,
+        scope=RuleScope(workflow=None, tools=[]),
+        trigger=Trigger(all=[generic.trigger], any=[]),
+        instruction=Instruction(steps=list(t.required)),
+        validation=Validation(success=list(t.validation)),
+        anti_patterns=[t.anti_pattern],
+    )
+
+
 class TemplateCompiler:
     """Deterministic: one template per failure subclass (see module docstring)."""
 
@@ -161,10 +185,24 @@ class TemplateCompiler:
             raise CompileError(f"no template for {d.failure_class.value}")
         pkg = request.package
         teacher = request.teacher
-        obs = observe(
-            Trajectory.from_record(teacher) if teacher is not None and teacher.passed else None
+        t_traj = (
+            Trajectory.from_record(teacher, checks=frozenset(request.checks))
+            if teacher is not None and teacher.passed
+            else None
         )
+        obs = observe(t_traj)
         target = d.proposed_skill_change.target_rule_id or tmpl.rule_id
+        generic: GenericTemplate | None = None
+        if not builds_on_fixture(pkg):
+            learned = tuple(sorted(t_traj.learned_checks())) if t_traj is not None else ()
+            vocab = vocabulary(pkg, tuple(request.checks), learned)
+            generic = generic_template(d.failure_class, vocab)
+            if generic is None:  # pragma: no cover - every compilable class has one
+                raise CompileError(f"no generic template for {d.failure_class.value}")
+            tmpl = generic.template
+            if pkg.rule(target) is None or target in RULE_BASES:
+                target = generic.rule_id
+            obs = Observed()
         existing = pkg.rule(target)
         notes: list[str] = []
         op: Op
@@ -182,6 +220,9 @@ class TemplateCompiler:
             if not existing.rule.status.rendered:
                 notes.append(f"restore {existing.rule.status.value} rule {target}")
             notes += [f"add step {s}" for s in added]
+        elif generic is not None:
+            op = AddRule(rule=generic_rule(target, generic))
+            notes.append(f"add rule {target} from the generic {d.failure_class.value} template")
         else:
             base = RULE_BASES.get(target) or RULE_BASES[tmpl.rule_id]
             op = AddRule(rule=build_rule(target, base, tmpl, obs, pkg))
@@ -215,4 +256,4 @@ class TemplateCompiler:
         return CompileOutput(compiler=self.name, patch=patch, notes=notes)
 
 
-__all__ = ["TemplateCompiler", "build_rule", "strengthen"]
+__all__ = ["TemplateCompiler", "build_rule", "generic_rule", "strengthen"]

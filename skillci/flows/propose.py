@@ -4,7 +4,9 @@ Load the skill at the base ref and the task; run the propose loop (skillci.compi
 with real runners (cached trials); keep the Proposal in the trace store; when it is
 ``proposed``, commit one candidate commit per patch on ``skillci/<skill>/<class>-<hash8>``
 and open (or update) a PR whose body carries the evidence. Closed = rejected: a patch whose
-id matches a closed-unmerged PR is not proposed again unless ``force``.
+id matches a closed-unmerged PR is not proposed again unless ``force`` — except a PR whose
+last gate verdict was ``inconclusive`` (its ``skillci/gate`` status) or marked for retry: a
+verdict on no information is not a refusal (docs/design/323).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Literal
 
 import yaml
 
+from skillci.analyze.classify import verifier_checks
 from skillci.analyze.models import Diagnosis
 from skillci.compile.base import Compiler
 from skillci.compile.loop import LoopBudget, propose_task
@@ -26,6 +29,7 @@ from skillci.compile.template_compiler import TemplateCompiler
 from skillci.errors import InvalidInputError
 from skillci.flows.context import RepoContext
 from skillci.flows.proposal_store import PROPOSAL_BLOB
+from skillci.flows.review_post import GATE_CONTEXT
 from skillci.forge.base import RETRY_LABEL, PRState, PullRequest
 from skillci.gate.mdsafe import md_code, md_fence, md_text
 from skillci.gate.rebase import DEFAULT_REBASE_WHEN, RebaseWhen, should_rebase
@@ -43,6 +47,10 @@ from skillci.vcs.candidate import candidate_branch, commit_candidate
 Action = Literal[
     "opened", "updated", "unchanged", "refused_closed", "already_merged", "no_pr", "dry_run"
 ]
+Fallback = Literal["template", "none"]
+FALLBACKS: tuple[Fallback, ...] = ("none", "template")
+#: A failing model compiler is not replaced silently (docs/design/324).
+DEFAULT_FALLBACK: Fallback = "none"
 PATCH_MARKER = "<!-- skillci:patch-id={} -->"
 SUITE_BLOB = "suite-proposal"
 
@@ -60,6 +68,10 @@ class ProposeOptions:
     max_rounds: int = 3
     parallel: int = 1
     rebase_when: RebaseWhen = DEFAULT_REBASE_WHEN
+    fallback: Fallback = DEFAULT_FALLBACK
+    """What compiles when a model compiler gives no valid patch: ``none`` (default: the
+    proposal ends ``compiler_failed``, no PR) or ``template`` (said on the console and in
+    the PR body)."""
 
 
 @dataclass
@@ -112,8 +124,11 @@ class _Runs:
         return self._one(task, None, teacher=True)
 
 
-def make_compiler(ctx: RepoContext, name: str) -> tuple[Compiler, Compiler | None]:
-    """``template``, or a model route for the LLM compiler (the template is its fallback).
+def make_compiler(
+    ctx: RepoContext, name: str, fallback: Fallback = DEFAULT_FALLBACK
+) -> tuple[Compiler, Compiler | None]:
+    """``template``, or a model route for the LLM compiler (with the template as its
+    fallback only when ``fallback`` is ``template``).
 
     Compiler calls go through the response cache (the same prompt is never paid twice).
     """
@@ -130,7 +145,17 @@ def make_compiler(ctx: RepoContext, name: str) -> tuple[Compiler, Compiler | Non
         cache=ResponseCache(ctx.state_dir / "model-cache"),
         use_cache=True,
     )
-    return LLMCompiler(lambda messages: client.complete(messages), model=name), TemplateCompiler()
+    llm = LLMCompiler(lambda messages: client.complete(messages), model=name)
+    return llm, (TemplateCompiler() if fallback == "template" else None)
+
+
+def task_checks(task: Task) -> frozenset[str]:
+    """The signatures of the commands the task's verifier runs (what "checking" means)."""
+    try:
+        script = task.verifier_script.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return frozenset()
+    return verifier_checks(script)
 
 
 def combined_patch_id(proposal: Proposal) -> str:
@@ -213,6 +238,7 @@ def pr_body(
         "</details>",
         "",
     ]
+    parts += _compiler_section(proposal)
     parts += ["### Limits and guard", ""]
     for r in proposal.rounds:
         if r.check is None:
@@ -239,6 +265,20 @@ def pr_body(
     return "\n".join(parts) + "\n"
 
 
+def _compiler_section(proposal: Proposal) -> list[str]:
+    """Which compiler wrote the patch; every compiler failure and the fallback, stated."""
+    lines = ["### Compiler", "", f"- compiler: {md_code(proposal.compiler)}"]
+    for failure in proposal.compiler_failures:
+        lines.append(f"- **compiler failed** — {md_text(failure, limit=600)}")
+    fb = proposal.fallback_used
+    if fb is not None:
+        lines.append(
+            f"- **fallback:** the patch below was written by the {md_code(fb)} compiler "
+            "(`--fallback template`), not by the model"
+        )
+    return [*lines, ""]
+
+
 def _load(ctx: RepoContext, opts: ProposeOptions) -> tuple[str, str, SkillPackage]:
     base_sha = ctx.git.rev(opts.base)
     if base_sha is None:
@@ -262,7 +302,7 @@ def propose(ctx: RepoContext, opts: ProposeOptions) -> ProposeOutcome:
     base_sha, skill_dir, pkg = _load(ctx, opts)
     task = _task(ctx, opts.task)
     runs = _Runs(ctx, opts)
-    compiler, fallback = make_compiler(ctx, opts.compiler)
+    compiler, fallback = make_compiler(ctx, opts.compiler, opts.fallback)
     result = propose_task(
         task,
         pkg,
@@ -271,6 +311,8 @@ def propose(ctx: RepoContext, opts: ProposeOptions) -> ProposeOutcome:
         compiler=compiler,
         fallback=fallback,
         budget=LoopBudget(max_rounds=opts.max_rounds, repeats=opts.repeat),
+        checks=sorted(task_checks(task)),
+        instruction=task.instruction,
     )
     return publish(ctx, opts, result.proposal, result.candidate, pkg, base_sha, skill_dir)
 
@@ -282,7 +324,7 @@ def propose_suite_flow(
     base_sha, skill_dir, pkg = _load(ctx, opts)
     tasks = [_task(ctx, t) for t in task_ids]
     runs = _Runs(ctx, opts)
-    compiler, fallback = make_compiler(ctx, opts.compiler)
+    compiler, fallback = make_compiler(ctx, opts.compiler, opts.fallback)
     result = propose_suite(
         tasks,
         pkg,
@@ -335,8 +377,9 @@ def publish(
     pid = combined_patch_id(prop)
     existing = ctx.forge.find_by_patch(pid)
     merged = [p for p in existing if p.state == PRState.merged]
-    # closed = rejected, unless a maintainer asked for a retry (dashboard, RETRY_LABEL)
-    closed = [p for p in existing if p.state == PRState.closed and RETRY_LABEL not in p.labels]
+    # closed = rejected, unless a maintainer asked for a retry (dashboard, RETRY_LABEL) or
+    # the last gate verdict on it was inconclusive (no information)
+    closed = [p for p in existing if p.state == PRState.closed and not _reproposable(p)]
     open_prs = [p for p in existing if p.state == PRState.open]
     if merged and not opts.force:
         return ProposeOutcome(
@@ -405,6 +448,14 @@ def publish(
     return ProposeOutcome(
         prop, action, f"{action} PR #{pr.number} on {branch}", pr, branch, pid, commits
     )
+
+
+def _reproposable(pr: PullRequest) -> bool:
+    """A closed PR that does not refuse its patch: a retry was asked, or the last gate
+    verdict on it was ``inconclusive`` (``gate.report.status_line``)."""
+    gate = pr.statuses.get(GATE_CONTEXT)
+    inconclusive = gate is not None and gate.description.startswith("inconclusive")
+    return RETRY_LABEL in pr.labels or inconclusive
 
 
 def _keep_open_head(

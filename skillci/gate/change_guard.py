@@ -6,15 +6,31 @@ exfiltration shapes in every *added* line of every changed text file (and in the
 text joined per file, so a payload split across steps is caught), new required tools and
 rules about sensitive topics (needs approval), and changes to fields only humans change
 (frontmatter name, target_runtime, release_gate: reject).
+
+A rule file is read as the patch guard reads a patch: its *values* (rule text), not its YAML
+lines, so a key such as ``validation:`` never joins the sentence next to it, and policy
+classes do not apply to ``anti_patterns`` (they name what the student must not do). A patch
+``propose`` guarded is therefore not rejected here for its layout (docs/design/322).
 """
 
 from __future__ import annotations
 
 import difflib
+from typing import Any
+
+import yaml
 
 from skillci.errors import SkillciError
 from skillci.patch import guard_detectors as detectors
-from skillci.patch.guard import DEFAULT_ALLOWED_HOSTS, Evidence, Finding, GuardConfig, verdict_of
+from skillci.patch.findings import walk_strings
+from skillci.patch.guard import (
+    DEFAULT_ALLOWED_HOSTS,
+    NAME_FIELDS,
+    Evidence,
+    Finding,
+    GuardConfig,
+    verdict_of,
+)
 from skillci.skill.package import MANIFEST, RULES_DIR, SKILL_MD, SkillPackage, under
 
 
@@ -29,6 +45,38 @@ def _added_lines(before: bytes | None, after: bytes) -> list[str]:
         for ln in difflib.unified_diff(old, new, lineterm="", n=0)
         if ln.startswith("+") and not ln.startswith("+++")
     ]
+
+
+def _rule_values(before: bytes | None, after: bytes) -> list[tuple[str, str]] | None:
+    """(field, text) of every string value a rule file gains, plus its added comment lines;
+    None when the file is not a YAML mapping (then it is read line by line)."""
+    try:
+        new: Any = yaml.safe_load(after.decode("utf-8"))
+        old: Any = yaml.safe_load(before.decode("utf-8")) if before is not None else None
+    except (UnicodeDecodeError, yaml.YAMLError):
+        return None
+    if not isinstance(new, dict):
+        return None
+    new_pairs: list[tuple[str, str]] = []
+    old_pairs: list[tuple[str, str]] = []
+    walk_strings(new, "rule", new_pairs)
+    if old is not None:
+        walk_strings(old, "rule", old_pairs)
+    old_set = set(old_pairs)
+    out = [p for p in new_pairs if p not in old_set]
+    out += [
+        ("comment", ln.strip()) for ln in _added_lines(before, after) if ln.strip().startswith("#")
+    ]
+    return out
+
+
+def _forbidding(field: str) -> bool:
+    return ".anti_patterns[" in field
+
+
+def _prose(field: str) -> bool:
+    last = field.rsplit(".", 1)[-1].split("[", 1)[0]
+    return last not in NAME_FIELDS and not _forbidding(field)
 
 
 def _hit(code: str, severity: str, rel: str, text: str, start: int, end: int, note: str) -> Finding:
@@ -53,10 +101,21 @@ def guard_change(
         old = before.files.get(rel)
         if old == new:
             continue
-        added = _added_lines(old, new)
-        for line in added:
-            for h in detectors.scan_text(line, allow):
-                findings.append(_hit(h.code, "high", rel, line, h.start, h.end, h.note))
+        values = _rule_values(old, new) if _is_rule_file(rel) else None
+        if values is not None:
+            for fld, text in values:
+                for h in detectors.scan_text(text, allow):
+                    if h.code.startswith("policy-") and _forbidding(fld):
+                        continue
+                    findings.append(
+                        _hit(h.code, "high", rel, text, h.start, h.end, f"{fld}: {h.note}")
+                    )
+            added = [t for f, t in values if _prose(f)]
+        else:
+            added = _added_lines(old, new)
+            for line in added:
+                for h in detectors.scan_text(line, allow):
+                    findings.append(_hit(h.code, "high", rel, line, h.start, h.end, h.note))
         joined = " ".join(s.strip(" -#*>") for s in added)
         if not findings and joined:
             for h in detectors.scan_text(joined, allow) + detectors.scan_glued(
@@ -80,6 +139,10 @@ def guard_change(
                 )
     findings += _protected(before, after)
     return verdict_of(findings), findings
+
+
+def _is_rule_file(rel: str) -> bool:
+    return under(rel, RULES_DIR) and rel.endswith((".yaml", ".yml"))
 
 
 def _protected(before: SkillPackage, after: SkillPackage) -> list[Finding]:

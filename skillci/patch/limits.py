@@ -10,6 +10,9 @@ Counted on the applied result, not on what the ops claim:
 - ``failure_classes``: exactly one primary failure class per patch.
 - ``token_budget.*``: the patch may not push the skill over its manifest token budget
   (only when it grows the count; an already-over skill is lint's problem).
+- ``token_growth``: the release gate's rule on the bootstrap, :func:`token_growth` — the one
+  function both ``propose`` and the gate call (docs/design/321): growth within
+  ``release_gate.max_token_growth`` *or* at most ``patch_limits.max_added_tokens`` added.
 
 Limits come from the package *before* the patch, so a patch cannot loosen its own bounds.
 """
@@ -79,6 +82,49 @@ class LimitReport(BaseModel):
         return [r for r in self.results if not r.ok]
 
 
+class TokenGrowth(BaseModel):
+    """The release gate's token-growth rule applied to one before/after pair."""
+
+    before: int = Field(description="Bootstrap tokens before.")
+    after: int = Field(description="Bootstrap tokens after.")
+    max_growth: float = Field(description="release_gate.max_token_growth (relative).")
+    max_added: int = Field(description="patch_limits.max_added_tokens (absolute).")
+
+    @property
+    def added(self) -> int:
+        return self.after - self.before
+
+    @property
+    def growth(self) -> float:
+        """Relative growth; a skill growing from nothing grows by +inf (0.0 when unchanged)."""
+        if self.before:
+            return self.added / self.before
+        return 0.0 if self.added <= 0 else float("inf")
+
+    @property
+    def passed(self) -> bool:
+        """Growth within the relative bound, or no more added than one patch may add: relative
+        growth alone would refuse any rule on a bootstrap of a few hundred tokens."""
+        return self.growth <= self.max_growth or self.added <= self.max_added
+
+    @property
+    def value(self) -> str:
+        return f"{self.before} -> {self.after} ({self.growth:+.1%}, {self.added:+d} tokens)"
+
+    @property
+    def threshold(self) -> str:
+        return f"<= {self.max_growth:+.0%} or <= +{self.max_added} tokens"
+
+
+def token_growth(before: int, after: int, *, max_growth: float, max_added: int) -> TokenGrowth:
+    """The token-growth rule of the release gate and of ``propose`` (one source of truth):
+    pass when ``(after - before) / before <= max_growth`` OR ``after - before <= max_added``.
+
+    Callers pass ``manifest.release_gate.max_token_growth`` and
+    ``manifest.patch_limits.max_added_tokens`` of the *base* package."""
+    return TokenGrowth(before=before, after=after, max_growth=max_growth, max_added=max_added)
+
+
 def token_counts(applied: Applied) -> TokenCounts:
     before, after = render(applied.before), render(applied.after)
     return TokenCounts(
@@ -109,6 +155,20 @@ def check_limits(applied: Applied) -> LimitReport:
         res("max_added_tokens.total", lim.max_added_tokens, tokens.total_delta),
         LimitResult(limit="failure_classes", allowed=1, actual=classes, ok=classes == 1),
     ]
+    tg = token_growth(
+        tokens.bootstrap_before,
+        tokens.bootstrap_after,
+        max_growth=manifest.release_gate.max_token_growth,
+        max_added=lim.max_added_tokens,
+    )
+    results.append(
+        LimitResult(
+            limit="token_growth",
+            allowed=max(lim.max_added_tokens, int(tg.before * tg.max_growth)),
+            actual=tg.added,
+            ok=tg.passed,
+        )
+    )
     if tokens.bootstrap_delta > 0:
         results.append(res("token_budget.bootstrap", budget.bootstrap, tokens.bootstrap_after))
     if tokens.total_delta > 0:
@@ -127,7 +187,7 @@ SIZE_LIMITS = frozenset(
     }
 )
 #: The token-budget limits (the bench's no-token-budget ablation lifts them).
-BUDGET_LIMITS = frozenset({"token_budget.bootstrap", "token_budget.max_total"})
+BUDGET_LIMITS = frozenset({"token_budget.bootstrap", "token_budget.max_total", "token_growth"})
 
 
 def lift(report: LimitReport, names: Collection[str]) -> LimitReport:

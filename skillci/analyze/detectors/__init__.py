@@ -22,6 +22,7 @@ from skillci.analyze.detectors.base import DetectContext, Detector, F, Hit
 from skillci.analyze.detectors.environment import (
     detect_context_overflow,
     detect_flaky_environment,
+    detect_harness_failure,
 )
 from skillci.analyze.detectors.planning import (
     detect_editing_before_reproduction,
@@ -56,6 +57,7 @@ from skillci.analyze.taxonomy import FailureClass
 # ---------------------------------------------------------------------------- registry
 
 DETECTORS: dict[FailureClass, Detector] = {
+    F.harness_failure: detect_harness_failure,
     F.flaky_environment: detect_flaky_environment,
     F.context_overflow: detect_context_overflow,
     F.reported_success_without_verification: detect_reported_success_without_verification,
@@ -101,6 +103,7 @@ __all__ = [
     "detect_editing_before_reproduction",
     "detect_flaky_environment",
     "detect_followed_injected_instruction",
+    "detect_harness_failure",
     "detect_ignored_exit_code",
     "detect_incomplete_arguments",
     "detect_loop_without_stop",

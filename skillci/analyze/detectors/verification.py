@@ -46,7 +46,7 @@ def detect_reported_success_without_verification(ctx: DetectContext) -> Hit | No
         incorrect_assumption="patch_applied_means_problem_fixed",
         teacher_actions=teacher_after_last_edit(ctx.teacher) if ctx.teacher else (),
         evidence=tuple(ev),
-        rationale="The student edited code and reported success without running any test afterwards.",
+        rationale="The student changed files and reported success without running any check afterwards.",
     )
 
 
@@ -72,7 +72,7 @@ def detect_missing_validation(ctx: DetectContext) -> Hit | None:
         incorrect_assumption="patch_applied_means_problem_fixed",
         teacher_actions=teacher_after_last_edit(ctx.teacher) if ctx.teacher else (),
         evidence=tuple(ev),
-        rationale="The student changed code and never ran a test after its last edit.",
+        rationale="The student changed files and never ran a check after its last edit.",
     )
 
 

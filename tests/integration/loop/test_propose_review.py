@@ -74,6 +74,31 @@ def test_propose_opens_pr_that_restores_the_rule(scratch: Path) -> None:
     assert ctx.forge.get_pr(1).state == PRState.closed and len(ctx.forge.list_prs()) == 1
 
 
+@pytest.mark.slow  # 91 s measured on a shared 2-core machine (three sim propose runs)
+def test_a_pr_closed_after_an_inconclusive_gate_is_not_a_refusal(scratch: Path) -> None:
+    ctx = RepoContext.open(scratch)
+    first = propose(ctx, ProposeOptions(skill="repo-debugger", task=TASK))
+    assert first.action == "opened" and first.pr is not None
+    # the last gate verdict on it was inconclusive (the status review posts), then closed
+    ctx.forge.set_status(
+        1,
+        context="skillci/gate",
+        state="failure",
+        description="inconclusive: the evidence could not decide",
+        sha=first.pr.head_sha,
+    )
+    ctx.forge.close(1, "closed without a verdict")
+    again = propose(ctx, ProposeOptions(skill="repo-debugger", task=TASK))
+    assert again.action == "opened", again.message
+    assert again.pr is not None and again.pr.number == 2 and again.pr.state == PRState.open
+    # a rejection still refuses
+    ctx.forge.set_status(
+        2, context="skillci/gate", state="failure", description="rejected: x", sha=again.pr.head_sha
+    )
+    ctx.forge.close(2, "rejected")
+    assert propose(ctx, ProposeOptions(skill="repo-debugger", task=TASK)).action == "refused_closed"
+
+
 def test_two_concurrent_proposals_open_one_pr(scratch: Path) -> None:
     env = dict(os.environ)
     cmd = [sys.executable, "-m", "skillci", "propose", "--task", TASK, "--repo", str(scratch)]
