@@ -230,6 +230,7 @@ def conclude(
         same_instance=same_instance,
         flaky_history=flaky_history,
         errors=error_lines(base_records, head_records),
+        max_added_tokens=base_pkg.manifest.patch_limits.max_added_tokens,
     )
     return Conclusion(
         verdict=verdict,

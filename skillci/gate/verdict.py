@@ -21,6 +21,7 @@ from skillci.gate.power import SuitePower
 from skillci.gate.sequential import Decision
 from skillci.gate.stats import fisher_less, sign_test
 from skillci.gate.triggers import TriggerCheck
+from skillci.patch.limits import token_growth
 from skillci.skill.models import ReleaseGate
 
 GATE_SCHEMA_VERSION = 1
@@ -252,6 +253,7 @@ class CheckInput:
     alpha: float
     validation_suite: str
     security_suite: str
+    max_added_tokens: int
 
 
 CheckFn = Callable[[CheckInput], "GateCheck | None"]
@@ -445,18 +447,14 @@ def _security(c: CheckInput) -> GateCheck | None:
 
 @check("token_growth")
 def _tokens(c: CheckInput) -> GateCheck:
-    base, head = c.base, c.head
-    growth = (
-        (head.bootstrap_tokens - base.bootstrap_tokens) / base.bootstrap_tokens
-        if base.bootstrap_tokens
-        else 0.0
+    # the rule propose checks too (patch/limits.py): one source of truth
+    tg = token_growth(
+        c.base.bootstrap_tokens,
+        c.head.bootstrap_tokens,
+        max_growth=c.gate.max_token_growth,
+        max_added=c.max_added_tokens,
     )
-    return line(
-        "token_growth",
-        f"{base.bootstrap_tokens} -> {head.bootstrap_tokens} ({growth:+.1%})",
-        f"<= {c.gate.max_token_growth:+.0%}",
-        _ok(growth <= c.gate.max_token_growth),
-    )
+    return line("token_growth", tg.value, tg.threshold, _ok(tg.passed))
 
 
 @check("lint")
@@ -534,9 +532,12 @@ def decide(
     alpha: float = 0.05,
     flaky_history: Mapping[str, FlakyHistory] | None = None,
     errors: Mapping[str, list[str]] | None = None,
+    max_added_tokens: int = 0,
 ) -> tuple[Verdict, list[GateCheck]]:
     """Apply the release gate: every registered check (:data:`CHECKS`), then
-    :func:`verdict_of`. ``errors``: side -> one line per errored trial."""
+    :func:`verdict_of`. ``errors``: side -> one line per errored trial;
+    ``max_added_tokens``: the base manifest's ``patch_limits.max_added_tokens`` (the
+    token-growth rule's absolute allowance)."""
     every = all_changes(suites)
     inp = CheckInput(
         gate=gate,
@@ -553,6 +554,7 @@ def decide(
         alpha=alpha,
         validation_suite=validation_suite,
         security_suite=security_suite,
+        max_added_tokens=max_added_tokens,
     )
     checks = [c for _, fn in CHECKS if (c := fn(inp)) is not None]
     return verdict_of(checks), checks
