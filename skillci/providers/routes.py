@@ -174,6 +174,18 @@ BUILTIN_ROUTES: dict[str, ModelRoute] = {
         output_cost_per_token=0.0,
         description="Deterministic simulated teacher (docs/simulator.md).",
     ),
+    "sim/judge": ModelRoute(
+        model="sim/judge",
+        temperature=0.0,
+        max_tokens=2048,
+        context_window=200000,
+        revision="sim-v1",
+        family="simulated-lexical-judge",
+        input_cost_per_token=0.0,
+        output_cost_per_token=0.0,
+        description="Deterministic LEXICAL rubric judge: word overlap, not meaning "
+        "(docs/simulator.md).",
+    ),
 }
 
 
