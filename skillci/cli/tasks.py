@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +15,15 @@ from skillci.flows.tasks import TaskRunCheck
 from skillci.tasks.validate import Severity, TaskReport, expand_task_dirs, validate_task
 
 app = typer.Typer(help="List and check evaluation task directories.", no_args_is_help=True)
+
+
+class GraderKind(enum.StrEnum):
+    """How a scaffolded task is graded (``tasks new --grader``)."""
+
+    test = "test"
+    assertions = "assertions"
+    rubric = "rubric"
+
 
 _STYLE = {Severity.error: "red", Severity.warning: "yellow", Severity.note: "dim"}
 
@@ -110,6 +120,13 @@ def new_cmd(
     suite: Annotated[
         str | None, typer.Option("--suite", help="Also list it in evals/suites/<suite>.yaml.")
     ] = None,
+    grader: Annotated[
+        GraderKind,
+        typer.Option(
+            "--grader",
+            help="test: tests/test.sh; assertions or rubric: tests/graders.toml (no test.sh).",
+        ),
+    ] = GraderKind.test,
     repo: Annotated[Path, typer.Option("--repo", help="Repository root.")] = Path("."),
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print what would be written.")
@@ -136,7 +153,7 @@ def new_cmd(
         return 0
     if name is None:
         raise UsageError("give a task name (or --triggers --skill DIR)")
-    res = new_task(repo, name, suite=suite, dry_run=dry_run)
+    res = new_task(repo, name, suite=suite, grader=grader.value, dry_run=dry_run)
     if json_out:
         emit_json(res)
         return 0
@@ -147,7 +164,8 @@ def new_cmd(
         console.print(f"{'would add' if dry_run else 'added'} {escape(name)} to {res.suite_file}")
     if not dry_run:
         console.print(
-            f"next: edit instruction.md, environment/, solution/solve.sh and tests/test.sh; "
+            f"next: edit instruction.md, environment/, solution/solve.sh and "
+            f"{'tests/test.sh' if grader is GraderKind.test else 'tests/graders.toml'}; "
             f"then skillci tasks validate --run {escape(res.task_dir)}"
         )
     return 0

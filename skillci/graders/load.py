@@ -13,6 +13,7 @@ from skillci.errors import TaskFormatError
 from skillci.graders.assertions import check_schema
 from skillci.graders.models import GradersFile
 
+_TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
 HINT = "see 'Graders' in docs/tasks.md for the keys of tests/graders.toml"
 
 
@@ -47,7 +48,14 @@ def parse_graders(text: str, path: Path) -> GradersFile:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise TaskFormatError(f"invalid TOML: {exc}", file=path, hint=HINT) from None
+        m = _TOML_POS.search(str(exc))
+        raise TaskFormatError(
+            f"invalid TOML: {_TOML_POS.sub('', str(exc)).strip()}",
+            file=path,
+            line=int(m.group(1)) if m else None,
+            col=int(m.group(2)) if m else None,
+            hint=HINT,
+        ) from None
     try:
         graders = GradersFile.model_validate(data)
     except ValidationError as exc:
