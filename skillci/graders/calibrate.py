@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -130,11 +131,26 @@ def judge_fit(
     return JudgeFit(fit=True, reason=f"judge {route} is fit: {figures} (minimum {min_kappa})")
 
 
+class CalibrationReport(_Strict):
+    """What ``skillci judge calibrate`` prints (``--json``)."""
+
+    schema_version: int = Field(default=CALIBRATION_SCHEMA_VERSION, description="Version.")
+    judge: str = Field(description="The judge's model route.")
+    examples_file: str = Field(description="The labelled examples judged.")
+    suite: str | None = Field(default=None, description="The suite that declared them.")
+    agreement: Agreement = Field(description="Accuracy and kappa.")
+    min_kappa: float | None = Field(description="The suite's minimum (None: none declared).")
+    fit: JudgeFit | None = Field(description="judge_fit against the minimum, when declared.")
+    disagreements: list[str] = Field(description="Ids of examples the judge got wrong.")
+    usage: dict[str, Any] = Field(description="The judge's calls (JudgeUsage).")
+
+
 __all__ = [
     "CALIBRATION_SCHEMA_VERSION",
     "DEFAULT_MIN_EXAMPLES",
     "Agreement",
     "CalibrationExample",
+    "CalibrationReport",
     "CalibrationSet",
     "JudgeFit",
     "JudgeRequirement",
