@@ -164,6 +164,10 @@ def run_eval(req: EvalRequest, *, progress: Progress | None = None) -> EvalResul
     from skillci.trace.store import TraceStore
 
     specs = plan_eval(req)
+    if req.suite is not None and any(s.task.graders and s.task.graders.needs_judge for s in specs):
+        from skillci.flows.graders import check_judge
+
+        check_judge(req.root, req.suite, req.judge, req.home)  # refuses an unfit judge
     scheduler = Scheduler(
         parallel=req.parallel,
         budget=req.command_budget,

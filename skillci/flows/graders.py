@@ -12,11 +12,18 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from skillci.errors import InvalidInputError, ModelError, TaskFormatError, UsageError
+from skillci.errors import (
+    InvalidInputError,
+    JudgeUnfit,
+    ModelError,
+    TaskFormatError,
+    UsageError,
+)
 from skillci.fsutil import atomic_write_text
 from skillci.graders.calibrate import (
     DEFAULT_MIN_EXAMPLES,
     CalibrationReport,
+    JudgeFit,
     CalibrationSet,
     JudgeRequirement,
     agreement,
@@ -276,4 +283,17 @@ def calibrate(
     )
 
 
-__all__ = ["ImportResult", "calibrate", "export_evals", "import_evals", "read_evals"]
+def check_judge(root: Path, suite: str, judge: str | None, home: Path) -> JudgeFit | None:
+    """Before a suite's rubric tasks run: when the suite declares a judge minimum
+    (``judge.min_kappa``), calibrate the judge (cached calls) and raise :class:`JudgeUnfit`
+    when it is below; None when the suite declares none."""
+    if suite_requirement(root, suite) is None:
+        return None
+    report = calibrate(root=root, home=home, judge=judge, suite=suite)
+    assert report.fit is not None
+    if not report.fit.fit:
+        raise JudgeUnfit(f"suite {suite!r}: {report.fit.reason}")
+    return report.fit
+
+
+__all__ = ["check_judge", "ImportResult", "calibrate", "export_evals", "import_evals", "read_evals"]

@@ -5,7 +5,7 @@ It reads the prompts of :mod:`skillci.graders.judge` (the ``[TASK]``/``[CRITERIA
 
 - a criterion **passes** when at least 60% of its content words (4+ letters, not stop
   words) appear in the output, a word matching any output word that shares its first
-  5 letters (``tests`` ~ ``testing``);
+  4 letters (``tests`` ~ ``testing``, ``file`` ~ ``files``);
 - **pairwise**, the output passing more criteria wins; equal counts are a tie. It has no
   position bias: swapping A and B swaps its answer.
 
@@ -73,7 +73,7 @@ _STOP = frozenset(
 
 
 def _words(text: str) -> set[str]:
-    return {w.lower()[:5] for w in _WORD.findall(text) if len(w) >= 4}
+    return {w.lower()[:4] for w in _WORD.findall(text) if len(w) >= 4}
 
 
 def _content(text: str) -> list[str]:
@@ -89,7 +89,7 @@ def criterion_passes(criterion: str, output: str) -> bool:
     if not want:
         return False
     have = _words(output)
-    return sum(w[:5] in have for w in want) >= PASS_SHARE * len(want)
+    return sum(w[:4] in have for w in want) >= PASS_SHARE * len(want)
 
 
 def _section(text: str, mark: str, nxt: tuple[str, ...]) -> str:
