@@ -23,8 +23,8 @@ from skillci.fsutil import atomic_write_text
 from skillci.graders.calibrate import (
     DEFAULT_MIN_EXAMPLES,
     CalibrationReport,
-    JudgeFit,
     CalibrationSet,
+    JudgeFit,
     JudgeRequirement,
     agreement,
     judge_fit,
@@ -296,4 +296,4 @@ def check_judge(root: Path, suite: str, judge: str | None, home: Path) -> JudgeF
     return report.fit
 
 
-__all__ = ["check_judge", "ImportResult", "calibrate", "export_evals", "import_evals", "read_evals"]
+__all__ = ["ImportResult", "calibrate", "check_judge", "export_evals", "import_evals", "read_evals"]
