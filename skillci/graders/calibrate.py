@@ -145,8 +145,14 @@ class CalibrationReport(_Strict):
     usage: dict[str, Any] = Field(description="The judge's calls (JudgeUsage).")
 
 
+SAVED_MODELS: dict[str, type[BaseModel]] = {
+    "calibration-set": CalibrationSet,
+    "calibration-report": CalibrationReport,
+}
+
 __all__ = [
     "CALIBRATION_SCHEMA_VERSION",
+    "SAVED_MODELS",
     "DEFAULT_MIN_EXAMPLES",
     "Agreement",
     "CalibrationExample",

@@ -15,10 +15,13 @@ reworked on the ``errors`` branch; this uses the existing ``EvalState.infra_erro
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 from skillci.agents.base import Shell
 from skillci.errors import SkillciError
+from skillci.fsutil import atomic_write_text
 from skillci.graders.assertions import MAX_READ, check_assertion
 from skillci.graders.combine import combine, verifier_result
 from skillci.graders.judge import (
@@ -42,6 +45,7 @@ from skillci.providers.budget import BudgetMeter
 from skillci.providers.cache import ResponseCache
 from skillci.providers.client import ModelClient
 from skillci.runners.base import JudgeSpec
+from skillci.tasks.reward import REWARD_JSON, REWARD_TXT
 from skillci.trace.models import EvalState, Evaluation
 from skillci.trace.redact import Redactor
 
@@ -214,4 +218,19 @@ def grade_trial(
     )
 
 
-__all__ = ["GRADERS_SOURCE", "ModelJudge", "grade_trial", "read_in"]
+def publish_reward(verifier_logs: Path, evaluation: Evaluation) -> None:
+    """Make ``logs/verifier`` say what the graders decided: test.sh's own reward files move
+    to ``logs/verifier/test_sh/`` (kept as evidence) and the task's reward is written to
+    ``reward.json`` (``{"reward": r, "graders": report}``), or none when there is no reward
+    (a judge error) — so the trial dir's reward agrees with its record (read_complete)."""
+    aside = verifier_logs / "test_sh"
+    for name in (REWARD_TXT, REWARD_JSON):
+        if (verifier_logs / name).is_file():
+            aside.mkdir(parents=True, exist_ok=True)
+            os.replace(verifier_logs / name, aside / name)
+    if evaluation.reward is not None:
+        body = {"reward": evaluation.reward, "graders": evaluation.details.get("graders")}
+        atomic_write_text(verifier_logs / REWARD_JSON, json.dumps(body, indent=1), durable=False)
+
+
+__all__ = ["GRADERS_SOURCE", "ModelJudge", "grade_trial", "publish_reward", "read_in"]

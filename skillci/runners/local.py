@@ -389,9 +389,9 @@ class LocalRunner:
         if task.graders is None:
             assert verifier is not None  # the loader refuses a task with neither
             return verifier
-        from skillci.runners.grading import grade_trial
+        from skillci.runners.grading import grade_trial, publish_reward
 
-        return grade_trial(
+        evaluation = grade_trial(
             task.graders,
             instruction=task.instruction,
             answer=result.final_output or "",
@@ -402,6 +402,8 @@ class LocalRunner:
             state_dir=spec.state_dir,
             verifier=verifier,
         )
+        publish_reward(logs.verifier, evaluation)
+        return evaluation
 
     def _run_test_sh(self, spec: TrialSpec, trial_dir: Path, shell: Shell) -> Evaluation:
         """Run ``tests/test.sh`` in the verifier's ``shell`` and read its reward."""
