@@ -152,8 +152,8 @@ SAVED_MODELS: dict[str, type[BaseModel]] = {
 
 __all__ = [
     "CALIBRATION_SCHEMA_VERSION",
-    "SAVED_MODELS",
     "DEFAULT_MIN_EXAMPLES",
+    "SAVED_MODELS",
     "Agreement",
     "CalibrationExample",
     "CalibrationReport",
