@@ -12,7 +12,10 @@ from skillci.cli.options import JUDGE_HELP
 from skillci.cli.output import console, emit_json
 from skillci.errors import ExitCode
 
-app = typer.Typer(help="The rubric judge of task graders: calibrate it.", no_args_is_help=True)
+app = typer.Typer(
+    help="The rubric judge of task graders: calibrate it against human labels.",
+    no_args_is_help=True,
+)
 
 
 @app.command("calibrate")
