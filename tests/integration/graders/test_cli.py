@@ -52,7 +52,9 @@ def test_calibrate_reports_agreement_and_exits_1_for_an_unfit_judge(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     rc = main(["judge", "calibrate", "--suite", "plans-strict", "--repo", str(repo), "--json"])
-    report = json.loads(capsys.readouterr().out)
+    out, err = capsys.readouterr()
+    assert out, err
+    report = json.loads(out)
     assert rc == 1
     assert report["judge"] == "sim/judge" and report["agreement"]["n"] == 12
     assert report["fit"]["fit"] is False and report["min_kappa"] == 0.6
