@@ -110,6 +110,15 @@ class TaskFormatError(InvalidInputError):
     default_hint = "compare the task dir with the SkillsBench/Harbor layout (docs/tasks.md)"
 
 
+class JudgeUnfit(InvalidInputError):
+    """The suite declares a minimum agreement for its rubric judge and the judge is below it."""
+
+    default_hint = (
+        "calibrate another --judge (skillci judge calibrate --suite S --judge ROUTE), or add "
+        "labelled examples"
+    )
+
+
 class PatchError(InvalidInputError):
     """A patch is malformed, out of bounds, or its preconditions fail."""
 

@@ -16,6 +16,8 @@ REGISTRIES = [
     "skillci.skill.triggers:SAVED_MODELS",
     "skillci.gate.triggers:SAVED_MODELS",
     "skillci.tasks.models:SAVED_MODELS",
+    "skillci.graders.models:SAVED_MODELS",
+    "skillci.graders.calibrate:SAVED_MODELS",
     "skillci.trace.models:SAVED_MODELS",
     "skillci.patch:SAVED_MODELS",
     "skillci.analyze.models:SAVED_MODELS",

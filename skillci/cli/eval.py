@@ -12,6 +12,7 @@ from rich.live import Live
 from rich.table import Table
 
 from skillci.cli.choices import Role, Sandbox
+from skillci.cli.options import JUDGE_HELP
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
 from skillci.flows.evalrun import EvalRequest, agent_names, cached, plan_eval, run_eval
@@ -144,6 +145,7 @@ def run_cmd(
         None, "--trial-max-tokens", min=0, help="Tokens per trial."
     ),
     keep_workspace: bool = typer.Option(False, "--keep-workspace", help="Keep trial workspaces."),
+    judge: str = typer.Option(None, "--judge", help=JUDGE_HELP),
     home: Path = typer.Option(None, "--home", help="State dir (default: <repo>/.skillci)."),
     root: Path = typer.Option(Path("."), "--root", help="Repo root holding evals/."),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the trials; run nothing."),
@@ -169,6 +171,7 @@ def run_cmd(
         require_skill=require_skill,
         cache_responses=cache_responses,
         keep_workspace=keep_workspace,
+        judge=judge,
         trial_budget=Budget(max_usd=trial_max_usd, max_tokens=trial_max_tokens),
         command_budget=Budget(max_usd=max_usd, max_tokens=max_tokens, max_calls=max_calls),
         home=(home or default_home(root.resolve())).resolve(),

@@ -52,6 +52,12 @@ COMMANDS: tuple[Entry, ...] = (
     Entry("skill", "skillci.cli.skill", "Inspect and convert skill packages.", group=True),
     Entry("tasks", "skillci.cli.tasks", "List and check evaluation task directories.", group=True),
     Entry(
+        "judge",
+        "skillci.cli.judge",
+        "The rubric judge of task graders: calibrate it against human labels.",
+        group=True,
+    ),
+    Entry(
         "trace", "skillci.cli.trace", "Inspect stored run records (the trace store).", group=True
     ),
     Entry(

@@ -96,3 +96,10 @@ def gate_from_flags(
         **rest,
     )
     return ctx, opts
+
+
+#: Help of every ``--judge`` option (eval run, gate, judge calibrate).
+JUDGE_HELP = (
+    "Model route judging rubric graders (tests/graders.toml). Default sim/judge: a LEXICAL "
+    "simulator (word overlap), for wiring, not evidence."
+)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +15,15 @@ from skillci.flows.tasks import TaskRunCheck
 from skillci.tasks.validate import Severity, TaskReport, expand_task_dirs, validate_task
 
 app = typer.Typer(help="List and check evaluation task directories.", no_args_is_help=True)
+
+
+class GraderKind(enum.StrEnum):
+    """How a scaffolded task is graded (``tasks new --grader``)."""
+
+    test = "test"
+    assertions = "assertions"
+    rubric = "rubric"
+
 
 _STYLE = {Severity.error: "red", Severity.warning: "yellow", Severity.note: "dim"}
 
@@ -110,6 +120,13 @@ def new_cmd(
     suite: Annotated[
         str | None, typer.Option("--suite", help="Also list it in evals/suites/<suite>.yaml.")
     ] = None,
+    grader: Annotated[
+        GraderKind,
+        typer.Option(
+            "--grader",
+            help="test: tests/test.sh; assertions or rubric: tests/graders.toml (no test.sh).",
+        ),
+    ] = GraderKind.test,
     repo: Annotated[Path, typer.Option("--repo", help="Repository root.")] = Path("."),
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print what would be written.")
@@ -136,7 +153,7 @@ def new_cmd(
         return 0
     if name is None:
         raise UsageError("give a task name (or --triggers --skill DIR)")
-    res = new_task(repo, name, suite=suite, dry_run=dry_run)
+    res = new_task(repo, name, suite=suite, grader=grader.value, dry_run=dry_run)
     if json_out:
         emit_json(res)
         return 0
@@ -147,9 +164,83 @@ def new_cmd(
         console.print(f"{'would add' if dry_run else 'added'} {escape(name)} to {res.suite_file}")
     if not dry_run:
         console.print(
-            f"next: edit instruction.md, environment/, solution/solve.sh and tests/test.sh; "
+            f"next: edit instruction.md, environment/, solution/solve.sh and "
+            f"{'tests/test.sh' if grader is GraderKind.test else 'tests/graders.toml'}; "
             f"then skillci tasks validate --run {escape(res.task_dir)}"
         )
+    return 0
+
+
+@app.command("import")
+def import_cmd(
+    evals_json: Annotated[Path, typer.Argument(help="A skill-creator evals/evals.json.")],
+    skill_root: Annotated[
+        Path | None,
+        typer.Option("--skill-root", help="Dir its files are relative to (default: ../..)."),
+    ] = None,
+    prefix: Annotated[
+        str | None, typer.Option("--prefix", help="Task id prefix (default: skill_name).")
+    ] = None,
+    suite: Annotated[
+        str | None, typer.Option("--suite", help="Also write evals/suites/<suite>.yaml.")
+    ] = None,
+    repo: Annotated[Path, typer.Option("--repo", help="Repository root.")] = Path("."),
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Write nothing.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> int:
+    """Turn skill-creator's evals.json into tasks: prompt -> instruction.md, files ->
+    environment/, expectations -> a rubric in tests/graders.toml."""
+    from skillci.flows.graders import import_evals
+
+    res = import_evals(
+        evals_json, repo, skill_root=skill_root, prefix=prefix, suite=suite, dry_run=dry_run
+    )
+    if json_out:
+        emit_json(res)
+        return 0
+    verb = "would write" if dry_run else "wrote"
+    for t in res.tasks:
+        console.print(f"{verb} {escape(t)}")
+    if res.suite_file:
+        console.print(f"{verb} {escape(res.suite_file)}")
+    console.print(f"{len(res.tasks)} task(s), {res.files} input file(s); graded by a rubric")
+    return 0
+
+
+@app.command("export")
+def export_cmd(
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write evals.json here (default: stdout).")
+    ] = None,
+    skill_name: Annotated[str | None, typer.Option("--skill-name", help="skill_name.")] = None,
+    repo: Annotated[Path, typer.Option("--repo", help="Repository root.")] = Path("."),
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print; write nothing.")] = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the evals.json and what it lost as JSON.")
+    ] = False,
+) -> int:
+    """The tasks with rubrics as a skill-creator evals.json (assertions have no form there
+    and are listed on stderr)."""
+    import json as _json
+
+    from skillci.cli.output import err_console
+    from skillci.flows.graders import export_evals
+
+    data, lost = export_evals(repo, skill_name=skill_name)
+    if json_out:
+        emit_json({"evals_json": data, "lost": lost, "out": str(out) if out else None})
+    for line in lost:
+        err_console.print(f"[yellow]not exported:[/yellow] {escape(line)}")
+    text = _json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if out is None or dry_run:
+        if not json_out:
+            typer.echo(text, nl=False)
+        return 0
+    from skillci.fsutil import atomic_write_text
+
+    atomic_write_text(out, text)
+    if not json_out:
+        console.print(f"wrote {escape(str(out))} ({len(data['evals'])} evals)")
     return 0
 
 

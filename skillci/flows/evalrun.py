@@ -20,6 +20,7 @@ from skillci.runners.base import (
     SandboxMode,
     TrialSpec,
     builtin_agent,
+    judge_spec,
     plan,
     real_agent,
 )
@@ -61,6 +62,9 @@ class EvalRequest(BaseModel):
     trial_budget: Budget = Field(default_factory=Budget, description="Per-run model budget.")
     command_budget: Budget = Field(default_factory=Budget, description="Whole-command budget.")
     keep_workspace: bool = Field(default=False, description="Keep trial workspaces.")
+    judge: str | None = Field(
+        default=None, description="Model route judging rubric graders (default sim/judge)."
+    )
     home: Path = Field(description="skillci state dir (.skillci): trial cache and trace store.")
 
     @field_validator("agent")
@@ -145,6 +149,7 @@ def plan_eval(req: EvalRequest) -> list[TrialSpec]:
         sandbox=req.sandbox,
         require_skill=req.require_skill,
         keep_workspace=req.keep_workspace,
+        judge=judge_spec(req.judge),
     )
 
 
@@ -159,6 +164,10 @@ def run_eval(req: EvalRequest, *, progress: Progress | None = None) -> EvalResul
     from skillci.trace.store import TraceStore
 
     specs = plan_eval(req)
+    if req.suite is not None and any(s.task.graders and s.task.graders.needs_judge for s in specs):
+        from skillci.flows.graders import check_judge
+
+        check_judge(req.root, req.suite, req.judge, req.home)  # refuses an unfit judge
     scheduler = Scheduler(
         parallel=req.parallel,
         budget=req.command_budget,

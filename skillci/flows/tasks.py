@@ -47,7 +47,13 @@ class TaskRunCheck(BaseModel):
 
 
 def new_task(
-    root: Path, name: str, *, suite: str | None = None, author: str = "", dry_run: bool = False
+    root: Path,
+    name: str,
+    *,
+    suite: str | None = None,
+    author: str = "",
+    grader: str = "test",
+    dry_run: bool = False,
 ) -> NewTaskResult:
     check_name(name)
     tdir = tasks_dir(root) if (root / "evals").is_dir() else root / "evals" / "tasks"
@@ -69,7 +75,7 @@ def new_task(
                 file=suite_path,
                 hint=f"add `- {name}` to its tasks: list by hand, or drop --suite",
             )
-    files = task_files(name, author=author)
+    files = task_files(name, author=author, grader=grader)
     res = NewTaskResult(
         task_dir=str(dest),
         files=sorted(files),

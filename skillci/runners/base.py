@@ -105,6 +105,35 @@ class AgentSpec(BaseModel):
         return out
 
 
+#: The judge of rubric graders when none is named (``--judge``): lexical, a simulator.
+DEFAULT_JUDGE = "sim/judge"
+
+
+class JudgeSpec(BaseModel):
+    """The model route that judges a task's rubric graders (never the agent's route)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    route_name: str = Field(description="Model route of the judge.")
+    route: ModelRoute = Field(description="The resolved route.")
+
+    def identity(self) -> dict[str, object]:
+        from skillci.graders.judge import JUDGE_PROMPT_VERSION
+
+        return {
+            "route": self.route_name,
+            "model": self.route.fingerprint(),
+            "prompt": JUDGE_PROMPT_VERSION,
+        }
+
+
+def judge_spec(route_name: str | None = None) -> JudgeSpec:
+    """The judge on ``route_name`` (default :data:`DEFAULT_JUDGE`), resolved from
+    provider_routes.json."""
+    name = route_name or DEFAULT_JUDGE
+    return JudgeSpec(route_name=name, route=resolve_route(name))
+
+
 class TrialSpec(BaseModel):
     """One trial: an agent, a task, a skill, a seed, a repeat index."""
 
@@ -135,6 +164,9 @@ class TrialSpec(BaseModel):
         default=False, description="Fail trials that never loaded the skill."
     )
     keep_workspace: bool = Field(default=False, description="Keep the workspace dir afterwards.")
+    judge: JudgeSpec | None = Field(
+        default=None, description="Judge of the task's rubric graders (default sim/judge)."
+    )
     state_dir: Path = Field(description="skillci state root (.skillci): trials, caches, store.")
 
     def cache_key(self, sandbox_kind: str) -> str:
@@ -155,7 +187,13 @@ class TrialSpec(BaseModel):
         }
         if self.companion_skills:  # keys of single-skill trials stay as they were
             data["companions"] = sorted(c.content_hash for c in self.companion_skills)
+        if self.task.graders is not None and self.task.graders.needs_judge:
+            data["judge"] = self.effective_judge().identity()  # only tasks with rubrics
         return data
+
+    def effective_judge(self) -> JudgeSpec:
+        """The judge named for this trial, else :data:`DEFAULT_JUDGE`."""
+        return self.judge if self.judge is not None else judge_spec()
 
 
 def key_of(data: dict[str, object]) -> str:
@@ -257,6 +295,7 @@ def plan(
     require_skill: bool = False,
     keep_workspace: bool = False,
     image: str | None = None,
+    judge: JudgeSpec | None = None,
 ) -> list[TrialSpec]:
     """Every (task, repeat) trial, task-major. Repeat ``i`` uses seed ``seed + i``.
 
@@ -277,6 +316,7 @@ def plan(
             image=image,
             require_skill=require_skill,
             keep_workspace=keep_workspace,
+            judge=judge,
             state_dir=state_dir,
         )
         for t in tasks
@@ -293,13 +333,16 @@ class Runner(Protocol):
 
 
 __all__ = [
+    "DEFAULT_JUDGE",
     "DEFAULT_MAX_STEPS",
     "RUNNER_VERSION",
     "AgentSpec",
+    "JudgeSpec",
     "Role",
     "Runner",
     "TrialSpec",
     "builtin_agent",
+    "judge_spec",
     "key_of",
     "plan",
     "real_agent",

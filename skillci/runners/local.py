@@ -385,6 +385,30 @@ class LocalRunner:
             Mount(logs.root, "/logs", True),
         ]
         shell, _ = self.open_shell(spec, mounts, phase="verifier")
+        verifier = self._run_test_sh(spec, trial_dir, shell) if task.has_verifier_script else None
+        if task.graders is None:
+            assert verifier is not None  # the loader refuses a task with neither
+            return verifier
+        from skillci.runners.grading import grade_trial, publish_reward
+
+        evaluation = grade_trial(
+            task.graders,
+            instruction=task.instruction,
+            answer=result.final_output or "",
+            workspace=ws,
+            shell=shell,
+            timeout=task.verifier_timeout_sec,
+            judge=spec.effective_judge(),
+            state_dir=spec.state_dir,
+            verifier=verifier,
+        )
+        publish_reward(logs.verifier, evaluation)
+        return evaluation
+
+    def _run_test_sh(self, spec: TrialSpec, trial_dir: Path, shell: Shell) -> Evaluation:
+        """Run ``tests/test.sh`` in the verifier's ``shell`` and read its reward."""
+        task = spec.task
+        logs = logs_layout(trial_dir)
         if shell.kind != "none":  # the mounts exist: run the task's own paths
             command = f"bash /tests/{task.verifier_script.name}"
         else:  # no bind mounts: run a copy whose literal /logs paths point at this trial

@@ -180,7 +180,7 @@ def regrade_trial(old_dir: Path, task: Task, state_dir: Path) -> RunRecord:
     ws = new / "workspace"
     runner.prepare_workspace(spec, ws)
     restore_final(new, base, ws)
-    evaluation = runner._verify(spec, new, ws, AgentResult())
+    evaluation = runner._verify(spec, new, ws, AgentResult(final_output=old.final_output))
     shutil.rmtree(ws, ignore_errors=True)
     before = old.evaluation.reward
     line = (

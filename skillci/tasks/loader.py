@@ -31,6 +31,8 @@ from pydantic import ValidationError
 
 from skillci.errors import SealedSplitError, TaskFormatError
 from skillci.fsutil import tree_hash
+from skillci.graders.load import load_graders
+from skillci.graders.models import GRADERS_FILE
 from skillci.tasks.models import Purpose, Suite, Task, TaskConfig
 from skillci.tasks.suites import sealed_task_ids
 
@@ -331,11 +333,15 @@ def _load_checked(task_dir: Path, hashes: tuple[str, str] | None = None) -> Task
 
     verifier_dir = task_dir / lay["verifier"]
     verifier_script = verifier_dir / VERIFIER_SCRIPT
-    if not verifier_script.is_file():
+    graders_file = verifier_dir / GRADERS_FILE
+    graders = load_graders(graders_file) if graders_file.is_file() else None
+    if not verifier_script.is_file() and graders is None:
         raise TaskFormatError(
-            f"missing verifier {lay['verifier']}/{VERIFIER_SCRIPT}",
+            f"missing verifier {lay['verifier']}/{VERIFIER_SCRIPT} (or graders "
+            f"{lay['verifier']}/{GRADERS_FILE})",
             file=verifier_script,
-            hint="the verifier writes $LOGS_DIR/verifier/reward.txt (see docs/tasks.md)",
+            hint="the verifier writes $LOGS_DIR/verifier/reward.txt, or declare assertions "
+            "and rubrics in tests/graders.toml (see docs/tasks.md)",
         )
     env_dir = task_dir / "environment"
     solution_dir = task_dir / lay["solution"]
@@ -358,6 +364,8 @@ def _load_checked(task_dir: Path, hashes: tuple[str, str] | None = None) -> Task
         verifier_script=verifier_script,
         solution_dir=solution_dir if solution_dir.is_dir() else None,
         solution_script=solve if solve.is_file() else None,
+        graders_file=graders_file if graders is not None else None,
+        graders=graders,
         content_hash=content_hash,
         verifier_hash=verifier_hash,
     )

@@ -23,6 +23,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from skillci.graders.models import GradersFile
+
 SCHEMA_VERSION = 1
 
 #: Reward needed to pass (SkillsBench rewards are binary 0/1; partial credit does not pass).
@@ -317,8 +319,19 @@ class Task(BaseModel):
     verifier_script: Path = Field(description="tests/test.sh or verifier/test.sh.")
     solution_dir: Path | None = Field(description="solution/ or oracle/.")
     solution_script: Path | None = Field(description="solution/solve.sh or oracle/solve.sh.")
+    graders_file: Path | None = Field(
+        default=None, description="tests/graders.toml (assertions and rubrics), if present."
+    )
+    graders: GradersFile | None = Field(
+        default=None, description="The parsed graders file (docs/tasks.md 'Graders')."
+    )
     content_hash: str = Field(description="sha256 tree hash of every file in the task dir.")
     verifier_hash: str = Field(description="sha256 tree hash of the verifier dir alone.")
+
+    @property
+    def has_verifier_script(self) -> bool:
+        """Whether tests/test.sh exists (a task with graders may have none)."""
+        return self.verifier_script.is_file()
 
     @property
     def family(self) -> str | None:

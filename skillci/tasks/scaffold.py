@@ -85,6 +85,92 @@ fi
 """
 
 
+#: ``tasks new --grader``: test (tests/test.sh), assertions or rubric (tests/graders.toml).
+GRADER_KINDS = ("test", "assertions", "rubric")
+
+ASSERTIONS_TOML = """\
+# Graders of this task (docs/tasks.md "Graders"): checks of the agent's final answer
+# ("answer") and of files it wrote ("file:<path in the workspace>"). No tests/test.sh is
+# needed; with one, its reward counts as one more grader named "verifier".
+[reward]
+rule = "all"            # all | weighted | threshold (then: threshold = 0.75)
+
+[[assertion]]
+id = "answer-file"
+kind = "file-exists"    # exact | contains | regex | json-schema | file-exists | command-exit
+target = "file:answer.txt"
+
+[[assertion]]
+id = "answer-is-done"
+kind = "exact"          # the whole text, surrounding whitespace ignored
+target = "file:answer.txt"
+value = "done"
+
+[[assertion]]
+id = "nothing-else-changed"
+kind = "command-exit"   # runs in the verifier's sandbox, in the workspace
+command = '''test -z "$(git status --porcelain | grep -v answer.txt)"'''
+"""
+
+RUBRIC_INSTRUCTION = """\
+# {name}
+
+Write a short plan for adding a `--verbose` flag to a command-line tool into the file
+`plan.md` at the root of the workspace: its goal, then numbered steps, each saying how to
+check it.
+
+<!-- Replace this with what the agent must produce, as a user would ask for it. -->
+"""
+
+RUBRIC_TOML = """\
+# Graders of this task (docs/tasks.md "Graders"). A rubric's criteria are decided one by
+# one by the judge (`--judge ROUTE`; default sim/judge, a LEXICAL simulator: calibrate a
+# real judge with `skillci judge calibrate` before trusting it).
+[reward]
+rule = "threshold"
+threshold = 0.75
+
+[[assertion]]
+id = "plan-written"
+kind = "file-exists"
+target = "file:plan.md"
+
+[[assertion]]
+id = "numbered-steps"
+kind = "regex"
+target = "file:plan.md"
+value = '^1\\. '      # a TOML literal string: no escapes
+
+[[rubric]]
+id = "plan-quality"
+target = "file:plan.md"
+criteria = [
+  "The plan states its goal",
+  "The plan has numbered steps",
+  "Each step says how to check it",
+]
+reference = "A goal line, then 1., 2., ... steps, each ending with how to check it."
+min_score = 1.0          # share of criteria the judge must pass for this grader to pass
+"""
+
+RUBRIC_SOLVE_SH = """\
+#!/usr/bin/env bash
+# Reference solution: writes the document the rubric describes.
+set -euo pipefail
+cat > plan.md <<'PLAN'
+# Plan: a --verbose flag
+
+Goal: the tool prints what it does when given --verbose.
+
+Numbered steps:
+
+1. Parse the flag in cli.py. Check: `tool --verbose --help` lists it.
+2. Log each action when the flag is set. Check: a run with the flag prints the actions.
+3. Document the flag in README.md. Check: the README names it.
+PLAN
+"""
+
+
 def check_name(name: str) -> None:
     if not TASK_NAME_RE.match(name):
         raise UsageError(
@@ -94,11 +180,14 @@ def check_name(name: str) -> None:
 
 
 def task_files(
-    name: str, *, author: str = "", category: str = "general"
+    name: str, *, author: str = "", category: str = "general", grader: str = "test"
 ) -> dict[str, tuple[bytes, bool]]:
-    """{path inside the task dir: (bytes, executable)} of a new task ``name``."""
+    """{path inside the task dir: (bytes, executable)} of a new task ``name``, graded by
+    ``grader``: ``test`` (tests/test.sh), ``assertions`` or ``rubric`` (tests/graders.toml)."""
     check_name(name)
-    return {
+    if grader not in GRADER_KINDS:
+        raise UsageError(f"unknown grader {grader!r}", hint=f"use one of {', '.join(GRADER_KINDS)}")
+    files = {
         "instruction.md": (INSTRUCTION.format(name=name).encode(), False),
         "task.toml": (TASK_TOML.format(author=author, category=category).encode(), False),
         "environment/Dockerfile": (DOCKERFILE.encode(), False),
@@ -106,6 +195,15 @@ def task_files(
         "solution/solve.sh": (SOLVE_SH.encode(), True),
         "tests/test.sh": (TEST_SH.encode(), True),
     }
+    if grader == "assertions":
+        del files["tests/test.sh"]
+        files["tests/graders.toml"] = (ASSERTIONS_TOML.encode(), False)
+    elif grader == "rubric":
+        del files["tests/test.sh"]
+        files["instruction.md"] = (RUBRIC_INSTRUCTION.format(name=name).encode(), False)
+        files["solution/solve.sh"] = (RUBRIC_SOLVE_SH.encode(), True)
+        files["tests/graders.toml"] = (RUBRIC_TOML.encode(), False)
+    return files
 
 
 def add_to_suite_text(text: str, task: str) -> str | None:

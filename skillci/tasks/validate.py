@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -91,14 +92,11 @@ def _unknown_keys(cfg: TaskConfig) -> list[str]:
 LEGACY_KEYS = {"memory": "memory_mb", "storage": "storage_mb"}
 
 
-def _check_loaded(task: Task, findings: list[Finding]) -> None:
-    lay = LAYOUTS[task.format]
+_Add = Callable[..., None]
 
-    def add(code: str, sev: Severity, msg: str, file: Path | None = None) -> None:
-        findings.append(
-            Finding(code=code, severity=sev, message=msg, file=str(file) if file else None)
-        )
 
+def _check_test_sh(task: Task, lay: dict[str, str], add: _Add) -> None:
+    """The findings on tests/test.sh (a task with tests/graders.toml may have none)."""
     if not _executable(task.verifier_script):
         add(
             "verifier-not-executable",
@@ -128,6 +126,18 @@ def _check_loaded(task: Task, findings: list[Finding]) -> None:
             "must write ${LOGS_DIR:-/logs}/verifier/reward.txt",
             task.verifier_dir,
         )
+
+
+def _check_loaded(task: Task, findings: list[Finding]) -> None:
+    lay = LAYOUTS[task.format]
+
+    def add(code: str, sev: Severity, msg: str, file: Path | None = None) -> None:
+        findings.append(
+            Finding(code=code, severity=sev, message=msg, file=str(file) if file else None)
+        )
+
+    if task.has_verifier_script:
+        _check_test_sh(task, lay, add)
     if task.solution_script is None:
         add(
             "solution-missing",

@@ -14,6 +14,7 @@ import hashlib
 import json
 from typing import Any
 
+from skillci.providers.sim.judge import judge_answer
 from skillci.providers.sim.policy import next_action
 from skillci.providers.sim.transcript import read_transcript
 from skillci.providers.sim.trigger import answer
@@ -21,7 +22,7 @@ from skillci.skill.catalogue import parse_catalogue
 from skillci.skill.tokens import count_tokens
 
 PROVIDER = "sim"
-ROLES = {"student": 32768, "teacher": 200000}
+ROLES = {"student": 32768, "teacher": 200000, "judge": 200000}
 
 
 @functools.lru_cache(maxsize=8192)
@@ -47,7 +48,7 @@ def respond(
     """The sim's answer as an OpenAI-style response dict (no litellm needed)."""
     role = model.split("/")[-1]
     if role not in ROLES:
-        raise ValueError(f"unknown sim model {model!r}; use sim/student or sim/teacher")
+        raise ValueError(f"unknown sim model {model!r}; use sim/student, sim/teacher or sim/judge")
     extra = optional_params.get("extra_body") or {}
     tools = optional_params.get("tools")
     window = int(extra.get("context_window") or ROLES[role])
@@ -55,6 +56,8 @@ def respond(
     if used > window:
         raise OverflowError(f"prompt is {used} tokens; sim/{role} accepts {window}")
     seed = int(optional_params.get("seed") or 0)
+    if role == "judge":  # the lexical rubric judge (skillci.providers.sim.judge)
+        return _final(role, judge_answer(messages), used)
     decision = trigger_answer(messages)
     if decision is not None:
         return _final(role, decision, used)
