@@ -43,6 +43,7 @@ from skillci.gate.evidence import OnlineTest
 from skillci.gate.metrics import TrialOutcome, compute_metrics
 from skillci.gate.outcomes import Comparability
 from skillci.gate.sequential import SequentialConfig
+from skillci.gate.stats import binom_logpmf
 from skillci.gate.verdict import Complexity, SuiteResult, decide
 from skillci.skill.models import ReleaseGate
 
@@ -142,7 +143,7 @@ def one_gate(kind: str, tasks: int, repeats: int, rng: random.Random, gates: lis
 
 def binom_sf(c: int, n: int, p: float) -> float:
     """P(X > c) for X ~ Binomial(n, p)."""
-    return sum(math.comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(c + 1, n + 1))
+    return math.fsum(math.exp(binom_logpmf(k, n, p)) for k in range(c + 1, n + 1))
 
 
 def main() -> int:
