@@ -17,6 +17,7 @@ from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
 from skillci.flows.evalrun import EvalRequest, agent_names, cached, plan_eval, run_eval
 from skillci.providers.budget import Budget
+from skillci.runners.base import SandboxMode
 from skillci.runners.outcome import EvalResult, TrialRun
 
 app = typer.Typer(help="Run evaluation suites.", no_args_is_help=True)
@@ -124,8 +125,12 @@ def run_cmd(
     parallel: int = typer.Option(1, "--parallel", min=1, help="Trials at once (process pool)."),
     seed: int = typer.Option(0, "--seed", help="Seed of repeat 0 (repeat i uses seed + i)."),
     max_steps: int = typer.Option(None, "--max-steps", min=1, help="Model calls per trial."),
-    sandbox: Sandbox = typer.Option(
-        "auto", "--sandbox", help="auto: bubblewrap if present, else none (with a warning)."
+    sandbox: Sandbox | None = typer.Option(
+        None,
+        "--sandbox",
+        help="required: sandboxed or not at all; auto: bubblewrap if it works, else only the "
+        "bundled tasks (unsandboxed); none: no sandbox, you accept the risk; bwrap; docker "
+        "(the Docker runner). Default: $SKILLCI_SANDBOX, else required under CI, else auto.",
     ),
     require_skill: bool = typer.Option(
         False, "--require-skill", help="Fail trials that never loaded the skill."
@@ -152,8 +157,13 @@ def run_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Run trials of a suite: `skillci eval run --suite validation --skill skills/x --model sim/student`."""
+    from skillci.runners.policy import POLICIES, use_policy
     from skillci.trace.store import default_home
 
+    use_policy(sandbox if sandbox is None or sandbox in POLICIES else None)
+    mode: SandboxMode = (
+        "none" if sandbox == "none" else sandbox if sandbox in ("bwrap", "docker") else "auto"
+    )
     req = EvalRequest(
         root=root.resolve(),
         suite=suite,
@@ -167,7 +177,7 @@ def run_cmd(
         parallel=parallel,
         seed=seed,
         max_steps=max_steps,
-        sandbox=sandbox,
+        sandbox=mode,
         require_skill=require_skill,
         cache_responses=cache_responses,
         keep_workspace=keep_workspace,

@@ -145,6 +145,12 @@ def _from_json(path: Path, threshold: float) -> Reward:
             raw = data["reward"]
         else:
             numeric = [v for v in data.values() if _finite(v) is not None]
+            if len(numeric) > 1:
+                return bad(
+                    f"multi-dimensional reward (keys {', '.join(sorted(data)[:8])}): skillci "
+                    'scores one number; add "reward": <number> to reward.json (the other keys '
+                    "are kept as details)"
+                )
             if len(data) != 1 or len(numeric) != 1:
                 return bad(
                     'expected {"reward": <number>} or a single numeric key, '

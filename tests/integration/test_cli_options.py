@@ -66,7 +66,10 @@ def test_choice_sets_mirror_the_domain_types() -> None:
     from skillci.skill.render import HARNESSES
 
     fields = EvalRequest.model_fields
-    assert set(get_args(choices.Sandbox)) == set(get_args(SandboxMode))
+    from skillci.runners.policy import POLICIES
+
+    assert set(get_args(choices.Sandbox)) == set(get_args(SandboxMode)) | set(POLICIES)
+    assert set(get_args(choices.SandboxPolicy)) == set(POLICIES)
     from skillci.flows.evalrun import agent_names
 
     assert {"builtin", "oracle", "noop", "claude-code", "codex"} <= set(agent_names())
