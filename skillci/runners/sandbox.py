@@ -86,22 +86,40 @@ _NEVER = re.compile(r"^SKILLCI_|^(?:GITHUB|GH|GITLAB|FORGE)_TOKEN$|^ACTIONS_", r
 _TRIAL_VARS = frozenset({"SKILLCI_LOGS_DIR"})
 
 
-def _route_key_names() -> set[str]:
+def _route_key_names() -> frozenset[str]:
     """The ``api_key_env`` of every configured route (any name a key may hide under)."""
+    from skillci.providers.routes import find_routes_file
+
+    path = find_routes_file()
+    try:
+        stamp = path.stat().st_mtime_ns if path is not None else None
+    except OSError:
+        stamp = None
+    return _key_names_of(path, stamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _key_names_of(path: Path | None, stamp: int | None) -> frozenset[str]:
     from skillci.errors import SkillciError
     from skillci.providers.routes import load_routes
 
+    del stamp  # the cache key: an edited routes file is read again
     try:
-        return {r.api_key_env for r in load_routes().values() if r.api_key_env}
+        return frozenset(r.api_key_env for r in load_routes(path).values() if r.api_key_env)
     except SkillciError:
-        return set()
+        return frozenset()
 
 
 def _secret_values(environ: dict[str, str]) -> frozenset[str]:
     """Values of this process's secrets: variables named like keys or tokens, every
     route's key variable, and each entry of ``SKILLCI_MODEL_KEYS``."""
-    names = _route_key_names()
-    out = {v for k, v in environ.items() if (k in names or _SECRET_NAME.search(k)) and len(v) >= 8}
+    return _secrets_of(tuple(sorted(environ.items())), _route_key_names())
+
+
+@functools.lru_cache(maxsize=8)
+def _secrets_of(items: tuple[tuple[str, str], ...], names: frozenset[str]) -> frozenset[str]:
+    environ = dict(items)
+    out = {v for k, v in items if (k in names or _SECRET_NAME.search(k)) and len(v) >= 8}
     for line in environ.get("SKILLCI_MODEL_KEYS", "").splitlines():
         value = line.partition("=")[2].strip().strip("'\"")
         if len(value) >= 8:

@@ -238,6 +238,8 @@ def parse_task_md(path: Path) -> tuple[TaskConfig, str]:
         )
     try:
         data = yaml.safe_load(fm) or {}
+    except RecursionError:
+        raise TaskFormatError("YAML frontmatter nested too deep", file=path, line=first) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise TaskFormatError(
