@@ -269,6 +269,15 @@ def _crash_log(args: list[str]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    finally:  # a command's --sandbox does not outlive it (tests run many in one process)
+        policy = sys.modules.get("skillci.runners.policy")  # never imported: nothing to forget
+        if policy is not None:
+            policy.reset_policy()
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args in (["--help"], ["-h"]):  # answered from the table: no typer, no command module
         sys.stdout.write(root_help())

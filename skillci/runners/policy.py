@@ -11,14 +11,14 @@ Every command that runs task code takes ``--sandbox required|auto|none``
 - ``none``: no sandbox, the user accepts the risk.
 
 ``SKILLCI_SANDBOX`` sets the default for a project (a workflow's ``env:``). The command
-sets the policy once (:func:`use_policy`); :func:`sandbox_for` applies it where trials are
+sets the policy once (:func:`use_policy`; ``main`` forgets it after the command);
+:func:`sandbox_for` applies it where trials are
 planned (:func:`skillci.runners.base.plan`), before anything runs. The policy never changes
 a trial's cache key: ``required`` keeps the mode ``auto`` (which resolves to bubblewrap).
 """
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import logging
 import os
@@ -42,9 +42,9 @@ BUNDLED_UNSANDBOXED = (
     "unsandboxed, as your user, with network (third-party tasks would be refused)"
 )
 
-_POLICY: contextvars.ContextVar[SandboxPolicy | None] = contextvars.ContextVar(
-    "skillci_sandbox_policy", default=None
-)
+#: The policy the running command set (a process runs one command; trials are planned in
+#: any of its threads, so this is a module global, not a context variable). None: unset.
+_policy: list[SandboxPolicy] = []
 _log = logging.getLogger("skillci.sandbox")
 
 
@@ -72,13 +72,18 @@ def use_policy(flag: str | None) -> SandboxPolicy:
     if flag is not None and flag not in POLICIES:
         raise UsageError(f"unknown sandbox policy {flag!r}", hint="use required, auto or none")
     policy: SandboxPolicy = flag if flag is not None else default_policy()  # type: ignore[assignment]
-    _POLICY.set(policy)
+    _policy[:] = [policy]
     return policy
+
+
+def reset_policy() -> None:
+    """Forget the command's policy (``skillci.cli.main`` after each command)."""
+    _policy.clear()
 
 
 def current_policy() -> SandboxPolicy:
     """The policy a command set, else :func:`default_policy` (library callers)."""
-    return _POLICY.get() or default_policy()
+    return _policy[0] if _policy else default_policy()
 
 
 @functools.cache
@@ -156,6 +161,7 @@ __all__ = [
     "current_policy",
     "default_policy",
     "is_bundled",
+    "reset_policy",
     "sandbox_for",
     "use_policy",
 ]

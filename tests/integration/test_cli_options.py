@@ -40,7 +40,11 @@ def test_help_output_shows_no_python_types(capsys: pytest.CaptureFixture[str]) -
 @pytest.mark.parametrize(
     ("argv", "option", "choices_shown"),
     [
-        (["eval", "run", "--sandbox", "dockr"], "--sandbox", "'required', 'auto', 'none', 'bwrap', 'docker'"),
+        (
+            ["eval", "run", "--sandbox", "dockr"],
+            "--sandbox",
+            "'required', 'auto', 'none', 'bwrap', 'docker'",
+        ),
         (["eval", "run", "--agent", "foo"], "--agent", "'builtin', 'oracle', 'noop'"),
         (["resolve", "x", "--channel", "beta"], "--channel", "'stable', 'canary'"),
         (["pr", "list", "--forge", "gitlab"], "--forge", "'local', 'github'"),

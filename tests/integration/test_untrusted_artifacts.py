@@ -19,7 +19,12 @@ from tests.integration.test_cli_patch import GOOD
 
 DEEP = "[" * 100_000 + "]" * 100_000
 HARBOR_JOB = (
-    ROOT / "tests" / "fixtures" / "harness-results" / "harbor" / "2026-04-28__21-24-42__openclaw-irc-single"
+    ROOT
+    / "tests"
+    / "fixtures"
+    / "harness-results"
+    / "harbor"
+    / "2026-04-28__21-24-42__openclaw-irc-single"
 )
 BENCHFLOW = ROOT / "tests" / "fixtures" / "harness-results" / "benchflow"
 

@@ -187,11 +187,7 @@ def test_a_verifier_printing_its_environment_finds_no_key(
     routes = repo / "provider_routes.json"
     routes.write_text(
         json.dumps(
-            {
-                "routes": {
-                    "mine": {"model": "openai/x", "api_key_env": "MY_ROUTE_SECRET_HOLDER"}
-                }
-            }
+            {"routes": {"mine": {"model": "openai/x", "api_key_env": "MY_ROUTE_SECRET_HOLDER"}}}
         )
     )
     monkeypatch.setenv("SKILLCI_PROVIDER_ROUTES", str(routes))
@@ -210,3 +206,29 @@ def test_a_verifier_printing_its_environment_finds_no_key(
     assert scrub_env({"GITHUB_TOKEN": "x", "SKILLCI_X": "y", "SKILLCI_LOGS_DIR": "/logs"}) == {
         "SKILLCI_LOGS_DIR": "/logs"
     }
+
+
+def test_the_demo_repository_keeps_running_without_bubblewrap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo copies the bundled tasks into its scratch repository: they stay bundled, so
+    ``auto`` runs them without a sandbox (the demo warns first: test_demo.py)."""
+    from skillci.flows.demo import build_repo
+    from skillci.runners.policy import is_bundled, reset_policy, sandbox_for, use_policy
+    from skillci.tasks.loader import discover_tasks
+    from skillci.tasks.models import Purpose
+
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("SKILLCI_SANDBOX", raising=False)
+    demo = build_repo(ROOT, tmp_path / "demo")
+    tasks = [load_task(p, purpose=Purpose.inspect) for p in discover_tasks(demo)]
+    assert len(tasks) >= 20 and all(is_bundled(t) for t in tasks)
+    _no_bwrap(monkeypatch)
+    use_policy("auto")
+    assert sandbox_for(tasks, "auto") == "auto"
+    use_policy("required")
+    with pytest.raises(Exception, match="--sandbox required"):
+        sandbox_for(tasks, "auto")
+    use_policy("none")
+    assert sandbox_for(tasks, "auto") == "none"
+    reset_policy()
