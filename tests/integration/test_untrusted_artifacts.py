@@ -126,3 +126,16 @@ def test_a_crash_log_goes_to_the_state_dir(
     (log,) = (work / "state" / "crash").glob("skillci-crash-*.log")
     assert str(log) in err and "ZeroDivisionError: boom" in log.read_text()
     assert _no_crash_logs_in_temp() == before
+
+
+def test_deep_model_output_is_an_error_value_not_a_crash() -> None:
+    """A model's tool-call arguments and JSON answers are untrusted too."""
+    from skillci.analyze.modelio import parse_json_object
+    from skillci.providers.client import parse_tool_calls
+
+    deep_obj = '{"a":' * 100_000 + "1" + "}" * 100_000
+    call = {"id": "c1", "function": {"name": "run", "arguments": deep_obj}}
+    (parsed,) = parse_tool_calls([call])
+    assert parsed.arguments == {} and "nested too deep" in (parsed.parse_error or "")
+    with pytest.raises(ValueError, match="nested too deep"):
+        parse_json_object(deep_obj)
