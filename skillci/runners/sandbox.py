@@ -78,12 +78,12 @@ def _path_env() -> str:
 _SECRET_NAME = re.compile(
     r"(?:^|_)(?:API_?KEY|KEY|KEYS|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$|^SKILLCI_", re.I
 )
-#: Names never handed to task code, whatever their value: skillci's own variables and the
-#: forge tokens. (A variable a runner sets on purpose, e.g. a real agent's token for the
-#: loopback model gateway, is no host secret and passes.)
-_NEVER = re.compile(r"^SKILLCI_|^(?:GITHUB|GH|GITLAB|FORGE)_TOKEN$|^ACTIONS_", re.I)
-#: skillci's variables a trial is meant to see.
-_TRIAL_VARS = frozenset({"SKILLCI_LOGS_DIR"})
+#: Names never handed to task code, whatever their value: the model keys' carrier and the
+#: forge tokens. (A variable a runner sets on purpose, such as a real agent's per-trial
+#: token for the loopback model gateway, holds no host secret and passes.)
+_NEVER = re.compile(
+    r"^(?:SKILLCI_MODEL_KEYS|GITHUB_TOKEN|GH_TOKEN|GITLAB_TOKEN|FORGE_TOKEN)$|^ACTIONS_", re.I
+)
 
 
 def _route_key_names() -> frozenset[str]:
@@ -130,14 +130,10 @@ def _secrets_of(items: tuple[tuple[str, str], ...], names: frozenset[str]) -> fr
 def scrub_env(env: dict[str, str], environ: dict[str, str] | None = None) -> dict[str, str]:
     """``env`` for task code (agent tools, verifier): without any variable whose value is
     one of ``environ``'s (this process's) secrets — model keys, forge token,
-    ``SKILLCI_MODEL_KEYS`` entries — and without skillci's own and the forge's variables
-    by name (but :data:`_TRIAL_VARS`)."""
+    ``SKILLCI_MODEL_KEYS`` entries, any ``SKILLCI_*`` setting — and without the keys'
+    carrier and the forge tokens by name."""
     secrets = _secret_values(dict(os.environ) if environ is None else environ)
-    return {
-        k: v
-        for k, v in env.items()
-        if (k in _TRIAL_VARS or not _NEVER.search(k)) and v not in secrets
-    }
+    return {k: v for k, v in env.items() if not _NEVER.search(k) and v not in secrets}
 
 
 def base_env(extra: dict[str, str] | None = None) -> dict[str, str]:

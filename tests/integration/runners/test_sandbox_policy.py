@@ -203,9 +203,16 @@ def test_a_verifier_printing_its_environment_finds_no_key(
     # and the scrub itself: a variable a caller passes that holds a host secret is dropped
     kept = scrub_env({"A": FAKE["GITHUB_TOKEN"], "B": "ant-fake-0123456789abcdef", "C": "ok"})
     assert kept == {"C": "ok"}
-    assert scrub_env({"GITHUB_TOKEN": "x", "SKILLCI_X": "y", "SKILLCI_LOGS_DIR": "/logs"}) == {
-        "SKILLCI_LOGS_DIR": "/logs"
-    }
+    kept = scrub_env(
+        {
+            "GITHUB_TOKEN": "x",
+            "SKILLCI_MODEL_KEYS": "y",
+            "SKILLCI_WEBHOOK_COPY": FAKE["SKILLCI_WEBHOOK"],  # a host SKILLCI_* value
+            "SKILLCI_LOGS_DIR": "/logs",
+            "SKILLCI_GATEWAY_TOKEN": "per-trial-gateway-token",  # a real agent's, not a host's
+        }
+    )
+    assert kept == {"SKILLCI_LOGS_DIR": "/logs", "SKILLCI_GATEWAY_TOKEN": "per-trial-gateway-token"}
 
 
 def test_the_demo_repository_keeps_running_without_bubblewrap(
