@@ -204,7 +204,10 @@ class ContextWindowExceeded(ModelError):
 class SandboxError(RunnerError):
     """The trial sandbox could not be set up or refused an operation."""
 
-    default_hint = "check that bubblewrap works (`bwrap --ro-bind / / true`) or pass --no-sandbox"
+    default_hint = (
+        "check that bubblewrap works (`bwrap --ro-bind / / true`), or pass --sandbox none to "
+        "accept running task code unsandboxed"
+    )
 
 
 class ReleaseRefused(InvalidInputError):

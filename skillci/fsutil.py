@@ -1,4 +1,5 @@
-"""Small filesystem helpers shared by every package: atomic writes and content hashes.
+"""Small filesystem helpers shared by every package: atomic writes, content hashes, and
+the bounded JSON reader for untrusted input (:func:`load_json`).
 
 Pure packages (skill/, patch/, analyze/, gate/) never call these; they belong to the
 edges (load/save of packages, stores, reports).
@@ -8,10 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
@@ -84,3 +87,47 @@ def tree_hash(files: Iterable[tuple[str, bytes]]) -> str:
         h.update(b"\0")
         h.update(hashlib.sha256(data).digest())
     return h.hexdigest()
+
+
+#: Deepest nesting a JSON document from outside may have (run records nest ~10 levels).
+MAX_JSON_DEPTH = 128
+
+
+def json_depth(data: Any) -> int:
+    """Nesting depth of parsed JSON ``data`` (a scalar is 0), without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            depth += 1
+            deepest = max(deepest, depth)
+            if depth > MAX_JSON_DEPTH:
+                break
+            stack += [(v, depth) for v in item if isinstance(v, (dict, list))]
+    return deepest
+
+
+def load_json(text: str | bytes, *, file: str | Path, line: int | None = None) -> Any:
+    """``json.loads`` for untrusted input: nesting deeper than :data:`MAX_JSON_DEPTH` is an
+    :class:`~skillci.errors.InvalidInputError` (exit 2) naming ``file`` (and ``line``),
+    never a ``RecursionError``. Syntax errors stay ``json.JSONDecodeError`` for the caller."""
+    from skillci.errors import InvalidInputError
+
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        data = None
+        too_deep = True
+    else:
+        too_deep = json_depth(data) > MAX_JSON_DEPTH
+    if too_deep:
+        raise InvalidInputError(
+            f"JSON nested deeper than {MAX_JSON_DEPTH} levels",
+            file=file,
+            line=line,
+            hint="this is not a file skillci or a harness writes; check where it came from",
+        )
+    return data

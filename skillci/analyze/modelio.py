@@ -206,6 +206,8 @@ def parse_json_object(text: str) -> dict[str, Any]:
             data = json.loads(s[start : end + 1])
         except json.JSONDecodeError as exc:
             raise ValueError(f"the answer is not valid JSON: {exc.msg} at char {exc.pos}") from None
+        except RecursionError:  # model output is untrusted
+            raise ValueError("the answer's JSON is nested too deep") from None
         if isinstance(data, dict):
             return data
     raise ValueError("the answer contains no JSON object")

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
+from skillci.cli.options import SandboxOpt
 from skillci.cli.output import console, emit_json
+from skillci.runners.policy import use_policy
 
 if TYPE_CHECKING:
     from skillci.gate.bench import BenchRow
@@ -55,6 +57,7 @@ def bench_cmd(
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines on stderr.")] = False,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print the docs table.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    sandbox: SandboxOpt = None,
 ) -> int:
     """Baselines and ablations: success, GCR, regression, tokens, cost, with intervals.
 
@@ -63,6 +66,7 @@ def bench_cmd(
     --train-suite, then skillci's loop and its ablations on a scratch repository; arms not
     implemented are listed as such (docs/bench.md, docs/design/240, 245, 246).
     """
+    use_policy(sandbox)
     from skillci.flows.bench import BenchOptions, check_arms, run_bench
     from skillci.gate.bench import markdown_table
     from skillci.trace.store import default_home

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-Sandbox = Literal["auto", "bwrap", "none", "docker"]  # runners.base.SandboxMode
+Sandbox = Literal["required", "auto", "none", "bwrap", "docker"]  # policy + base.SandboxMode
+SandboxPolicy = Literal["required", "auto", "none"]  # runners.policy.SandboxPolicy
 Role = Literal["student", "teacher"]  # EvalRequest.role
 Forge = Literal["local", "github"]  # forge.select.ForgeKind
 Channel = Literal["stable", "canary"]  # release.models.Channel

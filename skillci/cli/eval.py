@@ -17,6 +17,7 @@ from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
 from skillci.flows.evalrun import EvalRequest, agent_names, cached, plan_eval, run_eval
 from skillci.providers.budget import Budget
+from skillci.runners.base import SandboxMode
 from skillci.runners.outcome import EvalResult, TrialRun
 
 app = typer.Typer(help="Run evaluation suites.", no_args_is_help=True)
@@ -102,6 +103,24 @@ def render_summary(res: EvalResult) -> None:
         err_console.print(f"[bold red]warning:[/bold red] {w}")
 
 
+SANDBOX_HELP = (
+    "required: sandboxed or not at all; auto: bubblewrap if it works, else only the bundled "
+    "tasks (unsandboxed); none: no sandbox, you accept the risk; bwrap; docker (the Docker "
+    "runner). Default: $SKILLCI_SANDBOX, else required under CI, else auto."
+)
+
+
+def _sandbox_mode(sandbox: str | None) -> SandboxMode:
+    """Set the policy ``--sandbox`` names (required, auto, none: design 310) and return the
+    trials' mode; ``bwrap`` and ``docker`` are modes the policy keeps."""
+    from skillci.runners.policy import POLICIES, use_policy
+
+    use_policy(sandbox if sandbox is None or sandbox in POLICIES else None)
+    if sandbox in ("none", "bwrap", "docker"):
+        return sandbox  # type: ignore[return-value]
+    return "auto"
+
+
 @app.command("run")
 def run_cmd(
     suite: str = typer.Option(None, "--suite", help="Suite name (evals/suites/<name>.yaml)."),
@@ -124,9 +143,7 @@ def run_cmd(
     parallel: int = typer.Option(1, "--parallel", min=1, help="Trials at once (process pool)."),
     seed: int = typer.Option(0, "--seed", help="Seed of repeat 0 (repeat i uses seed + i)."),
     max_steps: int = typer.Option(None, "--max-steps", min=1, help="Model calls per trial."),
-    sandbox: Sandbox = typer.Option(
-        "auto", "--sandbox", help="auto: bubblewrap if present, else none (with a warning)."
-    ),
+    sandbox: Sandbox | None = typer.Option(None, "--sandbox", help=SANDBOX_HELP),
     require_skill: bool = typer.Option(
         False, "--require-skill", help="Fail trials that never loaded the skill."
     ),
@@ -167,7 +184,7 @@ def run_cmd(
         parallel=parallel,
         seed=seed,
         max_steps=max_steps,
-        sandbox=sandbox,
+        sandbox=_sandbox_mode(sandbox),
         require_skill=require_skill,
         cache_responses=cache_responses,
         keep_workspace=keep_workspace,

@@ -25,6 +25,7 @@ from skillci.cli.options import (
     RepeatOpt,
     RepoOpt,
     SameOpt,
+    SandboxOpt,
     SkillOpt,
     SuitesOpt,
     TeacherOpt,
@@ -33,6 +34,7 @@ from skillci.cli.options import (
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
 from skillci.flows.context import RepoContext
+from skillci.runners.policy import use_policy
 
 app = typer.Typer(
     help="The release gate sharded over CI jobs: plan the matrix, run a shard, merge.",
@@ -108,8 +110,10 @@ def run_cmd(
     teacher: TeacherOpt = None,
     repo: RepoOpt = Path("."),
     json_out: JsonOpt = False,
+    sandbox: SandboxOpt = None,
 ) -> int:
     """Run one shard's trials (all rounds) and write them to --out."""
+    use_policy(sandbox)
     from skillci.flows.gate_shard import parse_shard, run_shard
 
     i, n = parse_shard(shard)

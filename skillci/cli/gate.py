@@ -20,6 +20,7 @@ from skillci.cli.options import (
     RepeatOpt,
     RepoOpt,
     SameOpt,
+    SandboxOpt,
     SkillOpt,
     SuitesOpt,
     TeacherOpt,
@@ -31,6 +32,7 @@ from skillci.flows.gate import run_gate
 from skillci.gate.report import render_markdown
 from skillci.gate.verdict import GateReport
 from skillci.runners.outcome import TrialRun
+from skillci.runners.policy import use_policy
 
 
 def progress_printer(json_out: bool):  # type: ignore[no-untyped-def]
@@ -86,10 +88,12 @@ def gate_cmd(
         help="Trigger check: auto (when name/description changed), always or never.",
     ),
     json_out: JsonOpt = False,
+    sandbox: SandboxOpt = None,
 ) -> int:
     """Re-run the student on base and head; accept (exit 0) or reject (exit 1).
 
     Under GitHub Actions also writes ``verdict=`` and ``gate_id=`` to $GITHUB_OUTPUT."""
+    use_policy(sandbox)
     ctx, opts = gate_from_flags(
         repo,
         skill=skill,

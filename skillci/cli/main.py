@@ -242,7 +242,42 @@ def run_typer(args: list[str]) -> int:
         return int(ExitCode.INVALID_INPUT)
 
 
+def _crash_log(args: list[str]) -> str:
+    """A new file for a crash's traceback in the state dir (``$SKILLCI_HOME``, else the
+    ``.skillci`` of the repository of ``--repo``/``--root`` or the current dir), never the
+    system temp dir; falls back to ``$XDG_STATE_HOME/skillci`` when that is not writable."""
+    import tempfile
+    from pathlib import Path
+
+    from skillci.trace.index import default_home
+
+    start = None
+    for flag in ("--repo", "--root"):
+        if flag in args[:-1]:
+            start = Path(args[args.index(flag) + 1])
+    xdg = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    for i in range(2):
+        try:
+            d = default_home(start) / "crash" if i == 0 else Path(xdg) / "skillci" / "crash"
+            d.mkdir(parents=True, exist_ok=True)
+            fd, log = tempfile.mkstemp(prefix="skillci-crash-", suffix=".log", dir=d)
+        except OSError:
+            continue
+        os.close(fd)
+        return log
+    raise OSError("no writable state dir for the crash log")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    finally:  # a command's --sandbox does not outlive it (tests run many in one process)
+        policy = sys.modules.get("skillci.runners.policy")  # never imported: nothing to forget
+        if policy is not None:
+            policy.reset_policy()
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args in (["--help"], ["-h"]):  # answered from the table: no typer, no command module
         sys.stdout.write(root_help())
@@ -265,19 +300,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
     except Exception:
-        import tempfile
         import traceback
-        from pathlib import Path
 
-        fd, log = tempfile.mkstemp(prefix="skillci-crash-", suffix=".log")
-        with os.fdopen(fd, "w") as fh:
+        log = _crash_log(args)
+        with open(log, "w", encoding="utf-8") as fh:
             traceback.print_exc(file=fh)
         if output.STATE.verbose:
             traceback.print_exc()
         exc = sys.exc_info()[1]
         print(
             f"error: internal error: {type(exc).__name__}: {exc} "
-            f"(hint: traceback in {Path(log)}; re-run with -v and report it)",
+            f"(hint: traceback in {log}; re-run with -v and report it)",
             file=sys.stderr,
         )
         return int(ExitCode.INTERNAL)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from skillci.cli.choices import Forge
+from skillci.cli.choices import Forge, SandboxPolicy
 
 if TYPE_CHECKING:
     from skillci.flows.context import RepoContext
@@ -24,6 +24,16 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 DryOpt = Annotated[bool, typer.Option("--dry-run", help="Print what would change; change nothing.")]
 ForgeOpt = Annotated[
     Forge | None, typer.Option("--forge", help="Default: $SKILLCI_FORGE, else detected.")
+]
+
+SandboxOpt = Annotated[
+    SandboxPolicy | None,
+    typer.Option(
+        "--sandbox",
+        help="required: trials run sandboxed or not at all; auto: bubblewrap if it works, "
+        "else only skillci's bundled tasks (unsandboxed); none: no sandbox, you accept the "
+        "risk. Default: $SKILLCI_SANDBOX, else required under CI, else auto.",
+    ),
 ]
 
 # ---------------------------------------------------------------- the gate's flags

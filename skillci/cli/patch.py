@@ -6,7 +6,6 @@ invalid input (malformed patch, failed precondition, over a limit, guard reject)
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -14,6 +13,7 @@ from rich.markup import escape
 
 from skillci.cli.output import console, emit_json
 from skillci.errors import ExitCode, InvalidInputError, PatchError
+from skillci.fsutil import load_json
 from skillci.patch.check import CheckReport, check
 from skillci.patch.diff import diff_applied
 from skillci.patch.guard import DEFAULT_ALLOWED_HOSTS, GuardConfig, UntrustedText
@@ -75,7 +75,7 @@ def read_untrusted(path: Path | None) -> list[UntrustedText]:
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = load_json(line, file=path, line=n)
             out.append(
                 UntrustedText(text=data)
                 if isinstance(data, str)

@@ -7,7 +7,9 @@ from pathlib import Path
 import typer
 
 from skillci.cli.choices import StaticMode
+from skillci.cli.options import SandboxOpt
 from skillci.cli.output import console, emit_json, err_console
+from skillci.runners.policy import use_policy
 
 app = typer.Typer(add_completion=False)
 
@@ -52,8 +54,10 @@ def pipeline_cmd(
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    sandbox: SandboxOpt = None,
 ) -> int:
     """raw eval -> static -> eval -> Fast -> eval -> Deep -> final eval (-> PR)."""
+    use_policy(sandbox)
     from skillci.flows.pipeline.run import PipelineOptions, run_pipeline
     from skillci.trace.store import find_repo_root
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from skillci.cli.choices import Forge, ProposeTarget
+from skillci.cli.options import SandboxOpt
 from skillci.cli.output import console, emit_json
 from skillci.errors import InvalidInputError, ModelOutputError
 from skillci.flows.context import RepoContext
@@ -20,6 +21,7 @@ from skillci.flows.propose import (
     propose_suite_flow,
 )
 from skillci.gate.rebase import RebaseWhen
+from skillci.runners.policy import use_policy
 
 
 def _show(o: ProposeOutcome) -> None:
@@ -149,8 +151,10 @@ def propose_cmd(
         False, "--dry-run", help="Run and diagnose; write no branch or PR."
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    sandbox: SandboxOpt = None,
 ) -> int:
     """From a failing student trial to a PR with a bounded, evidenced patch."""
+    use_policy(sandbox)
     from skillci.flows.skills import resolve_skill
 
     ctx = RepoContext.open(repo, dry_run=dry_run, forge=forge)

@@ -15,6 +15,7 @@ from skillci.cli.options import (
     ParallelOpt,
     RepeatOpt,
     RepoOpt,
+    SandboxOpt,
     SuitesOpt,
     TeacherOpt,
     split_csv,
@@ -24,6 +25,7 @@ from skillci.errors import ExitCode, InvalidInputError
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GateOptions
 from skillci.gate.trust import GATE_WORKFLOW_PATH
+from skillci.runners.policy import use_policy
 
 app = typer.Typer(add_completion=False)
 
@@ -61,8 +63,10 @@ def review_cmd(
     out: Path | None = typer.Option(None, "--out", help="Also write the GateReport JSON here."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Run the gate; post nothing."),
     json_out: JsonOpt = False,
+    sandbox: SandboxOpt = None,
 ) -> int:
     """Gate a PR and upsert its sticky comment and `skillci/gate` status."""
+    use_policy(sandbox)
     from skillci.flows.review import review
     from skillci.gate.verdict import decisive_lines
 

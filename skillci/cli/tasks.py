@@ -9,9 +9,11 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from skillci.cli.options import SandboxOpt
 from skillci.cli.output import console, emit_json
 from skillci.errors import SkillciError, TaskFormatError, UsageError
 from skillci.flows.tasks import TaskRunCheck
+from skillci.runners.policy import use_policy
 from skillci.tasks.validate import Severity, TaskReport, expand_task_dirs, validate_task
 
 app = typer.Typer(help="List and check evaluation task directories.", no_args_is_help=True)
@@ -45,17 +47,24 @@ def validate_cmd(
     repo: Annotated[Path, typer.Option("--repo", help="Repository (for the state dir).")] = Path(
         "."
     ),
+    sandbox: SandboxOpt = None,
 ) -> int:
     """Check structure, task.toml, verifier (present, executable) and solution.
 
-    Exit 2 when any task has an error (with --run: also when a verifier is broken or
-    passes with no work done).
+    With --run each task's verdict is ok, environment_unsupported (this runner cannot give
+    its environment), verifier-broken, trivially-satisfied, or error (a cause outside the
+    task). Exit 2 when any task has an error finding or, with --run, one of the task's own
+    defects (verifier-broken, trivially-satisfied).
     """
+    from skillci.flows.tasks import DEFECTS
+
+    if run:
+        use_policy(sandbox)
     reports: list[TaskReport] = [validate_task(p) for p in expand_task_dirs(paths)]
     errors = sum(1 for r in reports for f in r.findings if f.severity is Severity.error)
     warnings = sum(1 for r in reports for f in r.findings if f.severity is Severity.warning)
     checks = _run_checks(repo, reports) if run else []
-    bad = [c for c in checks if c.verdict != "ok"]
+    bad = [c for c in checks if c.verdict in DEFECTS]
     if json_out:
         emit_json({"tasks": reports, "errors": errors, "warnings": warnings, "runs": checks})
         return int(TaskFormatError.exit_code) if errors or bad else 0
@@ -69,13 +78,18 @@ def validate_cmd(
             console.print(f"  [{style}]{f.severity.value}[/{style}] {text}")
     console.print(f"{len(reports)} task(s): {errors} error(s), {warnings} warning(s)")
     for c in checks:
-        mark = "[green]ok[/green]" if c.verdict == "ok" else f"[red]{c.verdict}[/red]"
-        oracle = {True: "pass", False: "FAIL", None: "-"}[c.oracle_passed]
-        noop = {True: "PASS", False: "fail", None: "-"}[c.noop_passed]
+        style = "green" if c.verdict == "ok" else "red" if c.verdict in DEFECTS else "yellow"
+        oracle = c.oracle_state or "-"
+        noop = c.noop_state or "-"
         console.print(
-            f"run {mark} {escape(c.task_id)}: oracle {oracle}, do-nothing {noop}"
-            + ("" if c.verdict == "ok" else f" — {escape(c.detail)}")
+            f"run [{style}]{c.verdict}[/{style}] {escape(c.task_id)}: oracle {oracle}, "
+            f"do-nothing {noop}" + ("" if c.verdict == "ok" else f" — {escape(c.detail)}")
         )
+    if checks:
+        counts: dict[str, int] = {}
+        for c in checks:
+            counts[c.verdict] = counts.get(c.verdict, 0) + 1
+        console.print("runs: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
     if bad and not errors:
         raise TaskFormatError(
             f"{len(bad)} task(s) with a broken or trivially satisfied verifier: "

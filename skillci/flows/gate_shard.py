@@ -24,6 +24,7 @@ import hashlib
 import json
 import time
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -40,7 +41,7 @@ from skillci.flows.gate import (
     load_inputs,
     trial_specs,
 )
-from skillci.fsutil import atomic_write_text
+from skillci.fsutil import atomic_write_text, load_json
 from skillci.gate.decision import rerun_on_head
 from skillci.gate.impact import select_tasks
 from skillci.gate.outcomes import loaded_files
@@ -49,6 +50,8 @@ from skillci.runners.base import AgentSpec, TrialSpec, builtin_agent
 from skillci.skill.render import RenderedSkill
 from skillci.tasks.models import Purpose, Task
 from skillci.trace.models import RunRecord
+
+_M = TypeVar("_M", bound=BaseModel)
 
 SHARD_SCHEMA_VERSION = 1
 SHARD_FILE = "shard.json"
@@ -424,6 +427,26 @@ def _check_record(rec: RunRecord, spec: TrialSpec, key: str, owner: str) -> None
         )
 
 
+def _validated(model: type[_M], f: Path) -> _M:
+    """``f`` (a shard artifact: untrusted) as ``model``; a file that is not one — invalid,
+    or nested deeper than the JSON limit — is exit 2 naming it, not a traceback."""
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(load_json(f.read_bytes(), file=f))
+    except ValueError as exc:  # JSONDecodeError and pydantic's ValidationError
+        if isinstance(exc, ValidationError):
+            err = exc.errors()[0]
+            why = f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}"
+        else:
+            why = f"not JSON: {str(exc).splitlines()[0]}"
+        raise InvalidInputError(
+            f"not a {model.__name__}: {why}",
+            file=f,
+            hint="pass the directories `evals run --out` wrote, unchanged",
+        ) from None
+
+
 def read_shard(path: Path) -> ShardResult:
     """A shard directory's result (validated: artifacts are data, not instructions)."""
     f = path / SHARD_FILE
@@ -431,14 +454,14 @@ def read_shard(path: Path) -> ShardResult:
         raise InvalidInputError(
             f"{path} has no {SHARD_FILE}", hint="pass the directories `evals run --out` wrote"
         )
-    return ShardResult.model_validate_json(f.read_bytes())
+    return _validated(ShardResult, f)
 
 
 def _import_records(ctx: RepoContext, path: Path, wanted: set[str]) -> None:
     for f in sorted((path / RECORDS_DIR).glob("*.json")):
         if f.stat().st_size > MAX_RECORD_BYTES:
             raise InvalidInputError(f"{f} is larger than {MAX_RECORD_BYTES} bytes")
-        rec = RunRecord.model_validate_json(f.read_bytes())
+        rec = _validated(RunRecord, f)
         if rec.run_id in wanted:
             ctx.store.put(rec)
     missing = [rid for rid in sorted(wanted) if not _known(ctx, rid)]

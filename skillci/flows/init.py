@@ -94,6 +94,16 @@ def _skill_metadata(root: Path, sdir: str) -> tuple[dict[str, bytes], InitItem |
     return {f"{sdir}/{rel}": data for rel, data in sorted(added.items())}, None
 
 
+def _direct_url() -> str | None:
+    """The ``direct_url.json`` pip wrote for this skillci (None: installed otherwise)."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.distribution("skillci").read_text("direct_url.json")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def plan_init(
     root: Path, source: str | None = None
 ) -> tuple[list[str], list[InitItem], dict[str, bytes]]:
@@ -149,7 +159,7 @@ def plan_init(
         )
     elif usable:
         want(init_files.PRE_COMMIT_FILE, init_files.pre_commit_yaml(usable), "lint on commit")
-    src = source or init_files.default_source(__version__)
+    src = source or init_files.default_source(__version__, _direct_url())
     for path, text in init_files.workflows(usable, src).items():
         want(path, text, f"caller of skillci's reusable workflow ({src})")
     return skills, items, writes

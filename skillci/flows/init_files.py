@@ -8,6 +8,7 @@ release, the schedule (docs/github.md).
 from __future__ import annotations
 
 import json
+import re
 
 from skillci.providers.routes import BUILTIN_ROUTES, ModelRoute, RoutesFile
 
@@ -96,16 +97,48 @@ REUSABLE = (
 GATE_CALLER = ".github/workflows/skill-pr.yml"
 
 
-def default_source(version: str) -> str:
+#: Release version -> the commit sha its tag ``v<version>`` names in SKILLCI_REPOSITORY
+#: (filled in by the release; a tag can be moved, a sha cannot: zizmor's unpinned-uses).
+RELEASE_COMMITS: dict[str, str] = {}
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+_GITHUB = re.compile(r"^(?:git\+)?https://github\.com/([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
+
+
+def installed_commit(direct_url: str | None) -> tuple[str, str, str | None] | None:
+    """(``OWNER/NAME``, commit sha, the ref asked for) of a skillci installed from GitHub by
+    pip (its ``direct_url.json`` text), else None."""
+    try:
+        data = json.loads(direct_url or "")
+    except ValueError:
+        return None
+    vcs = data.get("vcs_info") if isinstance(data, dict) else None
+    match = _GITHUB.match(str(data.get("url", ""))) if isinstance(data, dict) else None
+    if not isinstance(vcs, dict) or match is None or not _SHA.match(str(vcs.get("commit_id"))):
+        return None
+    ref = vcs.get("requested_revision")
+    return match.group(1), str(vcs["commit_id"]), str(ref) if ref else None
+
+
+def default_source(version: str, direct_url: str | None = None) -> str:
+    """Where the callers point, pinned to a commit sha with the tag in a comment
+    (``OWNER/NAME@SHA # vX``): the commit pip installed this skillci from, else the
+    release's commit (:data:`RELEASE_COMMITS`), else — a build that knows no commit — the
+    tag ``v<version>`` (pin it with ``skillci init --skillci OWNER/NAME@<sha>``)."""
+    if (pin := installed_commit(direct_url)) is not None:
+        repo, sha, ref = pin
+        return f"{repo}@{sha} # {ref if ref and ref != sha else f'v{version}'}"
+    if version in RELEASE_COMMITS:
+        return f"{SKILLCI_REPOSITORY}@{RELEASE_COMMITS[version]} # v{version}"
     return f"{SKILLCI_REPOSITORY}@v{version}"
 
 
 def _call(source: str, reusable: str) -> tuple[str, str]:
     """(``uses:`` value, ``skillci-install`` value) for one reusable workflow of ``source``
-    (``OWNER/NAME@REF``)."""
-    repo, _, ref = source.partition("@")
+    (``OWNER/NAME@REF``, optionally followed by `` # TAG``: the comment after a sha)."""
+    repo, _, rest = source.partition("@")
+    ref, _, tag = rest.partition(" # ")
     return (
-        f"{repo}/.github/workflows/{reusable}@{ref}",
+        f"{repo}/.github/workflows/{reusable}@{ref}" + (f" # {tag}" if tag else ""),
         f"skillci @ git+https://github.com/{repo}@{ref}",
     )
 

@@ -244,7 +244,7 @@ def read_attempt(path: Path, key: str) -> AttemptSummary | None:
         record = RunRecord.model_validate_json((path / RESULT).read_bytes())
         events = json.loads((path / TRAJECTORY).read_text())
         check = SkillCheck.model_validate_json((path / SKILL_CHECK).read_bytes())
-    except (OSError, ValueError, ValidationError):
+    except (OSError, ValueError, ValidationError, RecursionError):
         return None
     if summary.run_id != record.run_id or not isinstance(events, list):
         return None

@@ -7,13 +7,17 @@ the task to ``evals/suites/<suite>.yaml``.
 ``validate --run``: every task runs twice through the one trial scheduler — the oracle
 (``solution/solve.sh``), which must pass, and a do-nothing agent, which must fail. A task
 whose oracle fails has a broken verifier or solution; a task the do-nothing agent passes
-has a verifier that is trivially satisfied. Both trials are cached like any other.
+has a verifier that is trivially satisfied. Both are the task's defects. A task this
+runner cannot give its environment is ``environment_unsupported`` (with the reason), and a
+trial that produced no outcome for a cause outside the task (runner, timeout, a reward
+format skillci does not score) is ``error`` (with the cause): neither is a defect
+(docs/design/311). Both trials are cached like any other.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
@@ -24,7 +28,13 @@ from skillci.tasks.loader import tasks_dir
 from skillci.tasks.scaffold import add_to_suite_text, check_name, task_files
 from skillci.tasks.suites import suite_file, suites_dir
 
-Verdict = Literal["ok", "verifier-broken", "trivially-satisfied", "not-run"]
+if TYPE_CHECKING:
+    from skillci.runners.outcome import TrialRun
+    from skillci.trace.store import TraceStore
+
+Verdict = Literal[
+    "ok", "environment_unsupported", "verifier-broken", "trivially-satisfied", "error"
+]
 
 
 class NewTaskResult(BaseModel):
@@ -42,8 +52,13 @@ class TaskRunCheck(BaseModel):
     task_id: str
     oracle_passed: bool | None = Field(description="The reference solution passed.")
     noop_passed: bool | None = Field(description="The do-nothing agent passed.")
-    verdict: Verdict
-    detail: str = Field(description="One line: what is wrong, or 'ok'.")
+    oracle_state: str | None = Field(default=None, description="The oracle trial's state.")
+    noop_state: str | None = Field(default=None, description="The do-nothing trial's state.")
+    verdict: Verdict = Field(
+        description="ok, environment_unsupported, verifier-broken, trivially-satisfied or "
+        "error; only verifier-broken and trivially-satisfied are the task's defects."
+    )
+    detail: str = Field(description="One line: the cause, or 'ok'.")
 
 
 def new_task(
@@ -93,29 +108,91 @@ def new_task(
     return res
 
 
-def judge(task_id: str, oracle: bool | None, noop: bool | None) -> TaskRunCheck:
-    """The verdict of one task's two trials (pure)."""
-    if oracle is None or noop is None:
-        verdict: Verdict = "not-run"
-        detail = "a trial did not finish (see the runner error)"
-    elif not oracle:
+class TrialState(BaseModel):
+    """How one of a task's two trials ended, and why (for the verdict)."""
+
+    state: str = Field(description="An EvalState value, error or skipped.")
+    cause: str = Field(default="", description="One line: the reason, when not passed/failed.")
+
+    @property
+    def passed(self) -> bool | None:
+        """The verifier's outcome on a completed run; None: no outcome."""
+        return {"passed": True, "failed": False}.get(self.state)
+
+
+#: Verdicts that are the task's own defects (exit 2); the others are not the task's fault.
+DEFECTS = frozenset({"verifier-broken", "trivially-satisfied"})
+MULTI_REWARD = "multi-dimensional reward"
+
+
+def judge(task_id: str, oracle: TrialState | None, noop: TrialState | None) -> TaskRunCheck:
+    """The verdict of one task's two trials (pure): ``environment_unsupported`` when this
+    runner cannot give the task's environment, ``error`` when a trial could not produce an
+    outcome for another reason than the task (runner, timeout, a reward format skillci does
+    not score), then ``verifier-broken`` (the reference solution fails) or
+    ``trivially-satisfied`` (doing nothing passes), else ``ok``."""
+    verdict: Verdict
+    trials = [("oracle", oracle), ("do-nothing", noop)]
+    unsupported = [t for _, t in trials if t is not None and t.state == "environment_unsupported"]
+    if unsupported:
+        verdict, detail = "environment_unsupported", unsupported[0].cause
+    elif oracle is None or noop is None:
+        verdict, detail = "error", "a trial did not finish (see the runner error)"
+    elif oracle.state == "verifier_error" and MULTI_REWARD in oracle.cause:
+        verdict, detail = "error", oracle.cause
+    elif oracle.state == "verifier_error":
+        verdict = "verifier-broken"
+        detail = f"the verifier gave no readable reward for the reference solution: {oracle.cause}"
+    elif oracle.passed is None:
+        verdict, detail = "error", f"oracle trial {oracle.state}: {oracle.cause}".rstrip(": ")
+    elif not oracle.passed:
         verdict, detail = "verifier-broken", "the reference solution fails the verifier"
-    elif noop:
+    elif noop.passed:
         verdict, detail = "trivially-satisfied", "the verifier passes when the agent does nothing"
+    elif noop.passed is None and noop.state != "verifier_error":
+        verdict, detail = "error", f"do-nothing trial {noop.state}: {noop.cause}".rstrip(": ")
     else:
         verdict, detail = "ok", "ok"
     return TaskRunCheck(
-        task_id=task_id, oracle_passed=oracle, noop_passed=noop, verdict=verdict, detail=detail
+        task_id=task_id,
+        oracle_passed=oracle.passed if oracle else None,
+        noop_passed=noop.passed if noop else None,
+        oracle_state=oracle.state if oracle else None,
+        noop_state=noop.state if noop else None,
+        verdict=verdict,
+        detail=detail,
     )
+
+
+def _trial_state(run: TrialRun, store: TraceStore) -> TrialState:
+    """The state of a finished trial and its cause, read from its record."""
+    from skillci.tasks.environment import EnvCheck, summary
+
+    if run.run_id is None:
+        return TrialState(state=run.state, cause=run.error or "no record")
+    ev = store.get(run.run_id).evaluation
+    cause = ""
+    if ev.state.value == "environment_unsupported" and "environment" in ev.details:
+        check = EnvCheck.model_validate(ev.details["environment"])
+        shown = [r if len(r) <= 120 else r[:117] + "..." for r in check.reasons[:2]]
+        more = len(check.reasons) - len(shown)
+        cause = "; ".join(shown) + (f" (+{more} more)" if more > 0 else "") or summary(check)
+    elif "reward_error" in ev.details:
+        cause = str(ev.details["reward_error"])
+    elif ev.state.value not in ("passed", "failed"):
+        cause = (run.stop_reason or "") + (f" {run.error}" if run.error else "")
+    return TrialState(state=ev.state.value, cause=cause.strip())
 
 
 def run_checks(task_dirs: list[Path], home: Path, *, parallel: int = 2) -> list[TaskRunCheck]:
     """Oracle and do-nothing trials of each task (through the trial scheduler)."""
     from skillci.flows.evalrun import EvalRequest, run_eval
+    from skillci.trace.store import TraceStore
 
     if not task_dirs:
         return []
-    passed: dict[str, dict[str, bool | None]] = {}
+    store = TraceStore(home)
+    states: dict[str, dict[str, TrialState]] = {}
     for agent in ("oracle", "noop"):
         req = EvalRequest(
             root=task_dirs[0].parent,
@@ -125,10 +202,9 @@ def run_checks(task_dirs: list[Path], home: Path, *, parallel: int = 2) -> list[
             home=home,
         )
         for t in run_eval(req).trials:
-            ok = t.passed if t.state not in ("error", "skipped") else None
-            passed.setdefault(t.task_id, {})[agent] = ok
+            states.setdefault(t.task_id, {})[agent] = _trial_state(t, store)
     return [
-        judge(p.name, passed.get(p.name, {}).get("oracle"), passed.get(p.name, {}).get("noop"))
+        judge(p.name, states.get(p.name, {}).get("oracle"), states.get(p.name, {}).get("noop"))
         for p in task_dirs
     ]
 

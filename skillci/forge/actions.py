@@ -28,7 +28,7 @@ def read_event(env: Mapping[str, str] | None = None) -> dict[str, Any] | None:
         return None
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise InvalidInputError(f"cannot read the event payload {path}: {exc}") from None
     if not isinstance(data, dict):
         raise InvalidInputError(f"the event payload {path} is not a JSON object")

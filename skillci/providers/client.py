@@ -328,6 +328,8 @@ def parse_tool_calls(raw: Sequence[Any] | None) -> list[ToolCall]:
             err = None if isinstance(parsed, dict) else "arguments are not a JSON object"
         except json.JSONDecodeError as exc:
             parsed, err = {}, f"arguments are not valid JSON: {exc.msg}"
+        except RecursionError:  # model output is untrusted: 100k-deep nesting is no call
+            parsed, err = {}, "arguments are nested too deep"
         out.append(
             ToolCall(
                 id=str(call_id),

@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from skillci.errors import InvalidInputError
+from skillci.fsutil import load_json
 from skillci.release.models import Sample
 from skillci.trace.models import AgentRole, RunRecord, new_run_id
 from skillci.trace.store import TraceStore
@@ -43,7 +44,7 @@ def parse_jsonl(path: Path) -> list[RunRecord]:
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = load_json(line, file=path, line=n)
         except json.JSONDecodeError as exc:
             raise InvalidInputError(
                 f"not JSON: {exc.msg}", file=path, line=n, hint="one RunRecord object per line"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -300,8 +300,12 @@ def plan(
     """Every (task, repeat) trial, task-major. Repeat ``i`` uses seed ``seed + i``.
 
     More than :data:`~skillci.runners.pool.MAX_TRIALS` is a usage error (exit 2), raised
-    before any spec is built."""
+    before any spec is built. The sandbox policy (:mod:`skillci.runners.policy`) decides
+    ``auto`` here, before anything runs: it may refuse the tasks (exit 4, with the fix)."""
+    from skillci.runners.policy import sandbox_for
+
     check_trial_count(len(tasks), repeats)
+    sandbox = cast(SandboxMode, sandbox_for(tasks, sandbox))
     return [
         TrialSpec(
             task=t,

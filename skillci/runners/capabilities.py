@@ -7,7 +7,8 @@ task's requirements name, the CPU count, the memory, whether bubblewrap works:
 - **local** (bubblewrap, or ``--sandbox none``): no image build; ``/app``; the network is
   closed with bubblewrap's ``--unshare-net`` unless the task sets ``allow_internet`` (a plain
   subprocess cannot close it); no GPUs; the host's tools on the sandbox PATH and the
-  packages of the Python skillci runs on.
+  packages of the Python skillci runs on. Without bubblewrap the workspace is a host dir,
+  not ``/app``: a task whose instruction, tests or solution name ``/app`` is unsupported.
 - **docker**: builds the task's Dockerfile (or runs ``docker_image``); any working directory
   it can bind-mount (the runner exports the image's WORKDIR and mounts the workspace there;
   not ``/`` nor a system directory); ``network_mode="none"`` unless ``allow_internet``; the
@@ -32,7 +33,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from skillci.runners.sandbox import _path_env, bwrap_path
+from skillci.runners import sandbox as _sandbox
+from skillci.runners.sandbox import _path_env
 from skillci.tasks.environment import WORKSPACE, EnvRequirements, RunnerCapabilities
 
 
@@ -79,11 +81,12 @@ def _python(req: EnvRequirements) -> dict[str, str]:
 def local_capabilities(req: EnvRequirements, *, sandbox: str = "auto") -> RunnerCapabilities:
     """The local runner with ``sandbox`` (auto, bwrap or none) on this machine."""
     cpus, memory = _machine()
-    bwrap = sandbox != "none" and bwrap_path() is not None
+    bwrap = sandbox != "none" and _sandbox.bwrap_path() is not None
     return RunnerCapabilities(
         runner="local",
         builds_images=False,
         workdirs=[WORKSPACE],
+        workdir_is_path=bwrap,
         network_closed=bwrap,
         network_open=True,
         cpus=cpus,

@@ -54,7 +54,7 @@ from skillci.fsutil import atomic_write_bytes
 from skillci.runners.base import TrialSpec
 from skillci.runners.capabilities import docker_capabilities
 from skillci.runners.local import LocalRunner
-from skillci.runners.sandbox import MAX_CAPTURE, Mount
+from skillci.runners.sandbox import MAX_CAPTURE, Mount, scrub_env
 from skillci.tasks.environment import (
     EnvRequirements,
     RunnerCapabilities,
@@ -258,7 +258,7 @@ def _container_env(extra: dict[str, str] | None = None) -> dict[str, str]:
         "SKILLCI_LOGS_DIR": "/logs",
     }
     env.update(extra or {})
-    return env
+    return scrub_env(env)  # no host secret reaches task code (design 310)
 
 
 @dataclass

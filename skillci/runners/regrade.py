@@ -151,6 +151,7 @@ def needs_regrade(base: RegradeBase, task: Task) -> str | None:
 def regrade_trial(old_dir: Path, task: Task, state_dir: Path) -> RunRecord:
     """Re-run ``task``'s current verifier on the kept final workspace of ``old_dir``; write
     and return the new record under the trial's new cache key (see the module docstring)."""
+    from skillci.runners.policy import sandbox_for
     from skillci.runners.scheduler import runner_for
 
     base = read_base(old_dir)
@@ -161,7 +162,7 @@ def regrade_trial(old_dir: Path, task: Task, state_dir: Path) -> RunRecord:
     spec = TrialSpec(
         task=task,
         agent=AgentSpec(kind="noop", role=old.agent_role.value),
-        sandbox=base.sandbox,
+        sandbox=sandbox_for([task], base.sandbox),
         image=base.image,
         state_dir=state_dir,
     )

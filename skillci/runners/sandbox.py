@@ -6,10 +6,11 @@ Inside bubblewrap a trial sees a minimal root: read-only ``/usr`` ``/etc`` (and 
 trial's mounts: ``/app`` (the workspace, writable), ``/logs`` (writable), ``/skills/<name>``,
 ``/tests``, ``/solution`` (read-only, only when given). Nothing else of the host — other
 trials, the task dirs, the repository, ``$HOME`` — is visible. The environment is cleared
-(no API keys leak in). Commands are killed with their whole process tree on timeout.
+and scrubbed (:func:`scrub_env`: no model key, forge token or ``SKILLCI_*`` secret reaches
+task code), and the new PID namespace hides skillci's own ``/proc/<pid>/environ``. Commands are killed with their whole process tree on timeout.
 
 Without a usable bwrap the same command runs as a host subprocess in the workspace with a
-cleared environment; that is *not* isolation, and every record says so (:data:`NO_SANDBOX_WARNING`).
+cleared, scrubbed environment and ``HOME``/``TMPDIR`` inside the trial dir; that is *not* isolation, and every record says so (:data:`NO_SANDBOX_WARNING`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -72,6 +74,68 @@ def _path_env() -> str:
     return os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"])
 
 
+#: Host variables whose values are secrets: model and forge keys by their usual names.
+_SECRET_NAME = re.compile(
+    r"(?:^|_)(?:API_?KEY|KEY|KEYS|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$|^SKILLCI_", re.I
+)
+#: Names never handed to task code, whatever their value: the model keys' carrier and the
+#: forge tokens. (A variable a runner sets on purpose, such as a real agent's per-trial
+#: token for the loopback model gateway, holds no host secret and passes.)
+_NEVER = re.compile(
+    r"^(?:SKILLCI_MODEL_KEYS|GITHUB_TOKEN|GH_TOKEN|GITLAB_TOKEN|FORGE_TOKEN)$|^ACTIONS_", re.I
+)
+
+
+def _route_key_names() -> frozenset[str]:
+    """The ``api_key_env`` of every configured route (any name a key may hide under)."""
+    from skillci.providers.routes import find_routes_file
+
+    path = find_routes_file()
+    try:
+        stamp = path.stat().st_mtime_ns if path is not None else None
+    except OSError:
+        stamp = None
+    return _key_names_of(path, stamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _key_names_of(path: Path | None, stamp: int | None) -> frozenset[str]:
+    from skillci.errors import SkillciError
+    from skillci.providers.routes import load_routes
+
+    del stamp  # the cache key: an edited routes file is read again
+    try:
+        return frozenset(r.api_key_env for r in load_routes(path).values() if r.api_key_env)
+    except SkillciError:
+        return frozenset()
+
+
+def _secret_values(environ: dict[str, str]) -> frozenset[str]:
+    """Values of this process's secrets: variables named like keys or tokens, every
+    route's key variable, and each entry of ``SKILLCI_MODEL_KEYS``."""
+    return _secrets_of(tuple(sorted(environ.items())), _route_key_names())
+
+
+@functools.lru_cache(maxsize=8)
+def _secrets_of(items: tuple[tuple[str, str], ...], names: frozenset[str]) -> frozenset[str]:
+    environ = dict(items)
+    out = {v for k, v in items if (k in names or _SECRET_NAME.search(k)) and len(v) >= 8}
+    for line in environ.get("SKILLCI_MODEL_KEYS", "").splitlines():
+        value = line.partition("=")[2].strip().strip("'\"")
+        if len(value) >= 8:
+            out.add(value)
+    return frozenset(out)
+
+
+def scrub_env(env: dict[str, str], environ: dict[str, str] | None = None) -> dict[str, str]:
+    """``env`` for task code (agent tools, verifier): without any variable whose value is
+    one of ``environ``'s (this process's) secrets — model keys, forge token,
+    ``SKILLCI_MODEL_KEYS`` entries, any ``SKILLCI_*`` setting — and without the keys'
+    carrier and the forge tokens by name."""
+    secrets = _secret_values(dict(os.environ) if environ is None else environ)
+    return {k: v for k, v in env.items() if not _NEVER.search(k) and v not in secrets}
+
+
 def base_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {
         "PATH": _path_env(),
@@ -85,7 +149,7 @@ def base_env(extra: dict[str, str] | None = None) -> dict[str, str]:
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
     }
     env.update(extra or {})
-    return env
+    return scrub_env(env)
 
 
 def _capture(
@@ -213,6 +277,11 @@ def make_shell(
 
         raise SandboxError("bubblewrap was requested but does not work here")
     host_env = {k: str(m.host) for m in mounts for k in _ENV_FOR.get(m.target, ())}
+    # HOME and the temp dir inside the trial dir: nothing the task writes by default lands
+    # in the user's home or the system temp dir (absolute paths are not confined: no sandbox)
+    private = ws.parent / "host-home"
+    (private / "tmp").mkdir(parents=True, exist_ok=True)
+    host_env |= {"HOME": str(private), "TMPDIR": str(private / "tmp")}
     return PlainShell(ws, env={**host_env, **(env or {})}), [NO_SANDBOX_WARNING]
 
 
@@ -231,4 +300,5 @@ __all__ = [
     "base_env",
     "bwrap_path",
     "make_shell",
+    "scrub_env",
 ]

@@ -19,9 +19,10 @@ step is one it reproduces itself: ``COPY`` of task files to the same path under 
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -132,6 +133,11 @@ class EnvRequirements(BaseModel):
     cpus: float = Field(default=1, description="[environment] cpus.")
     memory_mb: int = Field(default=2048, description="[environment] memory_mb.")
     mcp_servers: int = Field(default=0, description="[environment] mcp_servers.")
+    names_workdir: list[str] = Field(
+        default_factory=list,
+        description="Task files (instruction, tests, solution) that name the working "
+        "directory by its absolute path: they need a runner that really gives that path.",
+    )
 
 
 class RunnerCapabilities(BaseModel):
@@ -166,6 +172,11 @@ class RunnerCapabilities(BaseModel):
     cpus: float | None = Field(default=None, description="CPU cores available; None: unknown.")
     memory_mb: int | None = Field(default=None, description="Memory available; None: unknown.")
     mcp_servers: bool = Field(default=False, description="Offers MCP servers to the agent.")
+    workdir_is_path: bool = Field(
+        default=True,
+        description="Commands see the workspace at the working directory's own path "
+        "(False: a plain host subprocess, whose workspace is a host temp dir).",
+    )
     tools: list[str] = Field(
         default_factory=list, description="Of the executables asked for, those present."
     )
@@ -364,6 +375,8 @@ def requirements(task: Task) -> EnvRequirements:
         fields = dockerfile_requirements(task.dockerfile.read_text(errors="replace"))
     if env.workdir:
         fields["workdir"] = env.workdir
+    workdir = str(fields.get("workdir", WORKSPACE))
+    fields["names_workdir"] = list(_naming(task.root, task.content_hash, workdir))
     compose = task.environment_dir is not None and any(
         (task.environment_dir / n).is_file()
         for n in ("docker-compose.yaml", "docker-compose.yml", "compose.yaml", "compose.yml")
@@ -381,6 +394,33 @@ def requirements(task: Task) -> EnvRequirements:
         mcp_servers=len(env.mcp_servers),
         **fields,
     )
+
+
+_COMMENT_LINE = re.compile(rb"(?m)^[ \t]*#.*$")
+
+
+@functools.lru_cache(maxsize=256)
+def _naming(root: Path, content_hash: str, path: str) -> tuple[str, ...]:
+    """Files of the task's instruction, tests and solution that name ``path`` (an absolute
+    directory) outside comment lines — cached per task content: a command asks once per
+    trial."""
+    del content_hash  # the cache key: a changed task is scanned again
+    pattern = re.compile(rb"(?<![\w.-])" + re.escape(path.encode()) + rb"(?![\w.-])")
+    found: list[str] = []
+    candidates = [root / "instruction.md", root / "task.md"]
+    for sub in ("tests", "solution"):
+        if (root / sub).is_dir():
+            candidates += sorted(p for p in (root / sub).rglob("*") if p.is_file())
+    for p in candidates:
+        try:
+            if p.is_symlink() or not p.is_file() or p.stat().st_size > 1 << 20:
+                continue
+            code = _COMMENT_LINE.sub(b"", p.read_bytes())  # "# runs in /app" is no use of it
+            if pattern.search(code):
+                found.append(p.relative_to(root).as_posix())
+        except OSError:
+            continue
+    return tuple(found)
 
 
 # ---------------------------------------------------------------------------- decision
@@ -432,6 +472,12 @@ def check_environment(req: EnvRequirements, caps: RunnerCapabilities) -> EnvChec
             f"working directory {req.workdir} (the {caps.runner} runner gives "
             f"{', '.join(caps.workdirs)})"
         )
+    elif not caps.workdir_is_path and req.names_workdir:
+        reasons.append(
+            f"the task names its working directory {req.workdir} "
+            f"({', '.join(req.names_workdir[:3])}); without a sandbox the workspace is a host "
+            f"directory, not {req.workdir}"
+        )
     elif caps.mounts_workdir and not mountable(req.workdir):
         reasons.append(
             f"working directory {req.workdir} (the {caps.runner} runner bind-mounts the "
@@ -454,6 +500,8 @@ def check_environment(req: EnvRequirements, caps: RunnerCapabilities) -> EnvChec
     hint = None
     if reasons:
         hint = DOCKER_HINT if not caps.builds_images else HARNESS_HINT
+        if not caps.workdir_is_path:
+            hint = "install bubblewrap (its sandbox gives the workspace at /app), or " + hint
     return EnvCheck(
         task_id=req.task_id,
         runner=caps.runner,

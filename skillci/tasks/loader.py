@@ -127,6 +127,30 @@ def agent_side_hash(root: Path, verifier_dir: Path) -> str:
     )
 
 
+def check_links_inside(root: Path) -> None:
+    """Refuse a task holding a symlink whose target is outside ``root`` (or dangling into
+    it from outside): a runner would copy, mount or read the host file it names — Harbor's
+    rule "input paths must stay within the task". Links within the task are kept."""
+    base = os.path.realpath(root)
+    stack = [root]
+    while stack:
+        with os.scandir(stack.pop()) as it:
+            for entry in it:
+                if entry.name in IGNORED_NAMES:
+                    continue
+                if entry.is_symlink():
+                    target = os.path.realpath(entry.path)
+                    if target != base and not target.startswith(base + os.sep):
+                        raise TaskFormatError(
+                            f"symlink to {os.readlink(entry.path)} points outside the task; "
+                            "input paths must stay within the task",
+                            file=Path(entry.path),
+                            hint="replace the link with a copy of the file it names",
+                        )
+                elif entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+
+
 # ---------------------------------------------------------------------------- parsing
 
 
@@ -214,6 +238,8 @@ def parse_task_md(path: Path) -> tuple[TaskConfig, str]:
         )
     try:
         data = yaml.safe_load(fm) or {}
+    except RecursionError:
+        raise TaskFormatError("YAML frontmatter nested too deep", file=path, line=first) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise TaskFormatError(
@@ -299,6 +325,8 @@ def _load_checked(task_dir: Path, hashes: tuple[str, str] | None = None) -> Task
     task_id = task_dir.name
 
     fmt = detect_format(task_dir)
+    if fmt is not None:
+        check_links_inside(task_dir)
     if fmt is None:
         raise TaskFormatError(
             f"{task_dir} is not a task: no instruction.md + task.toml (Harbor) or task.md "
@@ -426,6 +454,7 @@ __all__ = [
     "VERIFIER_SCRIPT",
     "TaskFormat",
     "agent_side_hash",
+    "check_links_inside",
     "check_not_sealed",
     "detect_format",
     "dir_hash",

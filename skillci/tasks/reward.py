@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skillci.fsutil import MAX_JSON_DEPTH, json_depth
 from skillci.tasks.models import DEFAULT_PASS_THRESHOLD, Reward, RewardState
 
 #: Where the ecosystem's scripts expect logs inside the environment.
@@ -136,6 +137,10 @@ def _from_json(path: Path, threshold: float) -> Reward:
 
     try:
         data = json.loads(_read_text(path))
+        if json_depth(data) > MAX_JSON_DEPTH:
+            return bad(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    except RecursionError:
+        return bad(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return bad(f"not valid JSON: {exc}")
     details: dict[str, Any] = {}
@@ -145,6 +150,12 @@ def _from_json(path: Path, threshold: float) -> Reward:
             raw = data["reward"]
         else:
             numeric = [v for v in data.values() if _finite(v) is not None]
+            if len(numeric) > 1:
+                return bad(
+                    f"multi-dimensional reward (keys {', '.join(sorted(data)[:8])}): skillci "
+                    'scores one number; add "reward": <number> to reward.json (the other keys '
+                    "are kept as details)"
+                )
             if len(data) != 1 or len(numeric) != 1:
                 return bad(
                     'expected {"reward": <number>} or a single numeric key, '

@@ -72,6 +72,8 @@ def _parse_suite(path: Path) -> Suite:
 def _parse_suite_text(path: Path, text: str) -> Suite:
     try:
         data = yaml.safe_load(text)
+    except RecursionError:
+        raise TaskFormatError("suite YAML nested too deep", file=path) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None

@@ -306,9 +306,9 @@ def _redact_json(text: str, r: Redactor) -> str | None:
                 return text
             return json.dumps(clean, ensure_ascii=False, indent=1) + "\n"
         rows = [json.loads(ln) if ln.strip() else None for ln in text.splitlines()]
-    except ValueError:
+        cleaned = [r.redact_obj(v) for v in rows]
+    except (ValueError, RecursionError):  # too deep for JSON: redacted as text
         return None
-    cleaned = [r.redact_obj(v) for v in rows]
     if cleaned == rows:
         return text
     return "".join(("" if v is None else json.dumps(v, ensure_ascii=False)) + "\n" for v in cleaned)

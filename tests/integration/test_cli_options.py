@@ -40,7 +40,11 @@ def test_help_output_shows_no_python_types(capsys: pytest.CaptureFixture[str]) -
 @pytest.mark.parametrize(
     ("argv", "option", "choices_shown"),
     [
-        (["eval", "run", "--sandbox", "dockr"], "--sandbox", "'auto', 'bwrap', 'none', 'docker'"),
+        (
+            ["eval", "run", "--sandbox", "dockr"],
+            "--sandbox",
+            "'required', 'auto', 'none', 'bwrap', 'docker'",
+        ),
         (["eval", "run", "--agent", "foo"], "--agent", "'builtin', 'oracle', 'noop'"),
         (["resolve", "x", "--channel", "beta"], "--channel", "'stable', 'canary'"),
         (["pr", "list", "--forge", "gitlab"], "--forge", "'local', 'github'"),
@@ -66,7 +70,10 @@ def test_choice_sets_mirror_the_domain_types() -> None:
     from skillci.skill.render import HARNESSES
 
     fields = EvalRequest.model_fields
-    assert set(get_args(choices.Sandbox)) == set(get_args(SandboxMode))
+    from skillci.runners.policy import POLICIES
+
+    assert set(get_args(choices.Sandbox)) == set(get_args(SandboxMode)) | set(POLICIES)
+    assert set(get_args(choices.SandboxPolicy)) == set(POLICIES)
     from skillci.flows.evalrun import agent_names
 
     assert {"builtin", "oracle", "noop", "claude-code", "codex"} <= set(agent_names())

@@ -120,7 +120,33 @@ def test_existing_pre_commit_config_is_not_rewritten(repo: Path) -> None:
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
 
-def test_init_callers_call_the_reusable_workflows_and_are_zizmor_clean(tmp_path: Path) -> None:
+def test_the_default_source_pins_the_installed_commit_with_the_tag_in_a_comment() -> None:
+    from skillci.flows import init_files
+    from skillci.flows.init_files import default_source
+
+    pip_git = json.dumps(
+        {
+            "url": "https://github.com/acme/skillci.git",
+            "vcs_info": {"vcs": "git", "commit_id": SHA, "requested_revision": "v0.1.0"},
+        }
+    )
+    assert default_source("0.1.0", pip_git) == f"acme/skillci@{SHA} # v0.1.0"
+    editable = json.dumps({"url": "file:///src/skillci", "dir_info": {"editable": True}})
+    assert default_source("0.1.0", editable) == "skillci/skillci@v0.1.0"  # no commit known
+    init_files.RELEASE_COMMITS["0.1.0"] = SHA
+    try:
+        assert default_source("0.1.0", None) == f"skillci/skillci@{SHA} # v0.1.0"
+    finally:
+        del init_files.RELEASE_COMMITS["0.1.0"]
+    (uses, install) = init_files._call(f"acme/skillci@{SHA} # v0.1.0", "skillci-gate.yml")
+    assert uses == f"acme/skillci/.github/workflows/skillci-gate.yml@{SHA} # v0.1.0"
+    assert install == f"skillci @ git+https://github.com/acme/skillci@{SHA}"
+
+
+@pytest.mark.parametrize("source", [f"acme/skillci@{SHA}", f"acme/skillci@{SHA} # v0.1.0"])
+def test_init_callers_call_the_reusable_workflows_and_are_zizmor_clean(
+    tmp_path: Path, source: str
+) -> None:
     """The callers ``skillci init`` writes: each job calls one of skillci's reusable
     workflows at the pinned source, with inputs, secrets and permissions that fit it (as
     for skillci's own callers), and zizmor finds nothing."""
@@ -134,7 +160,7 @@ def test_init_callers_call_the_reusable_workflows_and_are_zizmor_clean(tmp_path:
     from tests.integration.workflows.test_workflow_lint import _LEVEL, ZIZMOR
 
     files = []
-    for rel, text in workflows(["skills/a", ".claude/skills/b"], f"acme/skillci@{SHA}").items():
+    for rel, text in workflows(["skills/a", ".claude/skills/b"], source).items():
         path = tmp_path / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)

@@ -43,9 +43,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from skillci.fsutil import load_json
 from skillci.trace.importers.common import (
     parse_time,
     read_json,
+    refuse_links,
     run_id_for,
     verdict,
     verifier_touches,
@@ -107,7 +109,9 @@ _ROLLOUT_NAME = re.compile(r"^.+__[0-9a-f]{8}$")
 def find_rollouts(root: Path) -> list[Path]:
     """Rollout dirs under ``root``: dirs holding result.json or a trajectory, and
     ``<task>__<8 hex>`` dirs whose files never got written (killed or crashed rollouts);
-    dirs nested in another rollout (reviewer runs, checkpoints) are that rollout's."""
+    dirs nested in another rollout (reviewer runs, checkpoints) are that rollout's. A
+    ``root`` holding a symlink is refused (:func:`~.common.refuse_links`)."""
+    refuse_links(root)
     found: set[Path] = {p.parent for p in root.rglob(RESULT)}
     found |= {p.parent for p in root.rglob(GOLD_RESULT)}
     found |= {p.parents[1] for p in root.rglob(TRAJECTORY.name) if p.parent.name == "trajectory"}
@@ -294,7 +298,7 @@ def _read_trajectory(
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = load_json(line, file=path, line=n)
         except ValueError:
             return lines, f"{label} line {n} is not JSON (cut off?)"
         if isinstance(obj, dict):

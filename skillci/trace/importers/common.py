@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skillci.fsutil import load_json
 from skillci.tasks.models import DEFAULT_PASS_THRESHOLD, Reward, RewardState
 from skillci.trace.evaluation import evaluation_from_reward
 from skillci.trace.models import EvalState, Evaluation, Event, RunRecord
@@ -83,10 +85,31 @@ def parse_time(value: object) -> datetime | None:
     return (dt.astimezone() if dt.tzinfo is None else dt).astimezone(UTC)
 
 
+def refuse_links(root: Path) -> None:
+    """Refuse a job dir holding any symlink (exit 2, naming it): a job dir from another
+    machine is attacker-controlled, and a link would make the importer store a host file
+    (``verifier/test-stdout.txt -> /etc/passwd``) or read outside the job dir."""
+    from skillci.errors import InvalidInputError
+
+    stack = [root]
+    while stack:
+        with os.scandir(stack.pop()) as it:
+            for entry in it:
+                if entry.is_symlink():
+                    raise InvalidInputError(
+                        f"symlink to {os.readlink(entry.path)}: a job dir is imported only as "
+                        "the files inside it",
+                        file=entry.path,
+                        hint="harnesses write no links; remove it, or import a clean copy",
+                    )
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+
+
 def read_json(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     """(object, None) or (None, why it is unusable)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(path.read_text(encoding="utf-8"), file=path)
     except FileNotFoundError:
         return None, f"{path.name} is missing"
     except (OSError, UnicodeDecodeError, ValueError) as exc:
@@ -193,6 +216,7 @@ __all__ = [
     "ImportReport",
     "parse_time",
     "read_json",
+    "refuse_links",
     "run_id_for",
     "summarize",
     "verdict",

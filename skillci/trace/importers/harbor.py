@@ -42,6 +42,7 @@ from typing import Any
 from skillci.trace.importers.common import (
     parse_time,
     read_json,
+    refuse_links,
     run_id_for,
     verdict,
     verifier_touches,
@@ -181,7 +182,9 @@ def _is_trial_result(data: dict[str, Any] | None) -> bool:
 
 def find_trials(root: Path) -> list[Path]:
     """Trial dirs under ``root``: dirs whose result.json is a TrialResult, and
-    ``<task>__<7 chars>`` dirs that never got one (killed or crashed trials)."""
+    ``<task>__<7 chars>`` dirs that never got one (killed or crashed trials). A ``root``
+    holding a symlink is refused (:func:`~.common.refuse_links`)."""
+    refuse_links(root)
     found = {p.parent for p in root.rglob(RESULT) if _is_trial_result(read_json(p)[0])}
     found |= {
         d
