@@ -45,12 +45,20 @@ def _load_for_lint(path: Path) -> SkillPackage:
 def lint_cmd(
     paths: list[Path] = typer.Argument(..., help="Skill package directories."),
     json_out: bool = typer.Option(False, "--json", help="Print findings as JSON."),
-    strict: bool = typer.Option(False, "--strict", help="Warnings fail too."),
+    strict: bool = typer.Option(
+        False,
+        "--strict",
+        help="Everything the Agent Skills spec's validator refuses is an error, including "
+        "fields only some harnesses read.",
+    ),
+    warnings_fail: bool = typer.Option(
+        False, "--warnings-fail", help="Any warning fails too (the publisher's prose included)."
+    ),
 ) -> int:
     """Report everything wrong with skill packages (exit 2 on errors)."""
     reports: list[LintReport] = []
     for p in paths:
-        reports.append(lint(_load_for_lint(p)))
+        reports.append(lint(_load_for_lint(p), strict=strict, folder=p.resolve().name))
     errors = sum(r.errors for r in reports)
     warnings = sum(r.warnings for r in reports)
     if json_out:
@@ -59,9 +67,9 @@ def lint_cmd(
         for r in reports:
             for f in r.findings:
                 style = "red" if f.severity == "error" else "yellow"
-                console.print(f"[{style}]{f.format()}[/{style}]", markup=True)
+                console.print(f"[{style}]{escape(f.format())}[/{style}]", markup=True)
         console.print(f"{len(reports)} package(s): {errors} error(s), {warnings} warning(s)")
-    if errors or (strict and warnings):
+    if errors or (warnings_fail and warnings):
         if not json_out:
             raise LintFailed(f"lint failed: {errors} error(s), {warnings} warning(s)")
         return int(LintFailed.exit_code)

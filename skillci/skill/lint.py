@@ -9,7 +9,13 @@ SK001     error     file does not parse or does not match its schema
 SK002     error     a required file is missing (skillci.yaml, SKILL.md)
 SK003     error     SKILL.md frontmatter name differs from manifest name
 SK004     error     an entry point leaves the package (absolute path, ``..``) or is missing
-SK005     warning   SKILL.md frontmatter breaks an Agent Skills spec limit, or name != folder
+SK005     error     SKILL.md frontmatter breaks the Agent Skills spec: name or description
+                    missing, empty or too long, a name the spec refuses or that differs from
+                    its folder, compatibility over 500 chars (docs/design/330)
+SK006     warning   a frontmatter field outside the spec (the message names the harnesses that
+                    read it); an error under --strict
+SK007     warning   frontmatter YAML the spec's validator (StrictYAML) refuses and harnesses
+                    read: flow style, anchors, tags; an error under --strict
 SK010     error     vague phrase in an instruction sentence (SKILL.md, on-demand files, rule
                     steps); a warning in an imported skill's own text
 SK020     error     bootstrap over token_budget.bootstrap
@@ -23,6 +29,9 @@ SK034     error     lifecycle misuse: a retired/quarantined rule is still refere
 SK035     error     a rule's scope names a workflow with no skillci/workflows/<name>.md
 SK040     warning   an on-demand file has no "Load when:" guidance
 SK041     warning   an example line is not a JSON object
+SK050     warning   a relative link or #anchor in a loadable document points at nothing
+SK051     warning   a bundled file nothing points to (no link, no mention by name)
+SK052     warning   a script without a shebang, or with one but without the executable bit
 ========  ========  ==========================================================
 """
 
@@ -34,7 +43,6 @@ import re
 from collections.abc import Iterator
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, Field, ValidationError
 
 from skillci.errors import SkillciError
@@ -57,6 +65,7 @@ from skillci.skill.package import (
     is_skillci_owned,
     single_rule_prefix,
 )
+from skillci.skill.spec import SpecProblem, spec_problems
 from skillci.skill.vague import find_vague, find_vague_instructions
 
 LINT_SCHEMA_VERSION = 1
@@ -73,6 +82,13 @@ class Finding(BaseModel):
     col: int = Field(default=1, description="1-based column.")
     message: str
     hint: str
+    field: str | None = Field(
+        default=None, description="SKILL.md frontmatter field an Agent Skills spec finding is about."
+    )
+    reason: str | None = Field(
+        default=None,
+        description="Stable reason of a spec finding (skillci.skill.spec), e.g. folder-mismatch.",
+    )
 
     def format(self) -> str:
         return f"{self.file}:{self.line}:{self.col}: {self.severity} {self.code} {self.message} (hint: {self.hint})"
@@ -104,9 +120,20 @@ def _line_col(text: str, offset: int, base_line: int = 1) -> tuple[int, int]:
     return line, col
 
 
+# spec reasons that mean the frontmatter could not be read at all (SK001)
+_PARSE_REASONS = frozenset({"no-frontmatter", "unclosed", "yaml-syntax", "not-mapping"})
+_SPEC_CODES = {
+    **dict.fromkeys(_PARSE_REASONS, "SK001"),
+    "unknown-field": "SK006",
+    "yaml-strict": "SK007",
+}
+
+
 class _Linter:
-    def __init__(self, pkg: SkillPackage) -> None:
+    def __init__(self, pkg: SkillPackage, *, strict: bool, folder: str | None) -> None:
         self.pkg = pkg
+        self.strict = strict
+        self.folder = folder
         self.findings: list[Finding] = []
 
     def add(
@@ -167,7 +194,9 @@ class _Linter:
 
     def run(self) -> list[Finding]:
         pkg = self.pkg
-        for req in (MANIFEST, SKILL_MD):
+        # a plain Agent Skills folder (SKILL.md, no skillci.yaml) is a skill too
+        required = (MANIFEST, SKILL_MD) if SKILL_MD not in pkg.files else (SKILL_MD,)
+        for req in required:
             if req not in pkg.files:
                 self.add(
                     "SK002",
@@ -244,48 +273,57 @@ class _Linter:
             self.from_error(err, SKILL_MD)
             return None
         fm = yamlio.split_frontmatter(text)
+        problems = self.spec()
+        parsed = not any(p.reason in _PARSE_REASONS for p in problems)
         name = None
-        if not fm.present:
-            self.add(
-                "SK001",
-                "error",
-                SKILL_MD,
-                1,
-                1,
-                "SKILL.md has no YAML frontmatter",
-                "start SKILL.md with ---, name:, description:, ---",
-            )
-        else:
+        if parsed and fm.present:
+            # skillci's own schema, for what the spec does not cover; a field the spec
+            # already reported is not reported twice
+            spec_fields = {p.field for p in problems}
+            before = len(self.findings)
             res = self.schema(SKILL_MD, SkillFrontmatter, line_offset=1, text=fm.yaml_text)
+            self.findings[before:] = [
+                f
+                for f in self.findings[before:]
+                if f.message.split(":", 1)[0].split(".", 1)[0] not in spec_fields
+            ]
             if res is not None and isinstance(res[0], dict):
                 name = str(res[0].get("name"))
-                self.spec(SkillFrontmatter.model_validate(res[0]), res[1])
         self.vague(SKILL_MD, fm.body, fm.body_line)
         return name
 
-    def spec(self, fm: SkillFrontmatter, node: object) -> None:
-        """SK005: what the Agent Skills spec asks and real skills do not always do."""
-        problems = fm.spec_problems()
-        folder = self.pkg.root.rstrip("/").rsplit("/", 1)[-1]
-        if (
-            self.pkg.root != "<memory>"
-            and fm.name != folder
-            and all(f != "name" for f, _ in problems)
-        ):
-            problems.append(("name", f"differs from the folder name {folder!r}"))
-        for fieldname, problem in problems:
-            line, col = yamlio.locate(node if isinstance(node, yaml.Node) else None, [fieldname])
-            at = (line + 2, col + 1) if fieldname != "license" else (1, 1)
-            msg = f"frontmatter {fieldname} {problem} (Agent Skills spec)"
-            self.add("SK005", "warning", SKILL_MD, *at, msg, "fine to keep; fix when you can")
+    def spec(self) -> list[SpecProblem]:
+        """SK001/SK005/SK006/SK007: every problem the spec's reference validator reports."""
+        raw = self.pkg.files[SKILL_MD]
+        # the validator reads the file as UTF-8 text with universal newlines, BOM kept
+        text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+        problems = spec_problems(text, self.folder, strict=self.strict)
+        for p in problems:
+            code = _SPEC_CODES.get(p.reason, "SK005")
+            self.findings.append(
+                Finding(
+                    code=code,
+                    severity=p.severity,
+                    file=self.pkg.display_path(SKILL_MD),
+                    line=p.line,
+                    col=p.col,
+                    message=p.message + ("" if code == "SK001" else " (Agent Skills spec)"),
+                    hint=p.hint,
+                    field=p.field,
+                    reason=p.reason,
+                )
+            )
+        return problems
 
     def vague(self, rel: str, text: str, base_line: int) -> None:
         # The publisher's own prose of an imported skill gets warnings; text skillci
         # manages (a native package, rules, skillci/ docs) gets errors (docs/design/141).
+        # A plain skill (no skillci.yaml) is all publisher's prose too.
         origin = None
+        plain = MANIFEST not in self.pkg.files
         with contextlib.suppress(SkillciError):
-            origin = self.pkg.manifest.origin if MANIFEST in self.pkg.files else None
-        own = origin is not None and not is_skillci_owned(rel)
+            origin = None if plain else self.pkg.manifest.origin
+        own = (plain or origin is not None) and not is_skillci_owned(rel)
         for start, _end, phrase, suggestion in find_vague_instructions(text):
             line, col = _line_col(text, start, base_line)
             self.add(
@@ -532,9 +570,16 @@ class _Linter:
             )
 
 
-def lint(pkg: SkillPackage) -> LintReport:
-    """Lint a package; never raises for problems in the package's own files."""
-    return LintReport(package=pkg.root, findings=_Linter(pkg).run())
+def lint(pkg: SkillPackage, *, strict: bool = False, folder: str | None = None) -> LintReport:
+    """Lint a package; never raises for problems in the package's own files.
+
+    ``strict``: what the Agent Skills spec's validator refuses and harnesses read (SK006,
+    SK007) is an error too. ``folder``: the name of the directory the skill is installed
+    in; when given, SKILL.md's name must equal it (harnesses find skills by folder).
+    """
+    return LintReport(
+        package=pkg.root, findings=_Linter(pkg, strict=strict, folder=folder).run()
+    )
 
 
 def iter_codes() -> Iterator[str]:
