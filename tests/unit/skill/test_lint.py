@@ -186,9 +186,32 @@ def test_unknown_workflow_scope() -> None:
 def test_frontmatter_rules() -> None:
     pkg = edit(bundled(), "SKILL.md", "name: repo-debugger", "name: Repo--Debugger")
     pkg = edit(pkg, "SKILL.md", "description: Fix", "description: <b>Fix")
-    found = codes(pkg)["SK005"]  # spec limits are warnings: published skills break them
-    assert ("SKILL.md", 2) in found and ("SKILL.md", 3) in found
-    assert "SK001" not in codes(pkg) and lint(pkg).errors == 0
+    found = lint(pkg).findings
+    # the spec refuses the name (capitals, --): an error naming field and reason
+    name = [(f.code, f.severity, f.line, f.reason) for f in found if f.field == "name"]
+    assert name == [("SK005", "error", 2, "uppercase"), ("SK005", "error", 2, "double-hyphen")]
+    # angle brackets and a missing license are not the spec's business
+    assert not [f for f in found if f.field in ("description", "license")]
+    assert "SK001" not in codes(pkg)
+
+
+def test_extension_fields_warn_and_strict_makes_them_errors() -> None:
+    pkg = edit(
+        bundled(), "SKILL.md", "name: repo-debugger", "name: repo-debugger\nargument-hint: x"
+    )
+    (f,) = lint(pkg).findings
+    assert (f.code, f.severity, f.line, f.field) == ("SK006", "warning", 3, "argument-hint")
+    assert "Claude Code" in f.message
+    (g,) = lint(pkg, strict=True).findings
+    assert (g.code, g.severity) == ("SK006", "error")
+    flow = edit(bundled(), "SKILL.md", "name: repo-debugger", "name: repo-debugger\nx: [1]")
+    assert {f.code for f in lint(flow).findings} == {"SK006", "SK007"}
+
+
+def test_name_must_match_the_folder_when_lint_knows_it() -> None:
+    assert lint(bundled(), folder="repo-debugger").findings == []
+    (f,) = lint(bundled(), folder="debugger").findings
+    assert (f.code, f.severity, f.reason) == ("SK005", "error", "folder-mismatch")
 
 
 def test_every_documented_code_is_exercised_here() -> None:
