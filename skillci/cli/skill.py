@@ -38,7 +38,7 @@ def _load_for_lint(path: Path) -> SkillPackage:
         require_package({LEGACY_MANIFEST: b""}, str(path))  # old layout: hint to migrate
     if not (path / MANIFEST).exists() and not (path / SKILL_MD).exists():
         return SkillPackage({}, root=str(path))  # reports SK002 without reading an unrelated tree
-    return SkillPackage(read_tree(path), root=str(path))
+    return SkillPackage(read_tree(path), root=str(path), executable=read_executables(path))
 
 
 @app.command("lint")
@@ -58,7 +58,7 @@ def lint_cmd(
     """Report everything wrong with skill packages (exit 2 on errors)."""
     reports: list[LintReport] = []
     for p in paths:
-        reports.append(lint(_load_for_lint(p), strict=strict, folder=p.resolve().name))
+        reports.append(lint(_load_for_lint(p), strict=strict, folder=p.resolve().name, modes_known=True))
     errors = sum(r.errors for r in reports)
     warnings = sum(r.warnings for r in reports)
     if json_out:

@@ -62,8 +62,20 @@ from skillci.skill.package import (
     SkillPackage,
     check_relpath,
     eval_list_path,
+    is_loadable_doc,
+    is_on_demand_file,
     is_skillci_owned,
     single_rule_prefix,
+)
+from skillci.skill.references import (
+    anchors,
+    is_script,
+    link_problem,
+    links,
+    may_be_orphan,
+    mentioned,
+    run_directly,
+    script_problem,
 )
 from skillci.skill.spec import SpecProblem, spec_problems
 from skillci.skill.vague import find_vague, find_vague_instructions
@@ -83,7 +95,8 @@ class Finding(BaseModel):
     message: str
     hint: str
     field: str | None = Field(
-        default=None, description="SKILL.md frontmatter field an Agent Skills spec finding is about."
+        default=None,
+        description="SKILL.md frontmatter field an Agent Skills spec finding is about.",
     )
     reason: str | None = Field(
         default=None,
@@ -121,6 +134,7 @@ def _line_col(text: str, offset: int, base_line: int = 1) -> tuple[int, int]:
 
 
 # spec reasons that mean the frontmatter could not be read at all (SK001)
+MD_SUFFIXES = (".md", ".markdown", ".mdx")
 _PARSE_REASONS = frozenset({"no-frontmatter", "unclosed", "yaml-syntax", "not-mapping"})
 _SPEC_CODES = {
     **dict.fromkeys(_PARSE_REASONS, "SK001"),
@@ -130,8 +144,11 @@ _SPEC_CODES = {
 
 
 class _Linter:
-    def __init__(self, pkg: SkillPackage, *, strict: bool, folder: str | None) -> None:
+    def __init__(
+        self, pkg: SkillPackage, *, strict: bool, folder: str | None, modes_known: bool
+    ) -> None:
         self.pkg = pkg
+        self.modes_known = modes_known
         self.strict = strict
         self.folder = folder
         self.findings: list[Finding] = []
@@ -238,6 +255,8 @@ class _Linter:
                 self.schema(rel, EvalList)
         rules = self.rules()
         self.on_demand(manifest)
+        if SKILL_MD in pkg.files:
+            self.references()
         self.examples()
         if manifest is not None:
             self.rule_checks(rules, manifest)
@@ -314,6 +333,100 @@ class _Linter:
                 )
             )
         return problems
+
+    def _texts(self) -> dict[str, str]:
+        """Every file of the package that decodes as UTF-8 text."""
+        out: dict[str, str] = {}
+        for rel, data in self.pkg.files.items():
+            if b"\0" in data[:8192]:
+                continue
+            try:
+                out[rel] = data.decode("utf-8-sig")
+            except UnicodeDecodeError:
+                continue
+        return out
+
+    def references(self) -> None:
+        """SK050 broken links and anchors, SK051 unreachable files, SK052 scripts."""
+        texts = self._texts()
+        docs = [
+            rel
+            for rel in texts
+            if rel == SKILL_MD or is_loadable_doc(rel) or is_on_demand_file(rel)
+        ]
+        md = {rel: anchors(texts[rel]) for rel in docs if rel.lower().endswith(MD_SUFFIXES)}
+        for rel in sorted(docs):
+            for link in links(rel, texts[rel]):
+                problem = link_problem(link, rel, self.pkg.files, md)
+                if problem is not None:
+                    self.add(
+                        "SK050",
+                        "warning",
+                        rel,
+                        link.line,
+                        link.col,
+                        problem,
+                        "fix the path or the #anchor (GitHub heading slug), or drop the link",
+                    )
+        # what SKILL.md leads to, through links and names, transitively
+        candidates = [r for r in self.pkg.bundled_files() if may_be_orphan(r)]
+        dirs = {r.rsplit("/", 1)[0] + "/" for r in candidates if "/" in r}
+        reached: set[str] = set()
+        frontier = [r for r in texts if r == SKILL_MD or is_skillci_owned(r)]
+        seen = set(frontier)
+        while frontier:
+            rel = frontier.pop()
+            text = texts.get(rel, "")
+            targets = {lk.path for lk in links(rel, text)} if rel in docs else set()
+            hit_dirs = {
+                d
+                for d in dirs
+                if d.rstrip("/") in targets
+                or re.search(re.escape(d) + r"(?![\w.-])", text) is not None
+            }
+            for cand in candidates:
+                if cand in reached or cand == rel:
+                    continue
+                if (
+                    cand in targets
+                    or any(cand.startswith(d) for d in hit_dirs)
+                    or mentioned(cand, text)
+                ):
+                    reached.add(cand)
+                    if cand not in seen:
+                        seen.add(cand)
+                        frontier.append(cand)
+        for rel in candidates:
+            if rel not in reached:
+                self.add(
+                    "SK051",
+                    "warning",
+                    rel,
+                    1,
+                    1,
+                    f"{rel} is bundled but nothing in the skill links to it or names it",
+                    "link it from SKILL.md where it is needed, or delete it",
+                )
+        for rel in self.pkg.bundled_files():
+            if is_script(rel):
+                problem = script_problem(
+                    rel,
+                    self.pkg.files[rel],
+                    rel in self.pkg.executable,
+                    self.modes_known,
+                    run_directly(rel, {d: texts[d] for d in docs}),
+                )
+                if problem is not None:
+                    self.add(
+                        "SK052",
+                        "warning",
+                        rel,
+                        1,
+                        1,
+                        f"{rel} {problem}",
+                        "start it with #!/usr/bin/env <interpreter> and chmod +x it, or "
+                        "tell the agent to run it with its interpreter",
+                    )
 
     def vague(self, rel: str, text: str, base_line: int) -> None:
         # The publisher's own prose of an imported skill gets warnings; text skillci
@@ -570,16 +683,23 @@ class _Linter:
             )
 
 
-def lint(pkg: SkillPackage, *, strict: bool = False, folder: str | None = None) -> LintReport:
+def lint(
+    pkg: SkillPackage,
+    *,
+    strict: bool = False,
+    folder: str | None = None,
+    modes_known: bool = False,
+) -> LintReport:
     """Lint a package; never raises for problems in the package's own files.
 
     ``strict``: what the Agent Skills spec's validator refuses and harnesses read (SK006,
     SK007) is an error too. ``folder``: the name of the directory the skill is installed
     in; when given, SKILL.md's name must equal it (harnesses find skills by folder).
+    ``modes_known``: ``pkg.executable`` was read from disk, so a script's missing
+    executable bit is a finding (a package read from git or memory does not know).
     """
-    return LintReport(
-        package=pkg.root, findings=_Linter(pkg, strict=strict, folder=folder).run()
-    )
+    linter = _Linter(pkg, strict=strict, folder=folder, modes_known=modes_known)
+    return LintReport(package=pkg.root, findings=linter.run())
 
 
 def iter_codes() -> Iterator[str]:

@@ -65,7 +65,7 @@ class SpecProblem:
 
 
 class _Strict(Exception):
-    def __init__(self, what: str, mark: yaml.Mark | None) -> None:
+    def __init__(self, what: str, mark: Any) -> None:
         super().__init__(what)
         self.what = what
         self.mark = mark
@@ -76,9 +76,14 @@ def _check_strict_events(text: str) -> None:
     for ev in yaml.parse(text, Loader=_Loader):
         if isinstance(ev, yaml.AliasEvent) or getattr(ev, "anchor", None):
             raise _Strict("an anchor or alias (&x / *x)", ev.start_mark)
-        if isinstance(ev, yaml.ScalarEvent) and ev.tag is not None and ev.implicit == (
-            False,
-            False,
+        if (
+            isinstance(ev, yaml.ScalarEvent)
+            and ev.tag is not None
+            and ev.implicit
+            == (
+                False,
+                False,
+            )
         ):
             raise _Strict(f"a tag ({ev.tag})", ev.start_mark)
         if isinstance(ev, yaml.CollectionStartEvent):
@@ -106,7 +111,7 @@ def _data(node: yaml.Node) -> Any:
 
 
 class _Duplicate(Exception):
-    def __init__(self, key: str, mark: yaml.Mark) -> None:
+    def __init__(self, key: str, mark: Any) -> None:
         super().__init__(key)
         self.key = key
         self.mark = mark
@@ -218,9 +223,7 @@ def spec_problems(text: str, folder: str | None, *, strict: bool = False) -> lis
     extra = sorted(set(data) - SPEC_FIELDS)
     for key in extra:
         harnesses = HARNESS_FIELDS.get(key, ())
-        who = (
-            f"read by {', '.join(harnesses)}" if harnesses else "read by no harness skillci knows"
-        )
+        who = f"read by {', '.join(harnesses)}" if harnesses else "read by no harness skillci knows"
         hint = (
             "keep it for those harnesses, or move it under metadata: for the spec"
             if harnesses

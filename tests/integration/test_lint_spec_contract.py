@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 import skills_ref  # the dev extra installs it; CI too
+
 from skillci.skill.lint import Finding, lint
 from skillci.skill.package import SkillPackage, read_executables, read_tree
 from tests.conftest import ROOT
-
 
 CORPORA = [
     ROOT / "tests" / "fixtures" / "real-skills",
@@ -73,9 +73,9 @@ def check(skill_dir: Path) -> tuple[list[str], list[Finding], int]:
     spec = [(f.field, f.reason) for f in found if f.reason is not None]
     for message in problems:
         for field, reasons in expected(message):
-            assert any(
-                (field in ("*", fld)) and r in reasons for fld, r in spec
-            ), f"{skill_dir}: skills_ref says {message!r}; lint: {[f.format() for f in found]}"
+            assert any((field in ("*", fld)) and r in reasons for fld, r in spec), (
+                f"{skill_dir}: skills_ref says {message!r}; lint: {[f.format() for f in found]}"
+            )
     return problems, found, sum(f.severity == "error" for f in found)
 
 

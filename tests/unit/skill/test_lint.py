@@ -261,3 +261,75 @@ def test_entry_points_stay_inside_the_package(value: str, problem: str) -> None:
     assert codes(pkg)["SK004"] == [("skillci.yaml", line)]
     (f,) = [f for f in lint(pkg).findings if f.code == "SK004"]
     assert problem in f.message
+
+
+def _plain(body: str, **files: bytes) -> SkillPackage:
+    skill = f"---\nname: s\ndescription: d\n---\n{body}".encode()
+    return SkillPackage({"SKILL.md": skill, **files}, root="s")
+
+
+def test_broken_links_and_anchors() -> None:
+    body = (
+        "# Use\n\n## Success Criteria\n\nSee [ok](#success-criteria), [gone](#results),\n"
+        "[doc](references/a.md#setup), [renamed](references/old.md), [web](https://x.y/z),\n"
+        "`[code](nowhere.md)` and [dir](references/).\n\n```\n[fenced](nowhere.md)\n```\n"
+    )
+    pkg = _plain(body, **{"references/a.md": b"# A\n\n## Set-up steps\n"})
+    found = [(f.code, f.line, f.col, f.message) for f in lint(pkg).findings if f.code == "SK050"]
+    assert [(c, ln) for c, ln, _, _ in found] == [("SK050", 9), ("SK050", 10), ("SK050", 10)]
+    assert "#results" in found[0][3] and "this document" in found[0][3]
+    assert "#setup" in found[1][3] and "references/a.md" in found[1][3]
+    assert "'references/old.md'" in found[2][3]
+    fixed = _plain(body.replace("#results", "#use").replace("#setup", "#set-up-steps"))
+    fixed = fixed.with_files(
+        {"references/a.md": b"# A\n\n## Set-up steps\n", "references/old.md": b"# Old\n"}
+    )
+    assert [f for f in lint(fixed).findings if f.code == "SK050"] == []
+
+
+def test_anchor_slugs_follow_github() -> None:
+    from skillci.skill.references import anchors
+
+    text = "# Step 1: Run `tests`!\n## 하지 말 것\n## Dup\n## Dup\n<a id=\"Here\"></a>\n"
+    assert anchors(text) == {"step-1-run-tests", "하지-말-것", "dup", "dup-1", "here"}
+
+
+def test_bundled_files_nothing_points_to() -> None:
+    pkg = _plain(
+        "Read [the guide](references/guide.md) and run `python scripts/run.py`.\n",
+        **{
+            "references/guide.md": b"# Guide\n\nFill the form in assets/form.pdf.\n",
+            "references/old.md": b"# Old\n",
+            "scripts/run.py": b"import helper\n",
+            "scripts/helper.py": b"X = 1\n",
+            "scripts/unused.py": b"Y = 2\n",
+            "assets/form.pdf": b"%PDF",
+            "LICENSE.txt": b"MIT\n",
+        },
+    )
+    orphans = sorted(f.file for f in lint(pkg).findings if f.code == "SK051")
+    assert orphans == ["s/references/old.md", "s/scripts/unused.py"]
+
+
+def test_scripts_run_as_commands_need_a_shebang_and_the_exec_bit() -> None:
+    files = {
+        "scripts/a.sh": b"echo a\n",  # run directly, no #!
+        "scripts/b.sh": b"#!/bin/sh\necho b\n",  # run directly, no exec bit
+        "scripts/c.py": b"print(1)\n",  # run through python: fine
+        "scripts/d.sh": b"echo d\n",  # executable without #!
+    }
+    body = "Run `./scripts/a.sh`, then:\n\n```\nscripts/b.sh --all\npython scripts/c.py\n```\n"
+    body += "If it hangs, `bash scripts/d.sh`.\n"
+    pkg = _plain(body, **files)
+    pkg = SkillPackage(pkg.files, root="s", executable=frozenset({"scripts/d.sh"}))
+    got = {f.file: f.message for f in lint(pkg, modes_known=True).findings if f.code == "SK052"}
+    assert sorted(got) == ["s/scripts/a.sh", "s/scripts/b.sh", "s/scripts/d.sh"]
+    assert "no #! line" in got["s/scripts/a.sh"] and "executable bit" in got["s/scripts/b.sh"]
+    # from git or memory the modes are unknown: only what the text shows
+    unknown = {f.file for f in lint(pkg).findings if f.code == "SK052"}
+    assert unknown == {"s/scripts/a.sh"}
+
+
+def test_a_plain_skill_needs_no_skillci_yaml() -> None:
+    pkg = _plain("# Skill\n\nRun `pytest -q`.\n")
+    assert lint(pkg, folder="s").findings == []

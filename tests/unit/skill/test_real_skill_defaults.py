@@ -26,9 +26,7 @@ def test_spec_violations_import_and_lint_says_who_they_break() -> None:
     assert pkg.manifest.name == "pdf-tools"
     assert export_plain(pkg) == files
     spec = [
-        (f.line, f.field, f.reason, f.severity)
-        for f in lint(pkg).findings
-        if f.code == "SK005"
+        (f.line, f.field, f.reason, f.severity) for f in lint(pkg).findings if f.code == "SK005"
     ]
     # harnesses refuse both: errors; no "license is missing" (the spec makes it optional)
     assert spec == [
