@@ -58,7 +58,9 @@ def lint_cmd(
     """Report everything wrong with skill packages (exit 2 on errors)."""
     reports: list[LintReport] = []
     for p in paths:
-        reports.append(lint(_load_for_lint(p), strict=strict, folder=p.resolve().name, modes_known=True))
+        reports.append(
+            lint(_load_for_lint(p), strict=strict, folder=p.resolve().name, modes_known=True)
+        )
     errors = sum(r.errors for r in reports)
     warnings = sum(r.warnings for r in reports)
     if json_out:

@@ -290,7 +290,7 @@ def test_broken_links_and_anchors() -> None:
 def test_anchor_slugs_follow_github() -> None:
     from skillci.skill.references import anchors
 
-    text = "# Step 1: Run `tests`!\n## 하지 말 것\n## Dup\n## Dup\n<a id=\"Here\"></a>\n"
+    text = '# Step 1: Run `tests`!\n## 하지 말 것\n## Dup\n## Dup\n<a id="Here"></a>\n'
     assert anchors(text) == {"step-1-run-tests", "하지-말-것", "dup", "dup-1", "here"}
 
 
