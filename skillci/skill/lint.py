@@ -21,6 +21,8 @@ SK010     error     vague phrase in an instruction sentence (SKILL.md, on-demand
 SK020     error     bootstrap over token_budget.bootstrap
 SK021     error     an on-demand file over token_budget.per_workflow
 SK022     error     everything loadable over token_budget.max_total
+SK023     error     bootstrap + the largest on-demand file over 25% of the target runtime's
+                    context window (target_runtime.context_window; the skill's size aside)
 SK030     error     duplicate rule id
 SK031     error     a rule step is another active rule's anti-pattern (conflict)
 SK032     error     a rule uses a tool that is not in required_tools
@@ -134,6 +136,8 @@ def _line_col(text: str, offset: int, base_line: int = 1) -> tuple[int, int]:
 
 
 # spec reasons that mean the frontmatter could not be read at all (SK001)
+# the share of the target runtime's context window one skill may take at once (design 330)
+CONTEXT_SHARE = 0.25
 MD_SUFFIXES = (".md", ".markdown", ".mdx")
 _PARSE_REASONS = frozenset({"no-frontmatter", "unclosed", "yaml-syntax", "not-mapping"})
 _SPEC_CODES = {
@@ -671,6 +675,21 @@ class _Linter:
                     f"{f.path} renders to {f.tokens} tokens, over token_budget.per_workflow {b.per_workflow} by {f.tokens - b.per_workflow}",
                     "split the file or move rules elsewhere",
                 )
+        window = manifest.target_runtime.context_window
+        largest = max((f.tokens for f in rendered.files if f.kind == "on_demand"), default=0)
+        at_once = rendered.bootstrap_tokens + largest
+        if window is not None and at_once > window * CONTEXT_SHARE:
+            self.add(
+                "SK023",
+                "error",
+                SKILL_MD,
+                1,
+                1,
+                f"bootstrap + largest on-demand file is {at_once} tokens, over "
+                f"{CONTEXT_SHARE:.0%} of target_runtime.context_window {window} "
+                f"({int(window * CONTEXT_SHARE)})",
+                "the task, tools and conversation need the rest: move or split content",
+            )
         if rendered.total_tokens > b.max_total:
             self.add(
                 "SK022",

@@ -100,6 +100,22 @@ def test_budget_bootstrap_total_and_per_workflow() -> None:
     assert "over token_budget.bootstrap 100 by" in msg
 
 
+def test_budget_relative_to_the_context_window() -> None:
+    from skillci.skill.render import render
+
+    rendered = render(bundled(), "folder")
+    at_once = rendered.bootstrap_tokens + max(
+        f.tokens for f in rendered.files if f.kind == "on_demand"
+    )
+    fits = 4 * at_once  # exactly 25%: fits
+    pkg = edit(bundled(), "skillci.yaml", "context_window: 32768", f"context_window: {fits}")
+    assert "SK023" not in codes(pkg)
+    small = edit(pkg, "skillci.yaml", f"context_window: {fits}", f"context_window: {fits - 4}")
+    assert codes(small)["SK023"] == [("SKILL.md", 1)]
+    # the skill's own budgets (generous, as import writes them) do not hide it
+    assert "SK020" not in codes(small)
+
+
 def test_duplicate_rule_id() -> None:
     pkg = edit(
         bundled(),
