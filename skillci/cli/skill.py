@@ -284,7 +284,11 @@ def import_cmd(
         from skillci.skill.package import TRIGGERS
         from skillci.skill.triggers import seed_suite, suite_yaml
 
-        seeded = seed_suite(name, pkg.frontmatter.description)
+        seeded = seed_suite(
+            name,
+            pkg.frontmatter.description,
+            model_invocable=pkg.frontmatter.model_invocable,
+        )
         pkg = pkg.with_files({TRIGGERS: suite_yaml(seeded).encode()})
     dest = out or Path("skills") / name
     if not dry_run:

@@ -324,6 +324,13 @@ class SkillFrontmatter(_Model):
             raise ValueError("must not be empty")
         return v
 
+    @property
+    def model_invocable(self) -> bool:
+        """False for ``disable-model-invocation: true`` (Claude Code): the model never loads
+        the skill by itself; only a person does (``/name``)."""
+        flag = (self.model_extra or {}).get("disable-model-invocation")
+        return not (flag is True or (isinstance(flag, str) and flag.strip().lower() == "true"))
+
 
 EVAL_LIST_FILES = ("smoke", "regression", "security")
 
