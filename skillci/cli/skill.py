@@ -231,9 +231,17 @@ def diff_cmd(
         console.print("no change to SKILL.md, prose or bundled files", markup=False)
     for field in d.frontmatter:
         console.print(f"  frontmatter  {field} changed", markup=False)
-    for s in d.sections:
+    moved = [s for s in d.sections if s.change == "moved" and s.from_file == SKILL_MD != s.file]
+    if moved:
         console.print(
-            f"  section      {s.file} § {s.section}: {s.change} "
+            f"  {len(moved)} section(s) moved to on-demand files: "
+            + ", ".join(sorted({s.file for s in moved})),
+            markup=False,
+        )
+    for s in d.sections:
+        where = f" from {s.from_file} § {s.from_section}" if s.change == "moved" else ""
+        console.print(
+            f"  section      {s.file} § {s.section}: {s.change}{where} "
             f"({s.tokens_before} -> {s.tokens_after} tokens)",
             markup=False,
         )
@@ -241,7 +249,8 @@ def diff_cmd(
         if f.path == SKILL_MD:
             continue
         size = "binary" if f.binary else f"{f.tokens_before} -> {f.tokens_after} tokens"
-        console.print(f"  file         {f.path} ({f.kind}): {f.change} ({size})", markup=False)
+        was = f" from {f.from_path}" if f.from_path else ""
+        console.print(f"  file         {f.path} ({f.kind}): {f.change}{was} ({size})", markup=False)
     tb, ta = d.skill_md_tokens
     console.print(f"SKILL.md tokens: {tb} -> {ta}", markup=False)
     return 0
