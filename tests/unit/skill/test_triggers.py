@@ -82,7 +82,6 @@ def test_seeded_suite_uses_the_description_clauses() -> None:
     assert seed_suite("x", "Lint YAML files.").queries[0].query == "Lint YAML files"
 
 
-
 def test_a_skill_the_model_may_not_load_should_trigger_on_nothing() -> None:
     from skillci.skill.models import SkillFrontmatter
 
