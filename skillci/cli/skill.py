@@ -38,19 +38,29 @@ def _load_for_lint(path: Path) -> SkillPackage:
         require_package({LEGACY_MANIFEST: b""}, str(path))  # old layout: hint to migrate
     if not (path / MANIFEST).exists() and not (path / SKILL_MD).exists():
         return SkillPackage({}, root=str(path))  # reports SK002 without reading an unrelated tree
-    return SkillPackage(read_tree(path), root=str(path))
+    return SkillPackage(read_tree(path), root=str(path), executable=read_executables(path))
 
 
 @app.command("lint")
 def lint_cmd(
     paths: list[Path] = typer.Argument(..., help="Skill package directories."),
     json_out: bool = typer.Option(False, "--json", help="Print findings as JSON."),
-    strict: bool = typer.Option(False, "--strict", help="Warnings fail too."),
+    strict: bool = typer.Option(
+        False,
+        "--strict",
+        help="Everything the Agent Skills spec's validator refuses is an error, including "
+        "fields only some harnesses read.",
+    ),
+    warnings_fail: bool = typer.Option(
+        False, "--warnings-fail", help="Any warning fails too (the publisher's prose included)."
+    ),
 ) -> int:
     """Report everything wrong with skill packages (exit 2 on errors)."""
     reports: list[LintReport] = []
     for p in paths:
-        reports.append(lint(_load_for_lint(p)))
+        reports.append(
+            lint(_load_for_lint(p), strict=strict, folder=p.resolve().name, modes_known=True)
+        )
     errors = sum(r.errors for r in reports)
     warnings = sum(r.warnings for r in reports)
     if json_out:
@@ -59,9 +69,9 @@ def lint_cmd(
         for r in reports:
             for f in r.findings:
                 style = "red" if f.severity == "error" else "yellow"
-                console.print(f"[{style}]{f.format()}[/{style}]", markup=True)
+                console.print(f"[{style}]{escape(f.format())}[/{style}]", markup=True)
         console.print(f"{len(reports)} package(s): {errors} error(s), {warnings} warning(s)")
-    if errors or (strict and warnings):
+    if errors or (warnings_fail and warnings):
         if not json_out:
             raise LintFailed(f"lint failed: {errors} error(s), {warnings} warning(s)")
         return int(LintFailed.exit_code)
@@ -221,9 +231,17 @@ def diff_cmd(
         console.print("no change to SKILL.md, prose or bundled files", markup=False)
     for field in d.frontmatter:
         console.print(f"  frontmatter  {field} changed", markup=False)
-    for s in d.sections:
+    moved = [s for s in d.sections if s.change == "moved" and s.from_file == SKILL_MD != s.file]
+    if moved:
         console.print(
-            f"  section      {s.file} § {s.section}: {s.change} "
+            f"  {len(moved)} section(s) moved to on-demand files: "
+            + ", ".join(sorted({s.file for s in moved})),
+            markup=False,
+        )
+    for s in d.sections:
+        where = f" from {s.from_file} § {s.from_section}" if s.change == "moved" else ""
+        console.print(
+            f"  section      {s.file} § {s.section}: {s.change}{where} "
             f"({s.tokens_before} -> {s.tokens_after} tokens)",
             markup=False,
         )
@@ -231,7 +249,8 @@ def diff_cmd(
         if f.path == SKILL_MD:
             continue
         size = "binary" if f.binary else f"{f.tokens_before} -> {f.tokens_after} tokens"
-        console.print(f"  file         {f.path} ({f.kind}): {f.change} ({size})", markup=False)
+        was = f" from {f.from_path}" if f.from_path else ""
+        console.print(f"  file         {f.path} ({f.kind}): {f.change}{was} ({size})", markup=False)
     tb, ta = d.skill_md_tokens
     console.print(f"SKILL.md tokens: {tb} -> {ta}", markup=False)
     return 0
@@ -274,7 +293,11 @@ def import_cmd(
         from skillci.skill.package import TRIGGERS
         from skillci.skill.triggers import seed_suite, suite_yaml
 
-        seeded = seed_suite(name, pkg.frontmatter.description)
+        seeded = seed_suite(
+            name,
+            pkg.frontmatter.description,
+            model_invocable=pkg.frontmatter.model_invocable,
+        )
         pkg = pkg.with_files({TRIGGERS: suite_yaml(seeded).encode()})
     dest = out or Path("skills") / name
     if not dry_run:

@@ -58,6 +58,7 @@ from skillci.patch.models import AddRule, Author, ChangeLoadingScope, Patch
 from skillci.skill.lint import lint
 from skillci.skill.models import Instruction, Rule, Trigger, Validation
 from skillci.skill.package import SKILL_MD, SkillPackage
+from skillci.skill.references import slug
 from skillci.skill.render import render
 
 STATIC_SCHEMA_VERSION = 2  # 2: sections carry flags and rewritten (issue 13)
@@ -73,10 +74,23 @@ CORE_TITLES = re.compile(
 #: A title that numbers a stage of a procedure ("Stage 2: ...", "Phase 1", "3. Build"):
 #: a staged procedure stays together in the bootstrap (all stages move or none; none do).
 STAGE_TITLE = re.compile(
-    r"^(?:(?:stage|step|phase|part|round|pass)\s*[0-9ivx]+\b|[0-9]+[.):]\s)", re.IGNORECASE
+    r"^(?:(?:stage|step|phase|part|round|pass)\s*[0-9ivx]+[a-z]?\b|[0-9]+[a-z]?[.):]\s"
+    r"|第\s*[0-9一二三四五六七八九十]+\s*[步阶段部]|ステップ\s*[0-9]|단계\s*[0-9]|[0-9]+\s*단계)",
+    re.IGNORECASE,
 )
 #: A line the author marked as binding: its section stays in the bootstrap.
 MARKED_LINE = re.compile(r"\b(?:IMPORTANT|CRITICAL|NEVER|ALWAYS)\b")
+#: A constraint — a prohibition, an obligation or a warning — in any case, in the corpus's
+#: languages (English, Chinese, Japanese, Korean), in a title or a line: the section stays
+#: in the bootstrap (issue 33, design 333).
+CONSTRAINT = re.compile(
+    r"\b(?:never|always|must(?:\s+not)?|do\s+not|don't|shall\s+not|avoid|forbidden|"
+    r"prohibited|not\s+allowed|required|mandatory|warning|caution|critical|important|"
+    r"guardrails?|stop|when\s+not\s+to|not\s+for|do\s+not\s+flag|always\s+flag)\b"
+    r"|하지\s*말|금지|절대|반드시|주의|경고|禁止|不要|不得|不能|切勿|务必|必须|注意|警告"
+    r"|してはいけない|しないで|しないこと|禁止|必ず|注意|警告",
+    re.IGNORECASE,
+)
 
 VERIFY_RULE = Rule(
     id="static.verify-before-done",
@@ -227,7 +241,12 @@ def _movable(body: str, title: str) -> bool:
     heads = [h.group(2).strip() for h in map(HEADING_RE.match, text.splitlines()[1:]) if h]
     if any(STAGE_TITLE.search(h) for h in heads):
         return False
-    return not any(MARKED_LINE.search(line) for line in text.splitlines())
+    if any(CONSTRAINT.search(line) for line in text.splitlines()):
+        return False  # a constraint never leaves the always-loaded part (design 333)
+    # a section another part of the bootstrap links to (#anchor) stays where the link points
+    rest = body.replace(text, "")
+    own = {slug(title.strip())} | {slug(h) for h in heads}
+    return not any(f"(#{a})" in rest for a in own if a)
 
 
 def _move_sections(

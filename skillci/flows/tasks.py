@@ -218,7 +218,13 @@ def new_trigger_suite(skill: Path, *, dry_run: bool = False) -> Path:
     path = skill / TRIGGERS
     if TRIGGERS in pkg.files:
         raise UsageError(f"{path} already exists", hint="edit it, or remove it to re-seed")
-    text = suite_yaml(seed_suite(pkg.frontmatter.name, pkg.frontmatter.description))
+    text = suite_yaml(
+        seed_suite(
+            pkg.frontmatter.name,
+            pkg.frontmatter.description,
+            model_invocable=pkg.frontmatter.model_invocable,
+        )
+    )
     if not dry_run:
         atomic_write_text(path, text)
     return path

@@ -11,6 +11,7 @@ CHANGELOG) is not prose: rule changes are judged in :mod:`skillci.patch.version`
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from typing import Literal
 
@@ -23,7 +24,9 @@ from skillci.skill.package import SKILL_MD, SkillPackage
 
 SKILL_DIFF_SCHEMA_VERSION = 1
 PREAMBLE = "(preamble)"
-Change = Literal["added", "changed", "removed"]
+Change = Literal["added", "changed", "removed", "moved", "renamed"]
+#: how alike a removed and an added text must be to count as one moved (git's rename default)
+SIMILARITY = 0.5
 FileKind = Literal["skill_md", "on_demand", "reference", "script", "asset", "other"]
 _KIND_BY_TOP: dict[str, FileKind] = {
     "references": "reference",
@@ -43,9 +46,11 @@ class SectionChange(BaseModel):
 
     file: str = Field(description="Package-relative markdown file.")
     section: str = Field(description="Heading path, e.g. 'Usage > Forms', or '(preamble)'.")
-    change: Change
+    change: Change = Field(description="added, changed, removed, or moved (from_file/section).")
     tokens_before: int = Field(description="Tokens of the section before (0 when added).")
     tokens_after: int = Field(description="Tokens of the section after (0 when removed).")
+    from_file: str | None = Field(default=None, description="Where a moved section was.")
+    from_section: str | None = Field(default=None, description="Its heading path there.")
 
 
 class FileChange(BaseModel):
@@ -53,7 +58,8 @@ class FileChange(BaseModel):
 
     path: str = Field(description="Package-relative path.")
     kind: FileKind = Field(description="What the file is to the skill.")
-    change: Change
+    change: Change = Field(description="added, changed, removed, or renamed (from_path).")
+    from_path: str | None = Field(default=None, description="The old path of a renamed file.")
     binary: bool = Field(default=False, description="Not UTF-8 text (no tokens counted).")
     tokens_before: int = Field(default=0, description="Tokens before (text files).")
     tokens_after: int = Field(default=0, description="Tokens after (text files).")
@@ -221,6 +227,8 @@ def skill_diff(before: SkillPackage, after: SkillPackage) -> SkillDiff:
         if rel == SKILL_MD and not fc.sections:
             continue  # only the frontmatter changed: reported as fields
         files.append(fc)
+    files, secs = _renames(before, after, files, secs)
+    secs = _moves(secs, before, after)
     return SkillDiff(
         skill=_name(after) or _name(before) or "?",
         base_version=_version(before),
@@ -230,6 +238,130 @@ def skill_diff(before: SkillPackage, after: SkillPackage) -> SkillDiff:
         files=files,
         skill_md_tokens=(_tokens_of(before), _tokens_of(after)),
     )
+
+
+def similarity(a: str, b: str) -> float:
+    """How alike two texts are, by lines (0..1), as git's rename detection measures it."""
+    if a == b:
+        return 1.0
+    la, lb = a.splitlines(), b.splitlines()
+    if not la or not lb:
+        return 0.0
+    m = difflib.SequenceMatcher(None, la, lb, autojunk=False)
+    return m.ratio() if m.real_quick_ratio() >= SIMILARITY else 0.0
+
+
+def _pairs(gone: list[tuple[str, str]], new: list[tuple[str, str]]) -> list[tuple[str, str, float]]:
+    """Best one-to-one (old, new, similarity) pairs at or above :data:`SIMILARITY`."""
+    scored = sorted(
+        ((similarity(ta, tb), a, b) for a, ta in gone for b, tb in new),
+        key=lambda t: -t[0],
+    )
+    used_a: set[str] = set()
+    used_b: set[str] = set()
+    out: list[tuple[str, str, float]] = []
+    for score, a, b in scored:
+        if score >= SIMILARITY and a not in used_a and b not in used_b:
+            used_a.add(a)
+            used_b.add(b)
+            out.append((a, b, score))
+    return out
+
+
+def _renames(
+    before: SkillPackage,
+    after: SkillPackage,
+    files: list[FileChange],
+    secs: list[SectionChange],
+) -> tuple[list[FileChange], list[SectionChange]]:
+    """A removed and an added file alike enough are one renamed file; its sections are
+    then compared across the two paths (unchanged ones are not reported)."""
+    gone = [f.path for f in files if f.change == "removed"]
+    new = [f.path for f in files if f.change == "added"]
+    if not gone or not new:
+        return files, secs
+
+    def text(pkg: SkillPackage, rel: str) -> str:
+        t = _prose(pkg, rel)
+        return t if t is not None else pkg.files[rel].hex()
+
+    pairs = _pairs([(g, text(before, g)) for g in gone], [(n, text(after, n)) for n in new])
+    if not pairs:
+        return files, secs
+    old_of = {b: a for a, b, _ in pairs}
+    moved = set(old_of) | set(old_of.values())
+    files = [f for f in files if f.path not in moved]
+    secs = [s for s in secs if s.file not in moved]
+    for old, rel, _score in pairs:
+        tb, ta = _prose(before, old), _prose(after, rel)
+        binary = tb is None or ta is None
+        found = (
+            []
+            if binary or not rel.endswith(".md")
+            else [s.model_copy(update={"file": rel}) for s in section_changes(rel, tb, ta, after)]
+        )
+        files.append(
+            FileChange(
+                path=rel,
+                kind=file_kind(after, rel),
+                change="renamed",
+                from_path=old,
+                binary=binary,
+                tokens_before=0 if binary else before.tokens(tb or ""),
+                tokens_after=0 if binary else after.tokens(ta or ""),
+                sections=[s.section for s in found],
+            )
+        )
+        secs += found
+    files.sort(key=lambda f: f.path)
+    return files, secs
+
+
+def _moves(
+    secs: list[SectionChange], before: SkillPackage, after: SkillPackage
+) -> list[SectionChange]:
+    """A removed and an added section alike enough are one moved section (within a file or
+    across files: a static compile moving a section to an on-demand file)."""
+    gone = [s for s in secs if s.change == "removed"]
+    new = [s for s in secs if s.change == "added"]
+    if not gone or not new:
+        return secs
+
+    def body(pkg: SkillPackage, s: SectionChange) -> str:
+        text = _prose(pkg, s.file) or ""
+        return dict(sections(text)).get(s.section, "")
+
+    def key(s: SectionChange) -> str:
+        return f"{s.file}\0{s.section}"
+
+    pairs = _pairs(
+        [(key(s), _drop_heading(body(before, s))) for s in gone],
+        [(key(s), _drop_heading(body(after, s))) for s in new],
+    )
+    if not pairs:
+        return secs
+    by_key = {key(s): s for s in gone + new}
+    paired = {a for a, _, _ in pairs} | {b for _, b, _ in pairs}
+    out = [s for s in secs if key(s) not in paired]
+    for a, b, _score in pairs:
+        old, moved = by_key[a], by_key[b]
+        out.append(
+            moved.model_copy(
+                update={
+                    "change": "moved",
+                    "tokens_before": old.tokens_before,
+                    "from_file": old.file,
+                    "from_section": old.section,
+                }
+            )
+        )
+    return out
+
+
+def _drop_heading(text: str) -> str:
+    """A section's text without its heading line (a moved section may change level)."""
+    first, _, rest = text.partition("\n")
+    return rest if first.lstrip().startswith("#") else text
 
 
 def _tokens_of(pkg: SkillPackage) -> int:

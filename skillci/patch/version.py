@@ -88,6 +88,7 @@ class OtherChange(BaseModel):
         "file_added",
         "file_changed",
         "file_removed",
+        "file_renamed",
     ]
     subject: str = Field(description="File, task id, section title or field name.")
     level: Level
@@ -274,6 +275,20 @@ def prose_changes(diff: SkillDiff, version: str, reason: str) -> list[OtherChang
     removal: Level = "major" if _stable(version) else "minor"
     out: list[OtherChange] = []
     for s in diff.sections:
+        if s.change == "moved" and "SKILL.md" in (s.file, s.from_file):
+            out.append(
+                OtherChange(
+                    kind="section_moved",
+                    subject=f'{s.from_file} "{s.from_section}"',
+                    level="patch",
+                    reason=reason,
+                    detail=f"section moved to {s.file} § {s.section} "
+                    f"({s.tokens_before} -> {s.tokens_after} tokens)",
+                    tokens_before=s.tokens_before,
+                    tokens_after=s.tokens_after,
+                )
+            )
+            continue
         if s.file != "SKILL.md":
             continue
         out.append(
@@ -290,13 +305,15 @@ def prose_changes(diff: SkillDiff, version: str, reason: str) -> list[OtherChang
     for f in diff.files:
         if f.path == "SKILL.md":
             continue
-        level: Level = "patch"
+        level: Level = "patch"  # renamed: the same content under a new path
         if f.change == "removed":
             level = removal
         elif f.change == "added" and f.kind not in ("reference", "on_demand"):
             level = "minor"
         what = f.kind.replace("_", "-") if f.kind != "other" else "file"
         detail = f"{what} {f.change}"
+        if f.from_path is not None:
+            detail += f" from {f.from_path}"
         if f.sections and f.change == "changed":
             detail += ": " + ", ".join(f'"{s}"' for s in f.sections[:4])
             detail += f" and {len(f.sections) - 4} more" if len(f.sections) > 4 else ""

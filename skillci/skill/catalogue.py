@@ -91,17 +91,36 @@ def parse_catalogue(prompt: str) -> list[CatalogueEntry] | None:
     return out
 
 
+_DECLINE = re.compile(r"^\W*(?:none|no skill|no\b|neither|nothing)", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|no|never|neither|nor|none)\b|n't\b", re.IGNORECASE)
+
+
 def parse_choice(answer: str | None, names: list[str]) -> str | None:
-    """The skill an answer names (untrusted text): the catalogue name that appears first in
-    it as a whole word, else None (``none``, empty, or no known name)."""
-    text = (answer or "").strip().lower()
-    if not text:
+    """The skill an answer chooses (untrusted text), or None.
+
+    An answer that opens by declining ("none", "no skill", "neither") chooses none, whatever
+    it names after. Otherwise the first catalogue name it mentions in a clause without a
+    negation ("repo-debugger is for CI failures, not this" names without choosing); a name
+    written with spaces for its hyphens, "the repo debugger skill", is that name."""
+    text = (answer or "").strip().lower().replace("’", "'")
+    if not text or _DECLINE.match(text):
         return None
-    best: tuple[int, str] | None = None
+    best: tuple[tuple[int, int], str] | None = None
     for name in names:
-        m = re.search(rf"(?<![a-z0-9-]){re.escape(name.lower())}(?![a-z0-9-])", text)
-        if m and (best is None or m.start() < best[0]):
-            best = (m.start(), name)
+        words = [re.escape(w) for w in re.split(r"[-_\s]+", name.lower()) if w]
+        if not words:
+            continue
+        pattern = rf"(?<![a-z0-9-]){'[-_ ]+'.join(words)}(?![a-z0-9-])"
+        for m in re.finditer(pattern, text):
+            start = max(text.rfind(c, 0, m.start()) for c in ".;,!?\n")
+            ends = [i for i in (text.find(c, m.end()) for c in ".;,!?\n") if i >= 0]
+            clause = text[start + 1 : min(ends, default=len(text))]
+            if _NEGATION.search(clause):
+                continue
+            key = (m.start(), -len(m.group(0)))  # at one place, the longer name
+            if best is None or key < best[0]:
+                best = (key, name)
+            break
     return best[1] if best else None
 
 

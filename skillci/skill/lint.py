@@ -9,12 +9,20 @@ SK001     error     file does not parse or does not match its schema
 SK002     error     a required file is missing (skillci.yaml, SKILL.md)
 SK003     error     SKILL.md frontmatter name differs from manifest name
 SK004     error     an entry point leaves the package (absolute path, ``..``) or is missing
-SK005     warning   SKILL.md frontmatter breaks an Agent Skills spec limit, or name != folder
+SK005     error     SKILL.md frontmatter breaks the Agent Skills spec: name or description
+                    missing, empty or too long, a name the spec refuses or that differs from
+                    its folder, compatibility over 500 chars (docs/design/330)
+SK006     warning   a frontmatter field outside the spec (the message names the harnesses that
+                    read it); an error under --strict
+SK007     warning   frontmatter YAML the spec's validator (StrictYAML) refuses and harnesses
+                    read: flow style, anchors, tags; an error under --strict
 SK010     error     vague phrase in an instruction sentence (SKILL.md, on-demand files, rule
                     steps); a warning in an imported skill's own text
 SK020     error     bootstrap over token_budget.bootstrap
 SK021     error     an on-demand file over token_budget.per_workflow
 SK022     error     everything loadable over token_budget.max_total
+SK023     error     bootstrap + the largest on-demand file over 25% of the target runtime's
+                    context window (target_runtime.context_window; the skill's size aside)
 SK030     error     duplicate rule id
 SK031     error     a rule step is another active rule's anti-pattern (conflict)
 SK032     error     a rule uses a tool that is not in required_tools
@@ -23,6 +31,9 @@ SK034     error     lifecycle misuse: a retired/quarantined rule is still refere
 SK035     error     a rule's scope names a workflow with no skillci/workflows/<name>.md
 SK040     warning   an on-demand file has no "Load when:" guidance
 SK041     warning   an example line is not a JSON object
+SK050     warning   a relative link or #anchor in a loadable document points at nothing
+SK051     warning   a bundled file nothing points to (no link, no mention by name)
+SK052     warning   a script without a shebang, or with one but without the executable bit
 ========  ========  ==========================================================
 """
 
@@ -34,7 +45,6 @@ import re
 from collections.abc import Iterator
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, Field, ValidationError
 
 from skillci.errors import SkillciError
@@ -54,9 +64,22 @@ from skillci.skill.package import (
     SkillPackage,
     check_relpath,
     eval_list_path,
+    is_loadable_doc,
+    is_on_demand_file,
     is_skillci_owned,
     single_rule_prefix,
 )
+from skillci.skill.references import (
+    anchors,
+    is_script,
+    link_problem,
+    links,
+    may_be_orphan,
+    mentioned,
+    run_directly,
+    script_problem,
+)
+from skillci.skill.spec import SpecProblem, spec_problems
 from skillci.skill.vague import find_vague, find_vague_instructions
 
 LINT_SCHEMA_VERSION = 1
@@ -73,6 +96,14 @@ class Finding(BaseModel):
     col: int = Field(default=1, description="1-based column.")
     message: str
     hint: str
+    field: str | None = Field(
+        default=None,
+        description="SKILL.md frontmatter field an Agent Skills spec finding is about.",
+    )
+    reason: str | None = Field(
+        default=None,
+        description="Stable reason of a spec finding (skillci.skill.spec), e.g. folder-mismatch.",
+    )
 
     def format(self) -> str:
         return f"{self.file}:{self.line}:{self.col}: {self.severity} {self.code} {self.message} (hint: {self.hint})"
@@ -104,9 +135,26 @@ def _line_col(text: str, offset: int, base_line: int = 1) -> tuple[int, int]:
     return line, col
 
 
+# spec reasons that mean the frontmatter could not be read at all (SK001)
+# the share of the target runtime's context window one skill may take at once (design 330)
+CONTEXT_SHARE = 0.25
+MD_SUFFIXES = (".md", ".markdown", ".mdx")
+_PARSE_REASONS = frozenset({"no-frontmatter", "unclosed", "yaml-syntax", "not-mapping"})
+_SPEC_CODES = {
+    **dict.fromkeys(_PARSE_REASONS, "SK001"),
+    "unknown-field": "SK006",
+    "yaml-strict": "SK007",
+}
+
+
 class _Linter:
-    def __init__(self, pkg: SkillPackage) -> None:
+    def __init__(
+        self, pkg: SkillPackage, *, strict: bool, folder: str | None, modes_known: bool
+    ) -> None:
         self.pkg = pkg
+        self.modes_known = modes_known
+        self.strict = strict
+        self.folder = folder
         self.findings: list[Finding] = []
 
     def add(
@@ -167,7 +215,9 @@ class _Linter:
 
     def run(self) -> list[Finding]:
         pkg = self.pkg
-        for req in (MANIFEST, SKILL_MD):
+        # a plain Agent Skills folder (SKILL.md, no skillci.yaml) is a skill too
+        required = (MANIFEST, SKILL_MD) if SKILL_MD not in pkg.files else (SKILL_MD,)
+        for req in required:
             if req not in pkg.files:
                 self.add(
                     "SK002",
@@ -209,6 +259,8 @@ class _Linter:
                 self.schema(rel, EvalList)
         rules = self.rules()
         self.on_demand(manifest)
+        if SKILL_MD in pkg.files:
+            self.references()
         self.examples()
         if manifest is not None:
             self.rule_checks(rules, manifest)
@@ -244,48 +296,151 @@ class _Linter:
             self.from_error(err, SKILL_MD)
             return None
         fm = yamlio.split_frontmatter(text)
+        problems = self.spec()
+        parsed = not any(p.reason in _PARSE_REASONS for p in problems)
         name = None
-        if not fm.present:
-            self.add(
-                "SK001",
-                "error",
-                SKILL_MD,
-                1,
-                1,
-                "SKILL.md has no YAML frontmatter",
-                "start SKILL.md with ---, name:, description:, ---",
-            )
-        else:
+        if parsed and fm.present:
+            # skillci's own schema, for what the spec does not cover; a field the spec
+            # already reported is not reported twice
+            spec_fields = {p.field for p in problems}
+            before = len(self.findings)
             res = self.schema(SKILL_MD, SkillFrontmatter, line_offset=1, text=fm.yaml_text)
+            self.findings[before:] = [
+                f
+                for f in self.findings[before:]
+                if f.message.split(":", 1)[0].split(".", 1)[0] not in spec_fields
+            ]
             if res is not None and isinstance(res[0], dict):
                 name = str(res[0].get("name"))
-                self.spec(SkillFrontmatter.model_validate(res[0]), res[1])
         self.vague(SKILL_MD, fm.body, fm.body_line)
         return name
 
-    def spec(self, fm: SkillFrontmatter, node: object) -> None:
-        """SK005: what the Agent Skills spec asks and real skills do not always do."""
-        problems = fm.spec_problems()
-        folder = self.pkg.root.rstrip("/").rsplit("/", 1)[-1]
-        if (
-            self.pkg.root != "<memory>"
-            and fm.name != folder
-            and all(f != "name" for f, _ in problems)
-        ):
-            problems.append(("name", f"differs from the folder name {folder!r}"))
-        for fieldname, problem in problems:
-            line, col = yamlio.locate(node if isinstance(node, yaml.Node) else None, [fieldname])
-            at = (line + 2, col + 1) if fieldname != "license" else (1, 1)
-            msg = f"frontmatter {fieldname} {problem} (Agent Skills spec)"
-            self.add("SK005", "warning", SKILL_MD, *at, msg, "fine to keep; fix when you can")
+    def spec(self) -> list[SpecProblem]:
+        """SK001/SK005/SK006/SK007: every problem the spec's reference validator reports."""
+        raw = self.pkg.files[SKILL_MD]
+        # the validator reads the file as UTF-8 text with universal newlines, BOM kept
+        text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+        problems = spec_problems(text, self.folder, strict=self.strict)
+        for p in problems:
+            code = _SPEC_CODES.get(p.reason, "SK005")
+            self.findings.append(
+                Finding(
+                    code=code,
+                    severity=p.severity,
+                    file=self.pkg.display_path(SKILL_MD),
+                    line=p.line,
+                    col=p.col,
+                    message=p.message + ("" if code == "SK001" else " (Agent Skills spec)"),
+                    hint=p.hint,
+                    field=p.field,
+                    reason=p.reason,
+                )
+            )
+        return problems
+
+    def _texts(self) -> dict[str, str]:
+        """Every file of the package that decodes as UTF-8 text."""
+        out: dict[str, str] = {}
+        for rel, data in self.pkg.files.items():
+            if b"\0" in data[:8192]:
+                continue
+            try:
+                out[rel] = data.decode("utf-8-sig")
+            except UnicodeDecodeError:
+                continue
+        return out
+
+    def references(self) -> None:
+        """SK050 broken links and anchors, SK051 unreachable files, SK052 scripts."""
+        texts = self._texts()
+        docs = [
+            rel
+            for rel in texts
+            if rel == SKILL_MD or is_loadable_doc(rel) or is_on_demand_file(rel)
+        ]
+        md = {rel: anchors(texts[rel]) for rel in docs if rel.lower().endswith(MD_SUFFIXES)}
+        for rel in sorted(docs):
+            for link in links(rel, texts[rel]):
+                problem = link_problem(link, rel, self.pkg.files, md)
+                if problem is not None:
+                    self.add(
+                        "SK050",
+                        "warning",
+                        rel,
+                        link.line,
+                        link.col,
+                        problem,
+                        "fix the path or the #anchor (GitHub heading slug), or drop the link",
+                    )
+        # what SKILL.md leads to, through links and names, transitively
+        candidates = [r for r in self.pkg.bundled_files() if may_be_orphan(r)]
+        dirs = {r.rsplit("/", 1)[0] + "/" for r in candidates if "/" in r}
+        reached: set[str] = set()
+        frontier = [r for r in texts if r == SKILL_MD or is_skillci_owned(r)]
+        seen = set(frontier)
+        while frontier:
+            rel = frontier.pop()
+            text = texts.get(rel, "")
+            targets = {lk.path for lk in links(rel, text)} if rel in docs else set()
+            hit_dirs = {
+                d
+                for d in dirs
+                if d.rstrip("/") in targets
+                or re.search(re.escape(d) + r"(?![\w.-])", text) is not None
+            }
+            for cand in candidates:
+                if cand in reached or cand == rel:
+                    continue
+                if (
+                    cand in targets
+                    or any(cand.startswith(d) for d in hit_dirs)
+                    or mentioned(cand, text)
+                ):
+                    reached.add(cand)
+                    if cand not in seen:
+                        seen.add(cand)
+                        frontier.append(cand)
+        for rel in candidates:
+            if rel not in reached:
+                self.add(
+                    "SK051",
+                    "warning",
+                    rel,
+                    1,
+                    1,
+                    f"{rel} is bundled but nothing in the skill links to it or names it",
+                    "link it from SKILL.md where it is needed, or delete it",
+                )
+        for rel in self.pkg.bundled_files():
+            if is_script(rel):
+                problem = script_problem(
+                    rel,
+                    self.pkg.files[rel],
+                    rel in self.pkg.executable,
+                    self.modes_known,
+                    run_directly(rel, {d: texts[d] for d in docs}),
+                )
+                if problem is not None:
+                    self.add(
+                        "SK052",
+                        "warning",
+                        rel,
+                        1,
+                        1,
+                        f"{rel} {problem}",
+                        "start it with #!/usr/bin/env <interpreter> and chmod +x it, or "
+                        "tell the agent to run it with its interpreter",
+                    )
 
     def vague(self, rel: str, text: str, base_line: int) -> None:
         # The publisher's own prose of an imported skill gets warnings; text skillci
         # manages (a native package, rules, skillci/ docs) gets errors (docs/design/141).
+        # A plain skill (no skillci.yaml) is all publisher's prose too.
         origin = None
+        plain = MANIFEST not in self.pkg.files
         with contextlib.suppress(SkillciError):
-            origin = self.pkg.manifest.origin if MANIFEST in self.pkg.files else None
-        own = origin is not None and not is_skillci_owned(rel)
+            origin = None if plain else self.pkg.manifest.origin
+        own = (plain or origin is not None) and not is_skillci_owned(rel)
         for start, _end, phrase, suggestion in find_vague_instructions(text):
             line, col = _line_col(text, start, base_line)
             self.add(
@@ -520,6 +675,21 @@ class _Linter:
                     f"{f.path} renders to {f.tokens} tokens, over token_budget.per_workflow {b.per_workflow} by {f.tokens - b.per_workflow}",
                     "split the file or move rules elsewhere",
                 )
+        window = manifest.target_runtime.context_window
+        largest = max((f.tokens for f in rendered.files if f.kind == "on_demand"), default=0)
+        at_once = rendered.bootstrap_tokens + largest
+        if window is not None and at_once > window * CONTEXT_SHARE:
+            self.add(
+                "SK023",
+                "error",
+                SKILL_MD,
+                1,
+                1,
+                f"bootstrap + largest on-demand file is {at_once} tokens, over "
+                f"{CONTEXT_SHARE:.0%} of target_runtime.context_window {window} "
+                f"({int(window * CONTEXT_SHARE)})",
+                "the task, tools and conversation need the rest: move or split content",
+            )
         if rendered.total_tokens > b.max_total:
             self.add(
                 "SK022",
@@ -532,9 +702,23 @@ class _Linter:
             )
 
 
-def lint(pkg: SkillPackage) -> LintReport:
-    """Lint a package; never raises for problems in the package's own files."""
-    return LintReport(package=pkg.root, findings=_Linter(pkg).run())
+def lint(
+    pkg: SkillPackage,
+    *,
+    strict: bool = False,
+    folder: str | None = None,
+    modes_known: bool = False,
+) -> LintReport:
+    """Lint a package; never raises for problems in the package's own files.
+
+    ``strict``: what the Agent Skills spec's validator refuses and harnesses read (SK006,
+    SK007) is an error too. ``folder``: the name of the directory the skill is installed
+    in; when given, SKILL.md's name must equal it (harnesses find skills by folder).
+    ``modes_known``: ``pkg.executable`` was read from disk, so a script's missing
+    executable bit is a finding (a package read from git or memory does not know).
+    """
+    linter = _Linter(pkg, strict=strict, folder=folder, modes_known=modes_known)
+    return LintReport(package=pkg.root, findings=linter.run())
 
 
 def iter_codes() -> Iterator[str]:

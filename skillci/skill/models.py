@@ -303,13 +303,13 @@ class RuleFile(_Model):
 class SkillFrontmatter(_Model):
     """SKILL.md YAML frontmatter, as real skills write it.
 
-    Only what skillci needs is enforced (a non-empty name and a description string); the
-    Agent Skills spec limits (name pattern, 1,024-char description, no angle brackets, a
-    licence) are lint warnings (SK005), so a published skill that breaks them imports.
+    Only what skillci needs is enforced (a non-empty name and a description string), so a
+    published skill that breaks the Agent Skills spec imports; lint reports the spec's
+    rules as its reference validator reads them (skillci.skill.spec, SK005-SK007).
     """
 
     name: str = Field(description="Spec: lowercase letters, digits, single hyphens; <= 64 chars.")
-    description: str = Field(default="", description="Spec: <= 1024 chars, no angle brackets.")
+    description: str = Field(default="", description="Spec: required, 1-1024 chars.")
     license: str | None = None
     allowed_tools: list[str] | str | None = Field(default=None, alias="allowed-tools")
     metadata: dict[str, Any] | None = None
@@ -318,24 +318,18 @@ class SkillFrontmatter(_Model):
     @field_validator("name", mode="before")
     @classmethod
     def _name(cls, v: Any) -> Any:
+        if isinstance(v, int) and not isinstance(v, bool):
+            return str(v)  # name: 123 is the text "123" to the spec's validator
         if isinstance(v, str) and not v.strip():
             raise ValueError("must not be empty")
         return v
 
-    def spec_problems(self) -> list[tuple[str, str]]:
-        """(field, problem) for every Agent Skills spec limit this frontmatter breaks."""
-        out = []
-        if len(self.name) > 64 or not NAME_RE.match(self.name):
-            out.append(("name", "is not lowercase letters, digits and single hyphens (<= 64)"))
-        if not self.description.strip():
-            out.append(("description", "is empty"))
-        if len(self.description) > 1024:
-            out.append(("description", f"is {len(self.description)} chars; the spec says 1024"))
-        if "<" in self.description or ">" in self.description:
-            out.append(("description", "contains angle brackets"))
-        if not self.license:
-            out.append(("license", "is missing"))
-        return out
+    @property
+    def model_invocable(self) -> bool:
+        """False for ``disable-model-invocation: true`` (Claude Code): the model never loads
+        the skill by itself; only a person does (``/name``)."""
+        flag = (self.model_extra or {}).get("disable-model-invocation")
+        return not (flag is True or (isinstance(flag, str) and flag.strip().lower() == "true"))
 
 
 EVAL_LIST_FILES = ("smoke", "regression", "security")

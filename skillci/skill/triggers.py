@@ -174,15 +174,27 @@ def _clauses(pattern: re.Pattern[str], text: str) -> list[str]:
     return out
 
 
-def seed_suite(name: str, description: str, *, runs: int = 3) -> TriggerSuite:
+_NOT_INVOCABLE = "disable-model-invocation: true (only a person loads it, with /name)"
+
+
+def seed_suite(
+    name: str, description: str, *, runs: int = 3, model_invocable: bool = True
+) -> TriggerSuite:
     """A starting suite from a description: one should-trigger query per "use when …"
     clause (the description's own words, which a reviewer must rewrite as real requests),
     one should-not query per "not for …" clause, and one off-topic query. Marked as seeded
-    in ``note``: these are scaffolding, not an evaluation."""
+    in ``note``: these are scaffolding, not an evaluation. A skill the model may not load
+    (``model_invocable=False``: ``disable-model-invocation: true``) should trigger on
+    nothing: its "use when" queries are seeded as should-not."""
     queries: list[TriggerQuery] = []
     for i, clause in enumerate(_clauses(_USE_WHEN, description)[:5]):
         queries.append(
-            TriggerQuery(id=f"seed-use-{i + 1}", query=f"Help me: {clause}", should_trigger=True)
+            TriggerQuery(
+                id=f"seed-use-{i + 1}",
+                query=f"Help me: {clause}",
+                should_trigger=model_invocable,
+                near_miss=None if model_invocable else _NOT_INVOCABLE,
+            )
         )
     for i, clause in enumerate(_clauses(_NOT_FOR, description)[:3]):
         queries.append(
@@ -196,7 +208,14 @@ def seed_suite(name: str, description: str, *, runs: int = 3) -> TriggerSuite:
     if not queries:
         first = description.split(".")[0].strip()
         if first:
-            queries.append(TriggerQuery(id="seed-use-1", query=first, should_trigger=True))
+            queries.append(
+                TriggerQuery(
+                    id="seed-use-1",
+                    query=first,
+                    should_trigger=model_invocable,
+                    near_miss=None if model_invocable else _NOT_INVOCABLE,
+                )
+            )
     queries.append(
         TriggerQuery(
             id="seed-off-topic",

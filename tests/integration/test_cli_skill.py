@@ -36,7 +36,7 @@ def test_lint_bundled_clean() -> None:
 
 
 def test_lint_seeded_problem_exit_2_with_location(tmp_path: Path) -> None:
-    pkg = tmp_path / "pkg"
+    pkg = tmp_path / "repo-debugger"  # the folder a harness finds it by (Agent Skills spec)
     shutil.copytree(ROOT / "skills" / "repo-debugger", pkg)
     skill_md = pkg / "SKILL.md"
     skill_md.write_text(
@@ -125,7 +125,7 @@ def test_version_and_module_entry() -> None:
 def test_migrate_moves_an_old_layout_package_and_lint_refuses_it_before(tmp_path: Path) -> None:
     from tests.unit.skill.test_migration import legacy_files
 
-    old = tmp_path / "old"
+    old = tmp_path / "repo-debugger"
     for rel, data in legacy_files().items():
         (old / rel).parent.mkdir(parents=True, exist_ok=True)
         (old / rel).write_bytes(data)

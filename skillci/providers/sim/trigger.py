@@ -6,7 +6,8 @@ words only:
 1. Words are lowercase runs of letters and digits of 3+ characters, minus a fixed list of
    stop words (:data:`STOP`); each is reduced to a *stem*: a trailing ``ing``, ``ed``,
    ``es``, ``s`` or ``ly`` is cut (when 3+ characters remain), then the first 5 characters
-   are kept (``debugging`` -> ``debug``, ``tests`` -> ``test``).
+   are kept (``debugging`` -> ``debug``, ``tests`` -> ``test``). A run of Chinese,
+   Japanese or Korean characters adds each pair of neighbouring characters as a stem.
 2. A skill's *positive* stems are those of its name (split on ``-``) and of its description;
    its *excluded* stems are those in an exclusion clause: from ``not for``, ``do not use``,
    ``don't use`` or ``never use`` to the end of that sentence. Excluded stems are not positive.
@@ -37,6 +38,7 @@ _STOP_TEXT = """
 """
 STOP = frozenset(_STOP_TEXT.split())
 _WORD = re.compile(r"[a-z0-9]+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 _EXCLUDE = re.compile(r"\b(?:not for|do not use|don't use|never use)\b([^.;!?\n]*)", re.IGNORECASE)
 
 
@@ -48,10 +50,21 @@ def stem(word: str) -> str:
     return word[:5]
 
 
+_STOP_STEMS = frozenset(stem(s) for s in STOP)
+
+
 def stems(text: str) -> set[str]:
-    return {stem(w) for w in _WORD.findall(text.lower().replace("'", "")) if len(w) >= 3} - {
-        stem(s) for s in STOP
-    }
+    latin = {stem(w) for w in _WORD.findall(text.lower().replace("'", "")) if len(w) >= 3}
+    return (latin - _STOP_STEMS) | cjk_bigrams(text)
+
+
+def cjk_bigrams(text: str) -> set[str]:
+    """Chinese, Japanese and Korean have no spaces between words: each run of their
+    characters counts as its character pairs (``调试代码`` -> 调试, 试代, 代码)."""
+    out: set[str] = set()
+    for run in _CJK.findall(text):
+        out |= {run[i : i + 2] for i in range(len(run) - 1)}
+    return out
 
 
 def skill_stems(entry: CatalogueEntry) -> tuple[set[str], set[str]]:

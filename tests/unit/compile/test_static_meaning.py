@@ -110,3 +110,28 @@ def test_the_report_lists_what_was_left_for_a_person() -> None:
     )
     md = static_markdown(compile_static(pkg, profile).report)
     assert "## Left for a person\n\n- SKILL.md § Rules: vague 'use the appropriate tools" in md
+
+
+def test_constraints_in_any_case_or_language_stages_and_link_targets_stay() -> None:
+    long = "This part reads many inputs and writes many outputs. " * 40
+    body = (
+        f"## When NOT to use\n\n{long}\n\nDo not use it on binary files.\n\n"
+        f"## Guardrails\n\n{long}\n\n"
+        f"## 하지 말 것\n\n{long}\n\n"
+        f"## Phase 6a: deploy\n\n{long}\n\n"
+        "## Criteria\n\nSee [Success Criteria](#success-criteria) before you stop.\n\n"
+        f"## Success Criteria\n\n{long}\n\n"
+        f"## Background notes\n\n{long}\n\nwe never tested old versions; you must not care.\n\n"
+    )
+    moved, boot = _moved(_big_skill(body))
+    assert any("'Appendix'" in m for m in moved)  # the budget does force moves
+    for title in (
+        "When NOT to use",
+        "Guardrails",
+        "하지 말 것",
+        "Phase 6a: deploy",
+        "Success Criteria",
+        "Background notes",
+    ):
+        assert not any(f"'{title}'" in m for m in moved), title
+        assert f"## {title}" in boot

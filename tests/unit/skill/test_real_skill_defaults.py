@@ -18,27 +18,30 @@ def _plain(frontmatter: str, body: str = "# Skill\n\nRun the tests.\n") -> dict[
     return {"SKILL.md": f"---\n{frontmatter}---\n{body}".encode()}
 
 
-def test_spec_violations_import_with_warnings_not_errors() -> None:
+def test_spec_violations_import_and_lint_says_who_they_break() -> None:
     long = "Converts files. " * 67  # 1,072 chars, like a published skill's description
     files = _plain(f"name: PDF Tools\ndescription: {long}<b>\n")
     files["examples/sample.json"] = b'{"a": 1}\n'  # a skill's own examples/ folder
     pkg = import_plain(files, source="vendor/pdf-tools")
     assert pkg.manifest.name == "pdf-tools"
     assert export_plain(pkg) == files
-    report = lint(pkg)
-    assert report.errors == 0
-    sk005 = [(f.line, f.message) for f in report.findings if f.code == "SK005"]
-    assert [line for line, _ in sk005] == [1, 2, 3, 3]
-    assert any("chars; the spec says 1024" in m for _, m in sk005) and any(
-        "license" in m for _, m in sk005
-    )
+    spec = [
+        (f.line, f.field, f.reason, f.severity) for f in lint(pkg).findings if f.code == "SK005"
+    ]
+    # harnesses refuse both: errors; no "license is missing" (the spec makes it optional)
+    assert spec == [
+        (2, "name", "uppercase", "error"),
+        (2, "name", "invalid-chars", "error"),
+        (3, "description", "too-long", "error"),
+    ]
 
 
-def test_name_differing_from_the_folder_is_a_warning() -> None:
-    files = _plain("name: other-name\ndescription: d\nlicense: MIT\n")
+def test_name_differing_from_the_folder_is_an_error() -> None:
+    files = _plain("name: other-name\ndescription: d\n")
     pkg = import_plain(files, source="skills/my-skill")
-    (f,) = lint(pkg).findings
-    assert (f.code, f.severity, f.line) == ("SK005", "warning", 2)
+    assert lint(pkg).findings == []  # lint was not told where the skill is installed
+    (f,) = lint(pkg, folder="my-skill").findings
+    assert (f.code, f.severity, f.line) == ("SK005", "error", 2)
     assert "'my-skill'" in f.message
 
 

@@ -82,6 +82,19 @@ def test_seeded_suite_uses_the_description_clauses() -> None:
     assert seed_suite("x", "Lint YAML files.").queries[0].query == "Lint YAML files"
 
 
+def test_a_skill_the_model_may_not_load_should_trigger_on_nothing() -> None:
+    from skillci.skill.models import SkillFrontmatter
+
+    fm = SkillFrontmatter.model_validate(
+        {"name": "deploy", "description": "d", "disable-model-invocation": True}
+    )
+    assert not fm.model_invocable
+    assert SkillFrontmatter.model_validate({"name": "x", "description": "d"}).model_invocable
+    s = seed_suite("deploy", "Use when the user asks to deploy.", model_invocable=False)
+    assert s.queries and not [q for q in s.queries if q.should_trigger]
+    assert any(q.near_miss and "disable-model-invocation" in q.near_miss for q in s.queries)
+
+
 @pytest.mark.parametrize("harness", ["builtin", "folder"])
 def test_catalogue_round_trips_in_each_presentation(harness: str) -> None:
     prompt = render_catalogue(list(reversed(ENTRIES)), harness)  # type: ignore[arg-type]
@@ -103,3 +116,16 @@ def test_choice_is_the_first_catalogue_name_in_the_answer() -> None:
     assert parse_choice("None", names) is None
     assert parse_choice("", names) is None
     assert parse_choice("pdfs are nice", names) is None
+
+
+def test_choice_declining_or_negated_is_none_and_paraphrased_names_match() -> None:
+    names = ["pdf", "repo-debugger", "repo"]
+    declined = "None of these fit; repo-debugger is for CI failures, not this."
+    assert parse_choice(declined, names) is None
+    assert parse_choice("No skill: pdf would be wrong here", names) is None
+    assert parse_choice("repo-debugger is not for this; pdf fits", names) == "pdf"
+    assert parse_choice("I'd use the repo debugger skill", names) == "repo-debugger"
+    assert parse_choice("I'd use the repo debugger skill", list(reversed(names))) == (
+        "repo-debugger"
+    )
+    assert parse_choice("I wouldn't load pdf", names) is None

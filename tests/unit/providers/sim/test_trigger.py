@@ -46,3 +46,12 @@ def test_the_sim_answers_a_catalogue_prompt_with_a_name_and_ignores_the_seed() -
     msgs[1]["content"] = "a poem about autumn"
     assert respond("sim/student", msgs, {})["choices"][0]["message"]["content"] == "none"
     assert trigger_answer([{"role": "system", "content": "You are an agent."}]) is None
+
+
+def test_cjk_text_is_read_as_character_pairs() -> None:
+    assert stems("调试代码") == {"调试", "试代", "代码"}
+    zh = CatalogueEntry(name="zh-debug", description="调试失败的测试用例，修复代码。")
+    ja = CatalogueEntry(name="ja-review", description="コードレビューを行います。")
+    assert choose("帮我调试这个失败的测试", [PDF, zh, ja]) == "zh-debug"
+    assert choose("このコードをレビューして", [PDF, zh, ja]) == "ja-review"
+    assert choose("今天天气怎么样", [PDF, zh, ja]) is None
