@@ -71,7 +71,10 @@ _MENTION_MARK = re.compile(
 _QUOTES = re.compile(
     r"`[^`\n]{1,200}`|\"[^\"\n]{1,300}\"|'[^'\n]{3,300}'|“[^”\n]{1,300}”|‘[^’\n]{3,300}’"
 )
-_NEAR_NEG = re.compile(rf"\b{_NEG}\s+(?:\w+\s+)?$")
+#: a negation right before the verb, also across "or" ("never print or copy"; "and" may start a new order)
+_NEAR_NEG = re.compile(rf"\b{_NEG}\s+(?:\w+\s+)?(?:(?:or|nor)\s+)?$")
+#: "stop without editing tests": the action is what is *not* done
+_WITHOUT = re.compile(r"\bwithout\s+(?:\w+\s+)?$")
 _PASSIVE = re.compile(r"\b(?:is|are|was|were|be|been|being|gets|get)\s+(?:\w+ly\s+)?$")
 
 
@@ -162,6 +165,8 @@ def governs(clauses: list[Clause], raw: str, start: int, *, self_negated: bool =
         return False  # after a comma a new verb phrase starts ("don't ask, just push")
     if not self_negated and _NEAR_NEG.search(before.rsplit(",", 1)[-1]):
         return False  # "agents that never push": a negation right before the verb
+    if not self_negated and _WITHOUT.search(before):
+        return False
     return not _PASSIVE.search(before)
 
 

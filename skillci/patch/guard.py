@@ -170,6 +170,13 @@ def _joined(parts: Sequence[PatchText], sep: str) -> tuple[str, list[int]]:
     return sep.join(chunks), starts
 
 
+def _within_one(parts: Sequence[PatchText], starts: list[int], s: int, e: int) -> bool:
+    """The hit lies inside one part, which was scanned on its own and cleared: a match the
+    joining made (a glued text loses the clause boundary that said "never …") is not a
+    split payload."""
+    return any(st <= s and e <= st + len(p.text) for st, p in zip(starts, parts, strict=True))
+
+
 def _joined_field(parts: Sequence[PatchText], starts: list[int], s: int, e: int) -> str:
     idx = [i for i, st in enumerate(starts) if st < e and s < st + len(parts[i].text) + 1] or [0]
     first, last = parts[idx[0]].field, parts[idx[-1]].field
@@ -215,7 +222,7 @@ def scan_content(patch: Patch, config: GuardConfig) -> list[Finding]:
                 detectors.scan_text(joined, allow) if sep else detectors.scan_glued(joined, allow)
             )
             for h in hits:
-                if (key, h.code) in seen:
+                if (key, h.code) in seen or _within_one(parts, starts, h.start, h.end):
                     continue
                 seen.add((key, h.code))
                 field = _joined_field(parts, starts, h.start, h.end)
