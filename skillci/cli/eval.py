@@ -11,14 +11,14 @@ import typer
 from rich.live import Live
 from rich.table import Table
 
-from skillci.cli.choices import Role, Sandbox
+from skillci.cli.choices import Rerun, Role, Sandbox
 from skillci.cli.options import JUDGE_HELP
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
 from skillci.flows.evalrun import EvalRequest, agent_names, cached, plan_eval, run_eval
 from skillci.providers.budget import Budget
 from skillci.runners.base import SandboxMode
-from skillci.runners.outcome import EvalResult, TrialRun
+from skillci.runners.outcome import EvalResult, TrialRun, first_error
 
 app = typer.Typer(help="Run evaluation suites.", no_args_is_help=True)
 
@@ -163,6 +163,12 @@ def run_cmd(
     ),
     keep_workspace: bool = typer.Option(False, "--keep-workspace", help="Keep trial workspaces."),
     judge: str = typer.Option(None, "--judge", help=JUDGE_HELP),
+    rerun: Rerun = typer.Option(
+        "errors",
+        "--rerun",
+        help="errors: reuse complete trials, re-run failed measurements (the default); "
+        "all: re-run every trial.",
+    ),
     home: Path = typer.Option(None, "--home", help="State dir (default: <repo>/.skillci)."),
     root: Path = typer.Option(Path("."), "--root", help="Repo root holding evals/."),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the trials; run nothing."),
@@ -189,6 +195,7 @@ def run_cmd(
         cache_responses=cache_responses,
         keep_workspace=keep_workspace,
         judge=judge,
+        rerun=rerun,
         trial_budget=Budget(max_usd=trial_max_usd, max_tokens=trial_max_tokens),
         command_budget=Budget(max_usd=max_usd, max_tokens=max_tokens, max_calls=max_calls),
         home=(home or default_home(root.resolve())).resolve(),
@@ -196,7 +203,12 @@ def run_cmd(
     if dry_run:
         specs = plan_eval(req)
         rows = [
-            {"task": s.task.id, "repeat": s.repeat_index, "seed": s.seed, "cached": cached(s)}
+            {
+                "task": s.task.id,
+                "repeat": s.repeat_index,
+                "seed": s.seed,
+                "cached": rerun != "all" and cached(s),
+            }
             for s in specs
         ]
         if json_out:
@@ -219,7 +231,23 @@ def run_cmd(
         emit_json(result)
     else:
         render_summary(result)
-    return int(ExitCode.EXTERNAL if result.errors else ExitCode.OK)
+    return measurement_errors(result)
+
+
+def measurement_errors(result: EvalResult) -> int:
+    """Exit 4 with the first cause on one line when trials failed to measure (a model
+    route, sandbox or verifier failed: no verdict, nothing cached; docs/design/300)."""
+    cause = first_error(result)
+    if cause is None:
+        return int(ExitCode.OK)
+    err_console.print(
+        f"error: {result.errors} trial(s) measured nothing (not the skill's failure); "
+        f"first: {cause} (hint: fix the cause and re-run: failed trials are not cached)",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+    return int(ExitCode.EXTERNAL)
 
 
 @app.command("regrade")

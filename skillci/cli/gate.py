@@ -55,12 +55,42 @@ def progress_printer(json_out: bool):  # type: ignore[no-untyped-def]
 
 
 def print_report(report: GateReport, json_out: bool) -> int:
+    print_student(report)
     if json_out:
         emit_json(report)
     else:
         console.print(render_markdown(report, marker=False), markup=False)
     for w in report.warnings:  # environment_unsupported trials: also on stderr, in --json too
         err_console.print(f"[bold yellow]warning:[/bold yellow] {w}", highlight=False)
+    return verdict_exit(report)
+
+
+def print_student(report: GateReport) -> None:
+    """Which student the gate ran, and why (stderr: never a silent default)."""
+    source = report.config.get("student_source")
+    err_console.print(
+        f"student: {report.student}" + (f" ({source})" if source else ""),
+        highlight=False,
+        markup=False,
+    )
+
+
+def verdict_exit(report: GateReport) -> int:
+    """The gate command's exit code: 4 with the first cause on one line when trials
+    measured nothing (a model route, sandbox or verifier failed: docs/design/300), else
+    the verdict's."""
+    errors = report.config.get("measurement_errors")
+    if isinstance(errors, dict) and errors:
+        counts = ", ".join(f"{side} {len(lines)}" for side, lines in errors.items())
+        first = next(iter(errors.values()))[0]
+        err_console.print(
+            f"error: trials measured nothing ({counts}; left out of the verdict); first: "
+            f"{first} (hint: fix the cause and re-run: failed trials are not cached)",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+        return int(ExitCode.EXTERNAL)
     return int(ExitCode.of_verdict(report.verdict))
 
 
@@ -74,7 +104,7 @@ def gate_cmd(
     head: HeadOpt = "HEAD",
     suites: SuitesOpt = "",
     repeat: RepeatOpt = 3,
-    model: ModelOpt = "sim/student",
+    model: ModelOpt = None,
     teacher: TeacherOpt = None,
     parallel: ParallelOpt = 2,
     no_sequential: NoSeqOpt = False,

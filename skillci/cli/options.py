@@ -55,7 +55,14 @@ SuitesOpt = Annotated[
     ),
 ]
 RepeatOpt = Annotated[int, typer.Option("--repeat", min=1, help="Repeats per task (max rounds).")]
-ModelOpt = Annotated[str, typer.Option("--model", help="Student route.")]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="Student route (default: the one the PR's proposal was made for, else the "
+        "skill's target_runtime.model, else sim/student; the choice is printed).",
+    ),
+]
 TeacherOpt = Annotated[
     str | None,
     typer.Option(
@@ -83,7 +90,7 @@ def gate_from_flags(
     repo: Path,
     *,
     suites: str,
-    model: str,
+    model: str | None,
     no_sequential: bool,
     no_impact: bool,
     same: str | None,

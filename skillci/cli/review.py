@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from skillci.cli.choices import Forge
-from skillci.cli.gate import progress_printer
+from skillci.cli.gate import print_student, progress_printer, verdict_exit
 from skillci.cli.options import (
     ForgeOpt,
     JsonOpt,
@@ -23,7 +23,7 @@ from skillci.cli.options import (
 from skillci.cli.output import console, emit_json, to_jsonable
 from skillci.errors import ExitCode, InvalidInputError
 from skillci.flows.context import RepoContext
-from skillci.flows.gate import GateOptions
+from skillci.flows.gate import DEFAULT_STUDENT, GateOptions
 from skillci.gate.trust import GATE_WORKFLOW_PATH
 from skillci.runners.policy import use_policy
 
@@ -36,7 +36,7 @@ def review_cmd(
         None, "--pr", help="Pull request number (with --from-shards: default from the event)."
     ),
     repeat: RepeatOpt = 3,
-    model: ModelOpt = "sim/student",
+    model: ModelOpt = None,
     teacher: TeacherOpt = None,
     suites: SuitesOpt = "",
     parallel: ParallelOpt = 2,
@@ -84,7 +84,8 @@ def review_cmd(
             head="",
             suites=split_csv(suites),
             repeat=repeat,
-            student=model,
+            student=model or DEFAULT_STUDENT,
+            student_source="--model" if model else "",
             teacher=teacher,
         )
         return _post_verified(
@@ -112,9 +113,10 @@ def review_cmd(
 
     set_output("verdict", report.verdict)
     set_output("gate_id", report.gate_id)
+    print_student(report)
     if json_out:
         emit_json({**to_jsonable(report), "forge": to_jsonable(ctx.forge_choice)})
-        return int(ExitCode.of_verdict(report.verdict))
+        return verdict_exit(report)
     console.print(
         f"PR #{pr}: {report.verdict} (gate {report.gate_id}, forge {ctx.forge_choice.kind})"
         + ("" if not dry_run else " — dry run, nothing posted"),
@@ -127,7 +129,7 @@ def review_cmd(
         markup=False,
         highlight=False,
     )
-    return int(ExitCode.of_verdict(report.verdict))
+    return verdict_exit(report)
 
 
 def _post_verified(

@@ -32,6 +32,8 @@ from skillci.gate.impact import ImpactSelection, changed_files, changed_sections
 from skillci.gate.metrics import Side, compute_metrics
 from skillci.gate.outcomes import (
     comparable,
+    error_warnings,
+    errored,
     loaded_files,
     reward_hack_warnings,
     to_outcome,
@@ -60,6 +62,8 @@ from skillci.trace.store import TraceStore
 
 GATE_BLOB = "gate-report"
 DEFAULT_SUITES = ("validation", "regression", "security")
+#: The student when neither ``--model``, the PR's proposal nor the skill names one.
+DEFAULT_STUDENT = "sim/student"
 Progress = Callable[[TrialRun], None]
 
 
@@ -73,7 +77,10 @@ class GateOptions:
     head: str
     suites: tuple[str, ...] = DEFAULT_SUITES
     repeat: int = 3
-    student: str = "sim/student"
+    student: str = DEFAULT_STUDENT
+    #: why this student (:func:`resolve_student`): ``--model``, the PR's proposal, the
+    #: skill's ``target_runtime.model``, or the default
+    student_source: str = ""
     parallel: int = 2
     sequential: bool = True
     impact: bool = True
@@ -94,18 +101,42 @@ def gate_options(
     base: str,
     head: str,
     suites: tuple[str, ...] = (),
+    student: str | None = None,
+    student_source: str = "",
     **rest: Any,
 ) -> GateOptions:
     """The gate's options for ``base..head``: ``skill`` ``""`` or ``"auto"`` is the one skill
     base..head changes (or the repository's only one); no ``suites`` means what the skill's
-    metadata at ``head`` asks for (:func:`suites_for`). ``rest``: the other
-    :class:`GateOptions` fields."""
+    metadata at ``head`` asks for (:func:`suites_for`); no ``student`` the one the skill at
+    ``head`` targets (:func:`resolve_student`). ``rest``: the other :class:`GateOptions`
+    fields."""
     if not skill or skill == "auto":
         from skillci.flows.skills import changed_skill
 
         skill = changed_skill(ctx, base, head)
+    if student is None:
+        student, student_source = resolve_student(ctx, skill, head)
     return GateOptions(
-        skill=skill, base=base, head=head, suites=suites or suites_for(ctx, skill, head), **rest
+        skill=skill,
+        base=base,
+        head=head,
+        suites=suites or suites_for(ctx, skill, head),
+        student=student,
+        student_source=student_source or "--model",
+        **rest,
+    )
+
+
+def resolve_student(ctx: RepoContext, skill: str, ref: str) -> tuple[str, str]:
+    """The student route for ``skill`` at ``ref`` and why: its manifest's
+    ``target_runtime.model``, else :data:`DEFAULT_STUDENT` (said so: never silently)."""
+    skill_dir = ctx.skill_dir(skill)
+    sha = ctx.git.rev(ref) or ref
+    target = ctx.package_at(sha, skill_dir, label=ref).manifest.target_runtime.model
+    if target:
+        return target, f"target_runtime.model in {skill_dir}/skillci.yaml"
+    return DEFAULT_STUDENT, (
+        f"default: no --model, no proposal and no target_runtime.model in {skill_dir}/skillci.yaml"
     )
 
 
@@ -223,6 +254,8 @@ class _Runner:
         self.ran = 0
         self.cached = 0
         self.model_calls = 0
+        #: ``task #repeat: cause`` of trials whose runner failed (no record to show it)
+        self.errors: list[str] = []
         #: (spec, outcome) of every trial asked for, when a caller wants them (shards)
         self.log: list[tuple[TrialSpec, TrialRun]] | None = None
 
@@ -255,6 +288,8 @@ class _Runner:
             else:
                 self.ran += 1
                 self.model_calls += o.model_calls
+            if o.state == "error":
+                self.errors.append(f"{o.task_id} #{o.repeat_index}: {o.error or 'runner failed'}")
             if o.run_id:
                 rec = self.scheduler.records.get(o.run_id)
                 records.append(rec if rec is not None else self.ctx.store.get(o.run_id))
@@ -492,6 +527,8 @@ def decide_gate(
             "sequential": opts.sequential,
             "impact": opts.impact,
             **({"teacher": opts.teacher} if opts.teacher else {}),
+            **({"student_source": opts.student_source} if opts.student_source else {}),
+            **({"measurement_errors": errors} if (errors := error_lines(runs, runner)) else {}),
             "wall_time_sec": round(time.monotonic() - t0, 3),
             **(config or {}),
         },
@@ -589,7 +626,25 @@ def _warnings(runs: list[_SuiteRun]) -> list[str]:
     recs = [
         r for run in runs for recs in (run.base, run.head, *run.references.values()) for r in recs
     ]
-    return unsupported_warnings(recs) + reward_hack_warnings(recs)
+    return error_warnings(recs) + unsupported_warnings(recs) + reward_hack_warnings(recs)
+
+
+def error_lines(runs: list[_SuiteRun], runner: TrialSource) -> dict[str, list[str]]:
+    """Per side (base, head, teacher, baseline), one line per failed measurement
+    (``task #repeat: cause``): trials left out of every metric (docs/design/300)."""
+    from skillci.runners.scheduler import error_cause
+
+    out: dict[str, list[str]] = {}
+    for run in runs:
+        sides = [("base", run.base), ("head", run.head), *run.references.items()]
+        for side, recs in sides:
+            for r in errored(recs):
+                out.setdefault(side, []).append(
+                    f"{r.task_id} #{r.repeat_index}: {error_cause(r) or r.evaluation.state.value}"
+                )
+    for line in getattr(runner, "errors", []):  # runner failures: no record at all
+        out.setdefault("unknown", []).append(line)
+    return out
 
 
 def keep_report(ctx: RepoContext, report: GateReport) -> None:
