@@ -11,6 +11,7 @@ import typer
 from skillci.cli.choices import TriggerMode
 from skillci.cli.options import (
     BaseOpt,
+    GateRerunOpt,
     HeadOpt,
     JsonOpt,
     ModelOpt,
@@ -117,10 +118,12 @@ def gate_cmd(
         "--triggers",
         help="Trigger check: auto (when name/description changed), always or never.",
     ),
+    rerun: GateRerunOpt = "errors",
     json_out: JsonOpt = False,
     sandbox: SandboxOpt = None,
 ) -> int:
-    """Re-run the student on base and head; accept (exit 0) or reject (exit 1).
+    """Re-run the student on base and head; accept (exit 0) or reject (exit 1); exit 4 when
+    trials measured nothing (a model route, sandbox or verifier failed).
 
     Under GitHub Actions also writes ``verdict=`` and ``gate_id=`` to $GITHUB_OUTPUT."""
     use_policy(sandbox)
@@ -138,6 +141,7 @@ def gate_cmd(
         same=task,
         teacher=teacher,
         triggers=triggers,
+        rerun=rerun,
     )
     report = run_gate(ctx, opts, progress=progress_printer(json_out))
     from skillci.forge.actions import set_output

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from skillci.cli.choices import Forge, SandboxPolicy
+from skillci.cli.choices import Forge, GateRerun, SandboxPolicy
 
 if TYPE_CHECKING:
     from skillci.flows.context import RepoContext
@@ -55,6 +55,15 @@ SuitesOpt = Annotated[
     ),
 ]
 RepeatOpt = Annotated[int, typer.Option("--repeat", min=1, help="Repeats per task (max rounds).")]
+GateRerunOpt = Annotated[
+    GateRerun,
+    typer.Option(
+        "--rerun",
+        help="errors: reuse complete trials, re-run failed measurements (the default; a base "
+        "side that is not comparable with head is re-run once by itself); base: re-run "
+        "every base trial; all: re-run every trial.",
+    ),
+]
 ModelOpt = Annotated[
     str | None,
     typer.Option(

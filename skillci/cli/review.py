@@ -10,6 +10,7 @@ from skillci.cli.choices import Forge
 from skillci.cli.gate import print_student, progress_printer, verdict_exit
 from skillci.cli.options import (
     ForgeOpt,
+    GateRerunOpt,
     JsonOpt,
     ModelOpt,
     ParallelOpt,
@@ -62,6 +63,7 @@ def review_cmd(
     ),
     out: Path | None = typer.Option(None, "--out", help="Also write the GateReport JSON here."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Run the gate; post nothing."),
+    rerun: GateRerunOpt = "errors",
     json_out: JsonOpt = False,
     sandbox: SandboxOpt = None,
 ) -> int:
@@ -104,6 +106,7 @@ def review_cmd(
         post=not dry_run,
         progress=progress_printer(json_out),
         teacher=teacher,
+        rerun=rerun,
     )
     if out is not None:
         from skillci.fsutil import atomic_write_text

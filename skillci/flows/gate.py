@@ -9,13 +9,14 @@ base manifest's ``release_gate``. Keep: the GateReport in the trace store.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from skillci.errors import InvalidInputError
 from skillci.flows.context import RepoContext, task_hash_memo, token_counts
@@ -31,6 +32,8 @@ from skillci.gate.flaky import FlakyHistory, flaky_from_history
 from skillci.gate.impact import ImpactSelection, changed_files, changed_sections, select_tasks
 from skillci.gate.metrics import Side, compute_metrics
 from skillci.gate.outcomes import (
+    RERUN_BASE_HINT,
+    comparability,
     comparable,
     error_warnings,
     errored,
@@ -65,6 +68,7 @@ DEFAULT_SUITES = ("validation", "regression", "security")
 #: The student when neither ``--model``, the PR's proposal nor the skill names one.
 DEFAULT_STUDENT = "sim/student"
 Progress = Callable[[TrialRun], None]
+GateRerun = Literal["errors", "base", "all"]
 
 
 @dataclass(kw_only=True)
@@ -92,6 +96,9 @@ class GateOptions:
     #: teacher route: also run the teacher and the student without any skill on every
     #: suite, so the report has the gap closure rate and teacher trajectories (None: skip)
     teacher: str | None = None
+    #: which complete trials run again (``--rerun``): ``errors`` (failed measurements, never
+    #: cached anyway), ``base`` (and every base trial: a stale side, design 303), ``all``
+    rerun: GateRerun = "errors"
 
 
 def gate_options(
@@ -214,7 +221,11 @@ class TrialSource(Protocol):
         repeats: int,
         first_repeat: int = 0,
         suite: str | None = None,
-    ) -> list[RunRecord]: ...
+        fresh: bool = False,
+    ) -> list[RunRecord]:
+        """The records of the trials; ``fresh``: run them again even when complete ones are
+        cached (``--rerun``)."""
+        ...
 
 
 def trial_specs(
@@ -269,6 +280,7 @@ class _Runner:
         repeats: int,
         first_repeat: int = 0,
         suite: str | None = None,
+        fresh: bool = False,
     ) -> list[RunRecord]:
         specs = trial_specs(
             self.ctx.state_dir,
@@ -280,7 +292,11 @@ class _Runner:
             first_repeat=first_repeat,
             suite=suite,
         )
-        result = self.scheduler.run(specs)
+        self.scheduler.rerun = "all" if fresh else "errors"
+        try:
+            result = self.scheduler.run(specs)
+        finally:
+            self.scheduler.rerun = "errors"
         records = []
         for o in result.trials:
             if o.cached:
@@ -374,6 +390,7 @@ def _run_suite(s: str, opts: GateOptions, inputs: GateInputs, runner: TrialSourc
         base.pkg.content_hash,
         repeats=opts.repeat,
         suite=s,
+        fresh=opts.rerun in ("base", "all"),
     )
     by_task: dict[str, list[RunRecord]] = {}
     for r in base_recs:
@@ -403,6 +420,7 @@ def _run_suite(s: str, opts: GateOptions, inputs: GateInputs, runner: TrialSourc
             repeats=1,
             first_repeat=rnd,
             suite=s,
+            fresh=opts.rerun == "all",
         )
         head_recs += recs
         pairs = [
@@ -425,8 +443,11 @@ def _run_suite(s: str, opts: GateOptions, inputs: GateInputs, runner: TrialSourc
             None,
             repeats=opts.repeat,
             suite=s,
+            fresh=opts.rerun == "all",
         )
-        references["baseline"] = runner.run(agent, tasks, None, None, repeats=opts.repeat, suite=s)
+        references["baseline"] = runner.run(
+            agent, tasks, None, None, repeats=opts.repeat, suite=s, fresh=opts.rerun == "all"
+        )
     reused = [r for tid in reuse for r in by_task.get(tid, [])]
     metrics = compute_metrics(suite_outcomes(base_recs, head_recs, references, reused))
     evidence = online.evidence(rerun_ids - quarantined) if rerun else None
@@ -463,6 +484,10 @@ def decide_gate(
     ``opts.base/head``)."""
     base, head = inputs.base, inputs.head
     runs = [_run_suite(s, opts, inputs, runner) for s in opts.suites]
+    stale = stale_base(runs) if opts.rerun == "errors" else []
+    if stale:  # the base trials came from another machine or harness: run them again
+        opts = dataclasses.replace(opts, rerun="base")
+        runs = [_run_suite(s, opts, inputs, runner) for s in opts.suites]
     evidence: dict[str, dict[str, list[str]]] = {}
     impact_all: ImpactSelection | None = None
     for run in runs:
@@ -528,6 +553,8 @@ def decide_gate(
             "impact": opts.impact,
             **({"teacher": opts.teacher} if opts.teacher else {}),
             **({"student_source": opts.student_source} if opts.student_source else {}),
+            **({"rerun": opts.rerun} if opts.rerun != "errors" else {}),
+            **({"reran_stale_base": stale} if stale else {}),
             **({"measurement_errors": errors} if (errors := error_lines(runs, runner)) else {}),
             "wall_time_sec": round(time.monotonic() - t0, 3),
             **(config or {}),
@@ -627,6 +654,14 @@ def _warnings(runs: list[_SuiteRun]) -> list[str]:
         r for run in runs for recs in (run.base, run.head, *run.references.values()) for r in recs
     ]
     return error_warnings(recs) + unsupported_warnings(recs) + reward_hack_warnings(recs)
+
+
+def stale_base(runs: list[_SuiteRun]) -> list[str]:
+    """The comparability breaks that re-running the base side repairs (a sandbox, harness,
+    tool schema, evaluator or model revision that differs from head's: design 303)."""
+    base = [r for run in runs for r in run.base]
+    head = [r for run in runs for r in run.head]
+    return [i for i in comparability(base, head).issues if RERUN_BASE_HINT in i]
 
 
 def error_lines(runs: list[_SuiteRun], runner: TrialSource) -> dict[str, list[str]]:

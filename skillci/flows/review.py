@@ -7,7 +7,7 @@ from filelock import FileLock
 from skillci.compile.proposal import Proposal
 from skillci.errors import SkillciError
 from skillci.flows.context import RepoContext
-from skillci.flows.gate import GateOptions, Progress, gate_options, run_gate
+from skillci.flows.gate import GateOptions, GateRerun, Progress, gate_options, run_gate
 from skillci.forge.base import APPROVED_LABEL, PRState, PullRequest
 from skillci.gate.report import render_markdown, status_line
 from skillci.gate.verdict import GateReport
@@ -25,6 +25,7 @@ def pr_gate_options(
     suites: tuple[str, ...],
     parallel: int,
     teacher: str | None = None,
+    rerun: GateRerun = "errors",
 ) -> GateOptions:
     """Gate options for a PR: its skill, base/head, the proposal's guard/same-instance, and
     the student: ``student`` (``--model``), else the one the proposal's runs used, else
@@ -65,6 +66,7 @@ def pr_gate_options(
         guard_verdict=guard_verdict,
         guard_findings=findings,
         teacher=teacher,
+        rerun=rerun,
     )
 
 
@@ -91,6 +93,7 @@ def review(
     post: bool = True,
     progress: Progress | None = None,
     teacher: str | None = None,
+    rerun: GateRerun = "errors",
 ) -> GateReport:
     # one review of a PR at a time in this state dir: a second one waits, then finds
     # the first one's trials in the cache and posts after it (never interleaved)
@@ -106,6 +109,7 @@ def review(
             post=post,
             progress=progress,
             teacher=teacher,
+            rerun=rerun,
         )
 
 
@@ -120,6 +124,7 @@ def _review(
     post: bool,
     progress: Progress | None,
     teacher: str | None,
+    rerun: GateRerun,
 ) -> GateReport:
     forge = ctx.forge
     pr = forge.refresh_head(number)
@@ -146,6 +151,7 @@ def _review(
         suites=suites,
         parallel=parallel,
         teacher=teacher,
+        rerun=rerun,
     )
     report = run_gate(ctx, opts, progress=progress)
     if post:

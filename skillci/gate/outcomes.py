@@ -21,6 +21,10 @@ ERROR_STATES = TRACE_ERROR_STATES
 
 #: The hint every environment_unsupported warning ends with.
 UNSUPPORTED_HINT = "run them with --sandbox docker"
+#: The remedy a comparability break names when running one side again repairs it.
+RERUN_BASE_HINT = "re-run the stale side: --rerun base (or --rerun all)"
+#: What differs that no re-run repairs: the task itself.
+_NOT_RERUNNABLE = frozenset({"task content", "model route"})
 
 
 def loaded_files(record: RunRecord) -> frozenset[str]:
@@ -184,6 +188,9 @@ def comparability(base: Iterable[RunRecord], head: Iterable[RunRecord]) -> Compa
         h = _identity(r)
         for k, v in h.items():
             if b[k] != v:
-                issues.append(f"{r.task_id}: {k} differs (base {b[k]!s:.40}, head {v!s:.40})")
+                remedy = "" if k in _NOT_RERUNNABLE else f"; {RERUN_BASE_HINT}"
+                issues.append(
+                    f"{r.task_id}: {k} differs (base {b[k]!s:.40}, head {v!s:.40}){remedy}"
+                )
     issues = sorted(set(issues))
     return Comparability(comparable=not issues, issues=issues)
