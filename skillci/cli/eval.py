@@ -201,26 +201,7 @@ def run_cmd(
         home=(home or default_home(root.resolve())).resolve(),
     )
     if dry_run:
-        specs = plan_eval(req)
-        rows = [
-            {
-                "task": s.task.id,
-                "repeat": s.repeat_index,
-                "seed": s.seed,
-                "cached": rerun != "all" and cached(s),
-            }
-            for s in specs
-        ]
-        if json_out:
-            emit_json(rows)
-        else:
-            for r in rows:
-                console.print(
-                    f"would {'reuse' if r['cached'] else 'run'} {r['task']} #{r['repeat']} (seed {r['seed']})"
-                )
-            n = sum(bool(r["cached"]) for r in rows)
-            console.print(f"{len(rows)} trials: {n} cached, {len(rows) - n} to run")
-        return 0
+        return _dry_run(req, json_out)
     board = TrialBoard(live=console.is_terminal and not json_out)
     if board.live:
         with Live(board, console=console, refresh_per_second=4, transient=False):
@@ -232,6 +213,29 @@ def run_cmd(
     else:
         render_summary(result)
     return measurement_errors(result)
+
+
+def _dry_run(req: EvalRequest, json_out: bool) -> int:
+    """``eval run --dry-run``: the trials, and which would be reused."""
+    rows = [
+        {
+            "task": s.task.id,
+            "repeat": s.repeat_index,
+            "seed": s.seed,
+            "cached": req.rerun != "all" and cached(s),
+        }
+        for s in plan_eval(req)
+    ]
+    if json_out:
+        emit_json(rows)
+        return 0
+    for r in rows:
+        console.print(
+            f"would {'reuse' if r['cached'] else 'run'} {r['task']} #{r['repeat']} (seed {r['seed']})"
+        )
+    n = sum(bool(r["cached"]) for r in rows)
+    console.print(f"{len(rows)} trials: {n} cached, {len(rows) - n} to run")
+    return 0
 
 
 def measurement_errors(result: EvalResult) -> int:
