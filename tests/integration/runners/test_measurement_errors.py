@@ -96,9 +96,9 @@ def test_no_key_is_an_error_not_cached_and_a_run_with_the_key_calls_the_model(
         _assert_error_trials(done, result)
         assert f"${FAKE_KEY_ENV} is not set" in done.stderr
         assert server.requests == []
+        cmd = [sys.executable, "-m", "skillci", "eval", "run", "--home", str(tmp_path / "home")]
         dry = subprocess.run(
-            [sys.executable, "-m", "skillci", "eval", "run", "--home", str(tmp_path / "home")]
-            + [*args, "--dry-run", "--json"],
+            [*cmd, *args, "--dry-run", "--json"],
             capture_output=True,
             text=True,
             env={**os.environ, "SKILLCI_PROVIDER_ROUTES": str(routes)},
