@@ -188,7 +188,7 @@ def test_model_retries_stop_at_the_trial_time_limit_and_each_is_recorded() -> No
         route = ModelRoute(model="openai/fake-student", api_base=server.base_url, timeout=30)
         client = ModelClient("fake/busy", route, max_retries=50, backoff_initial=0.2)
         seen: list[str] = []
-        deadline = time.monotonic() + 2.0
+        deadline = time.monotonic() + 5.0
         start = time.monotonic()
         with pytest.raises(ModelError, match="the trial's time limit") as err:
             client.complete(
@@ -196,7 +196,7 @@ def test_model_retries_stop_at_the_trial_time_limit_and_each_is_recorded() -> No
                 time_left=lambda: deadline - time.monotonic(),
                 on_retry=seen.append,
             )
-        assert time.monotonic() - start < 3.0  # 50 retries allowed, the trial's 2 s decide
+        assert time.monotonic() - start < 6.5  # 50 retries allowed, the trial's 5 s decide
         assert len(server.requests) == len(seen) + 1 >= 2
         assert all("HTTP 503" in line and "retrying in" in line for line in seen)
         assert f"after {len(server.requests)} attempts" in err.value.message
