@@ -53,7 +53,7 @@ from skillci.gate.verdict import (
 )
 from skillci.runners.base import AgentSpec, TrialSpec, builtin_agent, plan
 from skillci.runners.outcome import TrialRun
-from skillci.runners.scheduler import Scheduler, sandbox_kind
+from skillci.runners.scheduler import Scheduler, error_cause, sandbox_kind
 from skillci.skill.models import Manifest
 from skillci.skill.package import SkillPackage
 from skillci.skill.render import RenderedSkill, render
@@ -667,8 +667,6 @@ def stale_base(runs: list[_SuiteRun]) -> list[str]:
 def error_lines(runs: list[_SuiteRun], runner: TrialSource) -> dict[str, list[str]]:
     """Per side (base, head, teacher, baseline), one line per failed measurement
     (``task #repeat: cause``): trials left out of every metric (docs/design/300)."""
-    from skillci.runners.scheduler import error_cause
-
     out: dict[str, list[str]] = {}
     for run in runs:
         sides = [("base", run.base), ("head", run.head), *run.references.items()]
