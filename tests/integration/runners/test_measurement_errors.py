@@ -82,6 +82,7 @@ def _assert_error_trials(done: subprocess.CompletedProcess[str], result: dict[st
         assert rec.stop_reason == "model_error"
         assert rec.evaluation.verifier_exit_code is None  # the verifier never ran
         assert not (Path(t["trial_dir"]) / "logs" / "verifier" / "reward.txt").exists()
+        assert not (Path(t["trial_dir"]) / "regrade.json").exists()  # no verdict to regrade
     assert result["tasks"][0]["pass_rate"] is None  # not counted: no verdict at all
 
 
@@ -134,6 +135,7 @@ def test_a_refused_port_fails_fast_once_per_route(tmp_path: Path) -> None:
         assert rec.cost.wall_time_sec < 5, rec.cost.wall_time_sec
 
 
+@pytest.mark.slow  # > 20 s: two `eval run` commands, 38 s on 2 busy cores (2026-12-03)
 def test_a_401_is_an_error_asked_once_per_command_and_never_cached(tmp_path: Path) -> None:
     with FakeOpenAI(["unused"], status=401) as server:
         routes = _routes(tmp_path, server.base_url)
