@@ -36,7 +36,7 @@ def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return repo
 
 
-@pytest.mark.slow  # > 20 s: two gates of 2 trials, 39 s on 2 busy cores (2026-12-03)
+@pytest.mark.slow  # > 20 s on busy cores: two gates of one suite, 10-39 s measured (2026-12-03)
 def test_the_gate_runs_the_skills_student_and_exits_4_on_error_trials(
     scratch: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -47,15 +47,16 @@ def test_the_gate_runs_the_skills_student_and_exits_4_on_error_trials(
     assert rc == 4, err
     assert f"student: local/small (target_runtime.model in {MANIFEST})" in err
     (line,) = [ln for ln in err.splitlines() if ln.startswith("error:")]
-    assert "trials measured nothing (base 2; left out of the verdict)" in line
-    assert "cannot connect to" in line
     reports = RepoContext.open(scratch).store.list_blobs(GATE_BLOB)
     report = RepoContext.open(scratch).store.get_blob(GATE_BLOB, reports[0], GateReport)
     assert report.student == "local/small"
-    assert len(report.config["measurement_errors"]["base"]) == 2  # type: ignore[index]
+    n = len(report.suites[0].tasks)  # every base trial of the suite (head reuses them)
+    assert n > 0 and len(report.config["measurement_errors"]["base"]) == n  # type: ignore[index]
+    assert f"trials measured nothing (base {n}; left out of the verdict)" in line
+    assert "cannot connect to" in line
     assert any("measured nothing, excluded from the metrics" in w for w in report.warnings)
     # nothing cached: the next gate (--model given: said so) tries the route again
     rc = main([*args, "--model", "local/small"])
     err = capsys.readouterr().err
     assert rc == 4 and "student: local/small (--model)" in err
-    assert "trials measured nothing (base 2;" in err
+    assert f"trials measured nothing (base {n};" in err
