@@ -26,6 +26,7 @@ from skillci.errors import ExitCode, InvalidInputError
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import DEFAULT_STUDENT, GateOptions
 from skillci.gate.trust import GATE_WORKFLOW_PATH
+from skillci.gate.verdict import GateReport, decisive_lines
 from skillci.runners.policy import use_policy
 
 app = typer.Typer(add_completion=False)
@@ -70,7 +71,6 @@ def review_cmd(
     """Gate a PR and upsert its sticky comment and `skillci/gate` status."""
     use_policy(sandbox)
     from skillci.flows.review import review
-    from skillci.gate.verdict import decisive_lines
 
     if from_report is not None:
         raise InvalidInputError(
@@ -116,6 +116,13 @@ def review_cmd(
 
     set_output("verdict", report.verdict)
     set_output("gate_id", report.gate_id)
+    return _print_review(report, ctx, pr, repo, dry_run=dry_run, json_out=json_out)
+
+
+def _print_review(
+    report: GateReport, ctx: RepoContext, pr: int, repo: Path, *, dry_run: bool, json_out: bool
+) -> int:
+    """The review's result: the student, the verdict with its decisive checks, the exit."""
     print_student(report)
     if json_out:
         emit_json({**to_jsonable(report), "forge": to_jsonable(ctx.forge_choice)})
