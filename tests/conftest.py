@@ -229,3 +229,14 @@ def _git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def repo_debugger() -> Path:
     return ROOT / "skills" / "repo-debugger"
+
+
+@pytest.fixture(autouse=True)
+def _route_health() -> Iterator[None]:
+    """Each test is a command of its own: no route is down from an earlier test's failure
+    (:mod:`skillci.providers.health` memoises them per command, like ``main`` resets it)."""
+    from skillci.providers import health
+
+    health.reset()
+    yield
+    health.reset()

@@ -91,7 +91,8 @@ class AgentResult:
     warnings: list[str] = field(default_factory=list)
     infra_error: str | None = None
     """Set when the agent could not do its part (did not start, crashed, could not reach
-    its model): the trial is an infrastructure error, not the skill's failure."""
+    its model): the trial is an infrastructure error, not the skill's failure; the runner
+    ends it ``infra_error`` without running the verifier (docs/design/300)."""
 
     @property
     def skill_loads(self) -> int:

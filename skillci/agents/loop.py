@@ -91,7 +91,13 @@ class BuiltinAgent:
                 log.error("Timeout", "agent time limit reached")
                 break
             try:
-                answer = self.client.complete(messages, schemas, seed=ctx.seed)
+                answer = self.client.complete(
+                    messages,
+                    schemas,
+                    seed=ctx.seed,
+                    time_left=ctx.time_left,
+                    on_retry=lambda why: log.error("ModelRetry", why),
+                )
             except BudgetExceeded as exc:
                 res.stop_reason = f"budget: {exc.message}"
                 log.error("BudgetExceeded", exc.message)
@@ -100,8 +106,9 @@ class BuiltinAgent:
                 res.stop_reason = "context_window_exceeded"
                 log.error("ContextWindowExceeded", exc.message)
                 break
-            except ModelError as exc:
+            except ModelError as exc:  # the route failed, not the agent: no verdict (design 300)
                 res.stop_reason = "model_error"
+                res.infra_error = f"model error: {exc.message}"
                 log.error("ModelError", exc.message)
                 break
             cost.model_calls += 1

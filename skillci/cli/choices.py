@@ -10,6 +10,8 @@ from typing import Literal
 Sandbox = Literal["required", "auto", "none", "bwrap", "docker"]  # policy + base.SandboxMode
 SandboxPolicy = Literal["required", "auto", "none"]  # runners.policy.SandboxPolicy
 Role = Literal["student", "teacher"]  # EvalRequest.role
+Rerun = Literal["errors", "all"]  # runners.scheduler.RerunMode
+GateRerun = Literal["errors", "base", "all"]  # flows.gate.GateRerun
 Forge = Literal["local", "github"]  # forge.select.ForgeKind
 Channel = Literal["stable", "canary"]  # release.models.Channel
 Harness = Literal["folder", "builtin"]  # skill.render.HARNESSES

@@ -11,14 +11,14 @@ import typer
 from rich.live import Live
 from rich.table import Table
 
-from skillci.cli.choices import Role, Sandbox
+from skillci.cli.choices import Rerun, Role, Sandbox
 from skillci.cli.options import JUDGE_HELP
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
 from skillci.flows.evalrun import EvalRequest, agent_names, cached, plan_eval, run_eval
 from skillci.providers.budget import Budget
 from skillci.runners.base import SandboxMode
-from skillci.runners.outcome import EvalResult, TrialRun
+from skillci.runners.outcome import EvalResult, TrialRun, first_error
 
 app = typer.Typer(help="Run evaluation suites.", no_args_is_help=True)
 
@@ -163,6 +163,12 @@ def run_cmd(
     ),
     keep_workspace: bool = typer.Option(False, "--keep-workspace", help="Keep trial workspaces."),
     judge: str = typer.Option(None, "--judge", help=JUDGE_HELP),
+    rerun: Rerun = typer.Option(
+        "errors",
+        "--rerun",
+        help="errors: reuse complete trials, re-run failed measurements (the default); "
+        "all: re-run every trial.",
+    ),
     home: Path = typer.Option(None, "--home", help="State dir (default: <repo>/.skillci)."),
     root: Path = typer.Option(Path("."), "--root", help="Repo root holding evals/."),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the trials; run nothing."),
@@ -189,26 +195,13 @@ def run_cmd(
         cache_responses=cache_responses,
         keep_workspace=keep_workspace,
         judge=judge,
+        rerun=rerun,
         trial_budget=Budget(max_usd=trial_max_usd, max_tokens=trial_max_tokens),
         command_budget=Budget(max_usd=max_usd, max_tokens=max_tokens, max_calls=max_calls),
         home=(home or default_home(root.resolve())).resolve(),
     )
     if dry_run:
-        specs = plan_eval(req)
-        rows = [
-            {"task": s.task.id, "repeat": s.repeat_index, "seed": s.seed, "cached": cached(s)}
-            for s in specs
-        ]
-        if json_out:
-            emit_json(rows)
-        else:
-            for r in rows:
-                console.print(
-                    f"would {'reuse' if r['cached'] else 'run'} {r['task']} #{r['repeat']} (seed {r['seed']})"
-                )
-            n = sum(bool(r["cached"]) for r in rows)
-            console.print(f"{len(rows)} trials: {n} cached, {len(rows) - n} to run")
-        return 0
+        return _dry_run(req, json_out)
     board = TrialBoard(live=console.is_terminal and not json_out)
     if board.live:
         with Live(board, console=console, refresh_per_second=4, transient=False):
@@ -219,7 +212,46 @@ def run_cmd(
         emit_json(result)
     else:
         render_summary(result)
-    return int(ExitCode.EXTERNAL if result.errors else ExitCode.OK)
+    return measurement_errors(result)
+
+
+def _dry_run(req: EvalRequest, json_out: bool) -> int:
+    """``eval run --dry-run``: the trials, and which would be reused."""
+    rows = [
+        {
+            "task": s.task.id,
+            "repeat": s.repeat_index,
+            "seed": s.seed,
+            "cached": req.rerun != "all" and cached(s),
+        }
+        for s in plan_eval(req)
+    ]
+    if json_out:
+        emit_json(rows)
+        return 0
+    for r in rows:
+        console.print(
+            f"would {'reuse' if r['cached'] else 'run'} {r['task']} #{r['repeat']} (seed {r['seed']})"
+        )
+    n = sum(bool(r["cached"]) for r in rows)
+    console.print(f"{len(rows)} trials: {n} cached, {len(rows) - n} to run")
+    return 0
+
+
+def measurement_errors(result: EvalResult) -> int:
+    """Exit 4 with the first cause on one line when trials failed to measure (a model
+    route, sandbox or verifier failed: no verdict, nothing cached; docs/design/300)."""
+    cause = first_error(result)
+    if cause is None:
+        return int(ExitCode.OK)
+    err_console.print(
+        f"error: {result.errors} trial(s) measured nothing (not the skill's failure); "
+        f"first: {cause} (hint: fix the cause and re-run: failed trials are not cached)",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+    return int(ExitCode.EXTERNAL)
 
 
 @app.command("regrade")

@@ -11,6 +11,7 @@ import typer
 from skillci.cli.choices import TriggerMode
 from skillci.cli.options import (
     BaseOpt,
+    GateRerunOpt,
     HeadOpt,
     JsonOpt,
     ModelOpt,
@@ -55,12 +56,42 @@ def progress_printer(json_out: bool):  # type: ignore[no-untyped-def]
 
 
 def print_report(report: GateReport, json_out: bool) -> int:
+    print_student(report)
     if json_out:
         emit_json(report)
     else:
         console.print(render_markdown(report, marker=False), markup=False)
     for w in report.warnings:  # environment_unsupported trials: also on stderr, in --json too
         err_console.print(f"[bold yellow]warning:[/bold yellow] {w}", highlight=False)
+    return verdict_exit(report)
+
+
+def print_student(report: GateReport) -> None:
+    """Which student the gate ran, and why (stderr: never a silent default)."""
+    source = report.config.get("student_source")
+    err_console.print(
+        f"student: {report.student}" + (f" ({source})" if source else ""),
+        highlight=False,
+        markup=False,
+    )
+
+
+def verdict_exit(report: GateReport) -> int:
+    """The gate command's exit code: 4 with the first cause on one line when trials
+    measured nothing (a model route, sandbox or verifier failed: docs/design/300), else
+    the verdict's."""
+    errors = report.config.get("measurement_errors")
+    if isinstance(errors, dict) and errors:
+        counts = ", ".join(f"{side} {len(lines)}" for side, lines in errors.items())
+        first = next(iter(errors.values()))[0]
+        err_console.print(
+            f"error: trials measured nothing ({counts}; left out of the verdict); first: "
+            f"{first} (hint: fix the cause and re-run: failed trials are not cached)",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+        return int(ExitCode.EXTERNAL)
     return int(ExitCode.of_verdict(report.verdict))
 
 
@@ -74,7 +105,7 @@ def gate_cmd(
     head: HeadOpt = "HEAD",
     suites: SuitesOpt = "",
     repeat: RepeatOpt = 3,
-    model: ModelOpt = "sim/student",
+    model: ModelOpt = None,
     teacher: TeacherOpt = None,
     parallel: ParallelOpt = 2,
     no_sequential: NoSeqOpt = False,
@@ -87,10 +118,12 @@ def gate_cmd(
         "--triggers",
         help="Trigger check: auto (when name/description changed), always or never.",
     ),
+    rerun: GateRerunOpt = "errors",
     json_out: JsonOpt = False,
     sandbox: SandboxOpt = None,
 ) -> int:
-    """Re-run the student on base and head; accept (exit 0) or reject (exit 1).
+    """Re-run the student on base and head; accept (exit 0) or reject (exit 1); exit 4 when
+    trials measured nothing (a model route, sandbox or verifier failed).
 
     Under GitHub Actions also writes ``verdict=`` and ``gate_id=`` to $GITHUB_OUTPUT."""
     use_policy(sandbox)
@@ -108,6 +141,7 @@ def gate_cmd(
         same=task,
         teacher=teacher,
         triggers=triggers,
+        rerun=rerun,
     )
     report = run_gate(ctx, opts, progress=progress_printer(json_out))
     from skillci.forge.actions import set_output

@@ -286,6 +286,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
         print(f"skillci {__version__}")
         return 0
     output.STATE.verbose = "-v" in args or "--verbose" in args
+    from skillci.providers.health import reset
+
+    reset()  # a route's fatal failure is memoised per command (docs/design/301)
     try:
         light = _light(args)
         return run_typer(args) if light is None else light

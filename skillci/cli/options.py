@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from skillci.cli.choices import Forge, SandboxPolicy
+from skillci.cli.choices import Forge, GateRerun, SandboxPolicy
 
 if TYPE_CHECKING:
     from skillci.flows.context import RepoContext
@@ -55,7 +55,23 @@ SuitesOpt = Annotated[
     ),
 ]
 RepeatOpt = Annotated[int, typer.Option("--repeat", min=1, help="Repeats per task (max rounds).")]
-ModelOpt = Annotated[str, typer.Option("--model", help="Student route.")]
+GateRerunOpt = Annotated[
+    GateRerun,
+    typer.Option(
+        "--rerun",
+        help="errors: reuse complete trials, re-run failed measurements (the default; a base "
+        "side that is not comparable with head is re-run once by itself); base: re-run "
+        "every base trial; all: re-run every trial.",
+    ),
+]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="Student route (default: the one the PR's proposal was made for, else the "
+        "skill's target_runtime.model, else sim/student; the choice is printed).",
+    ),
+]
 TeacherOpt = Annotated[
     str | None,
     typer.Option(
@@ -83,7 +99,7 @@ def gate_from_flags(
     repo: Path,
     *,
     suites: str,
-    model: str,
+    model: str | None,
     no_sequential: bool,
     no_impact: bool,
     same: str | None,

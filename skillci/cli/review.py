@@ -7,9 +7,10 @@ from pathlib import Path
 import typer
 
 from skillci.cli.choices import Forge
-from skillci.cli.gate import progress_printer
+from skillci.cli.gate import print_student, progress_printer, verdict_exit
 from skillci.cli.options import (
     ForgeOpt,
+    GateRerunOpt,
     JsonOpt,
     ModelOpt,
     ParallelOpt,
@@ -23,8 +24,9 @@ from skillci.cli.options import (
 from skillci.cli.output import console, emit_json, to_jsonable
 from skillci.errors import ExitCode, InvalidInputError
 from skillci.flows.context import RepoContext
-from skillci.flows.gate import GateOptions
+from skillci.flows.gate import DEFAULT_STUDENT, GateOptions
 from skillci.gate.trust import GATE_WORKFLOW_PATH
+from skillci.gate.verdict import GateReport, decisive_lines
 from skillci.runners.policy import use_policy
 
 app = typer.Typer(add_completion=False)
@@ -36,7 +38,7 @@ def review_cmd(
         None, "--pr", help="Pull request number (with --from-shards: default from the event)."
     ),
     repeat: RepeatOpt = 3,
-    model: ModelOpt = "sim/student",
+    model: ModelOpt = None,
     teacher: TeacherOpt = None,
     suites: SuitesOpt = "",
     parallel: ParallelOpt = 2,
@@ -62,13 +64,13 @@ def review_cmd(
     ),
     out: Path | None = typer.Option(None, "--out", help="Also write the GateReport JSON here."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Run the gate; post nothing."),
+    rerun: GateRerunOpt = "errors",
     json_out: JsonOpt = False,
     sandbox: SandboxOpt = None,
 ) -> int:
     """Gate a PR and upsert its sticky comment and `skillci/gate` status."""
     use_policy(sandbox)
     from skillci.flows.review import review
-    from skillci.gate.verdict import decisive_lines
 
     if from_report is not None:
         raise InvalidInputError(
@@ -84,7 +86,8 @@ def review_cmd(
             head="",
             suites=split_csv(suites),
             repeat=repeat,
-            student=model,
+            student=model or DEFAULT_STUDENT,
+            student_source="--model" if model else "",
             teacher=teacher,
         )
         return _post_verified(
@@ -103,6 +106,7 @@ def review_cmd(
         post=not dry_run,
         progress=progress_printer(json_out),
         teacher=teacher,
+        rerun=rerun,
     )
     if out is not None:
         from skillci.fsutil import atomic_write_text
@@ -112,9 +116,17 @@ def review_cmd(
 
     set_output("verdict", report.verdict)
     set_output("gate_id", report.gate_id)
+    return _print_review(report, ctx, pr, repo, dry_run=dry_run, json_out=json_out)
+
+
+def _print_review(
+    report: GateReport, ctx: RepoContext, pr: int, repo: Path, *, dry_run: bool, json_out: bool
+) -> int:
+    """The review's result: the student, the verdict with its decisive checks, the exit."""
+    print_student(report)
     if json_out:
         emit_json({**to_jsonable(report), "forge": to_jsonable(ctx.forge_choice)})
-        return int(ExitCode.of_verdict(report.verdict))
+        return verdict_exit(report)
     console.print(
         f"PR #{pr}: {report.verdict} (gate {report.gate_id}, forge {ctx.forge_choice.kind})"
         + ("" if not dry_run else " — dry run, nothing posted"),
@@ -127,7 +139,7 @@ def review_cmd(
         markup=False,
         highlight=False,
     )
-    return int(ExitCode.of_verdict(report.verdict))
+    return verdict_exit(report)
 
 
 def _post_verified(

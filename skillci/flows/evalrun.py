@@ -25,7 +25,7 @@ from skillci.runners.base import (
     real_agent,
 )
 from skillci.runners.outcome import EvalResult
-from skillci.runners.scheduler import Progress, Scheduler, sandbox_kind
+from skillci.runners.scheduler import Progress, RerunMode, Scheduler, sandbox_kind
 from skillci.runners.trialdir import read_complete, trial_dir
 from skillci.tasks.loader import load_suite_tasks, load_task, tasks_dir
 from skillci.tasks.models import Purpose, Task
@@ -64,6 +64,10 @@ class EvalRequest(BaseModel):
     keep_workspace: bool = Field(default=False, description="Keep trial workspaces.")
     judge: str | None = Field(
         default=None, description="Model route judging rubric graders (default sim/judge)."
+    )
+    rerun: RerunMode = Field(
+        default="errors",
+        description="errors: reuse every complete trial but failed measurements; all: reuse none.",
     )
     home: Path = Field(description="skillci state dir (.skillci): trial cache and trace store.")
 
@@ -154,9 +158,11 @@ def plan_eval(req: EvalRequest) -> list[TrialSpec]:
 
 
 def cached(spec: TrialSpec) -> bool:
-    """Whether a complete trial for ``spec`` exists (what --dry-run reports)."""
+    """Whether a complete trial for ``spec`` would be reused (what --dry-run reports): a
+    failed measurement never is (docs/design/300)."""
     key = spec.cache_key(sandbox_kind(spec))
-    return read_complete(trial_dir(spec.state_dir, key), key) is not None
+    done = read_complete(trial_dir(spec.state_dir, key), key)
+    return done is not None and not done[1].evaluation.state.is_error
 
 
 def run_eval(req: EvalRequest, *, progress: Progress | None = None) -> EvalResult:
@@ -173,6 +179,7 @@ def run_eval(req: EvalRequest, *, progress: Progress | None = None) -> EvalResul
         budget=req.command_budget,
         store=TraceStore(req.home),
         progress=progress,
+        rerun=req.rerun,
     )
     return scheduler.run(specs)
 

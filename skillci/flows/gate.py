@@ -9,13 +9,14 @@ base manifest's ``release_gate``. Keep: the GateReport in the trace store.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from skillci.errors import InvalidInputError
 from skillci.flows.context import RepoContext, task_hash_memo, token_counts
@@ -31,7 +32,11 @@ from skillci.gate.flaky import FlakyHistory, flaky_from_history
 from skillci.gate.impact import ImpactSelection, changed_files, changed_sections, select_tasks
 from skillci.gate.metrics import Side, compute_metrics
 from skillci.gate.outcomes import (
+    RERUN_BASE_HINT,
+    comparability,
     comparable,
+    error_warnings,
+    errored,
     loaded_files,
     reward_hack_warnings,
     to_outcome,
@@ -48,7 +53,7 @@ from skillci.gate.verdict import (
 )
 from skillci.runners.base import AgentSpec, TrialSpec, builtin_agent, plan
 from skillci.runners.outcome import TrialRun
-from skillci.runners.scheduler import Scheduler, sandbox_kind
+from skillci.runners.scheduler import Scheduler, error_cause, sandbox_kind
 from skillci.skill.models import Manifest
 from skillci.skill.package import SkillPackage
 from skillci.skill.render import RenderedSkill, render
@@ -60,7 +65,10 @@ from skillci.trace.store import TraceStore
 
 GATE_BLOB = "gate-report"
 DEFAULT_SUITES = ("validation", "regression", "security")
+#: The student when neither ``--model``, the PR's proposal nor the skill names one.
+DEFAULT_STUDENT = "sim/student"
 Progress = Callable[[TrialRun], None]
+GateRerun = Literal["errors", "base", "all"]
 
 
 @dataclass(kw_only=True)
@@ -73,7 +81,10 @@ class GateOptions:
     head: str
     suites: tuple[str, ...] = DEFAULT_SUITES
     repeat: int = 3
-    student: str = "sim/student"
+    student: str = DEFAULT_STUDENT
+    #: why this student (:func:`resolve_student`): ``--model``, the PR's proposal, the
+    #: skill's ``target_runtime.model``, or the default
+    student_source: str = ""
     parallel: int = 2
     sequential: bool = True
     impact: bool = True
@@ -85,6 +96,9 @@ class GateOptions:
     #: teacher route: also run the teacher and the student without any skill on every
     #: suite, so the report has the gap closure rate and teacher trajectories (None: skip)
     teacher: str | None = None
+    #: which complete trials run again (``--rerun``): ``errors`` (failed measurements, never
+    #: cached anyway), ``base`` (and every base trial: a stale side, design 303), ``all``
+    rerun: GateRerun = "errors"
 
 
 def gate_options(
@@ -94,18 +108,42 @@ def gate_options(
     base: str,
     head: str,
     suites: tuple[str, ...] = (),
+    student: str | None = None,
+    student_source: str = "",
     **rest: Any,
 ) -> GateOptions:
     """The gate's options for ``base..head``: ``skill`` ``""`` or ``"auto"`` is the one skill
     base..head changes (or the repository's only one); no ``suites`` means what the skill's
-    metadata at ``head`` asks for (:func:`suites_for`). ``rest``: the other
-    :class:`GateOptions` fields."""
+    metadata at ``head`` asks for (:func:`suites_for`); no ``student`` the one the skill at
+    ``head`` targets (:func:`resolve_student`). ``rest``: the other :class:`GateOptions`
+    fields."""
     if not skill or skill == "auto":
         from skillci.flows.skills import changed_skill
 
         skill = changed_skill(ctx, base, head)
+    if student is None:
+        student, student_source = resolve_student(ctx, skill, head)
     return GateOptions(
-        skill=skill, base=base, head=head, suites=suites or suites_for(ctx, skill, head), **rest
+        skill=skill,
+        base=base,
+        head=head,
+        suites=suites or suites_for(ctx, skill, head),
+        student=student,
+        student_source=student_source or "--model",
+        **rest,
+    )
+
+
+def resolve_student(ctx: RepoContext, skill: str, ref: str) -> tuple[str, str]:
+    """The student route for ``skill`` at ``ref`` and why: its manifest's
+    ``target_runtime.model``, else :data:`DEFAULT_STUDENT` (said so: never silently)."""
+    skill_dir = ctx.skill_dir(skill)
+    sha = ctx.git.rev(ref) or ref
+    target = ctx.package_at(sha, skill_dir, label=ref).manifest.target_runtime.model
+    if target:
+        return target, f"target_runtime.model in {skill_dir}/skillci.yaml"
+    return DEFAULT_STUDENT, (
+        f"default: no --model, no proposal and no target_runtime.model in {skill_dir}/skillci.yaml"
     )
 
 
@@ -183,7 +221,11 @@ class TrialSource(Protocol):
         repeats: int,
         first_repeat: int = 0,
         suite: str | None = None,
-    ) -> list[RunRecord]: ...
+        fresh: bool = False,
+    ) -> list[RunRecord]:
+        """The records of the trials; ``fresh``: run them again even when complete ones are
+        cached (``--rerun``)."""
+        ...
 
 
 def trial_specs(
@@ -223,6 +265,8 @@ class _Runner:
         self.ran = 0
         self.cached = 0
         self.model_calls = 0
+        #: ``task #repeat: cause`` of trials whose runner failed (no record to show it)
+        self.errors: list[str] = []
         #: (spec, outcome) of every trial asked for, when a caller wants them (shards)
         self.log: list[tuple[TrialSpec, TrialRun]] | None = None
 
@@ -236,6 +280,7 @@ class _Runner:
         repeats: int,
         first_repeat: int = 0,
         suite: str | None = None,
+        fresh: bool = False,
     ) -> list[RunRecord]:
         specs = trial_specs(
             self.ctx.state_dir,
@@ -247,7 +292,11 @@ class _Runner:
             first_repeat=first_repeat,
             suite=suite,
         )
-        result = self.scheduler.run(specs)
+        self.scheduler.rerun = "all" if fresh else "errors"
+        try:
+            result = self.scheduler.run(specs)
+        finally:
+            self.scheduler.rerun = "errors"
         records = []
         for o in result.trials:
             if o.cached:
@@ -255,6 +304,8 @@ class _Runner:
             else:
                 self.ran += 1
                 self.model_calls += o.model_calls
+            if o.state == "error":
+                self.errors.append(f"{o.task_id} #{o.repeat_index}: {o.error or 'runner failed'}")
             if o.run_id:
                 rec = self.scheduler.records.get(o.run_id)
                 records.append(rec if rec is not None else self.ctx.store.get(o.run_id))
@@ -339,6 +390,7 @@ def _run_suite(s: str, opts: GateOptions, inputs: GateInputs, runner: TrialSourc
         base.pkg.content_hash,
         repeats=opts.repeat,
         suite=s,
+        fresh=opts.rerun in ("base", "all"),
     )
     by_task: dict[str, list[RunRecord]] = {}
     for r in base_recs:
@@ -368,6 +420,7 @@ def _run_suite(s: str, opts: GateOptions, inputs: GateInputs, runner: TrialSourc
             repeats=1,
             first_repeat=rnd,
             suite=s,
+            fresh=opts.rerun == "all",
         )
         head_recs += recs
         pairs = [
@@ -390,8 +443,11 @@ def _run_suite(s: str, opts: GateOptions, inputs: GateInputs, runner: TrialSourc
             None,
             repeats=opts.repeat,
             suite=s,
+            fresh=opts.rerun == "all",
         )
-        references["baseline"] = runner.run(agent, tasks, None, None, repeats=opts.repeat, suite=s)
+        references["baseline"] = runner.run(
+            agent, tasks, None, None, repeats=opts.repeat, suite=s, fresh=opts.rerun == "all"
+        )
     reused = [r for tid in reuse for r in by_task.get(tid, [])]
     metrics = compute_metrics(suite_outcomes(base_recs, head_recs, references, reused))
     evidence = online.evidence(rerun_ids - quarantined) if rerun else None
@@ -428,6 +484,10 @@ def decide_gate(
     ``opts.base/head``)."""
     base, head = inputs.base, inputs.head
     runs = [_run_suite(s, opts, inputs, runner) for s in opts.suites]
+    stale = stale_base(runs) if opts.rerun == "errors" else []
+    if stale:  # the base trials came from another machine or harness: run them again
+        opts = dataclasses.replace(opts, rerun="base")
+        runs = [_run_suite(s, opts, inputs, runner) for s in opts.suites]
     evidence: dict[str, dict[str, list[str]]] = {}
     impact_all: ImpactSelection | None = None
     for run in runs:
@@ -492,6 +552,10 @@ def decide_gate(
             "sequential": opts.sequential,
             "impact": opts.impact,
             **({"teacher": opts.teacher} if opts.teacher else {}),
+            **({"student_source": opts.student_source} if opts.student_source else {}),
+            **({"rerun": opts.rerun} if opts.rerun != "errors" else {}),
+            **({"reran_stale_base": stale} if stale else {}),
+            **({"measurement_errors": errors} if (errors := error_lines(runs, runner)) else {}),
             "wall_time_sec": round(time.monotonic() - t0, 3),
             **(config or {}),
         },
@@ -589,7 +653,31 @@ def _warnings(runs: list[_SuiteRun]) -> list[str]:
     recs = [
         r for run in runs for recs in (run.base, run.head, *run.references.values()) for r in recs
     ]
-    return unsupported_warnings(recs) + reward_hack_warnings(recs)
+    return error_warnings(recs) + unsupported_warnings(recs) + reward_hack_warnings(recs)
+
+
+def stale_base(runs: list[_SuiteRun]) -> list[str]:
+    """The comparability breaks that re-running the base side repairs (a sandbox, harness,
+    tool schema, evaluator or model revision that differs from head's: design 303)."""
+    base = [r for run in runs for r in run.base]
+    head = [r for run in runs for r in run.head]
+    return [i for i in comparability(base, head).issues if RERUN_BASE_HINT in i]
+
+
+def error_lines(runs: list[_SuiteRun], runner: TrialSource) -> dict[str, list[str]]:
+    """Per side (base, head, teacher, baseline), one line per failed measurement
+    (``task #repeat: cause``): trials left out of every metric (docs/design/300)."""
+    out: dict[str, list[str]] = {}
+    for run in runs:
+        sides = [("base", run.base), ("head", run.head), *run.references.items()]
+        for side, recs in sides:
+            for r in errored(recs):
+                out.setdefault(side, []).append(
+                    f"{r.task_id} #{r.repeat_index}: {error_cause(r) or r.evaluation.state.value}"
+                )
+    for line in getattr(runner, "errors", []):  # runner failures: no record at all
+        out.setdefault("unknown", []).append(line)
+    return out
 
 
 def keep_report(ctx: RepoContext, report: GateReport) -> None:

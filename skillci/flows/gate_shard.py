@@ -374,7 +374,9 @@ class _Replay:
         repeats: int,
         first_repeat: int = 0,
         suite: str | None = None,
+        fresh: bool = False,
     ) -> list[RunRecord]:
+        # ``fresh`` is the running shards' business: a replay reads what they recorded
         specs = trial_specs(
             self.ctx.state_dir,
             agent,

@@ -115,7 +115,17 @@ class _Runs:
             raise RunnerError(
                 f"trial of {task.id} produced no record: {o.state} {o.error or ''}".strip()
             )
-        return self.ctx.store.get(o.run_id)
+        record = self.ctx.store.get(o.run_id)
+        if record.evaluation.state.is_error:  # nothing to diagnose or patch (design 300)
+            from skillci.errors import ModelError, RunnerError
+
+            cls = ModelError if record.stop_reason == "model_error" else RunnerError
+            raise cls(
+                f"the {'teacher' if teacher else 'student'} trial of {task.id} measured "
+                f"nothing: {o.error or record.evaluation.state.value}",
+                hint="fix the cause and re-run: failed trials are not cached",
+            )
+        return record
 
     def run_student(self, task: Task, pkg: SkillPackage) -> RunRecord:
         return self._one(task, pkg, teacher=False)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from filelock import FileLock
 
+from skillci.compile.proposal import Proposal
+from skillci.errors import SkillciError
 from skillci.flows.context import RepoContext
-from skillci.flows.gate import GateOptions, Progress, gate_options, run_gate
+from skillci.flows.gate import GateOptions, GateRerun, Progress, gate_options, run_gate
 from skillci.forge.base import APPROVED_LABEL, PRState, PullRequest
 from skillci.gate.report import render_markdown, status_line
 from skillci.gate.verdict import GateReport
@@ -19,12 +21,15 @@ def pr_gate_options(
     pr: PullRequest,
     *,
     repeat: int,
-    student: str,
+    student: str | None,
     suites: tuple[str, ...],
     parallel: int,
     teacher: str | None = None,
+    rerun: GateRerun = "errors",
 ) -> GateOptions:
-    """Gate options for a PR: its skill, base/head, and the proposal's guard/same-instance."""
+    """Gate options for a PR: its skill, base/head, the proposal's guard/same-instance, and
+    the student: ``student`` (``--model``), else the one the proposal's runs used, else
+    the skill's target runtime (:func:`~skillci.flows.gate.resolve_student`)."""
     msg = ctx.git.read("log", "-1", "--format=%B", pr.head_sha)
     trailers = parse_trailers(msg)
     guard_verdict = "needs-approval" if "needs-approval" in pr.labels else "pass"
@@ -39,6 +44,11 @@ def pr_gate_options(
         guard_verdict = proposal.guard_verdict
         findings = proposal.guard_findings
         same_task = same_task or proposal.task_id
+    source = "--model" if student is not None else ""
+    if student is None and proposal is not None and proposal.proposal is not None:
+        student = proposal_student(ctx, proposal.proposal)
+        if student is not None:
+            source = f"the student patch {pr.patch_id} was proposed for"
     if guard_verdict == "needs-approval" and APPROVED_LABEL in pr.labels:
         guard_verdict = "pass"  # a maintainer approved it (label, or the dashboard)
         findings = [*findings, f"approved by a maintainer ({APPROVED_LABEL})"]
@@ -50,12 +60,26 @@ def pr_gate_options(
         suites=suites,
         repeat=repeat,
         student=student,
+        student_source=source,
         parallel=parallel,
         same_instance_task=same_task,
         guard_verdict=guard_verdict,
         guard_findings=findings,
         teacher=teacher,
+        rerun=rerun,
     )
+
+
+def proposal_student(ctx: RepoContext, proposal: Proposal) -> str | None:
+    """The model route of the student runs a proposal was measured with (its baseline or
+    patched runs in the trace store), or None when none is on this machine."""
+    for summary in (proposal.before, proposal.after):
+        for run_id in summary.run_ids if summary is not None else []:
+            try:
+                return ctx.store.get(run_id).model.route
+            except (SkillciError, KeyError, FileNotFoundError):
+                continue
+    return None
 
 
 def review(
@@ -63,12 +87,13 @@ def review(
     number: int,
     *,
     repeat: int,
-    student: str,
+    student: str | None,
     suites: tuple[str, ...],
     parallel: int = 2,
     post: bool = True,
     progress: Progress | None = None,
     teacher: str | None = None,
+    rerun: GateRerun = "errors",
 ) -> GateReport:
     # one review of a PR at a time in this state dir: a second one waits, then finds
     # the first one's trials in the cache and posts after it (never interleaved)
@@ -84,6 +109,7 @@ def review(
             post=post,
             progress=progress,
             teacher=teacher,
+            rerun=rerun,
         )
 
 
@@ -92,12 +118,13 @@ def _review(
     number: int,
     *,
     repeat: int,
-    student: str,
+    student: str | None,
     suites: tuple[str, ...],
     parallel: int,
     post: bool,
     progress: Progress | None,
     teacher: str | None,
+    rerun: GateRerun,
 ) -> GateReport:
     forge = ctx.forge
     pr = forge.refresh_head(number)
@@ -124,6 +151,7 @@ def _review(
         suites=suites,
         parallel=parallel,
         teacher=teacher,
+        rerun=rerun,
     )
     report = run_gate(ctx, opts, progress=progress)
     if post:

@@ -32,7 +32,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from skillci.errors import InvalidInputError, SkillciError
 from skillci.flows.context import RepoContext
-from skillci.flows.gate import GateOptions, suites_for
+from skillci.flows.gate import GateOptions, resolve_student, suites_for
 from skillci.flows.skills import managed_skills_at
 from skillci.forge.base import PRState, PullRequest
 from skillci.gate.mdsafe import md_text
@@ -178,8 +178,17 @@ def recompute(
     # with the head's; a PR that changes them no longer matches the plan -> not verified)
     try:
         suites = expected.suites or suites_for(ctx, spec.skill, spec.base_sha)
+        student, source = expected.student, expected.student_source
+        if not source:  # no --model: the student the shards resolved (the skill's target)
+            student, source = resolve_student(ctx, spec.skill, head)
         opts = dataclasses.replace(
-            expected, skill=spec.skill, base=spec.base_sha, head=head, suites=suites
+            expected,
+            skill=spec.skill,
+            base=spec.base_sha,
+            head=head,
+            suites=suites,
+            student=student,
+            student_source=source,
         )
         return merge_shards(ctx, dirs, opts=opts), None
     except SkillciError as exc:

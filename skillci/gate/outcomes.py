@@ -9,16 +9,22 @@ from collections.abc import Iterable
 from pydantic import BaseModel, Field
 
 from skillci.gate.metrics import Side, TrialOutcome
+from skillci.trace.enums import ERROR_STATES as TRACE_ERROR_STATES
 from skillci.trace.invocation import invocation
 from skillci.trace.models import EvalState, MessageEvent, RunRecord, SkillLoadEvent, ToolCallEvent
 
 #: States in which no verdict on the skill was measured: the model, sandbox, harness or
-#: verifier failed (docs/design/290). They are never an outcome: not in a pass rate, not in
-#: a pair; the gate says how many there were and is inconclusive while any remain.
-ERROR_STATES = frozenset({EvalState.infra_error, EvalState.verifier_error, EvalState.not_run})
+#: verifier failed (docs/design/290, 300). They are never an outcome: not in a pass rate,
+#: not in a pair; the gate says how many there were and is inconclusive while any remain.
+#: (:data:`skillci.trace.enums.ERROR_STATES`, also :attr:`EvalState.is_error`.)
+ERROR_STATES = TRACE_ERROR_STATES
 
 #: The hint every environment_unsupported warning ends with.
 UNSUPPORTED_HINT = "run them with --sandbox docker"
+#: The remedy a comparability break names when running one side again repairs it.
+RERUN_BASE_HINT = "re-run the stale side: --rerun base (or --rerun all)"
+#: What differs that no re-run repairs: the task itself.
+_NOT_RERUNNABLE = frozenset({"task content", "model route"})
 
 
 def loaded_files(record: RunRecord) -> frozenset[str]:
@@ -112,6 +118,23 @@ def reward_hack_warnings(records: Iterable[RunRecord]) -> list[str]:
     return out
 
 
+def error_warnings(records: Iterable[RunRecord]) -> list[str]:
+    """One line per task with failed measurements (left out of the metrics), with the
+    first cause."""
+    by_task: dict[str, list[RunRecord]] = {}
+    for r in errored(records):
+        by_task.setdefault(r.task_id, []).append(r)
+    out = []
+    for task_id, recs in sorted(by_task.items()):
+        ev = recs[0].evaluation
+        lines = ev.verifier_output.strip().splitlines()
+        why = lines[0][:200] if ev.state is EvalState.infra_error and lines else ev.state.value
+        out.append(
+            f"{task_id}: {len(recs)} trial(s) measured nothing, excluded from the metrics ({why})"
+        )
+    return out
+
+
 def unsupported_warnings(records: Iterable[RunRecord]) -> list[str]:
     """One line per task whose trials were ``environment_unsupported`` (left out of the
     metrics), with the runner's reason and the hint."""
@@ -165,6 +188,9 @@ def comparability(base: Iterable[RunRecord], head: Iterable[RunRecord]) -> Compa
         h = _identity(r)
         for k, v in h.items():
             if b[k] != v:
-                issues.append(f"{r.task_id}: {k} differs (base {b[k]!s:.40}, head {v!s:.40})")
+                remedy = "" if k in _NOT_RERUNNABLE else f"; {RERUN_BASE_HINT}"
+                issues.append(
+                    f"{r.task_id}: {k} differs (base {b[k]!s:.40}, head {v!s:.40}){remedy}"
+                )
     issues = sorted(set(issues))
     return Comparability(comparable=not issues, issues=issues)

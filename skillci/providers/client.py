@@ -8,7 +8,12 @@ The embedded simulator is registered as a litellm custom provider on first use, 
 Transient provider errors (rate limit, timeout, connection, 5xx) are retried with
 exponential backoff and jitter (tenacity); a ``Retry-After`` (or ``retry-after-ms``) header
 on the error is honoured instead, and holds back every call on that route until it has
-passed. Anything else becomes a :class:`ModelError` at once. A context-window overflow is
+passed. Retries never outlast the trial: with a ``time_left`` clock each attempt's timeout is
+cut to the time left and no attempt starts that could not finish in it; every failed
+attempt is reported to ``on_retry`` (the agent loop records it). A failure that says the
+route cannot work (no key, refused connection, unknown host, 401/403/404) is not retried
+and is memoised for the command (:mod:`skillci.providers.health`, docs/design/301).
+Anything else becomes a :class:`ModelError` at once. A context-window overflow is
 :class:`ContextWindowExceeded`.
 
 Calls are made from the trial threads of :func:`skillci.runners.pool.trial_pool`; each
@@ -28,7 +33,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -40,9 +45,10 @@ from tenacity import (
     stop_after_attempt,
     wait_exponential_jitter,
 )
+from tenacity.stop import stop_base
 
 from skillci.errors import ContextWindowExceeded, ModelError
-from skillci.providers import openai_compat
+from skillci.providers import health, openai_compat
 from skillci.providers.budget import BudgetMeter
 from skillci.providers.cache import ResponseCache, request_key
 from skillci.providers.queueing import acquire, hold, route_call_limit
@@ -410,12 +416,18 @@ class ModelClient:
             return None
         key = os.environ.get(env) or model_keys(os.environ.get(MODEL_KEYS_ENV, "")).get(env)
         if not key:
-            raise ModelError(
-                f"route {self.route_name!r} needs an API key but ${env} is not set",
-                hint=f"export {env}=..., or add a line {env}=... to ${MODEL_KEYS_ENV} (the "
-                "key itself never goes into provider_routes.json)",
+            raise self._down(
+                ModelError(
+                    f"route {self.route_name!r} needs an API key but ${env} is not set",
+                    hint=f"export {env}=..., or add a line {env}=... to ${MODEL_KEYS_ENV} (the "
+                    "key itself never goes into provider_routes.json)",
+                )
             )
         return key
+
+    def _down(self, err: ModelError) -> health.RouteDown:
+        """Memoise ``err`` as this route's fatal failure for the command."""
+        return health.mark_down(self.route_name, self.route.fingerprint(), err)
 
     def complete(
         self,
@@ -423,18 +435,24 @@ class ModelClient:
         tools: list[ToolSchema] | None = None,
         *,
         seed: int | None = None,
+        time_left: Callable[[], float] | None = None,
+        on_retry: Callable[[str], None] | None = None,
     ) -> Completion:
         """One call. Cache hits are free; otherwise raises BudgetExceeded before calling when
-        the budget is spent."""
+        the budget is spent, and the route's memoised failure when it cannot work.
+        ``time_left``: seconds the caller (a trial) has left, which bounds the attempts;
+        ``on_retry``: told one line per failed attempt that is retried."""
         req = self.request(messages, tools, seed)
-        key = request_key({"route": self.route.fingerprint(), "request": req})
+        fingerprint = self.route.fingerprint()
+        key = request_key({"route": fingerprint, "request": req})
         if self.use_cache and self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
                 self.meter.charge(cached=True)
                 return hit
+        health.check(self.route_name, fingerprint)
         self.meter.check()
-        completion = self._call(req)
+        completion = self._call(req, _Attempts(self, time_left, on_retry))
         self.meter.charge(
             input_tokens=completion.input_tokens,
             output_tokens=completion.output_tokens,
@@ -444,59 +462,81 @@ class ModelClient:
             self.cache.put(key, self.route_name, completion)
         return completion
 
-    def _call(self, req: dict[str, Any]) -> Completion:
+    def _call(self, req: dict[str, Any], attempts: _Attempts) -> Completion:
         if openai_compat.goes_direct(self.route):
-            return self._call_direct(req)
+            return self._call_direct(req, attempts)
         litellm = litellm_module()
         kwargs = dict(req)
-        kwargs.update(timeout=self.route.timeout, num_retries=0)
+        kwargs.update(num_retries=0)
         api_key = self._api_key()
         if api_key is not None:
             kwargs["api_key"] = api_key
         if kwargs.get("api_base") is None:
             kwargs.pop("api_base")
-        retrying = self._retrying(_transient_types(litellm))
+        transient = _transient_types(litellm)
+        retrying = self._retrying(
+            lambda e: isinstance(e, transient) and not _route_fatal(litellm, e), attempts
+        )
+
+        def attempt() -> Any:
+            return self.limiter.call(litellm.completion, **kwargs, timeout=attempts.timeout())
+
         try:
-            resp = retrying(self.limiter.call, litellm.completion, **kwargs)
+            resp = retrying(attempt)
         except RetryError as exc:
-            raise self._gave_up(exc) from None
+            raise self._gave_up(exc, attempts) from None
         except litellm.ContextWindowExceededError as exc:
             raise ContextWindowExceeded(f"{self.route_name}: {_short(exc)}") from None
         except Exception as exc:
-            raise ModelError(f"{self.route_name}: {type(exc).__name__}: {_short(exc)}") from None
+            err = ModelError(f"{self.route_name}: {_describe(exc)}")
+            raise (self._down(err) if _route_fatal(litellm, exc) else err) from None
         return self._to_completion(litellm, resp)
 
-    def _call_direct(self, req: dict[str, Any]) -> Completion:
+    def _call_direct(self, req: dict[str, Any], attempts: _Attempts) -> Completion:
         """An OpenAI-compatible server, over HTTP without litellm (design 282)."""
         api_key = self._api_key()
-        retrying = self._retrying((openai_compat.TransientHTTPError,))
-        try:
-            data = retrying(
-                self.limiter.call,
+        retrying = self._retrying(
+            lambda e: isinstance(e, openai_compat.TransientHTTPError), attempts
+        )
+
+        def attempt() -> Any:
+            return self.limiter.call(
                 openai_compat.chat,
                 session=http_session(),
                 route=self.route,
                 req=req,
                 api_key=api_key,
+                timeout=attempts.timeout(),
             )
+
+        try:
+            data = retrying(attempt)
         except RetryError as exc:
-            raise self._gave_up(exc) from None
+            raise self._gave_up(exc, attempts) from None
         except ContextWindowExceeded as exc:
             raise ContextWindowExceeded(f"{self.route_name}: {exc.message}") from None
+        except health.RouteDown as exc:
+            raise self._down(
+                ModelError(f"{self.route_name}: {exc.message}", hint=exc.hint)
+            ) from None
         except ModelError as exc:
             raise ModelError(f"{self.route_name}: {exc.message}", hint=exc.hint) from None
-        except Exception as exc:  # a malformed api_base, an unusual transport failure
+        except Exception as exc:  # an unusual transport failure
             raise ModelError(f"{self.route_name}: {type(exc).__name__}: {_short(exc)}") from None
         return self._to_completion(None, data)
 
-    def _gave_up(self, exc: RetryError) -> ModelError:
+    def _gave_up(self, exc: RetryError, attempts: _Attempts) -> ModelError:
         last = exc.last_attempt.exception()
+        n = exc.last_attempt.attempt_number
+        why = " (the trial's time limit)" if attempts.out_of_time else ""
         return ModelError(
-            f"{self.route_name}: gave up after {self.max_retries + 1} attempts: "
+            f"{self.route_name}: gave up after {n} attempt{'s' * (n != 1)}{why}: "
             f"{type(last).__name__}: {_short(last)}"
         )
 
-    def _retrying(self, transient: tuple[type[BaseException], ...]) -> Retrying:
+    def _retrying(
+        self, transient: Callable[[BaseException], bool], attempts: _Attempts
+    ) -> Retrying:
         backoff = wait_exponential_jitter(
             multiplier=self.backoff_initial, max=self.backoff_max, jitter=self.backoff_initial
         )
@@ -510,9 +550,10 @@ class ModelClient:
             return asked
 
         return Retrying(
-            retry=retry_if_exception(lambda e: isinstance(e, transient)),
-            stop=stop_after_attempt(self.max_retries + 1),
+            retry=retry_if_exception(transient),
+            stop=stop_after_attempt(self.max_retries + 1) | attempts,
             wait=wait,
+            before_sleep=attempts.report,
             reraise=False,
         )
 
@@ -548,6 +589,78 @@ class ModelClient:
             return float(litellm.completion_cost(completion_response=resp, model=r.model))
         except Exception:
             return None
+
+
+#: Seconds an attempt needs at least; a retry that would start with less left is not made.
+MIN_ATTEMPT_SEC = 1.0
+
+
+class _Attempts(stop_base):
+    """One call's attempts: bounded by the caller's ``time_left`` (as a tenacity stop
+    condition) and reported one line each to ``on_retry`` (:meth:`ModelClient.complete`)."""
+
+    def __init__(
+        self,
+        client: ModelClient,
+        time_left: Callable[[], float] | None,
+        on_retry: Callable[[str], None] | None,
+    ) -> None:
+        self.client = client
+        self.time_left = time_left
+        self.on_retry = on_retry
+        self.out_of_time = False
+
+    def timeout(self) -> float:
+        """This attempt's timeout: the route's, cut to the time the caller has left."""
+        limit = float(self.client.route.timeout)
+        if self.time_left is None:
+            return limit
+        return max(MIN_ATTEMPT_SEC, min(limit, self.time_left()))
+
+    def __call__(self, state: RetryCallState) -> bool:
+        """Stop when the next attempt, after its wait, would start out of time."""
+        if self.time_left is None:
+            return False
+        self.out_of_time = self.time_left() - state.upcoming_sleep < MIN_ATTEMPT_SEC
+        return self.out_of_time
+
+    def report(self, state: RetryCallState) -> None:
+        if self.on_retry is None:
+            return
+        exc = state.outcome.exception() if state.outcome else None
+        self.on_retry(
+            f"{self.client.route_name}: attempt {state.attempt_number} failed: "
+            f"{type(exc).__name__}: {_short(exc)}; retrying in {state.upcoming_sleep:.1f} s"
+        )
+
+
+def _route_fatal(litellm: Any, exc: BaseException) -> bool:
+    """Does litellm's ``exc`` say the route cannot work (health module)? A refused
+    connection or unknown host, or 401/403/404."""
+    fatal = (litellm.AuthenticationError, litellm.PermissionDeniedError, litellm.NotFoundError)
+    if isinstance(exc, fatal):
+        return True
+    if not isinstance(exc, litellm.APIConnectionError):
+        return False
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ConnectionRefusedError):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    text = str(exc).lower()
+    return any(
+        s in text
+        for s in ("connection refused", "name or service not known", "nodename nor servname")
+    )
+
+
+def _describe(exc: BaseException) -> str:
+    """``Type: first line`` of a provider error; the simulator's own refusals as they are
+    (``sim/student models only ...``)."""
+    text = _short(exc)
+    if getattr(exc, "llm_provider", None) == "sim":
+        return text.split(": ", 1)[1] if text.startswith("litellm.") else text
+    return f"{type(exc).__name__}: {text}"
 
 
 def _field(obj: Any, name: str) -> Any:

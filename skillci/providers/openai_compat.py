@@ -14,7 +14,9 @@ The request is the one litellm would send for such a route: ``model`` without it
 ``openai/`` prefix, the messages, tools and sampling parameters as given, ``extra_body``
 merged in, ``Authorization: Bearer <key>`` when the route has a key. Errors become what the
 litellm path raises: a :class:`TransientHTTPError` (rate limit, timeout, 5xx, a broken
-connection) that the caller retries, honouring its ``Retry-After``;
+connection) that the caller retries, honouring its ``Retry-After``; a
+:class:`~skillci.providers.health.RouteDown` when the route cannot work (refused
+connection, unknown host, 401/403/404: docs/design/301);
 :class:`~skillci.errors.ContextWindowExceeded` for a 400 about the context length; any other
 failure a :class:`~skillci.errors.ModelError`.
 """
@@ -28,6 +30,7 @@ from typing import Any
 import httpx
 
 from skillci.errors import ContextWindowExceeded, ModelError
+from skillci.providers.health import FATAL_STATUS, RouteDown
 from skillci.providers.routes import ModelRoute
 
 #: Chat-completions body fields a route's ``params`` may set on the direct path; any other
@@ -93,22 +96,33 @@ def body(route: ModelRoute, req: dict[str, Any]) -> dict[str, Any]:
 
 
 def chat(
-    session: httpx.Client, route: ModelRoute, req: dict[str, Any], api_key: str | None
+    session: httpx.Client,
+    route: ModelRoute,
+    req: dict[str, Any],
+    api_key: str | None,
+    timeout: float | None = None,
 ) -> dict[str, Any]:
-    """POST ``req`` to the route's ``/chat/completions``; the parsed answer."""
+    """POST ``req`` to the route's ``/chat/completions``; the parsed answer. ``timeout``
+    (default the route's): this attempt's limit, cut to what the trial has left."""
     assert route.api_base is not None
     url = route.api_base.rstrip("/") + "/chat/completions"
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     where = f"{route.model} at {route.api_base}"
+    limit = route.timeout if timeout is None else timeout
     try:
-        resp = session.post(url, json=body(route, req), headers=headers, timeout=route.timeout)
+        resp = session.post(url, json=body(route, req), headers=headers, timeout=limit)
     except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-        raise ModelError(
+        raise RouteDown(
             f"api_base {route.api_base!r} of {route.model} is not a usable URL: {exc}",
             hint="use the server's http(s) root, e.g. http://127.0.0.1:8000/v1",
         ) from None
+    except httpx.ConnectError as exc:  # refused, or no such host: the route is down
+        raise RouteDown(
+            f"cannot connect to {where}: {exc}",
+            hint="start the model server, or fix api_base in provider_routes.json",
+        ) from None
     except httpx.TimeoutException as exc:
-        raise TransientHTTPError(f"timed out after {route.timeout:g} s ({where})") from exc
+        raise TransientHTTPError(f"timed out after {limit:g} s ({where})") from exc
     except httpx.TransportError as exc:
         raise TransientHTTPError(f"{type(exc).__name__}: {exc} ({where})") from exc
     if resp.status_code >= 400:
@@ -118,6 +132,8 @@ def chat(
             raise TransientHTTPError(text, resp)
         if resp.status_code in (400, 413, 422) and _CONTEXT.search(message):
             raise ContextWindowExceeded(text)
+        if resp.status_code in FATAL_STATUS:
+            raise RouteDown(text)
         raise ModelError(text)
     data: dict[str, Any] = {}
     try:

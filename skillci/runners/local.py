@@ -301,11 +301,14 @@ class LocalRunner:
         try:
             result = agent.run(ctx)
         except Exception as exc:  # an agent bug is an infra error of this trial, not a crash
+            why = f"{type(exc).__name__}: {exc}"
             result = AgentResult(
-                stop_reason="agent_crash", warnings=[f"{type(exc).__name__}: {exc}"]
+                stop_reason="agent_crash", warnings=[why], infra_error=f"agent crashed: {why}"
             )
         atomic_write_text(logs.agent / FINAL_OUTPUT, result.final_output or "", durable=False)
-        self._keep_final(spec, trial_dir, ws, baseline, key)
+        if result.infra_error is None:  # a failed measurement has nothing to regrade
+            self._keep_final(spec, trial_dir, ws, baseline, key)
+        # infra_error: the evaluation says so and the verifier does not run (design 300)
         evaluation = self._verify(spec, trial_dir, ws, result)
         redactor = Redactor()
         redact_files(logs.root, redactor)  # verifier and agent logs as the tools wrote them

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skillci.trace.enums import ERROR_STATES
+
 EVAL_RESULT_SCHEMA_VERSION = 1
 #: Trial states: queued/running while in flight; cached or a finished EvalState value, or
 #: error (runner failure), skipped (budget spent before it started).
@@ -76,7 +78,8 @@ class EvalResult(BaseModel):
     ran: int = Field(description="Trials executed by this command.")
     skipped: int = Field(description="Trials not started (budget).")
     errors: int = Field(
-        description="Trials whose runner or infrastructure failed (error, infra_error)."
+        description="Failed measurements: the runner, model route, sandbox or verifier "
+        "failed (state error, infra_error, verifier_error or not_run); no verdict."
     )
     unsupported: int = Field(
         default=0,
@@ -90,6 +93,21 @@ class EvalResult(BaseModel):
     def pass_rate(self) -> float | None:
         judged = [t for t in self.trials if t.state in ("passed", "failed")]
         return sum(t.passed for t in judged) / len(judged) if judged else None
+
+
+def is_error(state: str) -> bool:
+    """A failed measurement: the runner failed (``error``) or the trial ended in an error
+    state (:attr:`~skillci.trace.enums.EvalState.is_error`: model route, sandbox, verifier)."""
+    return state == "error" or state in {s.value for s in ERROR_STATES}
+
+
+def first_error(result: EvalResult) -> str | None:
+    """The first failed measurement's cause, on one line (``task #repeat: cause``)."""
+    for t in result.trials:
+        if is_error(t.state):
+            cause = " ".join((t.error or t.state).split())
+            return f"{t.task_id} #{t.repeat_index}: {cause}"[:400]
+    return None
 
 
 def summarize(trials: list[TrialRun], *, budget_stop: str | None = None) -> EvalResult:
@@ -120,7 +138,7 @@ def summarize(trials: list[TrialRun], *, budget_stop: str | None = None) -> Eval
             if not t.cached and t.state not in ("skipped", "queued", "environment_unsupported")
         ),
         skipped=sum(t.state == "skipped" for t in trials),
-        errors=sum(t.state in ("error", "infra_error") for t in trials),
+        errors=sum(is_error(t.state) for t in trials),
         unsupported=sum(t.state == "environment_unsupported" for t in trials),
         budget_stop=budget_stop,
         warnings=sorted({w for t in trials for w in t.warnings}),
@@ -129,4 +147,12 @@ def summarize(trials: list[TrialRun], *, budget_stop: str | None = None) -> Eval
 
 SAVED_MODELS: dict[str, type[BaseModel]] = {"eval-result": EvalResult}
 
-__all__ = ["SAVED_MODELS", "EvalResult", "TaskSummary", "TrialRun", "summarize"]
+__all__ = [
+    "SAVED_MODELS",
+    "EvalResult",
+    "TaskSummary",
+    "TrialRun",
+    "first_error",
+    "is_error",
+    "summarize",
+]

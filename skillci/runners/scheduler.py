@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
+from typing import Literal
 
 from skillci.providers.budget import Budget, BudgetMeter
 from skillci.providers.queueing import call_limit
@@ -43,6 +44,9 @@ from skillci.trace.models import EvalState, RunRecord
 from skillci.trace.store import TraceStore
 
 Progress = Callable[[TrialRun], None]
+#: ``--rerun``: which complete trials run again instead of being reused. ``errors``: only
+#: failed measurements (always the case: they are never reused); ``all``: every trial.
+RerunMode = Literal["errors", "all"]
 
 #: Model-bound trials in flight per call slot (``--parallel``): with 2, one trial can run
 #: its tools, verifier and record while another holds the call slot (design 263).
@@ -53,6 +57,7 @@ def _outcome(spec: TrialSpec, key: str, record: RunRecord, *, cached: bool) -> T
     ev, cost = record.evaluation, record.cost
     note = sandbox_note(spec, record) if cached else None
     return TrialRun(
+        error=error_cause(record),
         key=key,
         task_id=spec.task.id,
         repeat_index=spec.repeat_index,
@@ -70,6 +75,18 @@ def _outcome(spec: TrialSpec, key: str, record: RunRecord, *, cached: bool) -> T
         model_calls=cost.model_calls,
         warnings=[*record.warnings, note] if note else record.warnings,
     )
+
+
+def error_cause(record: RunRecord) -> str | None:
+    """One line saying why ``record``'s measurement failed (None: it did not)."""
+    ev = record.evaluation
+    if not ev.state.is_error:
+        return None
+    if ev.state is EvalState.verifier_error:
+        why = ev.details.get("reward_error") or "no readable reward"
+        return f"verifier error: {why}"[:500]
+    lines = ev.verifier_output.strip().splitlines()
+    return lines[0][:500] if lines else ev.state.value
 
 
 def runner_for(spec: TrialSpec) -> LocalRunner:
@@ -107,7 +124,11 @@ def supported(spec: TrialSpec) -> bool:
 def still_holds(spec: TrialSpec, record: RunRecord) -> bool:
     """A complete trial is reused only while it still holds: an ``environment_unsupported``
     trial only while the runner still cannot honour the task, and any other trial only
-    while it can (docs/design/185)."""
+    while it can (docs/design/185). A failed measurement (:attr:`EvalState.is_error`: the
+    model route, sandbox or verifier failed) never holds: it is not an outcome, the next
+    run retries it (docs/design/300)."""
+    if record.evaluation.state.is_error:
+        return False
     unsupported = record.evaluation.state is EvalState.environment_unsupported
     return unsupported != supported(spec)
 
@@ -120,13 +141,14 @@ def reusable(spec: TrialSpec, key: str) -> RunRecord | None:
     return done[1]
 
 
-def execute(spec: TrialSpec, key: str) -> TrialRun:
-    """Run one trial unless a complete copy exists (checked again under the lock)."""
+def execute(spec: TrialSpec, key: str, *, fresh: bool = False) -> TrialRun:
+    """Run one trial unless a complete copy exists (checked again under the lock; never
+    with ``fresh``: ``--rerun all``)."""
     runner = runner_for(spec)
     path = trial_dir(spec.state_dir, key)
     start = time.monotonic()
     with lock_for(spec.state_dir, key):
-        done = reusable(spec, key)
+        done = None if fresh else reusable(spec, key)
         if done is not None:
             return _outcome(spec, key, done, cached=True)
         quarantine(path, spec.state_dir)
@@ -145,12 +167,12 @@ def execute(spec: TrialSpec, key: str) -> TrialRun:
     return _outcome(spec, key, record, cached=False)
 
 
-def execute_bounded(spec: TrialSpec, key: str, calls: int) -> TrialRun:
+def execute_bounded(spec: TrialSpec, key: str, calls: int, fresh: bool = False) -> TrialRun:
     """:func:`execute` with at most ``calls`` model calls in flight per route
     (:data:`skillci.providers.queueing.call_limit`) while it runs."""
     token = call_limit.set(calls)
     try:
-        return execute(spec, key)
+        return execute(spec, key, fresh=fresh)
     finally:
         call_limit.reset(token)
 
@@ -190,8 +212,12 @@ class Scheduler:
         budget: Budget | None = None,
         store: TraceStore | None = None,
         progress: Progress | None = None,
+        rerun: RerunMode = "errors",
     ) -> None:
         self.parallel = max(1, parallel)
+        #: ``errors`` (the default: only failed measurements run again) or ``all`` (no
+        #: complete trial is reused; each runs again and replaces its cached copy)
+        self.rerun: RerunMode = rerun
         self.meter = BudgetMeter(budget, name="command")
         self.store = store
         self.progress = progress or (lambda _o: None)
@@ -211,7 +237,7 @@ class Scheduler:
         found = self._complete(keyed)
         stored = self.store.run_ids_by_key(list(found)) if self.store is not None else {}
         for spec, key in keyed:
-            done = found.get(key)
+            done = found.get(key) if self.rerun != "all" else None
             if done is not None and still_holds(spec, done):
                 outcomes[key] = _outcome(spec, key, done, cached=True)
                 self.records[done.run_id] = done
@@ -291,7 +317,8 @@ class Scheduler:
                     self._skip_rest(pending[i:], reason, outcomes)
                     return reason
                 self._running(spec, key)
-                self._finish(spec, execute_bounded(spec, key, self.parallel), outcomes)
+                fresh = self.rerun == "all"
+                self._finish(spec, execute_bounded(spec, key, self.parallel, fresh), outcomes)
             return None
         uses_models = any(model_bound(s) for s, _ in pending)
         warm(litellm=needs_litellm(s.agent for s, _ in pending))
@@ -308,7 +335,9 @@ class Scheduler:
                     break
                 spec, key = queue.pop(0)
                 self._running(spec, key)
-                running[pool.submit(execute_bounded, spec, key, self.parallel)] = spec
+                running[
+                    pool.submit(execute_bounded, spec, key, self.parallel, self.rerun == "all")
+                ] = spec
             if not running:
                 break
             done, _ = wait(running, return_when=FIRST_COMPLETED)
@@ -346,7 +375,9 @@ class Scheduler:
 
 __all__ = [
     "MODEL_BOUND_ADMIT",
+    "RerunMode",
     "Scheduler",
+    "error_cause",
     "execute",
     "execute_bounded",
     "model_bound",

@@ -24,7 +24,14 @@ class AgentRole(enum.StrEnum):
 
 
 class EvalState(enum.StrEnum):
-    """How a trial ended, from the verifier's point of view."""
+    """How a trial ended, and whose failure it is (docs/design/300).
+
+    ``passed``/``failed`` (and ``timeout``) are the skill's outcome: the verifier judged a
+    run that completed. ``infra_error``, ``verifier_error`` and ``not_run`` are errors of
+    the measurement (:attr:`is_error`): the model route, sandbox, harness or verifier
+    failed, so nothing was learnt about the skill; they are never reused from the trial
+    cache and never counted in a pass rate. ``environment_unsupported``: nothing ran.
+    """
 
     passed = "passed"
     """The verifier ran and the reward reached the pass threshold."""
@@ -42,5 +49,20 @@ class EvalState(enum.StrEnum):
     """The runner cannot honour the task's environment (an image step, working directory,
     network, GPUs, memory): nothing ran. Not comparable; the gate leaves it out."""
 
+    @property
+    def is_error(self) -> bool:
+        """A failed measurement, not a failed skill: the trial says nothing about the skill
+        (:data:`ERROR_STATES`)."""
+        return self in ERROR_STATES
 
-__all__ = ["AgentRole", "EvalState"]
+    @property
+    def judged(self) -> bool:
+        """The verifier judged a completed run: the skill's own outcome."""
+        return not self.is_error and self is not EvalState.environment_unsupported
+
+
+#: States that are the measurement's failure, not the skill's (docs/design/300).
+ERROR_STATES = frozenset({EvalState.infra_error, EvalState.verifier_error, EvalState.not_run})
+
+
+__all__ = ["ERROR_STATES", "AgentRole", "EvalState"]

@@ -40,10 +40,18 @@ class FakeOpenAI:
     """Fixed answers, one per request; the last one repeats when they run out."""
 
     def __init__(
-        self, answers: Sequence[Answer], *, prompt_tokens: int = 100, completion_tokens: int = 50
+        self,
+        answers: Sequence[Answer],
+        *,
+        prompt_tokens: int = 100,
+        completion_tokens: int = 50,
+        status: int = 200,
     ) -> None:
+        """``status`` other than 200: every request is answered with that HTTP status and
+        an OpenAI-style error body (e.g. 401 for a wrong key), and still recorded."""
         if not answers:
             raise ValueError("give at least one answer")
+        self.status = status
         self.answers = list(answers)
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
@@ -81,6 +89,10 @@ class FakeOpenAI:
                 n = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(n) or b"{}")
                 answer = fake._answer(body)
+                if fake.status != 200:
+                    error = {"message": f"fake error {fake.status}", "type": "invalid_request"}
+                    write_json(self, {"error": error}, fake.status)
+                    return
                 message: dict[str, Any] = {"role": "assistant", "content": answer}
                 if isinstance(answer, list):
                     n = len(fake.requests)

@@ -51,6 +51,8 @@ class Action:
     tool: str | None = None
     args: dict[str, Any] = field(default_factory=dict)
     final: str | None = None
+    out_of_domain: bool = False
+    """The task is not one the simulator models: no answer, a model error instead."""
 
 
 Gen = Generator[Action, str, Any]
@@ -220,6 +222,11 @@ class Mind:
         tests = ev.failing_tests(log_text)
         test_id = tests[0] if tests else None
         target = yield from self.localize(log_text, test_id)
+        if target is None and not (
+            check or tests or ev.frames(log_text) or ev.check_errors(log_text)
+        ):
+            # nothing a repair task gives (a failing log, a check command): not our domain
+            return (yield Action(out_of_domain=True))
         if target is None:
             return (yield Action(final="I could not find the code that fails; no change made."))
         yield from self.load_for("localized")

@@ -25,6 +25,18 @@ PROVIDER = "sim"
 ROLES = {"student": 32768, "teacher": 200000, "judge": 200000}
 
 
+class OutOfDomain(Exception):
+    """The simulator does not model this task: the trial is a model error, not a failure
+    of the skill (docs/design/302)."""
+
+
+def out_of_domain_message(role: str) -> str:
+    return (
+        f"sim/{role} models only the bundled repair tasks (a failing CI log or check "
+        "command to work from); use a real route — docs/models.md"
+    )
+
+
 @functools.lru_cache(maxsize=8192)
 def _tokens(text: str) -> int:
     return count_tokens(text)
@@ -63,6 +75,8 @@ def respond(
         return _final(role, decision, used)
     tr = read_transcript(messages, tools)
     action = next_action(tr, role, seed, float(extra.get("slip_rate") or 0.0))
+    if action.out_of_domain:
+        raise OutOfDomain(out_of_domain_message(role))
     if action.final is not None:
         message: dict[str, Any] = {"role": "assistant", "content": action.final}
         finish, out_text = "stop", action.final
@@ -141,6 +155,10 @@ def register(litellm: Any) -> None:
                 raise litellm.ContextWindowExceededError(
                     message=str(exc), model=model, llm_provider=PROVIDER
                 ) from None
+            except OutOfDomain as exc:  # not transient: no retry, a model error at once
+                raise litellm.BadRequestError(
+                    message=str(exc), model=model, llm_provider=PROVIDER
+                ) from None
             return litellm.ModelResponse(**data)
 
         async def acompletion(
@@ -154,4 +172,12 @@ def register(litellm: Any) -> None:
     ]
 
 
-__all__ = ["PROVIDER", "prompt_tokens", "register", "respond", "trigger_answer"]
+__all__ = [
+    "PROVIDER",
+    "OutOfDomain",
+    "out_of_domain_message",
+    "prompt_tokens",
+    "register",
+    "respond",
+    "trigger_answer",
+]

@@ -132,6 +132,7 @@ def test_a_sandbox_change_reuses_trials_and_flags_them_non_comparable(
     )
     comp = comparability([done[1]], [moved])
     assert not comp.comparable and any("sandbox differs" in i for i in comp.issues)
+    assert all(i.endswith("--rerun base (or --rerun all)") for i in comp.issues)  # remedy
     assert comparability([done[1]], [done[1]]).comparable
 
 
