@@ -5,6 +5,11 @@
 # the wheel's package data (skillci/data/, see setup.py), not from this checkout.
 #
 #   bash scripts/ci_wheel.sh [OUTDIR]    # OUTDIR (default dist/) keeps the sdist and wheel
+#
+# The release workflow (.github/workflows/publish.yml) builds what it publishes with this
+# script, and so does the release dry-run test. SKILLCI_BUILD_PYTHON: a python with `build`
+# installed (default: the checkout's .venv). The wheel's `skillci --version` must name the
+# commit it was built from (design 350).
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${1:-$SRC/dist}
@@ -14,7 +19,7 @@ PY=${SKILLCI_WHEEL_PYTHON:-python3.11}
 command -v "$PY" >/dev/null 2>&1 || PY=python3
 
 rm -rf "$OUT"
-"$SRC/.venv/bin/python" -m build --outdir "$OUT" "$SRC" >"$WORK/build.log" 2>&1 ||
+"${SKILLCI_BUILD_PYTHON:-$SRC/.venv/bin/python}" -m build --outdir "$OUT" "$SRC" >"$WORK/build.log" 2>&1 ||
   { tail -30 "$WORK/build.log" >&2; say "error: python -m build failed"; exit 1; }
 sdist=$(ls "$OUT"/skillci-*.tar.gz) wheel=$(ls "$OUT"/skillci-*.whl)
 say "built $(basename "$sdist") and $(basename "$wheel")"
@@ -48,5 +53,10 @@ import sys, pathlib, skillci
 where = pathlib.Path(skillci.__file__).resolve()
 assert not where.is_relative_to(pathlib.Path(sys.argv[1]).resolve()), f"skillci imported from the checkout: {where}"
 PY
+version=$("$WORK/venv/bin/skillci" --version)
+head=$(git -C "$SRC" rev-parse HEAD)
+[[ "$version" == *"(commit ${head:0:12})" ]] ||
+  { say "error: the wheel's \`skillci --version\` is '$version', not built from ${head:0:12}"; exit 1; }
+say "$version"
 say "OK: skillci demo ran from the wheel in $(($(date +%s) - start)) s (outside the checkout)"
 rm -rf "$WORK"
