@@ -9,8 +9,8 @@
 set -euo pipefail
 tag=${1:?usage: move_major_tag.sh vX.Y.Z COMMIT} sha=${2:?usage: move_major_tag.sh vX.Y.Z COMMIT}
 [[ $tag =~ ^v(0|[1-9][0-9]*)\.[0-9]+\.[0-9]+$ ]] || { echo "error: tag '$tag' is not vX.Y.Z" >&2; exit 2; }
-[[ $sha =~ ^[0-9a-f]{40}$ ]] || { echo "error: '$sha' is not a full commit sha" >&2; exit 2; }
 major="v${BASH_REMATCH[1]}"
+[[ $sha =~ ^[0-9a-f]{40}$ ]] || { echo "error: '$sha' is not a full commit sha" >&2; exit 2; }
 api="${GITHUB_API_URL:-https://api.github.com}/repos/${GITHUB_REPOSITORY:?set GITHUB_REPOSITORY=owner/name}/git"
 # the token goes to curl on a pipe, not on its command line
 call() { curl -sS -o "$out" -w '%{http_code}' -H @- "$@" <<<"Authorization: Bearer ${GH_TOKEN:?set GH_TOKEN}
