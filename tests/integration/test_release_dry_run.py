@@ -138,6 +138,7 @@ def index(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
         proc.wait(timeout=30)
 
 
+@pytest.mark.timeout(2400)
 def test_tag_build_upload_install_from_the_index_and_demo(
     tmp_path: Path, index: tuple[str, Path, Path]
 ) -> None:
