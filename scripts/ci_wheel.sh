@@ -12,6 +12,7 @@
 # commit it was built from (design 350). SKILLCI_WHEEL_INDEX=URL (a pypiserver): upload there
 # with twine and install skillci from that index instead of the wheel file (the dry run).
 set -euo pipefail
+unset PYTHONPATH PYTHONHOME  # the fresh venv must import the installed skillci, nothing else
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${1:-$SRC/dist}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/skillci-wheel.XXXXXX")
