@@ -36,8 +36,8 @@ from packaging.utils import canonicalize_name
 from tests.conftest import ROOT
 from tests.integration.loop.conftest import git
 
-# measured 2026-12-03: 997 s on a 2-core machine shared by ~8 engineers (the demo from the
-# wheel is most of it: 411 s; the index fixture repacks 81 dependency wheels in ~90 s)
+# measured 2026-12-03: 848 s on a 2-core machine shared by ~8 engineers (setup, repacking 81
+# dependency wheels: 55 s; the demo from the installed wheel is most of the rest)
 pytestmark = pytest.mark.slow
 
 
