@@ -8,14 +8,46 @@ from a checkout. Everything else is configured in pyproject.toml. Design 122.
 
 from __future__ import annotations
 
+import re
 import shutil
+import subprocess
 from pathlib import Path
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
+from setuptools.command.sdist import sdist
 
 ROOT = Path(__file__).resolve().parent
 BUNDLED = ("skills", "evals")
+SDIST_COMMIT = "BUILD_COMMIT"
+
+
+def build_commit() -> str | None:
+    """The full sha of the commit being built, or None (not a checkout, no recorded sha)."""
+    if (ROOT / ".git").exists():
+        try:
+            proc = subprocess.run(
+                ["git", "-C", str(ROOT), "rev-parse", "HEAD"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+        except OSError:  # no git: nothing recorded
+            return None
+        sha = proc.stdout.strip()
+    elif (ROOT / SDIST_COMMIT).is_file():
+        sha = (ROOT / SDIST_COMMIT).read_text(encoding="utf-8").strip()
+    else:
+        return None
+    return sha if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha) else None
+
+
+class SdistWithCommit(sdist):
+    def make_release_tree(self, base_dir: str, files: list[str]) -> None:
+        super().make_release_tree(base_dir, files)
+        sha = build_commit()
+        if sha:
+            (Path(base_dir) / SDIST_COMMIT).write_text(sha + "\n", encoding="utf-8")
 
 
 class BuildPyWithBundledData(build_py):
@@ -30,6 +62,11 @@ class BuildPyWithBundledData(build_py):
             shutil.copytree(
                 ROOT / name, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
             )
+        sha = build_commit()
+        if sha:
+            (Path(self.build_lib) / "skillci" / "data" / "commit.txt").write_text(
+                sha + "\n", encoding="utf-8"
+            )
 
 
-setup(cmdclass={"build_py": BuildPyWithBundledData})
+setup(cmdclass={"build_py": BuildPyWithBundledData, "sdist": SdistWithCommit})

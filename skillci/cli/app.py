@@ -18,7 +18,6 @@ try:  # typer >= 0.2x vendors click as typer._click; older typer uses click itse
 except ImportError:  # pragma: no cover
     import click  # type: ignore[no-redef,unused-ignore]
 
-from skillci import __version__
 from skillci.cli import output
 from skillci.cli.main import COMMANDS, Entry, root_help
 
@@ -93,7 +92,9 @@ class LazyGroup(TyperGroup):
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"skillci {__version__}")
+        from skillci.version import describe
+
+        typer.echo(describe())
         raise typer.Exit()
 
 

@@ -18,7 +18,6 @@ import os
 import sys
 from collections.abc import Sequence
 
-from skillci import __version__
 from skillci.cli import output
 from skillci.errors import ExitCode, SkillciError
 
@@ -282,8 +281,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if args in (["--help"], ["-h"]):  # answered from the table: no typer, no command module
         sys.stdout.write(root_help())
         return 0
-    if args == ["--version"]:
-        print(f"skillci {__version__}")
+    if args == ["--version"]:  # with the commit it was built from (skillci/version.py)
+        from skillci.version import describe
+
+        print(describe())
         return 0
     output.STATE.verbose = "-v" in args or "--verbose" in args
     from skillci.providers.health import reset
