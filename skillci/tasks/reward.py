@@ -100,6 +100,32 @@ def _finite(value: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
+def primary_reward(
+    rewards: dict[str, Any], primary: str | None = None
+) -> tuple[float | None, str]:
+    """(the primary reward, how it was chosen) of a verifier's named rewards.
+
+    A task may report several named rewards (``{"correctness": 1, "performance": 0.4}``).
+    Rule, in order: the task's declared primary metric (``primary``); the key ``reward``; the
+    only numeric key; else the *minimum* of the numeric rewards (a trial passes only when every
+    dimension reaches the threshold). ``(None, why)`` when no value is a finite number.
+    See docs/design/387-multi-dimensional-rewards.md."""
+    numeric = {k: v for k, v in rewards.items() if _finite(v) is not None}
+    if primary is not None:
+        if primary in numeric:
+            return _finite(numeric[primary]), f"declared primary metric {primary!r}"
+        return None, f"declared primary metric {primary!r} is not among {sorted(rewards)[:8]}"
+    if "reward" in rewards:
+        value = _finite(rewards["reward"])
+        return value, "key 'reward'" if value is not None else "'reward' is not a number"
+    if len(numeric) == 1:
+        return _finite(next(iter(numeric.values()))), f"only key {next(iter(numeric))!r}"
+    if not numeric:
+        return None, f"no numeric reward among {sorted(rewards)[:8]}"
+    values = [v for v in (_finite(x) for x in numeric.values()) if v is not None]
+    return min(values), f"minimum of {len(values)} named rewards ({', '.join(sorted(numeric))})"
+
+
 def _read_text(path: Path) -> str:
     with path.open("rb") as fh:
         data = fh.read(_MAX_REWARD_BYTES + 1)
@@ -129,7 +155,7 @@ def _from_txt(path: Path, threshold: float) -> Reward:
     return Reward(state=RewardState.ok, value=value, threshold=threshold, source=path)
 
 
-def _from_json(path: Path, threshold: float) -> Reward:
+def _from_json(path: Path, threshold: float, primary: str | None = None) -> Reward:
     def bad(msg: str) -> Reward:
         return Reward(
             state=RewardState.parse_error, threshold=threshold, source=path, error=f"{path}: {msg}"
@@ -146,7 +172,12 @@ def _from_json(path: Path, threshold: float) -> Reward:
     details: dict[str, Any] = {}
     if isinstance(data, dict):
         details = {k: v for k, v in data.items() if k != "reward"}
-        if "reward" in data:
+        if primary is not None:
+            raw, how = primary_reward(data, primary)
+            if raw is None:
+                return bad(f"{how}; fix [verifier] primary_metric or the verifier's keys")
+            details["primary_reward"] = how
+        elif "reward" in data:
             raw = data["reward"]
         else:
             numeric = [v for v in data.values() if _finite(v) is not None]
@@ -172,12 +203,16 @@ def _from_json(path: Path, threshold: float) -> Reward:
     )
 
 
-def read_reward(logs_dir: Path, *, threshold: float = DEFAULT_PASS_THRESHOLD) -> Reward:
+def read_reward(
+    logs_dir: Path, *, threshold: float = DEFAULT_PASS_THRESHOLD, primary: str | None = None
+) -> Reward:
     """Read the reward a verifier wrote under ``logs_dir`` (the trial's stand-in for ``/logs``).
 
     Looks in ``logs_dir/verifier/`` for ``reward.txt`` then ``reward.json``. If both exist
     they must agree, else the result is a ``parse_error``. ``passed`` is
-    ``value >= threshold`` (default 1.0: SkillsBench rewards are binary).
+    ``value >= threshold`` (default 1.0: SkillsBench rewards are binary). Named rewards
+    without a ``reward`` key are an error naming the format unless ``primary`` (the task's
+    declared primary metric) picks one (:func:`primary_reward`; all are kept in details).
     """
     vdir = logs_dir / "verifier"
     txt, js = vdir / REWARD_TXT, vdir / REWARD_JSON
@@ -189,7 +224,7 @@ def read_reward(logs_dir: Path, *, threshold: float = DEFAULT_PASS_THRESHOLD) ->
             error=f"no {REWARD_TXT} or {REWARD_JSON} in {vdir}",
         )
     if have_txt and have_json:
-        a, b = _from_txt(txt, threshold), _from_json(js, threshold)
+        a, b = _from_txt(txt, threshold), _from_json(js, threshold, primary)
         if a.state is RewardState.ok and b.state is RewardState.ok and a.value != b.value:
             return Reward(
                 state=RewardState.parse_error,
@@ -200,7 +235,7 @@ def read_reward(logs_dir: Path, *, threshold: float = DEFAULT_PASS_THRESHOLD) ->
         if a.state is RewardState.ok:
             return a.model_copy(update={"details": b.details})
         return a
-    return _from_txt(txt, threshold) if have_txt else _from_json(js, threshold)
+    return _from_txt(txt, threshold) if have_txt else _from_json(js, threshold, primary)
 
 
 __all__ = [
@@ -211,6 +246,7 @@ __all__ = [
     "SKILLCI_LOGS_ENV",
     "LogsLayout",
     "logs_layout",
+    "primary_reward",
     "read_reward",
     "rewrite_logs_paths",
     "verifier_env",

@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from skillci.trace.atif import AtifTrace
 from skillci.trace.enums import AgentRole, EvalState
 
 SCHEMA_VERSION = 1
@@ -281,6 +282,13 @@ class RunRecord(_Strict):
     )
     metadata: dict[str, Any] = Field(
         default_factory=dict, description="Free-form extras (importer fields, runner details)."
+    )
+    atif: AtifTrace | None = Field(
+        default=None,
+        description=(
+            "For a trial imported from an ATIF trajectory: every field the events do not carry "
+            "(step times, models, metrics, extra, root fields), so export gives it back whole."
+        ),
     )
 
     @model_validator(mode="after")

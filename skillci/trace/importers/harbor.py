@@ -39,6 +39,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter
+
+from skillci.trace import atif
+from skillci.trace.atif import OUTPUT_CAP as _OUTPUT_CAP
+from skillci.trace.atif import SKILL_TOOLS, AtifTrace, sidechain_steps
+from skillci.tasks.reward import primary_reward
 from skillci.trace.importers.common import (
     parse_time,
     read_json,
@@ -51,11 +57,9 @@ from skillci.trace.models import (
     AgentRole,
     Cost,
     Event,
-    MessageEvent,
     ModelInfo,
     RunRecord,
     RuntimeInfo,
-    SkillLoadEvent,
     SkillRef,
     ToolCallEvent,
     ToolResultEvent,
@@ -78,8 +82,6 @@ VERIFIER_ERRORS = frozenset(
         "DownloadVerifierDirError",
     }
 )
-SKILL_TOOLS = frozenset({"skill", "load_skill", "invoke_skill", "activate_skill"})
-_OUTPUT_CAP = 12000
 
 
 #: TrialResult fields the record has a place for, per block ("" = top level).
@@ -195,78 +197,19 @@ def find_trials(root: Path) -> list[Path]:
     return [d for d in ordered if not any(parent in found for parent in d.parents)]
 
 
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(
-            str(p.get("text") or "") if isinstance(p, dict) else str(p) for p in value
-        ).strip()
-    return json.dumps(value, sort_keys=True, default=str)
+_EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 
 
-def events_from_atif(traj: dict[str, Any]) -> list[Event]:
-    out: list[Event] = []
-
-    def add(cls: Any, **fields: Any) -> None:
-        out.append(cls(step=len(out), **fields))
-
-    for step in traj.get("steps") or []:
-        if not isinstance(step, dict):
-            continue
-        source = step.get("source")
-        text = _text(step.get("message"))
-        metrics = step.get("metrics") if isinstance(step.get("metrics"), dict) else {}
-        assert isinstance(metrics, dict)
-        if source in ("system", "user"):
-            add(MessageEvent, role=source, content=text)
-            continue
-        if step.get("reasoning_content"):
-            add(
-                MessageEvent,
-                role="assistant",
-                content="(thinking) " + str(step["reasoning_content"]),
-            )
-        if text or not step.get("tool_calls"):
-            tokens_in, tokens_out = metrics.get("prompt_tokens"), metrics.get("completion_tokens")
-            add(
-                MessageEvent,
-                role="assistant",
-                content=text,
-                input_tokens=tokens_in if isinstance(tokens_in, int) and tokens_in >= 0 else None,
-                output_tokens=tokens_out
-                if isinstance(tokens_out, int) and tokens_out >= 0
-                else None,
-            )
-        results: dict[str, str] = {}
-        obs = step.get("observation")
-        if isinstance(obs, dict):
-            for r in obs.get("results") or []:
-                if isinstance(r, dict) and r.get("source_call_id"):
-                    results[str(r["source_call_id"])] = _text(r.get("content"))
-        for i, call in enumerate(step.get("tool_calls") or []):
-            if not isinstance(call, dict):
-                continue
-            call_id = str(call.get("tool_call_id") or f"atif-{step.get('step_id')}-{i}")
-            name = str(call.get("function_name") or "tool")
-            args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
-            add(ToolCallEvent, tool=name, arguments=args, call_id=call_id)
-            if call_id in results:
-                body = results[call_id]
-                add(
-                    ToolResultEvent,
-                    call_id=call_id,
-                    tool=name,
-                    output=body[:_OUTPUT_CAP],
-                    truncated=len(body) > _OUTPUT_CAP,
-                )
-            if name.lower() in SKILL_TOOLS:
-                assert isinstance(args, dict)
-                target = args.get("name") or args.get("skill") or args.get("path") or name
-                add(SkillLoadEvent, path=str(target)[:500], on_demand=True)
-    return out
+def events_from_atif(
+    traj: dict[str, Any],
+    *,
+    start: datetime | None = None,
+    window: tuple[datetime | None, datetime | None] = (None, None),
+) -> tuple[list[Event], AtifTrace, list[str]]:
+    """(events, the rest of the trajectory, warnings): see :mod:`skillci.trace.atif`."""
+    raw, trace, warnings = atif.events_from_atif(traj, start=start, window=window)
+    events = [_EVENT.validate_python({**ev, "step": i}) for i, ev in enumerate(raw)]
+    return events, trace, warnings
 
 
 def _oracle_events(trial: Path) -> list[Event]:
@@ -312,8 +255,19 @@ def import_trial(
     assert isinstance(cfg_agent, dict)
     agent = str(agent_info.get("name") or cfg_agent.get("name") or "unknown")
     traj, traj_why = read_json(trial / ATIF)
+    trace: AtifTrace | None = None
     if traj is not None:
-        events, trajectory_state = events_from_atif(traj), "complete"
+        ae = res.get("agent_execution") if isinstance(res.get("agent_execution"), dict) else {}
+        assert isinstance(ae, dict)
+        window = (
+            parse_time(ae.get("started_at")) or parse_time(res.get("started_at")),
+            parse_time(ae.get("finished_at")) or parse_time(res.get("finished_at")),
+        )
+        events, trace, traj_warnings = events_from_atif(
+            traj, start=parse_time(res.get("started_at")) or window[0], window=window
+        )
+        warnings.extend(f"agent/{w}" for w in traj_warnings)
+        trajectory_state = "complete"
     elif agent == "oracle" and (trial / ORACLE_LOG).is_file():
         events, trajectory_state = _oracle_events(trial), "oracle"
     else:
@@ -328,7 +282,7 @@ def import_trial(
     assert isinstance(vr, dict)
     rewards = vr.get("rewards") if isinstance(vr.get("rewards"), dict) else {}
     assert isinstance(rewards, dict)
-    reward = rewards.get("reward", next(iter(rewards.values())) if len(rewards) == 1 else None)
+    reward, reward_rule = primary_reward(rewards) if rewards else (None, "")
     kept, unmapped = field_map(res)
     if why is not None:
         file_reward = _file_reward(trial)
@@ -361,9 +315,12 @@ def import_trial(
 
     def num(key: str, atif_key: str) -> int:
         for v in (ar.get(key), fm.get(atif_key)):  # ATIF's totals when the result has none
-            if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
                 return v
+        unknown.append(key)  # Cost holds a count; the unknown is named, not passed off as 0
         return 0
+
+    unknown: list[str] = []
 
     usd = ar.get("cost_usd") if ar.get("cost_usd") is not None else fm.get("total_cost_usd")
     started, finished = parse_time(res.get("started_at")), parse_time(res.get("finished_at"))
@@ -375,13 +332,13 @@ def import_trial(
         model_name = str(cfg_agent["model_name"])
     route = f"{provider}/{model_name}" if provider and model_name else (model_name or agent)
     return RunRecord(
-        run_id=run_id_for("harbor", trial.parent.name, trial.name),
+        run_id=_run_id(res, trial),
         task_id=str(res.get("task_name") or trial.name.rsplit("__", 1)[0]),
         agent_role=AgentRole.oracle if agent == "oracle" else role,
         model=ModelInfo(route=route, name=model_name),
         runtime=RuntimeInfo(
             harness=agent,
-            harness_version=str(agent_info.get("version")) if agent_info.get("version") else None,
+            harness_version=_agent_version(agent_info, traj),
             runner="harbor",
             sandbox="harbor",
             skill=skill,
@@ -398,6 +355,7 @@ def import_trial(
             input_tokens=num("n_input_tokens", "total_prompt_tokens"),
             output_tokens=num("n_output_tokens", "total_completion_tokens"),
             tool_calls=sum(1 for e in events if e.kind == "tool_call"),
+            model_calls=_model_calls(traj, events),
             wall_time_sec=max(0.0, (finished - started).total_seconds())
             if started and finished
             else 0.0,
@@ -406,11 +364,15 @@ def import_trial(
         created_at=created,
         warnings=warnings,
         reward_hack_evidence=verifier_touches(events),
+        atif=trace,
         metadata={
             "importer": "harbor",
-            "source": str(trial),
             "trial_name": res.get("trial_name") or trial.name,
             "rewards": rewards,
+            "primary_reward": reward_rule if len(rewards) > 1 else None,
+            "unknown_counts": unknown,
+            "sidechain_steps": sidechain_steps(trace),
+            "job": _job_settings(trial),
             "exception": exc_msg,
             "trajectory": trajectory_state,
             "timing": {
@@ -418,16 +380,64 @@ def import_trial(
                 for k in ("environment_setup", "agent_setup", "agent_execution", "verifier")
             },
             "trial": kept,
-            "atif": {
-                k: traj[k] for k in ("schema_version", "session_id", "final_metrics") if k in traj
-            }
-            if traj
-            else None,
             "unmapped": unmapped,
             "unread_files": _unread_files(trial),
             "file_reward": _file_reward(trial) if why is not None else None,
         },
     )
+
+
+_TRIAL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,150}$")
+
+
+def _run_id(res: dict[str, Any], trial: Path) -> str:
+    """``harbor-<TrialResult.id>``: the harness's own trial id, so the same trial imported from
+    another path is the same record; the folder names only when the result has no id."""
+    tid = res.get("id")
+    if isinstance(tid, str) and _TRIAL_ID.match(tid):
+        return f"harbor-{tid}"
+    return run_id_for("harbor", trial.parent.name, trial.name)
+
+
+def _agent_version(agent_info: dict[str, Any], traj: dict[str, Any] | None) -> str | None:
+    agent = (traj or {}).get("agent")
+    for v in (agent_info.get("version"), agent.get("version") if isinstance(agent, dict) else None):
+        if isinstance(v, str | int | float) and str(v) not in ("", "unknown"):
+            return str(v)
+    return None
+
+
+def _model_calls(traj: dict[str, Any] | None, events: list[Event]) -> int:
+    """Agent steps of the trajectory (one model call each); assistant messages without one."""
+    if traj is not None:
+        steps = [s for s in traj.get("steps") or [] if isinstance(s, dict)]
+        return sum(1 for s in steps if s.get("source") == "agent")
+    return sum(1 for e in events if e.kind == "message" and e.role == "assistant")
+
+
+#: Job-level settings read from ``<job>/config.json`` (JobConfig) into ``metadata.job``.
+JOB_SETTINGS = ("n_attempts", "n_concurrent_trials", "retry", "timeout_multiplier",
+                "agent_timeout_multiplier", "verifier_timeout_multiplier")  # fmt: skip
+
+
+def _job_settings(trial: Path) -> dict[str, Any] | None:
+    """The job a trial ran in: its retry policy and concurrency (``config.json``), its id and
+    times (``result.json``), and the job files not read — never ignored silently."""
+    job = trial.parent
+    cfg, _ = read_json(job / "config.json")
+    res, _ = read_json(job / RESULT)
+    if cfg is None and res is None or _is_trial_result(res):
+        return None
+    out: dict[str, Any] = {"dir": job.name}
+    if cfg is not None:
+        out["config"] = {k: cfg[k] for k in JOB_SETTINGS if k in cfg}
+        out["config_unread"] = sorted(k for k in cfg if k not in JOB_SETTINGS)
+    if res is not None:
+        out["result"] = {k: res[k] for k in ("id", "started_at", "finished_at", "n_total_trials")
+                         if k in res}  # fmt: skip
+        out["result_unread"] = sorted(k for k in res if k not in out["result"])
+        out["times_zone"] = "naive: local time of the machine that ran harbor (job.py)"
+    return out
 
 
 def import_jobs(
