@@ -26,6 +26,30 @@ ROOT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "harness-res
 RESULT_FILES = ("result.json", "gold-result.json")
 
 
+def _atif_check(t: dict[str, int], rec: Any, source: Path) -> None:
+    """Import → export of the trial's ATIF trajectory equals the file, ids and times intact."""
+    from skillci.trace.atif import to_atif
+
+    if rec.atif is None:
+        return
+    original = json.loads((source / "agent" / "trajectory.json").read_text(encoding="utf-8"))
+    out = to_atif(rec)
+    t["atif"] += 1
+    t["atif_equal"] += out == original
+    steps, back = original.get("steps") or [], out.get("steps") or []
+    t["atif_steps"] += len(steps)
+    ids = [c.get("tool_call_id") for s in steps for c in s.get("tool_calls") or []]
+    event_ids = {e.call_id for e in rec.events if e.kind == "tool_call"}
+    t["atif_ids"] += len(ids)
+    t["atif_ids_intact"] += sum(1 for i in ids if i in event_ids)
+    stamps = [(s.get("timestamp"), b.get("timestamp")) for s, b in zip(steps, back, strict=False)]
+    t["atif_stamps"] += sum(1 for a, _ in stamps if a)
+    t["atif_stamps_intact"] += sum(1 for a, b in stamps if a and a == b)
+    for s, meta in zip(steps, rec.atif.steps, strict=False):
+        t["atif_verbatim"] += len(meta.rest)
+        t["atif_by_events"] += len(set(s) - set(meta.rest))
+
+
 def split_of(item_id: str) -> str:
     """dev or test: sha256 of ``<harness>/<item dir>``, first 8 hex digits mod 4 == 0 → test."""
     return "test" if int(hashlib.sha256(item_id.encode()).hexdigest()[:8], 16) % 4 == 0 else "dev"
@@ -86,8 +110,10 @@ def main() -> int:
             records = importer.import_jobs(item)
             t = totals[f"{fmt} {split}"]
             t["items"] += 1
-            for rec in records:
-                source = Path(str(rec.metadata.get("source")))
+            trial_dirs = importer.find_trials(item) if fmt == "harbor" else [None] * len(records)
+            for rec, trial_dir in zip(records, trial_dirs, strict=True):
+                source = trial_dir or Path(str(rec.metadata.get("source")))
+                _atif_check(t, rec, source)
                 res = _result(source)
                 fields = _source_fields(fmt, res)
                 unmapped = set(rec.metadata.get("unmapped") or {})
@@ -135,9 +161,19 @@ def main() -> int:
             f"unmapped={t['unmapped_fields']} (each warned on its record) "
             f"hack_evidence={t['hack_evidence']} silent_drops={t['silent_drops']} [{states}]"
         )
+        if t["atif"]:
+            print(
+                f"{'':15} ATIF: trajectories={t['atif']} round_trip_equal={t['atif_equal']} "
+                f"steps={t['atif_steps']} tool_call_ids={t['atif_ids']} "
+                f"(intact {t['atif_ids_intact']}) timestamps={t['atif_stamps']} "
+                f"(intact {t['atif_stamps_intact']}) step fields carried by events="
+                f"{t['atif_by_events']} kept verbatim={t['atif_verbatim']} dropped=0"
+            )
     drops = sum(t["silent_drops"] for t in totals.values())
+    unequal = sum(t["atif"] - t["atif_equal"] for t in totals.values())
     print(f"silent drops: {drops}")
-    return 1 if drops else 0
+    print(f"ATIF round trips not equal: {unequal}")
+    return 1 if drops or unequal else 0
 
 
 if __name__ == "__main__":

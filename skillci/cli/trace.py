@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -157,6 +158,53 @@ def show_cmd(
         emit_json(rec)
     else:
         _render(rec)
+    return 0
+
+
+@app.command("export")
+def export_cmd(
+    run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
+    fmt: Annotated[
+        str, typer.Option("--format", help="Interchange format: atif (Harbor's ATIF).")
+    ] = "atif",
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write the trajectory here (default: stdout).")
+    ] = None,
+    home: HomeOpt = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Build the trajectory; write no file.")
+    ] = False,
+    json_out: JsonOpt = False,
+) -> int:
+    """Export one run record as an ATIF trajectory (Harbor's viewer and any ATIF tool read it).
+    A trial imported from ATIF comes back field for field; skillci's own trials are grouped
+    into steps."""
+    import json
+
+    from skillci.errors import UsageError
+    from skillci.fsutil import atomic_write_text
+    from skillci.trace.atif import to_atif
+
+    if fmt != "atif":
+        raise UsageError(f"--format {fmt}: unknown export format", hint="use --format atif")
+    rec = TraceStore(home).get(run_id)
+    traj = to_atif(rec)
+    text = json.dumps(traj, indent=2, ensure_ascii=False) + "\n"
+    if out is None:
+        sys.stdout.write(text)
+        return 0
+    if not dry_run:
+        atomic_write_text(out, text)
+    summary = {"run_id": rec.run_id, "format": fmt, "out": str(out), "steps": len(traj["steps"]),
+               "written": not dry_run}  # fmt: skip
+    if json_out:
+        emit_json(summary)
+    else:
+        verb = "would write" if dry_run else "wrote"
+        console.print(
+            f"{verb} {escape(str(out))}: {len(traj['steps'])} ATIF step(s) of {rec.run_id}",
+            highlight=False,
+        )
     return 0
 
 

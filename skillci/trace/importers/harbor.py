@@ -428,7 +428,7 @@ def _job_settings(trial: Path) -> dict[str, Any] | None:
     res, _ = read_json(job / RESULT)
     if cfg is None and res is None or _is_trial_result(res):
         return None
-    out: dict[str, Any] = {"dir": job.name}
+    out: dict[str, Any] = {}
     if cfg is not None:
         out["config"] = {k: cfg[k] for k in JOB_SETTINGS if k in cfg}
         out["config_unread"] = sorted(k for k in cfg if k not in JOB_SETTINGS)

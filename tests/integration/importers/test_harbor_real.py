@@ -56,7 +56,7 @@ def test_a_trial_with_an_atif_trajectory_keeps_tool_calls_rewards_and_verifier_o
     assert calls[0].arguments == {"query": "meeting time schedule"}
     assert [e.kind for e in rec.events].count("tool_result") == len(calls)
     assert rec.evaluation.verifier_output.startswith("=== fetching transcript")
-    assert rec.metadata["atif"]["schema_version"] == "ATIF-v1.2"
+    assert rec.atif is not None and rec.atif.root["schema_version"] == "ATIF-v1.2"
     assert rec.metadata["trial"]["trial_uri"].endswith("hermes-telegram-mirror-drop__GUTierP")
     assert "verifier/judge_reasoning.txt" in rec.metadata["unread_files"]
 

@@ -71,7 +71,7 @@ def test_reward_json(tmp_path: Path, doc: object, value: float, details: dict[st
 
 @pytest.mark.parametrize(
     "text",
-    ["{", '{"a": 1, "b": 2}', '{"reward": "1"}', '{"reward": true}', "[1]", '{"reward": null}'],
+    ["{", '{"a": "x", "b": null}', '{"reward": "1"}', '{"reward": true}', "[1]", '{"reward": null}'],
 )
 def test_bad_reward_json(tmp_path: Path, text: str) -> None:
     r = read_reward(_logs(tmp_path, reward_json=text))
@@ -115,3 +115,10 @@ def test_layout_and_env(tmp_path: Path) -> None:
 )
 def test_rewrite_logs_paths(script: str, expected: str | None) -> None:
     assert rewrite_logs_paths(script, Path("/T/logs")) == (expected or script)
+
+
+def test_named_rewards_take_the_minimum_and_keep_every_one(tmp_path: Path) -> None:
+    r = read_reward(_logs(tmp_path, reward_json='{"correctness": 1, "performance": 0.5}'))
+    assert r.state is RewardState.ok and r.value == 0.5
+    assert r.details["correctness"] == 1 and r.details["performance"] == 0.5
+    assert "minimum" in r.details["primary_reward"]
