@@ -100,9 +100,7 @@ def _finite(value: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def primary_reward(
-    rewards: dict[str, Any], primary: str | None = None
-) -> tuple[float | None, str]:
+def primary_reward(rewards: dict[str, Any], primary: str | None = None) -> tuple[float | None, str]:
     """(the primary reward, how it was chosen) of a verifier's named rewards.
 
     A task may report several named rewards (``{"correctness": 1, "performance": 0.4}``).

@@ -131,13 +131,13 @@ def events_from_atif(
         warnings.append("trajectory.json: steps that are not objects were skipped")
     stamps = [parse_stamp(s.get("timestamp")) for s in raw_steps]
     naive = [dt for dt, aware in stamps if dt is not None and not aware]
-    offset: timedelta | None = timedelta(0)
+    offset = timedelta(0)
     if naive:
-        offset, why = naive_offset(naive, *window)
-        if offset is None:
-            offset = timedelta(0)
+        found, why = naive_offset(naive, *window)
+        if found is None:
             warnings.append(f"trajectory.json: naive step timestamps read as UTC: {why}")
         else:
+            offset = found
             warnings.append(f"trajectory.json: naive step timestamps read as {why}")
     times: list[datetime | None] = [
         None if dt is None else (dt if aware else dt.replace(tzinfo=UTC) - offset)
@@ -290,8 +290,11 @@ def _synthesize(record: Any, events: list[dict[str, Any]]) -> dict[str, Any]:
             if current is None:
                 current = new("agent", "", ev["t"])
             current.setdefault("tool_calls", []).append(
-                {"tool_call_id": ev["call_id"], "function_name": ev["tool"],
-                 "arguments": ev["arguments"]}  # fmt: skip
+                {
+                    "tool_call_id": ev["call_id"],
+                    "function_name": ev["tool"],
+                    "arguments": ev["arguments"],
+                }
             )
             owner[ev["call_id"]] = current
         elif kind == "tool_result":
@@ -327,9 +330,14 @@ def _synthesize(record: Any, events: list[dict[str, Any]]) -> dict[str, Any]:
         "agent": agent,
         "steps": steps,
         "final_metrics": final,
-        "extra": {"skillci": {"run_id": record.run_id, "task_id": record.task_id,
-                              "state": record.evaluation.state.value,
-                              "reward": record.evaluation.reward}},  # fmt: skip
+        "extra": {
+            "skillci": {
+                "run_id": record.run_id,
+                "task_id": record.task_id,
+                "state": record.evaluation.state.value,
+                "reward": record.evaluation.reward,
+            }
+        },
     }
 
 

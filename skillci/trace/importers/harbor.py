@@ -33,7 +33,6 @@ a missing ``result.json`` (killed trial) → ``infra_error``.
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,10 +40,10 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from skillci.tasks.reward import primary_reward
 from skillci.trace import atif
 from skillci.trace.atif import OUTPUT_CAP as _OUTPUT_CAP
-from skillci.trace.atif import SKILL_TOOLS, AtifTrace, sidechain_steps
-from skillci.tasks.reward import primary_reward
+from skillci.trace.atif import AtifTrace, sidechain_steps
 from skillci.trace.importers.common import (
     parse_time,
     read_json,
@@ -426,7 +425,7 @@ def _job_settings(trial: Path) -> dict[str, Any] | None:
     job = trial.parent
     cfg, _ = read_json(job / "config.json")
     res, _ = read_json(job / RESULT)
-    if cfg is None and res is None or _is_trial_result(res):
+    if (cfg is None and res is None) or _is_trial_result(res):
         return None
     out: dict[str, Any] = {}
     if cfg is not None:

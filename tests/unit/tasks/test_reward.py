@@ -71,7 +71,14 @@ def test_reward_json(tmp_path: Path, doc: object, value: float, details: dict[st
 
 @pytest.mark.parametrize(
     "text",
-    ["{", '{"a": "x", "b": null}', '{"reward": "1"}', '{"reward": true}', "[1]", '{"reward": null}'],
+    [
+        "{",
+        '{"a": "x", "b": null}',
+        '{"reward": "1"}',
+        '{"reward": true}',
+        "[1]",
+        '{"reward": null}',
+    ],
 )
 def test_bad_reward_json(tmp_path: Path, text: str) -> None:
     r = read_reward(_logs(tmp_path, reward_json=text))
