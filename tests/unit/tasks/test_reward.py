@@ -6,7 +6,13 @@ from pathlib import Path
 import pytest
 
 from skillci.tasks.models import RewardState
-from skillci.tasks.reward import logs_layout, read_reward, rewrite_logs_paths, verifier_env
+from skillci.tasks.reward import (
+    logs_layout,
+    primary_reward,
+    read_reward,
+    rewrite_logs_paths,
+    verifier_env,
+)
 
 
 def _logs(tmp_path: Path, **files: str) -> Path:
@@ -73,6 +79,7 @@ def test_reward_json(tmp_path: Path, doc: object, value: float, details: dict[st
     "text",
     [
         "{",
+        '{"a": 1, "b": 2}',
         '{"a": "x", "b": null}',
         '{"reward": "1"}',
         '{"reward": true}',
@@ -124,8 +131,23 @@ def test_rewrite_logs_paths(script: str, expected: str | None) -> None:
     assert rewrite_logs_paths(script, Path("/T/logs")) == (expected or script)
 
 
-def test_named_rewards_take_the_minimum_and_keep_every_one(tmp_path: Path) -> None:
-    r = read_reward(_logs(tmp_path, reward_json='{"correctness": 1, "performance": 0.5}'))
-    assert r.state is RewardState.ok and r.value == 0.5
-    assert r.details["correctness"] == 1 and r.details["performance"] == 0.5
-    assert "minimum" in r.details["primary_reward"]
+def test_named_rewards_are_named_unless_a_primary_metric_is_declared(tmp_path: Path) -> None:
+    text = '{"correctness": 1, "performance": 0.5}'
+    plain = read_reward(_logs(tmp_path / "a", reward_json=text))
+    assert plain.state is RewardState.parse_error and "multi-dimensional" in (plain.error or "")
+    picked = read_reward(_logs(tmp_path / "b", reward_json=text), primary="performance")
+    assert picked.state is RewardState.ok and picked.value == 0.5
+    assert picked.details["correctness"] == 1 and "performance" in picked.details["primary_reward"]
+    wrong = read_reward(_logs(tmp_path / "c", reward_json=text), primary="speed")
+    assert wrong.state is RewardState.parse_error and "speed" in (wrong.error or "")
+
+
+def test_primary_reward_rule() -> None:
+    assert primary_reward({"correctness": 1.0, "performance": 0.4}) == (
+        0.4,
+        "minimum of 2 named rewards (correctness, performance)",
+    )
+    assert primary_reward({"correctness": 1.0, "performance": 0.4}, "correctness")[0] == 1.0
+    assert primary_reward({"reward": 0.5, "x": 1})[0] == 0.5
+    assert primary_reward({"only": 0.25})[0] == 0.25
+    assert primary_reward({"a": "n/a"})[0] is None
