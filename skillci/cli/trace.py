@@ -325,6 +325,14 @@ def import_cmd(
     )
     for w in report.warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(w)}")
+    for job in report.jobs:
+        read = ", ".join(f"{k}={v}" for k, v in (job.get("config") or {}).items()) or "nothing"
+        unread = [*job.get("config_unread", []), *job.get("result_unread", [])]
+        console.print(
+            f"job {escape(str((job.get('result') or {}).get('id', '?')))}: read {escape(read)}"
+            + (f"; not read: {escape(', '.join(unread))}" if unread else ""),
+            highlight=False,
+        )
     if report.unmapped:
         fields = ", ".join(f"{k} x{v}" for k, v in report.unmapped.items())
         console.print(f"unmapped: {len(report.unmapped)} field(s): {escape(fields)}")

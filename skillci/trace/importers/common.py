@@ -167,7 +167,7 @@ class ImportReport(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     schema_version: int = Field(default=1, description="Shape version.")
-    format: str = Field(description="benchflow or harbor.")
+    format: str = Field(description="benchflow, harbor or claude-code.")
     source: str = Field(description="The directory imported.")
     trials: int = Field(description="Trial dirs found.")
     stored: int = Field(default=0, description="Records newly stored.")
@@ -184,6 +184,13 @@ class ImportReport(BaseModel):
     forged_passes: int = Field(
         default=0,
         description="Passed trials that wrote verifier/test files (the gate counts them failed).",
+    )
+    jobs: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description=(
+            "Job-level settings read (retry policy, concurrency, attempts) and the job keys "
+            "not read, one per job (Harbor's <job>/config.json and result.json)."
+        ),
     )
 
 
@@ -208,7 +215,18 @@ def summarize(fmt: str, source: Path, records: list[RunRecord]) -> ImportReport:
         unmapped=dict(sorted(unmapped.items())),
         reward_hack_suspects=sum(1 for r in records if r.reward_hack_evidence),
         forged_passes=sum(1 for r in records if r.forged_pass),
+        jobs=_jobs(records),
     )
+
+
+def _jobs(records: list[RunRecord]) -> list[dict[str, Any]]:
+    seen: dict[str, dict[str, Any]] = {}
+    for r in records:
+        job = r.metadata.get("job")
+        if isinstance(job, dict):
+            key = json.dumps(job, sort_keys=True, default=str)
+            seen.setdefault(key, job)
+    return list(seen.values())
 
 
 __all__ = [

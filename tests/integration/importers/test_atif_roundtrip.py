@@ -172,6 +172,11 @@ def test_job_settings_are_read_and_the_rest_listed() -> None:
     settings = rec.metadata["job"]
     assert settings["config"]["n_attempts"] == 1 and "n_concurrent_trials" in settings["config"]
     assert "agents" in settings["config_unread"] and "stats" in settings["result_unread"]
+    code, out = cli("trace", "import", "--format", "harbor", str(job), "--dry-run", "--json")
+    (reported,) = json.loads(out)["jobs"]
+    assert code == 0 and reported["config"]["n_attempts"] == 1
+    code, text = cli("trace", "import", "--format", "harbor", str(job), "--dry-run")
+    assert code == 0 and "n_concurrent_trials=" in text and "not read: " in text
 
 
 def test_named_rewards_pick_a_primary_without_a_verifier_error(tmp_path: Path) -> None:
