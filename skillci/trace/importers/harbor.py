@@ -266,6 +266,15 @@ def import_trial(
             traj, start=parse_time(res.get("started_at")) or window[0], window=window
         )
         warnings.extend(f"agent/{w}" for w in traj_warnings)
+        if sidechain_steps(trace):
+            warnings.append(
+                f"agent/trajectory.json: {sidechain_steps(trace)} sub-agent step(s) "
+                "(extra.is_sidechain); Harbor's claude-code converter lists them before the "
+                "main conversation, so their place in the trajectory is not their time"
+                if _sidechain_first(traj)
+                else f"agent/trajectory.json: {sidechain_steps(trace)} sub-agent step(s) "
+                "(extra.is_sidechain)"
+            )
         trajectory_state = "complete"
     elif agent == "oracle" and (trial / ORACLE_LOG).is_file():
         events, trajectory_state = _oracle_events(trial), "oracle"
@@ -387,6 +396,17 @@ def import_trial(
 
 
 _TRIAL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,150}$")
+
+
+def _sidechain_first(traj: dict[str, Any]) -> bool:
+    """A sub-agent step comes before the first main-conversation user step."""
+    for step in traj.get("steps") or []:
+        extra = step.get("extra") if isinstance(step, dict) else None
+        if isinstance(extra, dict) and extra.get("is_sidechain"):
+            return True
+        if isinstance(step, dict) and step.get("source") == "user":
+            return False
+    return False
 
 
 def _run_id(res: dict[str, Any], trial: Path) -> str:

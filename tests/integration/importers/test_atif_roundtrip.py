@@ -163,6 +163,7 @@ def test_sidechain_steps_are_counted_and_kept(tmp_path: Path) -> None:
     _edit(trial, "agent/trajectory.json", mark)
     rec = import_trial(trial)
     assert rec.metadata["sidechain_steps"] == 2
+    assert any("2 sub-agent step(s)" in w for w in rec.warnings), rec.warnings
     assert to_atif(rec) == json.loads((trial / "agent/trajectory.json").read_text())
 
 
