@@ -406,6 +406,30 @@ def _ensure_stable(ctx: RepoContext, skill: str, base: str, actor: str) -> None:
         channel_init(ctx, skill, ref=base, actor=actor)
 
 
+def _publish_release_commit(
+    ctx: RepoContext,
+    pr: PullRequest,
+    gated: str,
+    files: dict[str, bytes],
+    message: str,
+    tag: str,
+) -> str:
+    """Commit the release files on top of the gated head and push the PR's branch to it."""
+    tree = ctx.git.tree_with(gated, files)
+    commit = ctx.git.commit_tree(tree, [gated], message, bot=True)
+    try:
+        ctx.forge.publish_branch(
+            ctx.git, pr.head_branch, commit, gated, reason=f"skillci release {tag}"
+        )
+    except ConflictError:
+        raise ConflictError(
+            f"branch {pr.head_branch} moved while releasing PR #{pr.number}",
+            hint=f"run `skillci review --pr {pr.number}` on the new head",
+        ) from None
+    ctx.forge.refresh_head(pr.number)
+    return commit
+
+
 def _refuse_inconclusive(number: int, report: GateReport) -> None:
     """No information is no verdict: the PR stays open and nothing is closed or refused for
     ever (design 290); more evidence (tasks, repeats, a fixed route) can decide."""
@@ -483,20 +507,8 @@ def release_pr(ctx: RepoContext, number: int, *, actor: str | None = None) -> Re
     _ensure_stable(ctx, skill, pr.base, actor)
     trailers = f"{RELEASE_TRAILER}: {version}\n{GATE_TRAILER}: {report.gate_id}\nPR: #{number}\n"
     if not resume:
-        tree = ctx.git.tree_with(gated, plan.files)
-        release_commit = ctx.git.commit_tree(
-            tree, [gated], f"release {skill} {version}\n\n{entry}\n{trailers}", bot=True
-        )
-        try:
-            ctx.forge.publish_branch(
-                ctx.git, pr.head_branch, release_commit, gated, reason=f"skillci release {tag}"
-            )
-        except ConflictError:
-            raise ConflictError(
-                f"branch {pr.head_branch} moved while releasing PR #{number}",
-                hint=f"run `skillci review --pr {number}` on the new head",
-            ) from None
-        forge.refresh_head(number)
+        message = f"release {skill} {version}\n\n{entry}\n{trailers}"
+        release_commit = _publish_release_commit(ctx, pr, gated, plan.files, message, tag)
     res.release_commit = release_commit
     merged = forge.merge(
         number,
