@@ -10,6 +10,8 @@ import typer
 
 from skillci.cli.choices import TriggerMode
 from skillci.cli.options import (
+    AgentOpt,
+    AgentVersionOpt,
     BaseOpt,
     GateRerunOpt,
     HeadOpt,
@@ -106,6 +108,8 @@ def gate_cmd(
     suites: SuitesOpt = "",
     repeat: RepeatOpt = 3,
     model: ModelOpt = None,
+    agent: AgentOpt = None,
+    agent_version: AgentVersionOpt = None,
     teacher: TeacherOpt = None,
     parallel: ParallelOpt = 2,
     no_sequential: NoSeqOpt = False,
@@ -142,6 +146,8 @@ def gate_cmd(
         teacher=teacher,
         triggers=triggers,
         rerun=rerun,
+        agent=agent,
+        agent_version=agent_version,
     )
     report = run_gate(ctx, opts, progress=progress_printer(json_out))
     from skillci.forge.actions import set_output

@@ -84,6 +84,21 @@ ParallelOpt = Annotated[int, typer.Option("--parallel", min=1, help="Trials at o
 NoSeqOpt = Annotated[
     bool, typer.Option("--no-sequential", help="Run every round (no sequential early stop).")
 ]
+AgentOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--agent",
+        help="The student's agent on --model: builtin (skillci's loop) or a real agent "
+        "through the gateway: claude-code, codex, opencode (skillci agents ls). Default: the "
+        "skill's target_runtime.agent on the base branch, else builtin.",
+    ),
+]
+AgentVersionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--agent-version", help="Real agent version (default: target_runtime's, else newest)."
+    ),
+]
 NoImpactOpt = Annotated[bool, typer.Option("--no-impact", help="Re-run every task on head.")]
 SameOpt = Annotated[
     str | None, typer.Option("--same-instance", help="Task the patch was proposed for.")

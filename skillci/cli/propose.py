@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from skillci.cli.choices import Forge, ProposeTarget
-from skillci.cli.options import SandboxOpt
+from skillci.cli.options import AgentOpt, AgentVersionOpt, SandboxOpt
 from skillci.cli.output import console, emit_json
 from skillci.errors import InvalidInputError, ModelOutputError
 from skillci.flows.context import RepoContext
@@ -124,6 +124,8 @@ def propose_cmd(
         "", "--skill", help="Skill folder or name (default: the repository's only skill)."
     ),
     model: str = typer.Option("sim/student", "--model", help="Student route."),
+    agent: AgentOpt = None,
+    agent_version: AgentVersionOpt = None,
     teacher: str = typer.Option("sim/teacher", "--teacher", help="Teacher route."),
     compiler: str = typer.Option(
         "template", "--compiler", help="'template' or a model route (LLM compiler)."
@@ -168,6 +170,11 @@ def propose_cmd(
 
     policy = _rebase_policy(rebase_when)
     fb = _fallback(fallback)
+    from skillci.flows.gate import target_agent
+
+    # no --agent: the one the skill's target_runtime names on the base branch, else builtin
+    student, pinned = (agent, None) if agent else target_agent(ctx, skill, base)
+    student_version = agent_version or pinned
 
     def opts(t: str = "") -> ProposeOptions:
         return ProposeOptions(
@@ -181,6 +188,8 @@ def propose_cmd(
             force=force,
             rebase_when=policy,
             fallback=fb,
+            agent=student,
+            agent_version=student_version,
         )
 
     outcomes = [propose(ctx, opts(t)) for t in task]

@@ -9,6 +9,8 @@ import typer
 from skillci.cli.choices import Forge
 from skillci.cli.gate import print_student, progress_printer, verdict_exit
 from skillci.cli.options import (
+    AgentOpt,
+    AgentVersionOpt,
     ForgeOpt,
     GateRerunOpt,
     JsonOpt,
@@ -39,6 +41,8 @@ def review_cmd(
     ),
     repeat: RepeatOpt = 3,
     model: ModelOpt = None,
+    agent: AgentOpt = None,
+    agent_version: AgentVersionOpt = None,
     teacher: TeacherOpt = None,
     suites: SuitesOpt = "",
     parallel: ParallelOpt = 2,
@@ -89,6 +93,8 @@ def review_cmd(
             student=model or DEFAULT_STUDENT,
             student_source="--model" if model else "",
             teacher=teacher,
+            agent=agent,
+            agent_version=agent_version,
         )
         return _post_verified(
             repo, forge, from_shards, expected, pr, dry_run, json_out, gate_workflow
@@ -107,6 +113,8 @@ def review_cmd(
         progress=progress_printer(json_out),
         teacher=teacher,
         rerun=rerun,
+        agent=agent,
+        agent_version=agent_version,
     )
     if out is not None:
         from skillci.fsutil import atomic_write_text

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from skillci.errors import InvalidInputError
+from skillci.errors import InvalidInputError, UsageError
 from skillci.flows.context import RepoContext, task_hash_memo, token_counts
 from skillci.gate.decision import (
     conclude,
@@ -51,7 +51,7 @@ from skillci.gate.verdict import (
     SuiteResult,
     Verdict,
 )
-from skillci.runners.base import AgentSpec, TrialSpec, builtin_agent, plan
+from skillci.runners.base import AgentSpec, TrialSpec, builtin_agent, plan, real_agent
 from skillci.runners.outcome import TrialRun
 from skillci.runners.scheduler import Scheduler, error_cause, sandbox_kind
 from skillci.skill.models import Manifest
@@ -99,6 +99,12 @@ class GateOptions:
     #: which complete trials run again (``--rerun``): ``errors`` (failed measurements, never
     #: cached anyway), ``base`` (and every base trial: a stale side, design 303), ``all``
     rerun: GateRerun = "errors"
+    #: the student's agent (docs/design/372): ``builtin`` (skillci's loop on ``student``)
+    #: or a registered real agent run on the ``student`` route through the gateway; None:
+    #: not chosen (builtin; :func:`gate_options` fills it from the skill's target_runtime)
+    agent: str | None = None
+    #: the real agent's installed version (None: the newest installed)
+    agent_version: str | None = None
 
 
 def gate_options(
@@ -110,19 +116,25 @@ def gate_options(
     suites: tuple[str, ...] = (),
     student: str | None = None,
     student_source: str = "",
+    agent: str | None = None,
+    agent_version: str | None = None,
     **rest: Any,
 ) -> GateOptions:
     """The gate's options for ``base..head``: ``skill`` ``""`` or ``"auto"`` is the one skill
     base..head changes (or the repository's only one); no ``suites`` means what the skill's
     metadata at ``head`` asks for (:func:`suites_for`); no ``student`` the one the skill at
-    ``head`` targets (:func:`resolve_student`). ``rest``: the other :class:`GateOptions`
-    fields."""
+    ``head`` targets (:func:`resolve_student`); no ``agent`` the one the skill's
+    ``target_runtime`` names at ``base`` (:func:`target_agent`), else ``builtin``. ``rest``:
+    the other :class:`GateOptions` fields."""
     if not skill or skill == "auto":
         from skillci.flows.skills import changed_skill
 
         skill = changed_skill(ctx, base, head)
     if student is None:
         student, student_source = resolve_student(ctx, skill, head)
+    if agent is None:
+        agent, pinned = target_agent(ctx, skill, base)
+        agent_version = agent_version or pinned
     return GateOptions(
         skill=skill,
         base=base,
@@ -130,6 +142,8 @@ def gate_options(
         suites=suites or suites_for(ctx, skill, head),
         student=student,
         student_source=student_source or "--model",
+        agent=agent,
+        agent_version=agent_version,
         **rest,
     )
 
@@ -147,6 +161,30 @@ def resolve_student(ctx: RepoContext, skill: str, ref: str) -> tuple[str, str]:
     )
 
 
+def target_agent(ctx: RepoContext, skill: str, ref: str) -> tuple[str, str | None]:
+    """The agent and version ``skill``'s ``target_runtime`` names as committed at ``ref``
+    (the base: a pull request cannot pick the agent that judges it), else ``builtin``."""
+    sha = ctx.git.rev(ref) or ref
+    tr = ctx.package_at(sha, ctx.skill_dir(skill), label=ref).manifest.target_runtime
+    return (tr.agent or "builtin", tr.agent_version if tr.agent else None)
+
+
+def student_agent(route: str, agent: str | None, version: str | None = None) -> AgentSpec:
+    """The student of the gate, review and propose: skillci's built-in loop on ``route``,
+    or the registered real agent ``agent`` (``version`` or the newest installed) on that
+    route through the gateway (exit 4 when it is not installed)."""
+    from skillci.agents.registry import real_names
+
+    if agent in (None, "builtin"):
+        return builtin_agent(route)
+    if agent not in real_names():
+        raise UsageError(
+            f"--agent {agent!r} cannot be the student here",
+            hint=f"use builtin or a real agent: {', '.join(real_names())} (skillci agents ls)",
+        )
+    return real_agent(agent, route, version=version)
+
+
 @dataclass
 class _Side:
     sha: str
@@ -159,6 +197,11 @@ def gate_id(opts: GateOptions, base_sha: str, head_sha: str) -> str:
     h = hashlib.sha256(
         f"{opts.skill}|{base_sha}|{head_sha}|{opts.suites}|{opts.repeat}|{opts.student}".encode()
         + (f"|teacher={opts.teacher}".encode() if opts.teacher else b"")
+        + (
+            f"|agent={opts.agent}@{opts.agent_version}".encode()
+            if opts.agent not in (None, "builtin")
+            else b""
+        )
     )
     return f"gate-{h.hexdigest()[:16]}"
 
@@ -191,7 +234,11 @@ def check_suites(ctx: RepoContext, sha: str, suites: tuple[str, ...], label: str
             )
 
 
-def _load_side(ctx: RepoContext, sha: str, skill_dir: str, suites: tuple[str, ...]) -> _Side:
+def _load_side(
+    ctx: RepoContext, sha: str, skill_dir: str, suites: tuple[str, ...], *, real: bool = False
+) -> _Side:
+    """One side: the skill rendered for skillci's loop, or as its folder for a real agent
+    (which installs it where it discovers skills, as eval run --agent does)."""
     wt = ctx.worktree(sha)
     pkg = SkillPackage.from_dir(wt / skill_dir)
     tasks: dict[str, list[Task]] = {}
@@ -200,7 +247,7 @@ def _load_side(ctx: RepoContext, sha: str, skill_dir: str, suites: tuple[str, ..
             suite = load_suite(s, wt, purpose=Purpose.optimize)
             tasks[s] = load_suite_tasks(suite, wt, purpose=Purpose.optimize, known_hashes=known)
             known.update((t.id, (t.content_hash, t.verifier_hash)) for t in tasks[s])
-    return _Side(sha, pkg, render(pkg, "builtin"), tasks)
+    return _Side(sha, pkg, render(pkg, "folder" if real else "builtin"), tasks)
 
 
 class TrialSource(Protocol):
@@ -342,9 +389,12 @@ def load_inputs(ctx: RepoContext, opts: GateOptions) -> GateInputs:
     skill_dir = ctx.skill_dir(opts.skill)
     check_suites(ctx, base_sha, opts.suites, opts.base)
     check_suites(ctx, head_sha, opts.suites, opts.head)
+    agent = student_agent(
+        opts.student, opts.agent, opts.agent_version
+    )  # an absent real agent fails here (exit 4), before any work
     with token_counts(ctx.state_dir, write=not ctx.dry_run):
-        base = _load_side(ctx, base_sha, skill_dir, opts.suites)
-        head = _load_side(ctx, head_sha, skill_dir, opts.suites)
+        base = _load_side(ctx, base_sha, skill_dir, opts.suites, real=agent.real)
+        head = _load_side(ctx, head_sha, skill_dir, opts.suites, real=agent.real)
     before = {f.path: f.content for f in base.rendered.files}
     after = {f.path: f.content for f in head.rendered.files}
     return GateInputs(
@@ -353,7 +403,7 @@ def load_inputs(ctx: RepoContext, opts: GateOptions) -> GateInputs:
         skill_dir,
         base,
         head,
-        builtin_agent(opts.student),
+        agent,
         changed_files(before, after),
         changed_sections(before, after),
     )
@@ -525,6 +575,8 @@ def decide_gate(
         head_sha=inputs.head_sha,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         student=opts.student,
+        agent=inputs.agent.kind,
+        agent_version=inputs.agent.agent_version,
         repeat=opts.repeat,
         verdict=verdict,
         reasons=why,

@@ -81,6 +81,8 @@ class GateSpec(BaseModel):
     teacher: str | None = Field(
         default=None, description="Teacher route of the reference sides (None: none)."
     )
+    agent: str = Field(default="builtin", description="The student's agent (--agent).")
+    agent_version: str | None = Field(default=None, description="--agent-version given.")
 
     def options(self, parallel: int = 2) -> GateOptions:
         return GateOptions(
@@ -97,6 +99,8 @@ class GateSpec(BaseModel):
             guard_verdict=self.guard_verdict,
             guard_findings=list(self.guard_findings),
             teacher=self.teacher,
+            agent=self.agent,
+            agent_version=self.agent_version,
         )
 
 
@@ -205,6 +209,8 @@ def _spec(opts: GateOptions, inputs: GateInputs) -> GateSpec:
         guard_verdict=opts.guard_verdict,
         guard_findings=list(opts.guard_findings),
         teacher=opts.teacher,
+        agent=opts.agent or "builtin",
+        agent_version=opts.agent_version,
     )
 
 

@@ -28,6 +28,7 @@ from skillci.compile.suite import propose_suite
 from skillci.compile.template_compiler import TemplateCompiler
 from skillci.errors import InvalidInputError
 from skillci.flows.context import RepoContext
+from skillci.flows.gate import student_agent
 from skillci.flows.proposal_store import PROPOSAL_BLOB
 from skillci.flows.review_post import GATE_CONTEXT
 from skillci.forge.base import RETRY_LABEL, PRState, PullRequest
@@ -68,6 +69,10 @@ class ProposeOptions:
     max_rounds: int = 3
     parallel: int = 1
     rebase_when: RebaseWhen = DEFAULT_REBASE_WHEN
+    #: the student's agent on the ``student`` route (builtin or a real agent; docs/design/372)
+    agent: str = "builtin"
+    #: the real agent's installed version (None: the newest)
+    agent_version: str | None = None
     fallback: Fallback = DEFAULT_FALLBACK
     """What compiles when a model compiler gives no valid patch: ``none`` (default: the
     proposal ends ``compiler_failed``, no PR) or ``template`` (said on the console and in
@@ -90,7 +95,7 @@ class _Runs:
 
     def __init__(self, ctx: RepoContext, opts: ProposeOptions) -> None:
         self.ctx = ctx
-        self.student = builtin_agent(opts.student)
+        self.student = student_agent(opts.student, opts.agent, opts.agent_version)
         self.teacher = builtin_agent(opts.teacher, role="teacher")
         self.scheduler = Scheduler(parallel=opts.parallel, store=ctx.store)
         self.repeats: Counter[tuple[str, str | None]] = Counter()
@@ -104,7 +109,9 @@ class _Runs:
             self.teacher if teacher else self.student,
             repeats=idx + 1,
             state_dir=self.ctx.state_dir,
-            skill=render(pkg, "builtin") if pkg else None,
+            skill=render(pkg, "folder" if self.student.real and not teacher else "builtin")
+            if pkg
+            else None,
             skill_package_hash=pkg.content_hash if pkg else None,
         )
         result = self.scheduler.run([specs[idx]])

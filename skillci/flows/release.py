@@ -191,7 +191,7 @@ def release_reason(
 
 def verified_runtime(ctx: RepoContext, report: GateReport, manifest: Manifest) -> CompatEntry:
     """(model, quantization, harness) the gate re-ran: from its run records, else the
-    manifest's target runtime."""
+    manifest's target runtime; a real agent's harness is ``NAME@VERSION`` from the report."""
     quant = harness = None
     run_ids = [rid for sides in report.evidence.values() for rid in sides.get("head", [])]
     for rid in run_ids[:1]:
@@ -203,7 +203,9 @@ def verified_runtime(ctx: RepoContext, report: GateReport, manifest: Manifest) -
     tr = manifest.target_runtime
     if quant is None and tr.model == report.student:
         quant = tr.quantization
-    if harness is None or tr.agent_harness.startswith(harness):
+    if report.agent != "builtin":  # a real agent: its name and the version that ran
+        harness = f"{report.agent}@{report.agent_version or 'unknown'}"
+    elif harness is None or tr.agent_harness.startswith(harness):
         harness = tr.agent_harness
     return CompatEntry(model=report.student, quantization=quant, harness=harness)
 

@@ -26,6 +26,8 @@ def pr_gate_options(
     parallel: int,
     teacher: str | None = None,
     rerun: GateRerun = "errors",
+    agent: str | None = None,
+    agent_version: str | None = None,
 ) -> GateOptions:
     """Gate options for a PR: its skill, base/head, the proposal's guard/same-instance, and
     the student: ``student`` (``--model``), else the one the proposal's runs used, else
@@ -67,6 +69,8 @@ def pr_gate_options(
         guard_findings=findings,
         teacher=teacher,
         rerun=rerun,
+        agent=agent,
+        agent_version=agent_version,
     )
 
 
@@ -94,6 +98,8 @@ def review(
     progress: Progress | None = None,
     teacher: str | None = None,
     rerun: GateRerun = "errors",
+    agent: str | None = None,
+    agent_version: str | None = None,
 ) -> GateReport:
     # one review of a PR at a time in this state dir: a second one waits, then finds
     # the first one's trials in the cache and posts after it (never interleaved)
@@ -110,6 +116,8 @@ def review(
             progress=progress,
             teacher=teacher,
             rerun=rerun,
+            agent=agent,
+            agent_version=agent_version,
         )
 
 
@@ -125,6 +133,8 @@ def _review(
     progress: Progress | None,
     teacher: str | None,
     rerun: GateRerun,
+    agent: str | None = None,
+    agent_version: str | None = None,
 ) -> GateReport:
     forge = ctx.forge
     pr = forge.refresh_head(number)
@@ -152,6 +162,8 @@ def _review(
         parallel=parallel,
         teacher=teacher,
         rerun=rerun,
+        agent=agent,
+        agent_version=agent_version,
     )
     report = run_gate(ctx, opts, progress=progress)
     if post:

@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field, ValidationError
 from skillci.errors import InvalidInputError, SkillciError
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GateOptions, resolve_student, suites_for
+from skillci.flows.gate import GateOptions, suites_for, target_agent
 from skillci.flows.skills import managed_skills_at
 from skillci.forge.base import PRState, PullRequest
 from skillci.gate.mdsafe import md_text
@@ -181,6 +182,10 @@ def recompute(
         student, source = expected.student, expected.student_source
         if not source:  # no --model: the student the shards resolved (the skill's target)
             student, source = resolve_student(ctx, spec.skill, head)
+        agent, version = expected.agent, expected.agent_version
+        if agent is None:  # no --agent: the one the base's target_runtime names
+            agent, pinned = target_agent(ctx, spec.skill, spec.base_sha)
+            version = version or pinned
         opts = dataclasses.replace(
             expected,
             skill=spec.skill,
@@ -189,6 +194,8 @@ def recompute(
             suites=suites,
             student=student,
             student_source=source,
+            agent=agent,
+            agent_version=version,
         )
         return merge_shards(ctx, dirs, opts=opts), None
     except SkillciError as exc:

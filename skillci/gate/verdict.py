@@ -100,6 +100,14 @@ class GateReport(BaseModel):
     head_sha: str | None
     created_at: str
     student: str = Field(description="Model route of the student that was re-run.")
+    agent: str = Field(
+        default="builtin",
+        description="The student's agent: builtin (skillci's loop) or a real agent "
+        "(claude-code, codex, ...) run on the student route (docs/design/372).",
+    )
+    agent_version: str | None = Field(
+        default=None, description="The real agent's installed version that ran (None: builtin)."
+    )
     repeat: int
     verdict: Verdict
     reasons: list[str] = Field(

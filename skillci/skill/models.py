@@ -51,6 +51,14 @@ class TargetRuntime(_Model):
     quantization: str | None = Field(default=None, description="e.g. int8, bf16.")
     context_window: int | None = Field(default=None, gt=0, description="Tokens.")
     agent_harness: str = Field(description="Agent harness name and version, e.g. repo-agent-v3.")
+    agent: str | None = Field(
+        default=None,
+        description="Registered agent the gate and review run as the student when no --agent "
+        "is given: builtin or a real agent (claude-code, codex, opencode; skillci agents ls).",
+    )
+    agent_version: str | None = Field(
+        default=None, description="That agent's version (None: the newest installed)."
+    )
     tokenizer: str | None = Field(
         default=None,
         description="tiktoken encoding used to count this skill's tokens (default cl100k_base).",

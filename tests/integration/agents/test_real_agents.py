@@ -156,3 +156,49 @@ def test_a_real_agent_that_is_not_installed_is_exit_4_naming_the_install_command
     err = " ".join(capsys.readouterr().err.split())
     assert "skillci agents install codex" in err
     assert os.listdir(tmp_path) == []  # nothing written
+
+
+@pytest.mark.agents  # 15 s measured (codex: one base and one head trial)
+def test_gate_in_the_agent_the_skill_targets_records_it_and_its_own_tool_calls(
+    routes: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``target_runtime.agent`` names Codex at base: ``skillci gate`` (no --agent) re-runs
+    the skill in Codex on both sides, the report and the release's matrix row name it."""
+    from skillci.flows.context import RepoContext
+    from skillci.flows.release import verified_runtime
+    from skillci.gate.verdict import GateReport
+    from tests.integration.loop.conftest import git, make_scratch, write_suites
+
+    version = services.AGENT_VERSIONS["codex"]
+    repo = make_scratch(tmp_path / "repo", drop_rule_file=None)
+    write_suites(repo, {"validation": ["cfg-log-level"]})
+    manifest = repo / "skills" / "repo-debugger" / "skillci.yaml"
+    text = manifest.read_text()
+    pin = f"  agent: codex\n  agent_version: '{version}'\n  tokenizer:"
+    manifest.write_text(text.replace("  tokenizer:", pin, 1))
+    git(repo, "commit", "-qam", "target Codex")
+    skill_md = repo / "skills" / "repo-debugger" / "SKILL.md"
+    skill_md.write_text(skill_md.read_text() + "\nRe-run the failing check after a fix.\n")
+    git(repo, "commit", "-qam", "head: one more line")
+    argv = ["gate", "--repo", str(repo), "--base", "main~1", "--head", "main"]
+    argv += ["--suites", "validation", "--repeat", "1", "--model", "scripted", "--json"]
+    code = main(argv)
+    report = json.loads(capsys.readouterr().out)
+    # both sides pass their one trial: too little to decide, and no error (exit 5, not 4)
+    assert (code, report["verdict"]) == (5, "inconclusive"), report
+    assert (report["agent"], report["agent_version"]) == ("codex", version)
+    sides = report["evidence"]["cfg-log-level"]
+    assert sorted(sides) == ["base", "head"]
+    ctx = RepoContext.open(repo)
+    for run_id in sides["base"] + sides["head"]:
+        record = ctx.store.get(run_id)
+        assert (record.runtime.harness, record.runtime.harness_version) == ("codex", version)
+        assert record.evaluation.passed
+        events = record.model_dump(mode="json")["events"]
+        calls = [e for e in events if e["kind"] == "tool_call"]
+        assert calls and {c["tool"] for c in calls} == {"command_execution"}  # Codex's own
+        assert [e["path"] for e in events if e["kind"] == "skill_load"] == ["SKILL.md"]
+    assert len(routes.requests) >= 2 * 4  # both sides' agents asked the scripted model
+    gate = GateReport.model_validate(report)
+    target = ctx.package_at(ctx.git.rev("main") or "main", "skills/repo-debugger").manifest
+    assert verified_runtime(ctx, gate, target).harness == f"codex@{version}"
