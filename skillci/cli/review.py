@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -33,6 +34,23 @@ from skillci.runners.policy import use_policy
 
 app = typer.Typer(add_completion=False)
 
+FromShardsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--from-shards",
+        help="Recompute the verdict from a CI run's shard directories (eval-*/ under this "
+        "one) and post it, instead of running the gate (skill-report.yml).",
+    ),
+]
+GateWorkflowOpt = Annotated[
+    str,
+    typer.Option(
+        "--gate-workflow",
+        help="With --from-shards: the workflow file whose runs are trusted (the caller of "
+        "the skillci-gate reusable workflow).",
+    ),
+]
+
 
 @app.command("review")
 def review_cmd(
@@ -48,18 +66,8 @@ def review_cmd(
     parallel: ParallelOpt = 2,
     repo: RepoOpt = Path("."),
     forge: ForgeOpt = None,
-    from_shards: Path | None = typer.Option(
-        None,
-        "--from-shards",
-        help="Recompute the verdict from a CI run's shard directories (eval-*/ under this "
-        "one) and post it, instead of running the gate (skill-report.yml).",
-    ),
-    gate_workflow: str = typer.Option(
-        GATE_WORKFLOW_PATH,
-        "--gate-workflow",
-        help="With --from-shards: the workflow file whose runs are trusted (the caller of "
-        "the skillci-gate reusable workflow).",
-    ),
+    from_shards: FromShardsOpt = None,
+    gate_workflow: GateWorkflowOpt = GATE_WORKFLOW_PATH,
     from_report: Path | None = typer.Option(
         None,
         "--from-report",
