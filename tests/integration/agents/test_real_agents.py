@@ -202,3 +202,29 @@ def test_gate_in_the_agent_the_skill_targets_records_it_and_its_own_tool_calls(
     gate = GateReport.model_validate(report)
     target = ctx.package_at(ctx.git.rev("main") or "main", "skills/repo-debugger").manifest
     assert verified_runtime(ctx, gate, target).harness == f"codex@{version}"
+
+
+@pytest.mark.parametrize(
+    ("agent", "code", "said"),
+    [
+        ("oracle", 2, "--agent 'oracle' cannot be the student here"),
+        ("codex", 4, "skillci agents install codex"),
+    ],
+)
+def test_a_gate_agent_that_cannot_be_the_student_stops_before_any_trial(
+    agent: str,
+    code: int,
+    said: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tests.integration.loop.conftest import make_scratch
+
+    monkeypatch.setenv("SKILLCI_AGENTS_DIR", str(tmp_path / "none"))
+    monkeypatch.setenv("SKILLCI_HOME", str(tmp_path / "home"))
+    repo = make_scratch(tmp_path / "repo")
+    argv = ["gate", "--repo", str(repo), "--base", "main", "--head", "main", "--agent", agent]
+    assert main(argv) == code
+    assert said in " ".join(capsys.readouterr().err.split())
+    assert not (tmp_path / "home" / "trials").exists()  # no trial ran
