@@ -32,8 +32,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from skillci.errors import InvalidInputError, SkillciError
 from skillci.flows.context import RepoContext
-from skillci.flows.gate import GateOptions, resolve_student, suites_for
-from skillci.flows.gate import GateOptions, suites_for, target_agent
+from skillci.flows.gate import GateOptions, resolve_student, suites_for, target_agent
 from skillci.flows.skills import managed_skills_at
 from skillci.forge.base import PRState, PullRequest
 from skillci.gate.mdsafe import md_text
