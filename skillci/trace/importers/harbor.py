@@ -240,6 +240,7 @@ def _seconds(block: Any) -> float | None:
 def import_trial(
     trial: Path, *, role: AgentRole = AgentRole.student, skill: SkillRef | None = None
 ) -> RunRecord:
+    # long: one pass over a trial dir's files in a fixed order, each tolerating its own absence (design 180)
     """One trial dir → a run record (never raises for bad or missing files)."""
     result, why = read_json(trial / RESULT)
     res = result or {}
