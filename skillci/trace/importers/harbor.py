@@ -40,8 +40,8 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+import skillci.trace.atif as atif
 from skillci.tasks.reward import primary_reward
-from skillci.trace import atif
 from skillci.trace.atif import OUTPUT_CAP as _OUTPUT_CAP
 from skillci.trace.atif import AtifTrace, sidechain_steps
 from skillci.trace.importers.common import (
