@@ -52,6 +52,7 @@ class BuiltinAgent:
         self.limits = limits or LoopLimits()
 
     def run(self, ctx: AgentContext) -> AgentResult:
+        # long: one step per iteration (model call, tool calls, stop checks) sharing the loop's state
         start = time.monotonic()
         res = AgentResult(
             tool_schema_version=TOOL_SCHEMA_VERSION,

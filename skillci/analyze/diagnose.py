@@ -76,6 +76,7 @@ def diagnose(
     forced_class: FailureClass | None = None,
     checks: Iterable[str] = (),
 ) -> Diagnosis:
+    # long: the detectors run in a fixed order over one alignment, each adding to the same findings
     """Diagnose the first failing student run (see the module docstring).
 
     ``student`` may be one record or the repeats of one task with one skill; ``history``

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from skillci.analyze.taxonomy import (
     FailureCategory,
@@ -24,16 +24,13 @@ from skillci.analyze.taxonomy import (
     category_of,
     is_compilable,
 )
+from skillci.basemodels import StrictModel
 
 DIAGNOSIS_SCHEMA_VERSION = 2
 
 #: A behaviour name: snake_case words (digits allowed), like the bundled skill's steps.
 SNAKE_RE = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)*$")
 MAX_NAME = 120
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 def _snake(v: str | None) -> str | None:
@@ -44,7 +41,7 @@ def _snake(v: str | None) -> str | None:
     return v
 
 
-class StudentBehavior(_Strict):
+class StudentBehavior(StrictModel):
     """What the student did and failed to do, as behaviour names."""
 
     last_action: str | None = Field(
@@ -61,7 +58,7 @@ class StudentBehavior(_Strict):
     _v = field_validator("last_action", "missing_action", "incorrect_assumption")(_snake)
 
 
-class TeacherBehavior(_Strict):
+class TeacherBehavior(StrictModel):
     """What the teacher did on the same task that the student did not."""
 
     relevant_actions: list[str] = Field(
@@ -81,7 +78,7 @@ class TeacherBehavior(_Strict):
 Operation = Literal["add_rule", "replace_rule", "change_loading_scope", "none"]
 
 
-class ProposedSkillChange(_Strict):
+class ProposedSkillChange(StrictModel):
     """The change the compiler should make (``operation: none`` when not compilable)."""
 
     operation: Operation = Field(
@@ -110,7 +107,7 @@ class ProposedSkillChange(_Strict):
         return v
 
 
-class EvidenceRef(_Strict):
+class EvidenceRef(StrictModel):
     """A pointer to one event of one run record (the event itself stays in the store)."""
 
     run_id: str = Field(description="Run record id.")
@@ -125,7 +122,7 @@ class EvidenceRef(_Strict):
     _v = field_validator("note")(_snake)
 
 
-class Diagnosis(_Strict):
+class Diagnosis(StrictModel):
     """Why the student failed, from observable events only (``diagnosis.json``)."""
 
     schema_version: int = Field(

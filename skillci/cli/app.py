@@ -18,7 +18,7 @@ try:  # typer >= 0.2x vendors click as typer._click; older typer uses click itse
 except ImportError:  # pragma: no cover
     import click  # type: ignore[no-redef,unused-ignore]
 
-from skillci.cli import output
+import skillci.cli.output as output
 from skillci.cli.main import COMMANDS, Entry, root_help
 
 

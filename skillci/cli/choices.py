@@ -1,18 +1,21 @@
 """Closed sets of option values, as ``Literal`` types typer turns into choices: a typo is a
 usage error (exit 2) that lists them, and ``--help`` shows them. Each mirrors the domain type
 it feeds (named in its comment); tests/integration/test_cli_options.py checks they agree.
-Kept here, free of imports, so loading a command stays cheap."""
+Sets a plug-in can extend are not copied here: they are enums built from their registry
+(``Forge`` from :mod:`skillci.forge.registry`, entry points included)."""
 
 from __future__ import annotations
 
-from typing import Literal
+import enum
+from typing import TYPE_CHECKING, Literal
+
+from skillci.forge.registry import names as _forge_names
 
 Sandbox = Literal["required", "auto", "none", "bwrap", "docker"]  # policy + base.SandboxMode
 SandboxPolicy = Literal["required", "auto", "none"]  # runners.policy.SandboxPolicy
 Role = Literal["student", "teacher"]  # EvalRequest.role
 Rerun = Literal["errors", "all"]  # runners.scheduler.RerunMode
 GateRerun = Literal["errors", "base", "all"]  # flows.gate.GateRerun
-Forge = Literal["local", "github"]  # forge.select.ForgeKind
 Channel = Literal["stable", "canary"]  # release.models.Channel
 Harness = Literal["folder", "builtin"]  # skill.render.HARNESSES
 StaticMode = Literal["deterministic", "hybrid"]  # compile static / pipeline modes
@@ -22,3 +25,8 @@ ImportFormat = Literal["benchflow", "harbor", "claude-code"]  # skillci.trace.im
 TriggerSplit = Literal["all", "train", "held_out"]  # flows.triggers.TriggerEvalRequest.split
 ProposeTarget = Literal["tasks", "description"]  # cli/propose.py --target
 TriggerMode = Literal["auto", "always", "never"]  # flows.triggers.TriggerMode
+
+if TYPE_CHECKING:
+    Forge = str
+else:  # the forge registry's names (plug-ins included)
+    Forge = enum.StrEnum("Forge", {n: n for n in _forge_names()})

@@ -48,19 +48,12 @@ def profile_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Build the student's profile: config, plus traits measured from its runs."""
-    from skillci.compile.profile import build_profile, dump_profile, profile_path, save_profile
-    from skillci.providers.routes import resolve_route
+    from skillci.flows.profile import build_student_profile, dump_profile
 
-    route = resolve_route(model)
-    records = []
-    if from_store:
-        from skillci.trace.store import TraceStore
-
-        records = TraceStore(home).records(model_route=model, agent_role="student")
-    prof = build_profile(model, route, harness, records)
-    path = out or profile_path(_root(), model)
-    if not dry_run:
-        save_profile(path, prof)
+    built = build_student_profile(
+        model, harness, root=_root(), from_store=from_store, home=home, out=out, dry_run=dry_run
+    )
+    path, prof = built.path, built.profile
     if json_out:
         emit_json(
             {"path": str(path), "written": not dry_run, "revision": prof.revision, "profile": prof}
@@ -97,8 +90,8 @@ def static_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Rewrite a skill for the student: steps, concrete checks, budget, verification."""
-    from skillci.compile.profile import load_profile
     from skillci.flows.pipeline.static_stage import StaticRequest, default_out, run_static
+    from skillci.flows.profile import load_profile
 
     root = _root()
     req = StaticRequest(

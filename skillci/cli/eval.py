@@ -140,7 +140,7 @@ def run_cmd(
         None, "--agent-version", help="Real agent version (default: newest installed)."
     ),
     repeat: int = typer.Option(1, "--repeat", min=1, help="Trials per task."),
-    parallel: int = typer.Option(1, "--parallel", min=1, help="Trials at once (process pool)."),
+    parallel: int = typer.Option(1, "--parallel", min=1, help="Model calls at once (not trials)."),
     seed: int = typer.Option(0, "--seed", help="Seed of repeat 0 (repeat i uses seed + i)."),
     max_steps: int = typer.Option(None, "--max-steps", min=1, help="Model calls per trial."),
     sandbox: Sandbox | None = typer.Option(None, "--sandbox", help=SANDBOX_HELP),

@@ -18,7 +18,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from skillci.cli import output
+import skillci.cli.output as output
 from skillci.errors import ExitCode, SkillciError
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs start-up (design 260)

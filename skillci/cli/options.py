@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from skillci.cli.choices import Forge, GateRerun, SandboxPolicy
+from skillci.forge.registry import help_text as forge_help
 
 if TYPE_CHECKING:
     from skillci.flows.context import RepoContext
@@ -22,9 +23,7 @@ if TYPE_CHECKING:
 RepoOpt = Annotated[Path, typer.Option("--repo", help="Repository root (default: current dir).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 DryOpt = Annotated[bool, typer.Option("--dry-run", help="Print what would change; change nothing.")]
-ForgeOpt = Annotated[
-    Forge | None, typer.Option("--forge", help="Default: $SKILLCI_FORGE, else detected.")
-]
+ForgeOpt = Annotated[Forge | None, typer.Option("--forge", help=forge_help())]
 
 SandboxOpt = Annotated[
     SandboxPolicy | None,

@@ -12,16 +12,16 @@ import typer
 from rich.markup import escape
 
 from skillci.cli.output import console, emit_json
-from skillci.errors import ExitCode, InvalidInputError, PatchError
-from skillci.fsutil import load_json
-from skillci.patch.check import CheckReport, check
-from skillci.patch.diff import diff_applied
-from skillci.patch.guard import DEFAULT_ALLOWED_HOSTS, GuardConfig, UntrustedText
-from skillci.patch.models import Patch, load_patch
-from skillci.patch.transaction import apply_to_dir, recover
-from skillci.patch.version import change_list
-from skillci.skill import yamlio
-from skillci.skill.package import SkillPackage
+from skillci.errors import ExitCode
+from skillci.flows.patch import (
+    DEFAULT_ALLOWED_HOSTS,
+    CheckReport,
+    PatchInputs,
+    apply_patch,
+    bump_patch,
+    check_patch,
+    diff_patch,
+)
 
 app = typer.Typer(help="Check, apply, diff and version bounded patches.", no_args_is_help=True)
 
@@ -56,65 +56,15 @@ VERDICT_EXIT = {
 VERDICT_STYLE = {"pass": "green", "needs-approval": "yellow", "reject": "red"}
 
 
-def read_patch(path: Path) -> Patch:
-    if not path.is_file():
-        raise PatchError(
-            "patch file not found", file=str(path), hint="pass the path of a PATCH.yaml"
-        )
-    return load_patch(yamlio.decode(path.read_bytes(), str(path)), str(path))
-
-
-def read_untrusted(path: Path | None) -> list[UntrustedText]:
-    if path is None:
-        return []
-    if not path.is_file():
-        raise InvalidInputError("untrusted-text file not found", file=str(path))
-    out: list[UntrustedText] = []
-    text = yamlio.decode(path.read_bytes(), str(path))
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            data = load_json(line, file=path, line=n)
-            out.append(
-                UntrustedText(text=data)
-                if isinstance(data, str)
-                else UntrustedText.model_validate(data)
-            )
-        except ValueError as exc:
-            raise InvalidInputError(
-                f"not a JSON string or an object with `text`: {str(exc).splitlines()[0]}",
-                file=str(path),
-                line=n,
-                hint="one JSON value per line",
-            ) from None
-    return out
-
-
-def gather_untrusted(
-    patch: Patch, untrusted: Path | None, trace_store: Path | None
-) -> list[UntrustedText]:
-    texts = read_untrusted(untrusted)
-    if trace_store is not None:
-        from skillci.patch.untrusted import from_record
-        from skillci.trace.store import TraceStore
-
-        store = TraceStore(trace_store)
-        for run_id in patch.supporting_runs:
-            texts += from_record(store.get(run_id))
-    return texts
-
-
-def _config(min_copy: int, allow_host: list[str] | None) -> GuardConfig:
-    return GuardConfig(
-        min_copy_chars=min_copy,
-        allowed_hosts=list(allow_host) if allow_host else list(DEFAULT_ALLOWED_HOSTS),
-    )
-
-
-def _load(skill: Path) -> SkillPackage:
-    recover(Path(skill).absolute())  # a crashed apply is finished or undone before we read
-    return SkillPackage.from_dir(skill)
+def _inputs(
+    patch_file: Path,
+    skill: Path,
+    untrusted: Path | None,
+    trace_store: Path | None,
+    min_copy: int,
+    allow_host: list[str] | None,
+) -> PatchInputs:
+    return PatchInputs(patch_file, skill, untrusted, trace_store, min_copy, tuple(allow_host or ()))
 
 
 def _print_report(rep: CheckReport) -> None:
@@ -151,11 +101,7 @@ def check_cmd(
     allow_host: list[str] | None = ALLOW_HOST_OPT,
 ) -> int:
     """Preconditions, limits and the guard (exit 0 pass, 1 needs-approval, 2 rejected)."""
-    patch = read_patch(patch_file)
-    pkg = _load(skill)
-    report, _ = check(
-        pkg, patch, gather_untrusted(patch, untrusted, trace_store), _config(min_copy, allow_host)
-    )
+    report = check_patch(_inputs(patch_file, skill, untrusted, trace_store, min_copy, allow_host))
     if json_out:
         emit_json(report)
     else:
@@ -182,12 +128,8 @@ def apply_cmd(
     allow_host: list[str] | None = ALLOW_HOST_OPT,
 ) -> int:
     """Apply a patch atomically: every op or nothing is written."""
-    patch = read_patch(patch_file)
-    res = apply_to_dir(
-        skill,
-        patch,
-        gather_untrusted(patch, untrusted, trace_store),
-        _config(min_copy, allow_host),
+    res = apply_patch(
+        _inputs(patch_file, skill, untrusted, trace_store, min_copy, allow_host),
         approved=approved,
         dry_run=dry_run,
     )
@@ -231,10 +173,7 @@ def diff_cmd(
     context: int = typer.Option(3, "--context", "-U", help="Lines of context."),
 ) -> int:
     """Show the patch as a unified diff over the package files (verified against the ops)."""
-    from skillci.patch.apply import apply_detailed
-
-    applied = apply_detailed(_load(skill), read_patch(patch_file))
-    typer.echo(diff_applied(applied, context), nl=False)
+    typer.echo(diff_patch(patch_file, skill, context), nl=False)
     return 0
 
 
@@ -243,9 +182,7 @@ def bump_cmd(
     patch_file: Path = PATCH_ARG, skill: Path = SKILL_OPT, json_out: bool = JSON_OPT
 ) -> int:
     """The next version this patch needs and its change list (docs/design/013)."""
-    from skillci.patch.apply import apply_detailed
-
-    changes = change_list(apply_detailed(_load(skill), read_patch(patch_file)))
+    changes = bump_patch(patch_file, skill)
     if json_out:
         emit_json(changes)
         return 0

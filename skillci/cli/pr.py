@@ -13,6 +13,7 @@ from skillci.errors import UsageError
 from skillci.forge.base import Forge as ForgeProtocol
 from skillci.forge.base import PRState
 from skillci.forge.local import LocalForge
+from skillci.forge.registry import help_text as forge_help
 
 app = typer.Typer(
     help="Pull requests on the configured forge (local by default, or GitHub).\n\n"
@@ -21,7 +22,7 @@ app = typer.Typer(
 )
 
 REPO_OPT = typer.Option(Path("."), "--repo", help="Repository root (default: current dir).")
-FORGE_OPT = typer.Option(None, "--forge", help="Default: $SKILLCI_FORGE, else detected.")
+FORGE_OPT = typer.Option(None, "--forge", help=forge_help())
 
 
 def open_forge(repo: Path, dry_run: bool = False, forge: str | None = None) -> ForgeProtocol:

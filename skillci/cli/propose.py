@@ -20,6 +20,7 @@ from skillci.flows.propose import (
     propose,
     propose_suite_flow,
 )
+from skillci.forge.registry import help_text as forge_help
 from skillci.gate.rebase import RebaseWhen
 from skillci.runners.policy import use_policy
 
@@ -87,6 +88,8 @@ def _describe(
     return 0
 
 
+_FORGE_HELP = forge_help()
+
 app = typer.Typer(add_completion=False)
 
 
@@ -146,9 +149,7 @@ def propose_cmd(
         "the gate): conflicted (default), behind-base, never. Default: $SKILLCI_REBASE_WHEN.",
     ),
     repo: Path = typer.Option(Path("."), "--repo", help="Repository root (default: current dir)."),
-    forge: Forge | None = typer.Option(
-        None, "--forge", help="Default: $SKILLCI_FORGE, else detected."
-    ),
+    forge: Forge | None = typer.Option(None, "--forge", help=_FORGE_HELP),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Run and diagnose; write no branch or PR."
     ),

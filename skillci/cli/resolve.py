@@ -27,7 +27,7 @@ def resolve_cmd(
     json_out: JsonOpt = False,
 ) -> int:
     """The version/commit/path a deployment should load for a request."""
-    from skillci.runtime import resolve
+    from skillci.flows.resolve import resolve
 
     r = resolve(repo, skill, request_id=request_id, channel=channel)
     if json_out:

@@ -151,7 +151,7 @@ def render_runs(root: Path, rows: Sequence[RunRow]) -> None:
     (no rich import), or with rich when it declines; both print the same bytes."""
     import os
 
-    from skillci.cli import plain_table
+    import skillci.cli.plain_table as plain_table
 
     style = plain_table.console_style(os.environ, sys.stdout)
     if style is not None:

@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from skillci.analyze.modelio import (
     ModelCall,
@@ -45,6 +45,7 @@ from skillci.analyze.modelio import (
     parse_json_object,
     quote_untrusted,
 )
+from skillci.basemodels import StrictModel
 from skillci.compile.literals import literals, missing_literals, new_literals
 from skillci.compile.mdtext import (
     Block,
@@ -95,10 +96,6 @@ CHECK_STEP = "Before you move on, check the result of these steps with the check
 RECOVERY_STEP = "If a step here fails, note the error, change one thing and retry that step once."
 #: Runtime regression tolerance: relative growth of mean tool calls / tokens allowed.
 REGRESSION_TOLERANCE = 0.10
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 # ---------------------------------------------------------------------------- units
@@ -154,7 +151,7 @@ def units(text: str, count: Counter_ | None = None) -> list[Unit]:
 # ---------------------------------------------------------------------------- rubric
 
 
-class UnitScore(_Strict):
+class UnitScore(StrictModel):
     """The rubric's five dimensions for one unit, and their mean."""
 
     unit: str = Field(description="Unit id: s<section> or s<section>.b<block>.")
@@ -227,7 +224,7 @@ def score_text(text: str, count: Counter_ | None = None) -> list[UnitScore]:
 # ---------------------------------------------------------------------------- edits
 
 
-class EditProposal(_Strict):
+class EditProposal(StrictModel):
     """One local edit of one unit."""
 
     unit: str
@@ -341,7 +338,7 @@ Keep every code block, command, path, flag, number, identifier and URL exactly a
 add none of your own; keep it short. Answer with ONE JSON object: {"text": "<the new text of the part>"}"""
 
 
-class EditAnswer(_Strict):
+class EditAnswer(StrictModel):
     """The JSON object the editing model answers with."""
 
     text: str = Field(max_length=8000)
@@ -398,10 +395,10 @@ Answer with ONE JSON object: {"scores": [{"unit": "<id>", "executability": 0.0,
 with one entry per given unit id."""
 
 
-class ScoreAnswer(_Strict):
+class ScoreAnswer(StrictModel):
     """The JSON object the scoring model answers with."""
 
-    class Item(_Strict):
+    class Item(StrictModel):
         unit: str
         executability: float = Field(ge=0, le=1)
         specificity: float = Field(ge=0, le=1)
@@ -500,7 +497,7 @@ def validate_edit(
 # ---------------------------------------------------------------------------- runtime
 
 
-class RolloutStats(_Strict):
+class RolloutStats(StrictModel):
     """What a batch of rollouts (or an eval stage) measured."""
 
     trials: int = Field(ge=0)

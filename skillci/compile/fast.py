@@ -31,13 +31,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from skillci.analyze.modelio import (
     ModelCall,
     ModelExchange,
 )
 from skillci.analyze.trajectory import Trajectory
+from skillci.basemodels import StrictModel
 from skillci.compile.fast_lessons import (
     FAST_PROMPT_VERSION,
     LESSON_SYSTEM,
@@ -63,11 +64,7 @@ FAST_SCHEMA_VERSION = 1
 MIN_TRAJECTORIES = 6
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class TrajectoryScore(_Strict):
+class TrajectoryScore(StrictModel):
     """Scores of one trajectory."""
 
     index: int = Field(ge=0, description="Position in the batch.")
@@ -82,7 +79,7 @@ class TrajectoryScore(_Strict):
     group: Literal["top", "bottom", "middle"] = Field(default="middle")
 
 
-class FastReport(_Strict):
+class FastReport(StrictModel):
     """Everything one Fast run decided (``fast-report.json``)."""
 
     schema_version: int = Field(default=FAST_SCHEMA_VERSION, description="Report schema.")

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from skillci.analyze.diagnose import diagnose
 from skillci.analyze.modelio import (
@@ -32,6 +32,7 @@ from skillci.analyze.modelio import (
 )
 from skillci.analyze.taxonomy import FailureClass, info
 from skillci.analyze.trajectory import Trajectory
+from skillci.basemodels import StrictModel
 from skillci.compile.llm import STEP_RE
 from skillci.compile.observe import Observed
 from skillci.compile.rule_templates import template_for
@@ -50,11 +51,7 @@ MAX_AVOID = 3
 Kind = Literal["do", "avoid"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Lesson(_Strict):
+class Lesson(StrictModel):
     """One lesson from one trajectory (text is a snake_case step or anti-pattern name)."""
 
     kind: Kind
@@ -63,7 +60,7 @@ class Lesson(_Strict):
     origin: Literal["model", "observed"] = Field(description="Who extracted it.")
 
 
-class MergedLesson(_Strict):
+class MergedLesson(StrictModel):
     """A lesson after the reduce step."""
 
     kind: Kind
@@ -134,10 +131,10 @@ rerun_the_check_after_every_edit; an "avoid" text names the mistake, e.g.
 reported_success_without_verification)."""
 
 
-class LessonAnswer(_Strict):
+class LessonAnswer(StrictModel):
     """The JSON object the compiler model answers with."""
 
-    class Item(_Strict):
+    class Item(StrictModel):
         kind: Kind
         text: str = Field(max_length=120)
 

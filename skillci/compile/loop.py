@@ -196,6 +196,7 @@ def propose_task(
     checks: Sequence[str] = (),
     instruction: str = "",
 ) -> ProposeResult[TaskT]:
+    # long: the propose loop's rounds share the budget, the best candidate and the trace; split with its state object (issue 30 follow-up)
     """Run the propose loop for ``task`` (see the module docstring).
 
     ``fallback`` compiles when ``compiler`` raises ``ModelOutputError`` (e.g. the template

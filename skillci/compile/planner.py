@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from skillci.analyze.modelio import (
     Message,
@@ -30,6 +30,7 @@ from skillci.analyze.modelio import (
     quote_untrusted,
     validation_reason,
 )
+from skillci.basemodels import StrictModel
 from skillci.compile.mdtext import parse_doc, split_sentences
 from skillci.compile.static import ParagraphPlan, StaticPlan
 from skillci.skill.package import SKILL_MD
@@ -53,11 +54,7 @@ planned paragraph must appear exactly once; list only paragraphs that hold instr
 "move" lists at most 3 titles from the given section titles."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class PlannedParagraph(_Strict):
+class PlannedParagraph(StrictModel):
     """One paragraph of the model's answer."""
 
     id: str = Field(description="Paragraph id as given (p<section>.<block>).")
@@ -65,7 +62,7 @@ class PlannedParagraph(_Strict):
     steps: list[list[int]] = Field(default_factory=list, max_length=30)
 
 
-class PlanAnswer(_Strict):
+class PlanAnswer(StrictModel):
     """The JSON object the planning model must answer with."""
 
     paragraphs: list[PlannedParagraph] = Field(default_factory=list, max_length=200)

@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from skillci.analyze.diagnose import diagnose
 from skillci.analyze.taxonomy import FailureCategory, FailureClass, category_of
 from skillci.analyze.trajectory import Trajectory
+from skillci.basemodels import StrictModel
 from skillci.errors import ConfigError, InvalidInputError
 from skillci.fsutil import atomic_write_text
 from skillci.providers.routes import ModelRoute
@@ -46,11 +47,7 @@ _INDEX_RE = re.compile(r"^- `([^`]+)` — load when: ", re.MULTILINE)
 _STOP_CLASSES = frozenset({FailureClass.loop_without_stop, FailureClass.repeated_identical_call})
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class BootstrapPoint(_Strict):
+class BootstrapPoint(StrictModel):
     """Pass rate of the runs whose bootstrap had (about) this many tokens."""
 
     tokens: int = Field(ge=0, description="Bootstrap tokens (rounded to 50).")
@@ -58,7 +55,7 @@ class BootstrapPoint(_Strict):
     pass_rate: float = Field(ge=0, le=1, description="Share of them that passed.")
 
 
-class MeasuredTraits(_Strict):
+class MeasuredTraits(StrictModel):
     """Behaviour measured from the student's run records (null: not measurable from them)."""
 
     runs: int = Field(default=0, ge=0, description="Run records the traits come from.")
@@ -92,7 +89,7 @@ class MeasuredTraits(_Strict):
     )
 
 
-class ModelProfile(_Strict):
+class ModelProfile(StrictModel):
     """One compile target: configuration plus measured traits (``profiles/<slug>.yaml``)."""
 
     schema_version: int = Field(default=PROFILE_SCHEMA_VERSION, description="Profile schema.")

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from skillci.analyze.modelio import ModelExchange
 from skillci.analyze.models import Diagnosis
 from skillci.analyze.taxonomy import UpgradePath
+from skillci.basemodels import StrictModel
 from skillci.compile.base import CompileOutput
 from skillci.compile.patch_check import PatchCheck
 from skillci.patch.models import Patch
@@ -43,11 +44,7 @@ Status = Literal[
 """Why the loop ended. Only ``proposed`` means: open (or update) a pull request."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class EvalSummary(_Strict):
+class EvalSummary(StrictModel):
     """Verdicts of a set of student repeats with one skill version."""
 
     skill_hash: str | None = Field(description="Content hash of the package the runs used.")
@@ -73,7 +70,7 @@ class EvalSummary(_Strict):
         )
 
 
-class CostSummary(_Strict):
+class CostSummary(StrictModel):
     """What the loop spent (runs' own costs plus compiler/diagnosis model calls)."""
 
     student_runs: int = Field(default=0, ge=0, description="Student trials executed.")
@@ -95,7 +92,7 @@ class CostSummary(_Strict):
         self.wall_time_sec += run.cost.wall_time_sec
 
 
-class Round(_Strict):
+class Round(StrictModel):
     """One diagnose -> compile -> check -> re-run round."""
 
     index: int = Field(ge=1, description="1-based round number.")
@@ -128,7 +125,7 @@ class Round(_Strict):
     )
 
 
-class Proposal(_Strict):
+class Proposal(StrictModel):
     """The result of proposing for one task (``proposal.json``)."""
 
     schema_version: int = Field(default=PROPOSAL_SCHEMA_VERSION, description="Shape version.")

@@ -31,10 +31,11 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from skillci.analyze.coverage import covers
 from skillci.analyze.taxonomy import FailureClass
+from skillci.basemodels import StrictModel
 from skillci.compile.mdtext import parse
 from skillci.compile.patch_check import PatchCheck, check_patch
 from skillci.compile.profile import ModelProfile
@@ -118,14 +119,10 @@ STOP_RULE = Rule(
 )
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
 # ---------------------------------------------------------------------------- reports
 
 
-class OpReport(_Strict):
+class OpReport(StrictModel):
     """One structural change (a bounded patch) and its check."""
 
     kind: Literal["verification_rule", "stop_rule", "move_on_demand"]
@@ -135,7 +132,7 @@ class OpReport(_Strict):
     problems: list[str] = Field(default_factory=list, description="check_patch problems.")
 
 
-class StaticReport(_Strict):
+class StaticReport(StrictModel):
     """Everything one static compile did (``report.json``)."""
 
     schema_version: int = Field(default=STATIC_SCHEMA_VERSION, description="Report schema.")

@@ -15,8 +15,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from skillci.basemodels import StrictModel
 from skillci.compile.mdtext import (
     Block,
     Section,
@@ -53,14 +54,10 @@ _NEG = re.compile(r"^(?:do not|don't|never|always|only)\s+", re.IGNORECASE)
 _WIDE_END = re.compile(r"[\u3000-\u9fff\uff00-\uffef]$")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
 # ---------------------------------------------------------------------------- plan
 
 
-class ParagraphPlan(_Strict):
+class ParagraphPlan(StrictModel):
     """How one paragraph becomes steps: sentence numbers (0-based, in the paragraph)."""
 
     section: int = Field(ge=0, description="Section index in the parsed file.")
@@ -71,7 +68,7 @@ class ParagraphPlan(_Strict):
     )
 
 
-class StaticPlan(_Strict):
+class StaticPlan(StrictModel):
     """Which paragraphs become steps and which sections may move on demand."""
 
     schema_version: int = Field(default=PLAN_SCHEMA_VERSION, description="Plan schema.")
@@ -303,7 +300,7 @@ def rewrite_section(sec: Section, plans: dict[int, ParagraphPlan]) -> SectionOut
     return SectionOutcome(sec, result, changes, flags=done.flags, sentences=done.sentences)
 
 
-class SentenceRewrite(_Strict):
+class SentenceRewrite(StrictModel):
     """One rewrite: a sentence whose vague phrase was replaced, or a paragraph that became
     numbered steps."""
 
@@ -312,7 +309,7 @@ class SentenceRewrite(_Strict):
     after: str = Field(description="The text in the output.")
 
 
-class SectionReport(_Strict):
+class SectionReport(StrictModel):
     """One section of one file: unchanged, rewritten, or rolled back (with why)."""
 
     file: str = Field(description="Package file.")

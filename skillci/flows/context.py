@@ -137,14 +137,14 @@ class RepoContext:
 
     @property
     def forge(self) -> Forge:
-        """LocalForge (default) or GitHubForge (``forge_choice``), created once."""
+        """The forge ``forge_choice`` names (skillci.forge.registry), created once."""
         if self._forge is None:
-            if self.forge_choice.kind == "github":
-                from skillci.forge.github_env import forge_from_env
-
-                self._forge = forge_from_env()
-            else:
+            if self.forge_choice.kind == "local":  # the common case, without the registry
                 self._forge = LocalForge(self.git)
+            else:
+                from skillci.forge.registry import open_forge
+
+                self._forge = open_forge(self.forge_choice.kind, self.git)
         return self._forge
 
     def worktree(self, sha: str) -> Path:

@@ -18,9 +18,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+import skillci.flows.init_files as init_files
 from skillci import __version__
 from skillci.errors import SkillciError
-from skillci.flows import init_files
 from skillci.fsutil import atomic_write_bytes
 from skillci.providers.routes import ROUTES_FILE
 from skillci.skill.discover import SKIPPED_DIRS, skill_dirs

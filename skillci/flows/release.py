@@ -471,7 +471,6 @@ def release_pr(ctx: RepoContext, number: int, *, actor: str | None = None) -> Re
     if not report.accepted:
         return _close_rejected(ctx, pr, report)
     _check_base(ctx, pr, report, skill_dir)
-
     if resume:
         version = tr[RELEASE_TRAILER]
         entry = _entry_from_message(ctx.git.read("log", "-1", "--format=%B", head))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -98,6 +98,7 @@ class DashboardIssue(BaseModel):
     number: int | None = Field(default=None, description="Issue number (GitHub only).")
 
 
+@runtime_checkable
 class Forge(Protocol):
     """What skillci needs from a forge. LocalForge and GitHubForge implement it (and
     subclass it explicitly, so they inherit :meth:`upsert_pr`)."""

@@ -36,6 +36,12 @@ def forge_from_env(env: Mapping[str, str] | None = None, **kw: Any) -> GitHubFor
     return GitHubForge.from_env(env=env, **kw)
 
 
+def open_github(git: Git) -> GitHubForge:
+    """The ``github`` entry of :mod:`skillci.forge.registry` (the repository comes from
+    ``$GITHUB_REPOSITORY``, not from ``git``)."""
+    return forge_from_env()
+
+
 def git_auth_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """``GIT_CONFIG_*`` variables that authenticate git's HTTPS requests to GitHub."""
     env = os.environ if env is None else env

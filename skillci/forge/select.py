@@ -10,32 +10,33 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from skillci.errors import ConfigError
+from skillci.forge.registry import names
 
-ForgeKind = Literal["local", "github"]
-KINDS: tuple[ForgeKind, ...] = ("local", "github")
+ForgeKind = str
+"""A registered forge's name (:mod:`skillci.forge.registry`)."""
 ENV_VAR = "SKILLCI_FORGE"
 
 
 class ForgeChoice(BaseModel):
     """The forge a command used, and why."""
 
-    kind: ForgeKind = Field(description="local (PRs inside the repo) or github.")
+    kind: ForgeKind = Field(
+        description="The forge's registered name: local (PRs inside the repo), github, or a "
+        "plug-in's (entry-point group skillci.forges)."
+    )
     source: str = Field(description="--forge, $SKILLCI_FORGE, detected (…) or default.")
     repository: str | None = Field(default=None, description="owner/name on GitHub.")
 
 
 def _kind(value: str, where: str) -> ForgeKind:
     v = value.strip().lower()
-    if v == "local":
-        return "local"
-    if v == "github":
-        return "github"
-    raise ConfigError(f"{where} {value!r} is not a forge", hint="use local or github")
+    if v in names():
+        return v
+    raise ConfigError(f"{where} {value!r} is not a forge", hint=f"use one of: {', '.join(names())}")
 
 
 def choose_forge(flag: str | None = None, env: Mapping[str, str] | None = None) -> ForgeChoice:

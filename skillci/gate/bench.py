@@ -13,8 +13,9 @@ import math
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from skillci.basemodels import FrozenModel
 from skillci.gate.metrics import TrialOutcome, compute_metrics
 from skillci.gate.stats import Interval, clustered_se, z_value
 
@@ -22,18 +23,14 @@ Kind = Literal["baseline", "ablation"]
 Status = Literal["real", "not_implemented", "failed"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Estimate(_Frozen):
+class Estimate(FrozenModel):
     """A mean with its task-clustered 95% interval (null interval under 2 tasks)."""
 
     value: float = Field(description="Mean over tasks of the per-task mean.")
     ci: Interval | None = Field(description="Task-clustered normal interval.")
 
 
-class BenchRow(_Frozen):
+class BenchRow(FrozenModel):
     """One arm of the bench."""
 
     arm: str = Field(description="Arm id, e.g. no-skill.")

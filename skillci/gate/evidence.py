@@ -21,16 +21,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from skillci.basemodels import FrozenModel
 from skillci.gate.metrics import TrialOutcome
 from skillci.gate.sequential import Decision, SequentialConfig, SequentialTest, truncation_threshold
 
 Status = Literal["pass", "fail", "not_measured", "not_applicable"]
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class Pairing:
@@ -81,7 +78,7 @@ class Pairing:
         return out
 
 
-class PairedEvidence(_Frozen):
+class PairedEvidence(FrozenModel):
     """What the paired test saw in one suite and what it concluded."""
 
     decision: Decision = Field(description="The sequential test's state after every round.")
@@ -176,7 +173,7 @@ def paired_test(
     return online.evidence(names)
 
 
-class Finding(_Frozen):
+class Finding(FrozenModel):
     """A check's outcome on evidence: its status and the one line that says why."""
 
     status: Status

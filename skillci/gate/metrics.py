@@ -23,8 +23,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from skillci.basemodels import FrozenModel
 from skillci.errors import InvalidInputError
 from skillci.gate.stats import (
     DEFAULT_BOOTSTRAP,
@@ -45,11 +46,7 @@ SIDES: tuple[Side, ...] = ("base", "head", "teacher", "baseline")
 TaskChangeKind = Literal["repair", "regression", "unchanged_pass", "unchanged_fail"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class TrialOutcome(_Frozen):
+class TrialOutcome(FrozenModel):
     """One trial of one task on one side: the minimal input of the gate's metrics."""
 
     task_id: str = Field(min_length=1, description="Task id, e.g. the task dir name.")
@@ -85,7 +82,7 @@ class TrialOutcome(_Frozen):
 # ---------------------------------------------------------------------------- outputs
 
 
-class PassRate(_Frozen):
+class PassRate(FrozenModel):
     """Pass rate of one side over tasks, each task weighted equally."""
 
     tasks: int = Field(description="Tasks with at least one trial on this side.")
@@ -113,7 +110,7 @@ class PassRate(_Frozen):
         return self.cluster_ci or self.ci
 
 
-class CostSummary(_Frozen):
+class CostSummary(FrozenModel):
     """What one side's trials cost."""
 
     trials: int = Field(description="Trials on this side.")
@@ -130,7 +127,7 @@ class CostSummary(_Frozen):
     latency_per_trial_s: float = Field(description="latency_s / trials.")
 
 
-class SideMetrics(_Frozen):
+class SideMetrics(FrozenModel):
     side: Side = Field(description="Which side these numbers are for.")
     pass_rate: PassRate = Field(description="Pass rate, pass@k, pass^k, mean reward.")
     cost: CostSummary = Field(description="Tokens, calls, latency and USD.")
@@ -144,7 +141,7 @@ class SideMetrics(_Frozen):
     )
 
 
-class TaskChange(_Frozen):
+class TaskChange(FrozenModel):
     """One task before (base) and after (head)."""
 
     task_id: str = Field(description="Task id.")
@@ -157,7 +154,7 @@ class TaskChange(_Frozen):
     change: TaskChangeKind = Field(description="By strict-majority pass on each side.")
 
 
-class ChangeSummary(_Frozen):
+class ChangeSummary(FrozenModel):
     """Repairs and regressions over the tasks both base and head ran."""
 
     tasks: int = Field(description="Tasks with base and head trials.")
@@ -171,7 +168,7 @@ class ChangeSummary(_Frozen):
     regression_ci: Interval | None = Field(description="Wilson interval of regression_rate.")
 
 
-class CostDelta(_Frozen):
+class CostDelta(FrozenModel):
     """Relative change head vs base, (head - base) / base; None when base is 0/absent."""
 
     usd: float | None = Field(description="Relative change of total USD.")
@@ -182,7 +179,7 @@ class CostDelta(_Frozen):
     usd_per_success: float | None = Field(description="Relative change of USD per success.")
 
 
-class GateMetrics(_Frozen):
+class GateMetrics(FrozenModel):
     """Everything the gate measures about one base/head comparison."""
 
     schema_version: int = Field(default=METRICS_SCHEMA_VERSION, description="Shape version.")

@@ -26,8 +26,9 @@ import math
 from collections.abc import Container, Sequence
 from statistics import NormalDist
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from skillci.basemodels import FrozenModel
 from skillci.gate.metrics import GateMetrics, TaskChange
 from skillci.gate.stats import clustered_se
 
@@ -35,11 +36,7 @@ DEFAULT_POWER = 0.8
 DEFAULT_ALPHA = 0.05
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class SuitePower(_Frozen):
+class SuitePower(FrozenModel):
     """What one suite of one gate run could detect (docs/design/223-power-in-every-gate.md)."""
 
     suite: str = Field(description="Suite name.")
@@ -241,7 +238,7 @@ def suite_power(
 # ---------------------------------------------------------------------------- planning
 
 
-class PlanRow(_Frozen):
+class PlanRow(FrozenModel):
     """Tasks one suite needs at one repeat count (``skillci tasks plan``)."""
 
     repeats: int = Field(description="Repeats per task per side.")

@@ -18,8 +18,9 @@ from collections.abc import Mapping, Sequence
 from statistics import NormalDist
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from skillci.basemodels import FrozenModel
 from skillci.gate.resample import bootstrap_sums, quantile
 
 Alternative = Literal["two-sided", "greater", "less"]
@@ -31,11 +32,7 @@ DEFAULT_BOOTSTRAP = 2000
 _ROUNDING = 1e-12  # float noise, not signal
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Interval(_Frozen):
+class Interval(FrozenModel):
     """A two-sided confidence interval."""
 
     low: float = Field(description="Lower bound.")
@@ -47,7 +44,7 @@ class Interval(_Frozen):
         return self.low <= x <= self.high
 
 
-class SignTest(_Frozen):
+class SignTest(FrozenModel):
     """Exact sign test on discordant pairs (ties/concordant pairs dropped)."""
 
     n_pos: int = Field(ge=0, description="Pairs where head is better.")
@@ -233,7 +230,7 @@ def paired_bootstrap_diff(
 # ---------------------------------------------------------------------------- paired comparison
 
 
-class PairedComparison(_Frozen):
+class PairedComparison(FrozenModel):
     """Base vs head on the tasks both sides ran; one score per task per side."""
 
     tasks: int = Field(description="Tasks with both a base and a head score.")
@@ -284,7 +281,7 @@ def paired_comparison(
 # ---------------------------------------------------------------------------- gap closure
 
 
-class GapClosure(_Frozen):
+class GapClosure(FrozenModel):
     """Gap Closure Rate: how much of the teacher-vs-student gap the skill closed."""
 
     value: float | None = Field(

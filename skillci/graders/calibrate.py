@@ -15,7 +15,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
+
+from skillci.basemodels import StrictModel
 
 CALIBRATION_SCHEMA_VERSION = 1
 #: Fewer labelled examples than this and no judge is fit, whatever it scores.
@@ -23,11 +25,7 @@ DEFAULT_MIN_EXAMPLES = 10
 _Z95 = 1.959964
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class CalibrationExample(_Strict):
+class CalibrationExample(StrictModel):
     """One human-labelled judgement."""
 
     id: str = Field(description="Example id (unique in the set).")
@@ -37,14 +35,14 @@ class CalibrationExample(_Strict):
     label: bool = Field(description="The human's verdict: does the output satisfy it?")
 
 
-class CalibrationSet(_Strict):
+class CalibrationSet(StrictModel):
     """A file of labelled examples."""
 
     schema_version: int = Field(default=CALIBRATION_SCHEMA_VERSION, description="Version.")
     examples: list[CalibrationExample] = Field(min_length=1, description="The examples.")
 
 
-class JudgeRequirement(_Strict):
+class JudgeRequirement(StrictModel):
     """A suite's ``judge:`` section."""
 
     examples: str = Field(description="Labelled examples, relative to the suite file's dir.")
@@ -52,7 +50,7 @@ class JudgeRequirement(_Strict):
     min_examples: int = Field(default=DEFAULT_MIN_EXAMPLES, ge=1, description="Fewest examples.")
 
 
-class Agreement(_Strict):
+class Agreement(StrictModel):
     """How a judge's verdicts agree with the labels."""
 
     n: int = Field(description="Examples judged.")
@@ -95,7 +93,7 @@ def agreement(labels: Sequence[bool], verdicts: Sequence[bool]) -> Agreement:
     )
 
 
-class JudgeFit(_Strict):
+class JudgeFit(StrictModel):
     """Whether a gate may use the judge, and why (one line for the report)."""
 
     fit: bool = Field(description="The judge reached the suite's minimum agreement.")
@@ -131,7 +129,7 @@ def judge_fit(
     return JudgeFit(fit=True, reason=f"judge {route} is fit: {figures} (minimum {min_kappa})")
 
 
-class CalibrationReport(_Strict):
+class CalibrationReport(StrictModel):
     """What ``skillci judge calibrate`` prints (``--json``)."""
 
     schema_version: int = Field(default=CALIBRATION_SCHEMA_VERSION, description="Version.")

@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
+
+from skillci.basemodels import StrictModel
 
 GRADERS_SCHEMA_VERSION = 1
 #: Where a task keeps its graders: inside the verifier dir (the agent never sees it, and
@@ -31,10 +33,6 @@ RuleName = Literal["all", "weighted", "threshold"]
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
 def check_target(v: str) -> str:
     """``answer`` or ``file:<relative path inside the workspace>``."""
     if v == "answer":
@@ -47,7 +45,7 @@ def check_target(v: str) -> str:
     return v
 
 
-class RewardRule(_Strict):
+class RewardRule(StrictModel):
     """``[reward]``: how grader scores make the task's reward."""
 
     rule: RuleName = Field(
@@ -77,7 +75,7 @@ class RewardRule(_Strict):
         return self.threshold if self.threshold is not None else 1.0
 
 
-class Assertion(_Strict):
+class Assertion(StrictModel):
     """``[[assertion]]``: one deterministic check."""
 
     id: str | None = Field(default=None, description="Name in reports (default: kind-N).")
@@ -126,7 +124,7 @@ class Assertion(_Strict):
         return self
 
 
-class Rubric(_Strict):
+class Rubric(StrictModel):
     """``[[rubric]]``: criteria a judge model decides, one verdict per criterion."""
 
     id: str | None = Field(default=None, description="Name in reports (default: rubric-N).")
@@ -153,7 +151,7 @@ class Rubric(_Strict):
         return v
 
 
-class GradersFile(_Strict):
+class GradersFile(StrictModel):
     """``tests/graders.toml``."""
 
     schema_version: int = Field(default=GRADERS_SCHEMA_VERSION, description="File version.")
@@ -185,7 +183,7 @@ class GradersFile(_Strict):
         return bool(self.rubric)
 
 
-class CriterionVerdict(_Strict):
+class CriterionVerdict(StrictModel):
     """The judge's verdict on one criterion of a rubric."""
 
     criterion: str = Field(description="The criterion's text.")
@@ -193,7 +191,7 @@ class CriterionVerdict(_Strict):
     reason: str = Field(default="", description="The judge's reason (untrusted model text).")
 
 
-class GraderResult(_Strict):
+class GraderResult(StrictModel):
     """One grader's outcome in one trial."""
 
     id: str = Field(description="Grader id ('verifier' for tests/test.sh).")
@@ -207,7 +205,7 @@ class GraderResult(_Strict):
     )
 
 
-class JudgeUsage(_Strict):
+class JudgeUsage(StrictModel):
     """The judge's calls in one trial (the agent's own cost is the record's ``cost``)."""
 
     route: str = Field(description="The judge's model route.")
@@ -218,7 +216,7 @@ class JudgeUsage(_Strict):
     usd: float = Field(default=0.0, ge=0, description="Dollars, when the route prices them.")
 
 
-class GradeReport(_Strict):
+class GradeReport(StrictModel):
     """What the graders decided for one trial: ``evaluation.details['graders']``."""
 
     schema_version: int = Field(default=GRADERS_SCHEMA_VERSION, description="Shape version.")

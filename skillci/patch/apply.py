@@ -16,8 +16,8 @@ from typing import Literal
 
 import yaml
 
+import skillci.patch.markdown as markdown
 from skillci.errors import InternalError, PatchError
-from skillci.patch import markdown
 from skillci.patch.models import (
     AddExample,
     AddRegressionTest,

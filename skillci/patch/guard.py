@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from skillci.patch import guard_detectors as detectors
+import skillci.patch.guard_detectors as detectors
 from skillci.patch.apply import Applied
 from skillci.patch.findings import Evidence, Finding, Severity, Verdict, verdict_of, walk_strings
 from skillci.patch.findings import show as _show

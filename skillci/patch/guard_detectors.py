@@ -17,8 +17,8 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from skillci.patch import clauses as grammar
-from skillci.patch import intents
+import skillci.patch.clauses as grammar
+import skillci.patch.intents as intents
 from skillci.patch.normalize import (
     View,
     escape_spans,

@@ -16,7 +16,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from skillci.patch import clauses as grammar
+import skillci.patch.clauses as grammar
 from skillci.patch.normalize import View
 
 #: Characters between the two concepts of a class (on the ``words`` view).

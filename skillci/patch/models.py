@@ -29,8 +29,9 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
+from skillci.basemodels import StrictModel
 from skillci.errors import PatchError
 from skillci.skill import yamlio
 from skillci.skill.models import RULE_ID_RE, Rule, RuleScope
@@ -61,11 +62,7 @@ _model_id = _strict(MODEL_ID_RE, "model route", "openai/gpt-4o-mini")
 _label = _strict(LABEL_RE, "label (lowercase, digits, _ . -)", "verification_missing")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class _OpBase(_Strict):
+class _OpBase(StrictModel):
     reason: str | None = Field(
         default=None, description="Why this op; carried into the change list and changelog."
     )
@@ -240,7 +237,7 @@ OP_NAMES = (
 )
 
 
-class Author(_Strict):
+class Author(StrictModel):
     """Who compiled the patch."""
 
     compiler: str = Field(description="Compiler name, e.g. template, llm, human.")
@@ -257,7 +254,7 @@ class Author(_Strict):
         return None if v is None else str(_model_id(v))
 
 
-class Patch(_Strict):
+class Patch(StrictModel):
     """A bounded patch: metadata plus a short list of typed ops (``PATCH.yaml``)."""
 
     schema_version: int = Field(default=PATCH_SCHEMA_VERSION, description="patch schema version")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skillci.patch import guard_detectors as detectors
+import skillci.patch.guard_detectors as detectors
 from skillci.patch.apply import Applied
 from skillci.patch.findings import Evidence, Finding, walk_strings
 from skillci.patch.findings import show as _show

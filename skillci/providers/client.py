@@ -47,8 +47,9 @@ from tenacity import (
 )
 from tenacity.stop import stop_base
 
+import skillci.providers.health as health
+import skillci.providers.openai_compat as openai_compat
 from skillci.errors import ContextWindowExceeded, ModelError
-from skillci.providers import health, openai_compat
 from skillci.providers.budget import BudgetMeter
 from skillci.providers.cache import ResponseCache, request_key
 from skillci.providers.queueing import acquire, hold, route_call_limit

@@ -25,8 +25,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+import skillci.providers.wire as wire
 from skillci.errors import BudgetExceeded, ModelError
-from skillci.providers import wire
 from skillci.providers.client import ModelClient
 from skillci.providers.types import Completion
 

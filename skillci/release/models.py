@@ -10,8 +10,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from skillci.basemodels import StrictModel
 from skillci.skill.models import CanaryPolicy
 
 RELEASE_SCHEMA_VERSION = 1
@@ -26,11 +27,7 @@ def utcnow() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Pointer(_Strict):
+class Pointer(StrictModel):
     """Where a channel points: a released version and its commit."""
 
     version: str = Field(description="Skill version, e.g. 0.7.1.")
@@ -45,7 +42,7 @@ class Pointer(_Strict):
     )
 
 
-class ReleaseInfo(_Strict):
+class ReleaseInfo(StrictModel):
     """One release of the skill, as the channel log knows it."""
 
     version: str = Field(description="Released version.")
@@ -59,7 +56,7 @@ class ReleaseInfo(_Strict):
     )
 
 
-class ChannelState(_Strict):
+class ChannelState(StrictModel):
     """The state after the latest channel-log event (``state.json`` in the log commit)."""
 
     schema_version: int = Field(default=RELEASE_SCHEMA_VERSION, description="Shape version.")
@@ -81,7 +78,7 @@ class ChannelState(_Strict):
         return self.stable if channel == "stable" else self.canary
 
 
-class Move(_Strict):
+class Move(StrictModel):
     """One channel moved (or cleared) by an event."""
 
     channel: Channel = Field(description="stable or canary.")
@@ -92,7 +89,7 @@ class Move(_Strict):
     weight: int | None = Field(default=None, description="Canary weight after the move.")
 
 
-class ChannelEvent(_Strict):
+class ChannelEvent(StrictModel):
     """One entry of the append-only channel log (``event.json`` in the log commit)."""
 
     schema_version: int = Field(default=RELEASE_SCHEMA_VERSION, description="Shape version.")
@@ -115,7 +112,7 @@ class ChannelEvent(_Strict):
 # ---------------------------------------------------------------------------- canary
 
 
-class Sample(_Strict):
+class Sample(StrictModel):
     """One production request, as the canary analysis needs it."""
 
     run_id: str = Field(description="Run record id.")
@@ -125,7 +122,7 @@ class Sample(_Strict):
     latency_s: float = Field(ge=0, description="Wall time, seconds.")
 
 
-class SideStats(_Strict):
+class SideStats(StrictModel):
     """Aggregates of one side (stable or canary) over the analysis window."""
 
     version: str = Field(description="Skill version of this side.")
@@ -141,7 +138,7 @@ class SideStats(_Strict):
     )
 
 
-class CanaryCheck(_Strict):
+class CanaryCheck(StrictModel):
     """One line of the canary verdict."""
 
     name: str = Field(description="Stable check name, e.g. success_drop.")
@@ -151,7 +148,7 @@ class CanaryCheck(_Strict):
     detail: str = Field(default="", description="One line of context.")
 
 
-class CanaryAnalysis(_Strict):
+class CanaryAnalysis(StrictModel):
     """Canary vs stable over one window, and what (if anything) was done about it."""
 
     schema_version: int = Field(default=RELEASE_SCHEMA_VERSION, description="Shape version.")
@@ -180,7 +177,7 @@ class CanaryAnalysis(_Strict):
     )
 
 
-class Resolution(_Strict):
+class Resolution(StrictModel):
     """What a deployment should load for one request."""
 
     skill: str = Field(description="Skill name.")

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from skillci.runners import sandbox as _sandbox
+import skillci.runners.sandbox as _sandbox
 from skillci.runners.sandbox import _path_env
 from skillci.tasks.environment import WORKSPACE, EnvRequirements, RunnerCapabilities
 

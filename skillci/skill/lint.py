@@ -47,8 +47,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+import skillci.skill.yamlio as yamlio
 from skillci.errors import SkillciError
-from skillci.skill import yamlio
 from skillci.skill.models import (
     EVAL_LIST_FILES,
     NAME_RE,
@@ -532,6 +532,7 @@ class _Linter:
         return line + 1, col + 1
 
     def rule_checks(self, rules: list[LocatedRule], manifest: Manifest) -> None:
+        # long: one block per rule-file check code (SK0xx), in code order
         seen: dict[str, LocatedRule] = {}
         for lr in rules:
             if lr.rule.id in seen:

@@ -13,16 +13,14 @@ import re
 from typing import Any, Literal
 
 import semver
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
+
+from skillci.basemodels import OpenModel
 
 SCHEMA_VERSION = 1
 
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 RULE_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*$")
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
 
 
 class Lifecycle(enum.StrEnum):
@@ -43,7 +41,7 @@ class Lifecycle(enum.StrEnum):
 # ---------------------------------------------------------------------------- manifest
 
 
-class TargetRuntime(_Model):
+class TargetRuntime(OpenModel):
     """The concrete runtime this skill is compiled for."""
 
     model_family: str = Field(description="Model family, e.g. open-weight-27b.")
@@ -65,7 +63,7 @@ class TargetRuntime(_Model):
     )
 
 
-class Entrypoints(_Model):
+class Entrypoints(OpenModel):
     """Where the package's parts live, relative to the package root."""
 
     default: str = Field(default="SKILL.md", description="Bootstrap file.")
@@ -74,7 +72,7 @@ class Entrypoints(_Model):
     recovery: str = Field(default="skillci/recovery/", description="On-demand recovery notes.")
 
 
-class TokenBudget(_Model):
+class TokenBudget(OpenModel):
     """Token budgets counted with the skill's tokenizer."""
 
     bootstrap: int = Field(default=1800, gt=0, description="What always loads at start-up.")
@@ -82,14 +80,14 @@ class TokenBudget(_Model):
     max_total: int = Field(default=4200, gt=0, description="Everything the student can load.")
 
 
-class QuarantinedTask(_Model):
+class QuarantinedTask(OpenModel):
     """A task the gate does not count as a repair or regression (docs/design/224)."""
 
     task: str = Field(min_length=1, description="Task id.")
     reason: str = Field(min_length=1, description="Why: who decided, and the evidence or issue.")
 
 
-class ReleaseGate(_Model):
+class ReleaseGate(OpenModel):
     """Thresholds the release gate applies. Only humans change these."""
 
     min_validation_gain: float = Field(default=0.02, description="Pass-rate gain required.")
@@ -117,7 +115,7 @@ class ReleaseGate(_Model):
     )
 
 
-class CompatEntry(_Model):
+class CompatEntry(OpenModel):
     """One row of the compatibility matrix."""
 
     model: str | None = None
@@ -131,13 +129,13 @@ class CompatEntry(_Model):
     )
 
 
-class Compatibility(_Model):
+class Compatibility(OpenModel):
     verified: list[CompatEntry] = Field(default_factory=list)
     unverified: list[CompatEntry] = Field(default_factory=list)
     incompatible: list[CompatEntry] = Field(default_factory=list)
 
 
-class CanaryPolicy(_Model):
+class CanaryPolicy(OpenModel):
     """Thresholds ``skillci canary analyze`` applies to canary vs stable production traces."""
 
     max_success_drop: float = Field(
@@ -170,7 +168,7 @@ class CanaryPolicy(_Model):
     )
 
 
-class PatchLimits(_Model):
+class PatchLimits(OpenModel):
     """Bounds on one patch (the seed's defaults)."""
 
     max_new_rules: int = Field(default=2, ge=0)
@@ -178,7 +176,7 @@ class PatchLimits(_Model):
     max_added_tokens: int = Field(default=400, ge=0)
 
 
-class Origin(_Model):
+class Origin(OpenModel):
     """Where an imported skill came from; export gives these files back byte-exact."""
 
     format: Literal["anthropic", "skillsbench"] = Field(description="Source layout.")
@@ -186,7 +184,7 @@ class Origin(_Model):
     files: list[str] = Field(default_factory=list, description="The original files.")
 
 
-class Manifest(_Model):
+class Manifest(OpenModel):
     """``skillci.yaml``: identity, target runtime, budgets, gates and compatibility."""
 
     schema_version: int = Field(default=SCHEMA_VERSION, description="manifest schema version")
@@ -228,7 +226,7 @@ class Manifest(_Model):
 # ---------------------------------------------------------------------------- rules
 
 
-class RuleScope(_Model):
+class RuleScope(OpenModel):
     """Where a rule applies. ``workflow: null`` means the bootstrap (always loaded)."""
 
     workflow: str | None = Field(
@@ -237,27 +235,27 @@ class RuleScope(_Model):
     tools: list[str] = Field(default_factory=list, description="Tools the rule's steps use.")
 
 
-class Trigger(_Model):
+class Trigger(OpenModel):
     """Conditions under which the rule applies: all of ``all`` and at least one of ``any``."""
 
     all: list[str] = Field(default_factory=list)
     any: list[str] = Field(default_factory=list)
 
 
-class Instruction(_Model):
+class Instruction(OpenModel):
     steps: list[str] = Field(min_length=1, description="Executable steps, in order.")
 
 
-class Validation(_Model):
+class Validation(OpenModel):
     success: list[str] = Field(default_factory=list, description="Checks that prove success.")
 
 
-class FailurePolicy(_Model):
+class FailurePolicy(OpenModel):
     condition: str
     action: str
 
 
-class Provenance(_Model):
+class Provenance(OpenModel):
     """Where a rule came from and when it was last proven to help."""
 
     introduced_by: str | None = Field(default=None, description="Patch id or 'human'.")
@@ -267,7 +265,7 @@ class Provenance(_Model):
     last_hit: str | None = None
 
 
-class Rule(_Model):
+class Rule(OpenModel):
     """One executable rule (``skillci/rules/*.yaml``), in the seed's schema."""
 
     schema_version: int = Field(default=SCHEMA_VERSION)
@@ -292,7 +290,7 @@ class Rule(_Model):
         return v
 
 
-class RuleFile(_Model):
+class RuleFile(OpenModel):
     """A skillci/rules/*.yaml file holds either one rule mapping or ``rules: [..]``."""
 
     rules: list[Rule]
@@ -308,7 +306,7 @@ class RuleFile(_Model):
 # ---------------------------------------------------------------------------- SKILL.md
 
 
-class SkillFrontmatter(_Model):
+class SkillFrontmatter(OpenModel):
     """SKILL.md YAML frontmatter, as real skills write it.
 
     Only what skillci needs is enforced (a non-empty name and a description string), so a
@@ -343,7 +341,7 @@ class SkillFrontmatter(_Model):
 EVAL_LIST_FILES = ("smoke", "regression", "security")
 
 
-class EvalList(_Model):
+class EvalList(OpenModel):
     """``evals/{smoke,regression,security}.yaml``: task ids the skill is checked against."""
 
     schema_version: int = Field(default=SCHEMA_VERSION)

@@ -35,9 +35,9 @@ from typing import Any, NoReturn
 
 import yaml
 
+import skillci.skill.yamlio as yamlio
 from skillci.errors import SkillFormatError
 from skillci.fsutil import tree_hash
-from skillci.skill import yamlio
 from skillci.skill.models import (
     EVAL_LIST_FILES,
     EvalList,

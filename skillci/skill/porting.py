@@ -20,8 +20,8 @@ from pathlib import PurePosixPath
 import semver
 import yaml
 
+import skillci.skill.yamlio as yamlio
 from skillci.errors import SkillFormatError
-from skillci.skill import yamlio
 from skillci.skill.models import (
     NAME_RE,
     Manifest,

@@ -158,6 +158,7 @@ def _workflow_path(pkg: SkillPackage, workflow: str) -> str:
 
 
 def render(pkg: SkillPackage, harness: str = "folder") -> RenderedSkill:
+    # long: one branch per harness layout, each a few lines; the table of layouts reads top to bottom
     """Render ``pkg`` for ``harness`` (see module docstring)."""
     if harness not in HARNESSES:
         from skillci.errors import UsageError

@@ -128,6 +128,7 @@ def _key_positions(node: yaml.Node | None, line_offset: int) -> dict[str, tuple[
 
 
 def spec_problems(text: str, folder: str | None, *, strict: bool = False) -> list[SpecProblem]:
+    # long: one block per rule of skills_ref.validate, in the reference validator's order (design 330)
     """Every problem ``skills_ref.validate`` finds in a SKILL.md (``folder``: the skill's
     directory name; None when the package is not in a folder)."""
     warn: Severity = "error" if strict else "warning"

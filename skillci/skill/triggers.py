@@ -18,8 +18,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+import skillci.skill.yamlio as yamlio
 from skillci.errors import SkillFormatError
-from skillci.skill import yamlio
 from skillci.skill.package import TRIGGERS, SkillPackage
 
 TRIGGERS_SCHEMA_VERSION = 1

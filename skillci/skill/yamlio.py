@@ -16,6 +16,8 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from skillci.errors import SkillFormatError
+from skillci.frontmatter import Frontmatter as Frontmatter
+from skillci.frontmatter import split_frontmatter as split_frontmatter
 
 # the C loader is ~10x faster; fall back to pure Python where libyaml is missing
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -193,24 +195,3 @@ def validate(
         raise SkillFormatError(
             f"{first.message}{suffix}", file=file, line=first.line, col=first.col
         ) from None
-
-
-@dataclass(frozen=True)
-class Frontmatter:
-    """The YAML frontmatter of a markdown file and where its body starts."""
-
-    yaml_text: str
-    body: str
-    body_line: int  # 1-based line where the body starts
-    present: bool
-
-
-def split_frontmatter(text: str) -> Frontmatter:
-    """Split ``---\\n<yaml>\\n---\\n<body>``. Missing frontmatter → present=False."""
-    lines = text.splitlines(keepends=True)
-    if not lines or lines[0].rstrip("\r\n") != "---":
-        return Frontmatter("", text, 1, False)
-    for i in range(1, len(lines)):
-        if lines[i].rstrip("\r\n") in ("---", "..."):
-            return Frontmatter("".join(lines[1:i]), "".join(lines[i + 1 :]), i + 2, True)
-    return Frontmatter("", text, 1, False)

@@ -30,6 +30,7 @@ import yaml
 from pydantic import ValidationError
 
 from skillci.errors import SealedSplitError, TaskFormatError
+from skillci.frontmatter import split_frontmatter
 from skillci.fsutil import tree_hash
 from skillci.graders.load import load_graders
 from skillci.graders.models import GRADERS_FILE
@@ -211,25 +212,15 @@ def parse_task_toml(path: Path) -> TaskConfig:
         ) from None
 
 
-def split_frontmatter(text: str) -> tuple[str | None, str, int]:
-    """Split ``---\\n<yaml>\\n---\\n<body>``: (yaml or None, body, 1-based line of the yaml)."""
-    lines = text.splitlines(keepends=True)
-    if not lines or lines[0].strip() != "---":
-        return None, text, 0
-    for i in range(1, len(lines)):
-        if lines[i].strip() in ("---", "..."):
-            return "".join(lines[1:i]), "".join(lines[i + 1 :]), 2
-    return None, text, 0
-
-
 def parse_task_md(path: Path) -> tuple[TaskConfig, str]:
     """Parse a BenchFlow ``task.md``: (config from the frontmatter, prompt body)."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise TaskFormatError(f"not UTF-8 text: {exc}", file=path) from None
-    fm, body, first = split_frontmatter(text)
-    if fm is None:
+    split = split_frontmatter(text)
+    fm, body, first = split.yaml_text, split.body, split.yaml_line
+    if not split.present:
         raise TaskFormatError(
             "task.md has no YAML frontmatter",
             file=path,

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from skillci.basemodels import OpenModel
 from skillci.graders.models import GradersFile
 
 SCHEMA_VERSION = 1
@@ -31,16 +32,10 @@ SCHEMA_VERSION = 1
 DEFAULT_PASS_THRESHOLD = 1.0
 
 
-class _Open(BaseModel):
-    """Shapes read from files others write: unknown keys are kept, not rejected."""
-
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-
 # ---------------------------------------------------------------------------- task.toml
 
 
-class TaskMetadata(_Open):
+class TaskMetadata(OpenModel):
     """``[metadata]``: descriptive only; never changes how a trial runs.
 
     Harbor keeps it as a free dict, so a value of an unexpected type (``difficulty = 3``,
@@ -79,7 +74,7 @@ class TaskMetadata(_Open):
 NetworkMode = Literal["public", "no-network", "allowlist"]
 
 
-class _NetworkPolicy(_Open):
+class _NetworkPolicy(OpenModel):
     """Harbor's network policy keys (``[environment]``, ``[agent]``, ``[verifier]``)."""
 
     network_mode: NetworkMode | None = Field(
@@ -90,7 +85,7 @@ class _NetworkPolicy(_Open):
     )
 
 
-class HealthcheckConfig(_Open):
+class HealthcheckConfig(OpenModel):
     """``healthcheck``: a readiness command run after the environment starts (Harbor)."""
 
     command: str = Field(description="Shell command; exit 0 means healthy.")
@@ -101,14 +96,14 @@ class HealthcheckConfig(_Open):
     retries: int = Field(default=3, description="Consecutive failures that fail the check.")
 
 
-class TpuSpec(_Open):
+class TpuSpec(OpenModel):
     """``[environment.tpu]``: a TPU slice (Harbor on GKE)."""
 
     type: str = Field(description="TPU type alias or GKE label, e.g. v6e.")
     topology: str = Field(description="Topology NxM or NxMxK, e.g. 2x4.")
 
 
-class McpServerConfig(_Open):
+class McpServerConfig(OpenModel):
     """``[[environment.mcp_servers]]``: an MCP server offered to the agent (Harbor)."""
 
     name: str = Field(description="Server name.")
@@ -119,7 +114,7 @@ class McpServerConfig(_Open):
     headers: dict[str, str] = Field(default_factory=dict, description="HTTP headers.")
 
 
-class ArtifactConfig(_Open):
+class ArtifactConfig(OpenModel):
     """An ``artifacts`` entry written as a table: a path collected after the trial."""
 
     source: str = Field(description="Path in the container.")
@@ -128,7 +123,7 @@ class ArtifactConfig(_Open):
     service: str | None = Field(default=None, description="Compose service to collect from.")
 
 
-class VerifierCollectConfig(_Open):
+class VerifierCollectConfig(OpenModel):
     """``[[verifier.collect]]``: a command run in a service before artifacts are taken."""
 
     command: str = Field(description="Shell command.")
@@ -173,7 +168,7 @@ class AgentConfig(_NetworkPolicy):
     user: str | int | None = Field(default=None, description="User or UID of the agent.")
 
 
-class SolutionConfig(_Open):
+class SolutionConfig(OpenModel):
     """``[solution]``."""
 
     env: dict[str, str] = Field(default_factory=dict, description="Env for solution/solve.sh.")
@@ -245,7 +240,7 @@ class EnvironmentConfig(_NetworkPolicy):
 VerifierConfig.model_rebuild()
 
 
-class StepConfig(_Open):
+class StepConfig(OpenModel):
     """``[[steps]]`` of a Harbor multi-step task (loaded, not run: docs/design/150)."""
 
     name: str = Field(description="Step directory name under steps/.")
@@ -260,7 +255,7 @@ class StepConfig(_Open):
     )
 
 
-class PackageInfo(_Open):
+class PackageInfo(OpenModel):
     """``[task]``: the task's registry package identity (Harbor)."""
 
     name: str = Field(description="org/name.")
@@ -270,7 +265,7 @@ class PackageInfo(_Open):
     keywords: list[str] = Field(default_factory=list, description="Search keywords.")
 
 
-class TaskConfig(_Open):
+class TaskConfig(OpenModel):
     """``task.toml`` (or the frontmatter of a BenchFlow ``task.md``). Knows every key of
     Harbor's ``TaskConfig`` (checked against the installed harbor package by
     tests/contract/test_harbor_tasks.py)."""

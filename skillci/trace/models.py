@@ -21,24 +21,19 @@ import secrets
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
+from skillci.basemodels import StrictModel
 from skillci.trace.atif import AtifTrace
 from skillci.trace.enums import AgentRole, EvalState
 
 SCHEMA_VERSION = 1
 
 
-class _Strict(BaseModel):
-    """Shapes skillci itself produces: unknown keys are a bug, not a newer version."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
 # ---------------------------------------------------------------------------- provenance
 
 
-class ModelInfo(_Strict):
+class ModelInfo(StrictModel):
     """The model that acted, pinned as precisely as is known."""
 
     route: str = Field(description="Route name in provider_routes.json, e.g. sim/student.")
@@ -54,7 +49,7 @@ class ModelInfo(_Strict):
     )
 
 
-class SkillRef(_Strict):
+class SkillRef(StrictModel):
     """The skill the agent was given."""
 
     name: str = Field(description="Skill package name, e.g. repo-debugger.")
@@ -65,7 +60,7 @@ class SkillRef(_Strict):
     )
 
 
-class Timeouts(_Strict):
+class Timeouts(StrictModel):
     """Time limits in force, in seconds (null = none)."""
 
     agent_sec: float | None = Field(default=None, description="Wall time for the agent.")
@@ -74,7 +69,7 @@ class Timeouts(_Strict):
     build_sec: float | None = Field(default=None, description="Environment build/setup.")
 
 
-class Budgets(_Strict):
+class Budgets(StrictModel):
     """Budgets in force for the trial (null = unlimited)."""
 
     max_steps: int | None = Field(default=None, ge=0, description="Agent loop iterations.")
@@ -84,7 +79,7 @@ class Budgets(_Strict):
     max_usd: float | None = Field(default=None, ge=0, description="Dollars.")
 
 
-class RuntimeInfo(_Strict):
+class RuntimeInfo(StrictModel):
     """Everything besides the model that can change a trial's outcome."""
 
     harness: str = Field(description="Agent harness name, e.g. skillci-agent or benchflow.")
@@ -114,7 +109,7 @@ class RuntimeInfo(_Strict):
 # ---------------------------------------------------------------------------- events
 
 
-class _Event(_Strict):
+class _Event(StrictModel):
     step: int = Field(ge=0, description="0-based position in the events list (ordering key).")
     t: float | None = Field(default=None, ge=0, description="Seconds since the trial started.")
 
@@ -189,7 +184,7 @@ Event = Annotated[
 # ---------------------------------------------------------------------------- outcome
 
 
-class Evaluation(_Strict):
+class Evaluation(StrictModel):
     """What the verifier decided. ``passed`` is true exactly when ``state`` is ``passed``."""
 
     state: EvalState = Field(description="How the trial ended for the verifier.")
@@ -217,7 +212,7 @@ class Evaluation(_Strict):
         return self
 
 
-class Cost(_Strict):
+class Cost(StrictModel):
     """Resources the trial used."""
 
     input_tokens: int = Field(default=0, ge=0, description="Prompt tokens over all model calls.")
@@ -239,7 +234,7 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class RunRecord(_Strict):
+class RunRecord(StrictModel):
     """Immutable record of one trial (one agent on one task, one repeat)."""
 
     schema_version: int = Field(default=SCHEMA_VERSION, description="RunRecord schema version.")

@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from skillci.trace import secretscan
+import skillci.trace.secretscan as secretscan
 
 M = TypeVar("M", bound=BaseModel)
 

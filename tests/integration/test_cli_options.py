@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import get_args
+from typing import Any, get_args
 
 import pytest
 
@@ -64,7 +64,7 @@ def test_a_typo_in_a_choice_is_exit_2_listing_the_choices(
 def test_choice_sets_mirror_the_domain_types() -> None:
     from skillci.flows.evalrun import EvalRequest
     from skillci.flows.rawtask import RunnerName
-    from skillci.forge.select import ForgeKind
+    from skillci.forge.registry import names as forge_names
     from skillci.release.models import Channel
     from skillci.runners.base import SandboxMode
     from skillci.skill.render import HARNESSES
@@ -78,7 +78,8 @@ def test_choice_sets_mirror_the_domain_types() -> None:
 
     assert {"builtin", "oracle", "noop", "claude-code", "codex"} <= set(agent_names())
     assert set(get_args(choices.Role)) == set(get_args(fields["role"].annotation))
-    assert set(get_args(choices.Forge)) == set(get_args(ForgeKind))
+    forge_choice: Any = choices.Forge  # an enum built from the forge registry
+    assert [m.value for m in forge_choice] == forge_names() == ["local", "github"]
     assert set(get_args(choices.Channel)) == set(get_args(Channel))
     assert set(get_args(choices.Harness)) == set(HARNESSES)
     assert set(get_args(choices.RawRunner)) == set(get_args(RunnerName))

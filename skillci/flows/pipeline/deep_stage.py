@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from skillci.analyze.modelio import ModelCall, ModelExchange
+from skillci.basemodels import StrictModel
 from skillci.compile.deep import (
     DIMENSIONS,
     Dimension,
@@ -61,11 +62,7 @@ STATE_FILE = "state.json"
 EditStatus = Literal["pending", "committed", "rejected", "invalid", "no_gain"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class DeepConfig(_Strict):
+class DeepConfig(StrictModel):
     """What a Deep run was started with (resume reads it back)."""
 
     task_dir: str = Field(description="Absolute path of the task the rollouts run.")
@@ -84,7 +81,7 @@ class DeepConfig(_Strict):
     )
 
 
-class DeepBatch(_Strict):
+class DeepBatch(StrictModel):
     """Rollouts of one package."""
 
     name: str
@@ -96,7 +93,7 @@ class DeepBatch(_Strict):
     complete: bool = False
 
 
-class DeepEdit(_Strict):
+class DeepEdit(StrictModel):
     """One proposed edit and what became of it."""
 
     index: int
@@ -113,7 +110,7 @@ class DeepEdit(_Strict):
     note: str = ""
 
 
-class DeepState(_Strict):
+class DeepState(StrictModel):
     """``state.json``."""
 
     schema_version: int = Field(default=DEEP_STATE_VERSION)

@@ -14,8 +14,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from skillci.basemodels import StrictModel
 from skillci.compile.deep import RolloutStats
 from skillci.errors import InvalidInputError
 from skillci.fsutil import atomic_write_text
@@ -42,16 +43,12 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class RouteIdentity(_Strict):
+class RouteIdentity(StrictModel):
     route: str = Field(description="Route name.")
     fingerprint: str = Field(description="Hash of what can change the route's answers.")
 
 
-class InputIdentity(_Strict):
+class InputIdentity(StrictModel):
     """Everything that determines the run's outcome; a rerun must match it."""
 
     task: str = Field(description="Task id.")
@@ -72,7 +69,7 @@ class InputIdentity(_Strict):
         return hashlib.sha256(data.encode()).hexdigest()
 
 
-class StageState(_Strict):
+class StageState(StrictModel):
     """One stage."""
 
     name: StageName
@@ -88,7 +85,7 @@ class StageState(_Strict):
     notes: list[str] = Field(default_factory=list, description="What the stage decided, ours.")
 
 
-class PipelineResult(_Strict):
+class PipelineResult(StrictModel):
     """The deliverable and the numbers next to each other."""
 
     final_skill: str = Field(description="Run-dir-relative path of S_final.")
@@ -100,7 +97,7 @@ class PipelineResult(_Strict):
     pr: int | None = None
 
 
-class RunManifest(_Strict):
+class RunManifest(StrictModel):
     """``manifest.json``."""
 
     schema_version: int = Field(default=MANIFEST_SCHEMA_VERSION)

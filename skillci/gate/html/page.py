@@ -188,6 +188,7 @@ def _task_link(task_id: str) -> Safe:
 
 
 def _suite(s: SuiteResult) -> Safe:
+    # long: one suite's HTML section, built in page order; escaped by construction (design 070)
     m = s.metrics
     side_rows: list[list[object]] = []
     for side in side_order(m.sides):

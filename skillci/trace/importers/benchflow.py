@@ -426,6 +426,7 @@ def import_rollout(
     skill: SkillRef | None = None,
     job: str | None = None,
 ) -> RunRecord:
+    # long: one pass over a rollout dir's files in a fixed order, each tolerating its own absence (design 180)
     """One rollout dir → a run record (never raises for bad or missing files)."""
     result, why = read_json(rollout / RESULT)
     gold = result is None and (rollout / GOLD_RESULT).is_file()

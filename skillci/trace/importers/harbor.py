@@ -40,8 +40,8 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+import skillci.trace.atif as atif
 from skillci.tasks.reward import primary_reward
-from skillci.trace import atif
 from skillci.trace.atif import OUTPUT_CAP as _OUTPUT_CAP
 from skillci.trace.atif import AtifTrace, sidechain_steps
 from skillci.trace.importers.common import (
@@ -240,6 +240,7 @@ def _seconds(block: Any) -> float | None:
 def import_trial(
     trial: Path, *, role: AgentRole = AgentRole.student, skill: SkillRef | None = None
 ) -> RunRecord:
+    # long: one pass over a trial dir's files in a fixed order, each tolerating its own absence (design 180)
     """One trial dir → a run record (never raises for bad or missing files)."""
     result, why = read_json(trial / RESULT)
     res = result or {}

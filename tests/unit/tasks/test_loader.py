@@ -152,6 +152,24 @@ def test_benchflow_without_frontmatter(tmp_path: Path) -> None:
 
 
 def test_split_frontmatter() -> None:
-    assert split_frontmatter("---\na: 1\n---\nbody\n") == ("a: 1\n", "body\n", 2)
-    assert split_frontmatter("body only") == (None, "body only", 0)
-    assert split_frontmatter("---\nunterminated\n") == (None, "---\nunterminated\n", 0)
+    fm = split_frontmatter("---\na: 1\n---\nbody\n")
+    assert (fm.yaml_text, fm.body, fm.yaml_line, fm.body_line) == ("a: 1\n", "body\n", 2, 4)
+    assert not split_frontmatter("body only").present
+    none = split_frontmatter("---\nunterminated\n")
+    assert (none.present, none.body, none.yaml_line) == (False, "---\nunterminated\n", 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "present"),
+    [
+        ("--- \na: 1\n---\t\nbody\n", True),  # trailing whitespace on a fence
+        ("---\r\na: 1\r\n...\r\nbody\r\n", True),
+        (" ---\na: 1\n---\nbody\n", False),  # an indented fence is text
+        ("----\na: 1\n---\n", False),
+    ],
+)
+def test_skills_and_tasks_read_the_same_fences(text: str, present: bool) -> None:
+    from skillci.skill.yamlio import split_frontmatter as skill_split
+
+    assert skill_split(text) == split_frontmatter(text)
+    assert split_frontmatter(text).present is present
