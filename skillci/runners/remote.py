@@ -141,6 +141,7 @@ class RemoteTrials:
         if ahead > 0:
             for s in specs(first_repeat + 1, ahead):
                 self._want(s, wanted=False)
+        self._fill()  # the look-ahead goes out even when the asked-for trials are done
         while not all(t.done for t in wanted):
             self._fill()
             if not self._flying:  # nothing can run: the budget is spent

@@ -24,7 +24,7 @@ from skillci.runners.base import TrialSpec, builtin_agent
 from skillci.skill.package import SkillPackage
 from skillci.skill.render import render
 from skillci.tasks.loader import load_task
-from skillci.trace.models import AgentRole, EvalState, RuntimeInfo, SkillRef
+from skillci.trace.models import AgentRole, EvalState, RunRecord, RuntimeInfo, SkillRef
 from tests.builders import run_record
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,7 +45,7 @@ class FakeRemote:
     #: (task, repeat, attempt, head side) of every attempt submitted
     submitted: list[tuple[str, int, int, bool]] = field(default_factory=list)
     cancelled: int = 0
-    _heap: list[tuple[float, int, Future[object], TrialSpec, int]] = field(default_factory=list)
+    _heap: list[tuple[float, int, Future[RunRecord], TrialSpec, int]] = field(default_factory=list)
     _cv: threading.Condition = field(default_factory=threading.Condition)
     _seq: itertools.count[int] = field(default_factory=itertools.count)
     _rng: random.Random = field(init=False)
@@ -54,8 +54,8 @@ class FakeRemote:
     def __post_init__(self) -> None:
         self._rng = random.Random(self.seed)
 
-    def submit(self, spec: TrialSpec, attempt: int) -> Future[object]:
-        fut: Future[object] = Future()
+    def submit(self, spec: TrialSpec, attempt: int) -> Future[RunRecord]:
+        fut: Future[RunRecord] = Future()
         self.submitted.append(
             (spec.task.id, spec.repeat_index, attempt, spec.skill_package_hash == self.head_hash)
         )
@@ -68,7 +68,7 @@ class FakeRemote:
             self._cv.notify()
         return fut
 
-    def cancel(self, future: Future[object]) -> bool:
+    def cancel(self, future: Future[RunRecord]) -> bool:
         ok = future.cancel()
         self.cancelled += ok
         return ok
@@ -83,7 +83,7 @@ class FakeRemote:
             if fut.set_running_or_notify_cancel():
                 fut.set_result(self._record(spec, attempt))
 
-    def _record(self, spec: TrialSpec, attempt: int) -> object:
+    def _record(self, spec: TrialSpec, attempt: int) -> RunRecord:
         tid = spec.task.id
         head = spec.skill_package_hash == self.head_hash
         h = hashlib.sha256(f"{self.seed}|{tid}|{head}|{spec.repeat_index}|{attempt}".encode())
