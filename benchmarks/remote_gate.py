@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         "early_stop": head_rounds < a.repeat,
         "decision": ev.decision.outcome if ev and ev.decision else None,
         "errors_retried": st.retried,
-        "errors_left": len([e for e in src.errors]),
+        "errors_left": len(src.errors),
         "cancelled": st.cancelled,
         "lookahead_unused": st.unused,
         "over_budget": st.over_budget,
