@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from skillci.errors import InvalidInputError, UsageError
 from skillci.flows.context import RepoContext, task_hash_memo, token_counts
@@ -275,6 +275,16 @@ class TrialSource(Protocol):
         ...
 
 
+@runtime_checkable
+class RoundSource(Protocol):
+    """A :class:`TrialSource` that runs rounds ahead of the gate's decision
+    (:class:`skillci.runners.remote.RemoteTrials`): told when a suite's head rounds end."""
+
+    def rounds_done(self) -> None:
+        """No further head round of this suite will be asked for."""
+        ...
+
+
 def trial_specs(
     state_dir: Path,
     agent: AgentSpec,
@@ -482,6 +492,8 @@ def _run_suite(s: str, opts: GateOptions, inputs: GateInputs, runner: TrialSourc
         decision = online.update(pairs)
         if opts.sequential and decision.outcome != "continue":
             break
+    if isinstance(runner, RoundSource):  # trials of rounds that will not run: cancel them
+        runner.rounds_done()
     references: dict[Side, list[RunRecord]] = {}
     if opts.teacher:
         # skill-free trials: cached across every gate of the same tasks and routes

@@ -1,0 +1,76 @@
+"""RemoteTrials: rounds as batches of futures, retries of errors only, the budget, and the
+cancellation of look-ahead when the gate's sequential test decides (issue 36)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillci.flows.gate import GateOptions, _run_suite
+from skillci.runners.remote import RemoteLimits, RemoteTrials
+from skillci.trace.models import EvalState
+from tests.fakes.remote_env import FakeRemote, gate_inputs
+
+
+def _opts(repeat: int) -> GateOptions:
+    return GateOptions(skill="repo-debugger", base="b", head="h", suites=("bench",),
+                       repeat=repeat, impact=False)  # fmt: skip
+
+
+def test_early_stop_cancels_the_round_in_flight(tmp_path: Path) -> None:
+    inputs = gate_inputs(tmp_path, 40)
+    # slow trials: the look-ahead round is still in flight when the test decides
+    env = FakeRemote(latency=0.05, lift=0.6, head_hash=inputs.head.pkg.content_hash, seed=3)
+    src = RemoteTrials(env, tmp_path, RemoteLimits(concurrency=200, lookahead=1), rounds=5)
+    run = _run_suite("bench", _opts(5), inputs, src)
+    rounds = sorted({r.repeat_index for r in run.head})
+    assert run.result.evidence is not None and run.result.evidence.decision is not None
+    assert run.result.evidence.decision.outcome == "accept"
+    assert len(rounds) < 5
+    nxt = len(rounds)
+    head_reps = {rep for _, rep, _, head in env.submitted if head}
+    # the round after the last one decided on was submitted ahead, no round past it...
+    assert max(head_reps) == nxt
+    # ...and cancelled when the test decided: none of its records reached the gate
+    assert src.stats.cancelled > 0 and env.cancelled == src.stats.cancelled
+    assert all(r.repeat_index < nxt for r in run.head)
+    # every attempt of that round was cancelled in flight or finished unused
+    ahead = sum(1 for _, rep, _, head in env.submitted if head and rep == nxt)
+    assert src.stats.cancelled + src.stats.unused == ahead
+
+
+def test_an_error_trial_is_retried_and_a_failed_one_is_not(tmp_path: Path) -> None:
+    inputs = gate_inputs(tmp_path, 6)
+    env = FakeRemote(always_error=frozenset({"t0001"}), seed=1)
+    src = RemoteTrials(env, tmp_path, RemoteLimits(concurrency=4, retries=2), rounds=1)
+    recs = src.run(inputs.agent, inputs.base.tasks["bench"], inputs.base.rendered,
+                   inputs.base.pkg.content_hash, repeats=2, suite="bench")  # fmt: skip
+    attempts: dict[tuple[str, int], list[int]] = {}
+    for tid, rep, att, _ in env.submitted:
+        attempts.setdefault((tid, rep), []).append(att)
+    # the always-failing measurement: 1 + 2 retries, then its error record is kept
+    assert attempts[("t0001", 0)] == [1, 2, 3] and attempts[("t0001", 1)] == [1, 2, 3]
+    errs = [r for r in recs if r.task_id == "t0001"]
+    assert [r.evaluation.state for r in errs] == [EvalState.infra_error] * 2
+    # judged trials, failed ones included, ran once
+    judged = [r for r in recs if r.task_id != "t0001"]
+    assert any(r.evaluation.state is EvalState.failed for r in judged)
+    assert all(v == [1] for k, v in attempts.items() if k[0] != "t0001")
+    assert src.stats.retried == 4 and len(recs) == 12
+
+
+def test_the_budget_stops_submission(tmp_path: Path) -> None:
+    inputs = gate_inputs(tmp_path, 10)
+    env = FakeRemote(seed=2)
+    src = RemoteTrials(env, tmp_path, RemoteLimits(concurrency=3, budget=7), rounds=1)
+    recs = src.run(inputs.agent, inputs.base.tasks["bench"], inputs.base.rendered,
+                   inputs.base.pkg.content_hash, repeats=1, suite="bench")  # fmt: skip
+    assert len(env.submitted) == 7 and len(recs) == 7
+    assert src.stats.over_budget == 3
+    assert sum("trial budget spent" in e for e in src.errors) == 3
+
+
+def test_limits_reject_nonsense() -> None:
+    with pytest.raises(ValueError, match="concurrency"):
+        RemoteLimits(concurrency=0)
