@@ -11,9 +11,10 @@ Four rewrites, in this order (docs/design/101):
    (docs/design/151).
 3. **Over-budget bootstrap -> on-demand files.** When the rendered bootstrap is over the
    profile's budget, reference-like sections move to ``workflows/<name>.md`` with a
-   ``change_loading_scope`` op each (largest first; procedure sections stay, and so do the
-   stages of a numbered/staged procedure and any section with a line marked
-   IMPORTANT/CRITICAL/NEVER/ALWAYS).
+   ``change_loading_scope`` op each (largest first; only whole top-level sections;
+   procedure sections stay, and so do the stages of a numbered/staged procedure, any
+   section holding a constraint and any section another one links to). Every move passes
+   the self-check (``skillci.compile.static_check``, design 334) or is undone.
 4. **Verification / stop rules** where the profile shows the student skips verification
    or repeats failing calls: one ``add_rule`` op each, unless a rule already covers it.
 
