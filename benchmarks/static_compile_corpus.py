@@ -4,7 +4,8 @@
         [--sample docs/static-compile-sample.md] [--verbose]
 
 The corpus is tests/fixtures/real-skills (SOURCES.yaml: publisher repo, commit, licence and
-a dev / test-only split chosen by a hash of the skill id). Every skill is imported as a
+a dev / test-only split chosen by a hash of the skill id) and tests/fixtures/plain-skills
+(split by the same hash of ``plain-skills/<dir>``). Every skill is imported as a
 plain skill and compiled deterministically for a small measured student (context window
 8192, finishes without checking its work, longer bootstraps hurt it), so every rewrite
 runs: numbered steps, vague phrases, moves on demand, a verification rule. Per split it
@@ -15,7 +16,10 @@ prints, over the skills that import:
   the package byte-exact (a block moved on demand still counts), N/N;
 - inline spans / links: the set of code spans, links, images, autolinks, bold and italic
   spans (text, whitespace runs as one space) over every markdown file unchanged, N/N;
-- sentences rewritten, phrases flagged for a person, sections rolled back by the guard.
+- sentences rewritten, phrases flagged for a person, sections rolled back by the guard;
+- the self-check (design 334): constraint sentences of SKILL.md still in the bootstrap
+  verbatim, internal links resolving, line endings preserved, bootstrap shrank or nothing
+  moved, sections moved, moves undone, bootstrap tokens before -> after.
 
 ``--sample FILE`` writes 20 rewritten sentences (before / after) for a reader to judge: every
 one the test-only split yields first, spread over its skills, then (with ``--split all``) as
@@ -26,6 +30,7 @@ is the one tuned on; the test-only figures are the claim.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -45,6 +50,7 @@ from skillci.skill.porting import import_plain
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "fixtures" / "real-skills"
+PLAIN = ROOT / "tests" / "fixtures" / "plain-skills"
 
 #: A small student that skips verification and does worse with longer bootstraps.
 PROFILE = ModelProfile(
@@ -57,14 +63,25 @@ PROFILE = ModelProfile(
 )
 
 
+def _plain_split(name: str) -> str:
+    """The real-skills rule (SOURCES.yaml): sha256('split:' + id) % 3 == 0 -> test."""
+    return (
+        "test" if int(hashlib.sha256(f"split:{name}".encode()).hexdigest(), 16) % 3 == 0 else "dev"
+    )
+
+
 def sources(split: str) -> list[dict[str, Any]]:
     doc = yaml.safe_load((CORPUS / "SOURCES.yaml").read_text(encoding="utf-8"))
-    items = list(doc["skills"])
+    items = [{**e, "root": str(CORPUS)} for e in doc["skills"]]
+    for d in sorted(PLAIN.iterdir()):
+        if (d / SKILL_MD).is_file():
+            sid = f"plain-skills/{d.name}"
+            items.append({"id": sid, "dir": d.name, "root": str(PLAIN), "split": _plain_split(sid)})
     return [e for e in items if split == "all" or e["split"] == split]
 
 
 def load(entry: dict[str, Any]) -> SkillPackage:
-    folder = CORPUS / str(entry["dir"])
+    folder = Path(str(entry["root"])) / str(entry["dir"])
     return import_plain(
         read_tree(folder), executable=read_executables(folder), source=str(entry["id"])
     )
@@ -108,6 +125,16 @@ class SkillResult:
     rolled_back: int = 0
     moved: int = 0
     lost_spans: list[str] = field(default_factory=list)
+    constraints: int = 0
+    constraints_kept: int = 0
+    links: int = 0
+    links_broken: int = 0
+    eol_kept: bool = True
+    bootstrap_ok: bool = True
+    undone: int = 0
+    boot_before: int = 0
+    boot_after: int = 0
+    problems: list[str] = field(default_factory=list)
 
 
 def measure(entry: dict[str, Any]) -> SkillResult:
@@ -118,6 +145,8 @@ def measure(entry: dict[str, Any]) -> SkillResult:
         return SkillResult(sid, split, imported=False, error=exc.message)
     res: StaticResult = compile_static(pkg, PROFILE)
     out = res.package
+    chk = res.report.self_check
+    assert chk is not None
     code_a, spans_a = package_markup(pkg)
     code_b, spans_b = package_markup(out)
     lost = sorted(f"-{k} {v[:70]}" for k, v in spans_a - spans_b)
@@ -134,6 +163,16 @@ def measure(entry: dict[str, Any]) -> SkillResult:
         rolled_back=len(res.report.rolled_back),
         moved=sum(1 for o in res.report.ops if o.kind == "move_on_demand" and o.applied),
         lost_spans=lost,
+        constraints=chk.constraint_sentences,
+        constraints_kept=chk.constraint_sentences - len(chk.constraints_missing),
+        links=chk.internal_links,
+        links_broken=len(chk.links_broken),
+        eol_kept=not chk.encoding_problems,
+        bootstrap_ok=chk.bootstrap_ok,
+        undone=len(chk.undone),
+        boot_before=res.report.bootstrap_before,
+        boot_after=res.report.bootstrap_after,
+        problems=chk.constraints_missing + chk.links_broken + chk.encoding_problems,
     )
 
 
@@ -151,6 +190,16 @@ def summary(results: list[SkillResult]) -> dict[str, Any]:
         "phrases_flagged": sum(len(r.flags) for r in ok),
         "sections_rolled_back": sum(r.rolled_back for r in ok),
         "sections_moved": sum(r.moved for r in ok),
+        "constraint_sentences": sum(r.constraints for r in ok),
+        "constraint_sentences_kept": sum(r.constraints_kept for r in ok),
+        "internal_links": sum(r.links for r in ok),
+        "internal_links_resolving": sum(r.links - r.links_broken for r in ok),
+        "line_endings_preserved": sum(r.eol_kept for r in ok),
+        "bootstrap_shrank_or_nothing_moved": sum(r.bootstrap_ok for r in ok),
+        "moves_undone_by_self_check": sum(r.undone for r in ok),
+        "bootstrap_tokens_before": sum(r.boot_before for r in ok),
+        "bootstrap_tokens_after": sum(r.boot_after for r in ok),
+        "self_check_problems": {r.id: r.problems for r in ok if r.problems},
         "not_imported": {r.id: r.error for r in results if not r.imported},
     }
 
@@ -267,6 +316,23 @@ def main(argv: list[str] | None = None) -> int:
             f"a person {f['phrases_flagged']}, sections rolled back "
             f"{f['sections_rolled_back']}, sections moved on demand {f['sections_moved']}"
         )
+        print(
+            f"  constraint sentences kept in the bootstrap {f['constraint_sentences_kept']}/"
+            f"{f['constraint_sentences']}"
+        )
+        print(
+            f"  internal links resolving      {f['internal_links_resolving']}/"
+            f"{f['internal_links']} (links already broken in the source not counted as broken)"
+        )
+        print(f"  line endings preserved        {f['line_endings_preserved']}/{n}")
+        print(f"  bootstrap shrank or no move   {f['bootstrap_shrank_or_nothing_moved']}/{n}")
+        print(
+            f"  sections moved {f['sections_moved']}, moves undone by the self-check "
+            f"{f['moves_undone_by_self_check']}, bootstrap tokens "
+            f"{f['bootstrap_tokens_before']} -> {f['bootstrap_tokens_after']}"
+        )
+        for sid, probs in f["self_check_problems"].items():
+            print(f"  self-check problem: {sid}: {'; '.join(probs)[:160]}")
         for sid, err in f["not_imported"].items():
             print(f"  not imported: {sid}: {err}")
     return 0

@@ -11,9 +11,10 @@ Four rewrites, in this order (docs/design/101):
    (docs/design/151).
 3. **Over-budget bootstrap -> on-demand files.** When the rendered bootstrap is over the
    profile's budget, reference-like sections move to ``workflows/<name>.md`` with a
-   ``change_loading_scope`` op each (largest first; procedure sections stay, and so do the
-   stages of a numbered/staged procedure and any section with a line marked
-   IMPORTANT/CRITICAL/NEVER/ALWAYS).
+   ``change_loading_scope`` op each (largest first; only whole top-level sections;
+   procedure sections stay, and so do the stages of a numbered/staged procedure, any
+   section holding a constraint and any section another one links to). Every move passes
+   the self-check (``skillci.compile.static_check``, design 334) or is undone.
 4. **Verification / stop rules** where the profile shows the student skips verification
    or repeats failing calls: one ``add_rule`` op each, unless a rule already covers it.
 
@@ -27,6 +28,7 @@ deterministic choice of steps and moves with a :class:`StaticPlan` from a planni
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -39,6 +41,14 @@ from skillci.basemodels import StrictModel
 from skillci.compile.mdtext import parse
 from skillci.compile.patch_check import PatchCheck, check_patch
 from skillci.compile.profile import ModelProfile
+from skillci.compile.static_check import (
+    CONSTRAINT,
+    SelfCheck,
+    check_package,
+    missing_constraints,
+    new_broken_links,
+    restore_line_endings,
+)
 from skillci.compile.static_rewrite import (
     IMPERATIVES,
     ParagraphPlan,
@@ -62,7 +72,8 @@ from skillci.skill.package import SKILL_MD, SkillPackage
 from skillci.skill.references import slug
 from skillci.skill.render import render
 
-STATIC_SCHEMA_VERSION = 2  # 2: sections carry flags and rewritten (issue 13)
+#: 2: sections carry flags and rewritten (issue 13); 3: placement and self_check (issue 33)
+STATIC_SCHEMA_VERSION = 3
 Mode = Literal["deterministic", "hybrid"]
 
 #: Section titles that carry the procedure: never moved out of the bootstrap.
@@ -81,18 +92,6 @@ STAGE_TITLE = re.compile(
 )
 #: A line the author marked as binding: its section stays in the bootstrap.
 MARKED_LINE = re.compile(r"\b(?:IMPORTANT|CRITICAL|NEVER|ALWAYS)\b")
-#: A constraint — a prohibition, an obligation or a warning — in any case, in the corpus's
-#: languages (English, Chinese, Japanese, Korean), in a title or a line: the section stays
-#: in the bootstrap (issue 33, design 333).
-CONSTRAINT = re.compile(
-    r"\b(?:never|always|must(?:\s+not)?|do\s+not|don't|shall\s+not|avoid|forbidden|"
-    r"prohibited|not\s+allowed|required|mandatory|warning|caution|critical|important|"
-    r"guardrails?|stop|when\s+not\s+to|not\s+for|do\s+not\s+flag|always\s+flag)\b"
-    r"|하지\s*말|금지|절대|반드시|주의|경고|禁止|不要|不得|不能|切勿|务必|必须|注意|警告"
-    r"|してはいけない|しないで|しないこと|禁止|必ず|注意|警告",
-    re.IGNORECASE,
-)
-
 VERIFY_RULE = Rule(
     id="static.verify-before-done",
     trigger=Trigger(any=["the_work_product_was_changed"]),
@@ -153,6 +152,9 @@ class StaticReport(StrictModel):
     lint_errors_after: int
     lint_after: list[str] = Field(default_factory=list, description="Remaining lint errors.")
     notes: list[str] = Field(default_factory=list, description="Decisions worth reading, ours.")
+    self_check: SelfCheck | None = Field(
+        default=None, description="What the output was checked for after compiling (design 334)."
+    )
 
     @property
     def rolled_back(self) -> list[SectionReport]:
@@ -171,8 +173,10 @@ class StaticResult:
 
 
 def _slug(title: str) -> str:
-    s = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
-    return s[:40].strip("-") or "section"
+    """An ASCII file name for a section; a title with no ASCII letters (CJK) gets a short
+    hash of itself, so two such sections never collide."""
+    s = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:40].strip("-")
+    return s or "section-" + hashlib.sha256(title.encode()).hexdigest()[:8]
 
 
 def _author(mode: Mode, planner: str | None) -> Author:
@@ -248,17 +252,24 @@ def _movable(body: str, title: str) -> bool:
 
 def _move_sections(
     pkg: SkillPackage, budget: int, preferred: list[str], mode: Mode, planner: str | None
-) -> tuple[SkillPackage, list[OpReport]]:
+) -> tuple[SkillPackage, list[OpReport], dict[str, str]]:
+    """Move sections on demand until the bootstrap fits; every move passes the self-check
+    or is undone. Returns the package, one report per attempt and {title: file moved to}."""
     reports: list[OpReport] = []
+    moved: dict[str, str] = {}
     body_sections = parse(pkg.skill_md.body)
     titles = [s.title for s in body_sections if s.level >= 2]
+    # only whole top-level sections move: a branch of a decision, a sub-section of a stage
+    # or of any kept section never leaves it alone (issue 33)
+    top = min((s.level for s in body_sections if s.level >= 2), default=2)
+    whole = {s.title for s in body_sections if s.level == top}
     dupes = {t for t in titles if titles.count(t) > 1}
     tokens = {s.title: pkg.tokens(s.text) for s in body_sections if s.level >= 2}
     body = pkg.skill_md.body
     cands = [
         t
         for t in dict.fromkeys(titles)
-        if t not in dupes and not CORE_TITLES.search(t) and _movable(body, t)
+        if t not in dupes and t in whole and not CORE_TITLES.search(t) and _movable(body, t)
     ]
     order = [t for t in preferred if t in cands] + sorted(
         (t for t in cands if t not in preferred), key=lambda t: (-tokens[t], t)
@@ -298,9 +309,54 @@ def _move_sections(
                 )
             )
             continue
+        problems = _move_problems(pkg, after)
+        if problems:
+            # the self-check: undo this move (the package stays as it was before it)
+            reports.append(
+                OpReport(
+                    kind="move_on_demand",
+                    applied=False,
+                    detail=f"'{title}' moved back: it failed the self-check",
+                    patch=patch,
+                    problems=problems,
+                )
+            )
+            continue
         pkg = after
+        moved[title] = path
         reports.append(OpReport(kind="move_on_demand", applied=True, detail=why, patch=patch))
-    return pkg, reports
+    return pkg, reports, moved
+
+
+def _move_problems(before: SkillPackage, after: SkillPackage) -> list[str]:
+    """Why one move fails the self-check (design 334): a constraint sentence left SKILL.md,
+    a link now points at nothing, or the bootstrap did not shrink."""
+    out = [
+        f"constraint sentence left the bootstrap: {s[:80]!r}"
+        for s in missing_constraints(before.text(SKILL_MD), after.text(SKILL_MD))
+    ]
+    out += [f"link broken: {t}" for t in new_broken_links(before.files, after.files)]
+    b0, b1 = _bootstrap(before), _bootstrap(after)
+    if b1 >= b0:
+        out.append(f"bootstrap did not shrink ({b0} -> {b1} tokens)")
+    return out
+
+
+def _place(sections: list[SectionReport], body: str, moved: dict[str, str]) -> None:
+    """Name where each SKILL.md section went: ``kept``, or ``moved to FILE`` (a moved
+    section's sub-sections move with it)."""
+    parsed = parse(body)
+    where: dict[int, str] = {}
+    for i, sec in enumerate(parsed):
+        if sec.title in moved and sec.level >= 2:
+            where[sec.index] = moved[sec.title]
+            for sub in parsed[i + 1 :]:
+                if sub.level <= sec.level:
+                    break
+                where[sub.index] = moved[sec.title]
+    for rep in sections:
+        if rep.file == SKILL_MD and rep.index in where:
+            rep.placement = f"moved to {where[rep.index]}"
 
 
 def compile_static(
@@ -333,14 +389,19 @@ def compile_static(
             changes[rel] = new.encode("utf-8")
     cur = pkg.with_files(changes) if changes else pkg
     ops: list[OpReport] = []
-    if _bootstrap(cur) > budget:
-        cur, moves = _move_sections(cur, budget, list(plan.move) if plan else [], mode, planner)
+    moved: dict[str, str] = {}
+    boot_rewritten = _bootstrap(cur)
+    if boot_rewritten > budget:
+        cur, moves, moved = _move_sections(
+            cur, budget, list(plan.move) if plan else [], mode, planner
+        )
         ops += moves
         if _bootstrap(cur) > budget:
             note_list.append(
                 f"bootstrap still {_bootstrap(cur)} tokens, over the budget of {budget}: "
                 "no further section may move (procedure sections stay)"
             )
+    boot_moved = _bootstrap(cur)
     if profile.loads_on_demand is False and any(o.applied for o in ops):
         note_list.append(
             "the profile shows this student rarely loads on-demand files; moved sections "
@@ -370,6 +431,28 @@ def compile_static(
             "the profile shows the student repeating failing calls",
         )
         ops.append(rep)
+    eol_fix = restore_line_endings(pkg.files, cur.files, SKILL_MD)
+    if eol_fix:
+        cur = cur.with_files(dict(eol_fix))
+    self_check = check_package(
+        pkg.files,
+        cur.files,
+        SKILL_MD,
+        moved=bool(moved),
+        bootstrap_before=boot_rewritten,
+        bootstrap_after=boot_moved,
+        undone=[f"{o.detail}: {'; '.join(o.problems)}" for o in ops if "moved back" in o.detail],
+    )
+    if not self_check.ok:
+        note_list.append(
+            "the compiled package failed its self-check: "
+            + "; ".join(
+                self_check.constraints_missing[:2]
+                + self_check.links_broken[:2]
+                + self_check.encoding_problems[:2]
+            )
+        )
+    _place(sections, pkg.skill_md.body, moved)
     report_after = lint(cur)
     report = StaticReport(
         skill=m.name,
@@ -391,6 +474,7 @@ def compile_static(
             f"{f.code} {f.message}" for f in report_after.findings if f.severity == "error"
         ],
         notes=note_list,
+        self_check=self_check,
     )
     return StaticResult(cur, report)
 
@@ -401,6 +485,7 @@ SAVED_MODELS: dict[str, type[BaseModel]] = {
 }
 
 __all__ = [
+    "CONSTRAINT",
     "CORE_TITLES",
     "IMPERATIVES",
     "MARKED_LINE",
@@ -414,6 +499,7 @@ __all__ = [
     "ParagraphPlan",
     "SectionOutcome",
     "SectionReport",
+    "SelfCheck",
     "StaticPlan",
     "StaticReport",
     "StaticResult",

@@ -12,7 +12,9 @@ compares the source with the result:
   still in the result as often as before, so no instruction was dropped;
 - **inline markup**: every code span, link, image, bold and italic span of the source is
   still there, with the same text (whitespace aside), and no new one appeared;
-- **no new vague phrase**: the result has no vague phrase the source did not have.
+- **no new vague phrase**: the result has no vague phrase the source did not have;
+- **constraints verbatim**: every sentence holding a prohibition, an obligation or a
+  warning is still there word for word (``skillci.compile.static_check``, design 334).
 
 Any failure rolls the section back to its original text; the report says why. Pure.
 See docs/design/101.
@@ -25,6 +27,7 @@ from collections import Counter
 
 from skillci.compile.literals import missing_literals, new_literals
 from skillci.compile.mdtext import Section, inline_ranges, markup
+from skillci.compile.static_check import missing_constraints
 from skillci.compile.vague_replacements import find_hits
 from skillci.skill.vague import find_vague
 
@@ -107,6 +110,9 @@ def guard_section(source: Section, result: Section) -> list[str]:
     if lost_markup or new_markup:
         what = next(iter(lost_markup or new_markup))
         reasons.append(f"inline markup changed: {what[0]} {what[1][:60]!r}")
+    kept = missing_constraints(src, out)
+    if kept:
+        reasons.append(f"constraint sentence changed: {kept[0][:60]!r}")
     before = Counter(p for _, _, p, _ in find_vague(src))
     after = Counter(p for _, _, p, _ in find_vague(out))
     fresh = sorted(p for p, n in after.items() if n > before[p])

@@ -117,6 +117,62 @@ def is_imperative(sentence: str) -> bool:
     )
 
 
+_COND_START = re.compile(
+    r"^(?:if|when|whenever|unless|otherwise|in case|only if|as long as|once|where|"
+    r"else|except)\b",
+    re.IGNORECASE,
+)
+_STOP_WORDS = """this that with from then into your each they them their when have will
+should what which there these those about after before only also more than some other"""
+_STOP = frozenset(_STOP_WORDS.split())
+
+
+def is_condition(sentence: str) -> bool:
+    """The sentence is a condition or a branch ("If X, skip Y.", "Otherwise, ..."): it
+    belongs to the instruction before it and never becomes a step of its own."""
+    s = sentence.strip().lstrip("*_\"'(")
+    return _COND_START.match(s) is not None
+
+
+def _content(sentence: str) -> set[str]:
+    ws = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z-]{3,}", sentence)}
+    return {w for w in ws if w not in _STOP and w not in IMPERATIVES}
+
+
+def is_summary(sentences: list[str]) -> bool:
+    """The first sentence sums up what the rest do ("Create a branch following the naming
+    conventions. Read the ticket. Name the branch ..."): it ends with a colon, or, in a
+    paragraph of three or more sentences, a later sentence takes up one of its words."""
+    if not sentences:
+        return False
+    first = sentences[0].rstrip()
+    if first.endswith((":", "：")):
+        return True
+    if len(sentences) < 3:
+        return False
+    words = _content(first)
+    return any(words & _content(s) for s in sentences[1:])
+
+
+def plan_problem(text: str, plan: ParagraphPlan) -> str | None:
+    """Why ``plan`` may not turn paragraph ``text`` into steps (None: it may): the steps
+    reorder or drop a sentence, a condition starts a step, a paragraph that opens with a
+    condition (it governs what follows) or a summary sentence became a step."""
+    sentences, _ = split_sentences(text)
+    order = [*plan.intro, *(i for step in plan.steps for i in step)]
+    if order != list(range(len(sentences))):
+        return "the steps reorder, repeat or drop a sentence"
+    if not plan.steps:
+        return None
+    if any(is_condition(sentences[step[0]]) for step in plan.steps):
+        return "a condition would become a step"
+    if is_condition(sentences[0]):
+        return "the paragraph opens with a condition that governs what follows"
+    if is_summary(sentences) and 0 not in plan.intro:
+        return "a summary sentence would become a step"
+    return None
+
+
 def paragraph_plan(
     section: int, block: int, text: str, *, min_imperative: int = 2
 ) -> ParagraphPlan | None:
@@ -124,11 +180,20 @@ def paragraph_plan(
 
     It qualifies with at least ``min_imperative`` imperative sentences that are at least
     half of its sentences (the share is not required when ``min_imperative`` is 1), and
-    no question: a question followed by instructions is one conditional instruction."""
+    no question: a question followed by instructions is one conditional instruction.
+    A condition ("If X, skip Y.") stays with the step before it and never starts one; a
+    paragraph that opens with a condition stays a paragraph; a summary first sentence
+    stays a lead-in (:func:`plan_problem`)."""
     sentences, _ = split_sentences(text)
     if any(s.rstrip().rstrip("*_").endswith(("?", "？")) for s in sentences):
         return None  # "Bug found? Write a test." is one conditional instruction, not steps
-    imp = [is_imperative(s) for s in sentences]
+    if sentences and is_condition(sentences[0]):
+        return None
+    summary = is_summary(sentences)
+    imp = [
+        is_imperative(s) and not is_condition(s) and not (i == 0 and summary)
+        for i, s in enumerate(sentences)
+    ]
     if sum(imp) < min_imperative or (min_imperative > 1 and sum(imp) * 2 < len(sentences)):
         return None
     plan = ParagraphPlan(section=section, block=block)
@@ -256,6 +321,17 @@ def steps_text(text: str, plan: ParagraphPlan) -> TextRewrite:
     return result
 
 
+def _next_to_list(blocks: tuple[Block, ...], bi: int) -> str | None:
+    """Numbered steps next to a list would read as one list with it (two lists merged)."""
+    for step in (-1, 1):
+        j = bi + step
+        while 0 <= j < len(blocks) and blocks[j].kind == "blank":
+            j += step
+        if 0 <= j < len(blocks) and blocks[j].kind == "list":
+            return "it sits next to a list; steps would merge with it"
+    return None
+
+
 @dataclass
 class SectionOutcome:
     """What happened to one section (internal; reported as :class:`SectionReport`)."""
@@ -275,6 +351,12 @@ def rewrite_section(sec: Section, plans: dict[int, ParagraphPlan]) -> SectionOut
     changes: list[str] = []
     done = TextRewrite("")
     for bi, b in enumerate(sec.blocks):
+        if b.kind == "para" and bi in plans and plans[bi].steps:
+            why = plan_problem(b.text, plans[bi])
+            if why is not None:  # the plan breaks an invariant: the section stays as it was
+                return SectionOutcome(sec, sec, [], [f"paragraph {bi}: plan refused: {why}"])
+            if _next_to_list(sec.blocks, bi) is not None:
+                plans = {k: v for k, v in plans.items() if k != bi}
         if b.kind == "para" and bi in plans and plans[bi].steps:
             part = steps_text(b.text, plans[bi])
             changes.append(f"paragraph {bi}: {len(plans[bi].steps)} numbered steps")
@@ -328,6 +410,10 @@ class SectionReport(StrictModel):
     rewritten: list[SentenceRewrite] = Field(
         default_factory=list, description="What was rewritten, before and after."
     )
+    placement: str = Field(
+        default="kept",
+        description="Where the section is now: 'kept' (in its file) or 'moved to FILE'.",
+    )
 
 
 def rewrite_markdown(
@@ -373,8 +459,11 @@ __all__ = [
     "StaticPlan",
     "TextRewrite",
     "deterministic_plan",
+    "is_condition",
     "is_imperative",
+    "is_summary",
     "paragraph_plan",
+    "plan_problem",
     "rewrite_markdown",
     "rewrite_section",
     "rewrite_vague_text",

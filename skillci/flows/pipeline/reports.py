@@ -29,7 +29,32 @@ def static_markdown(r: StaticReport) -> str:
     ]
     for s in r.sections:
         detail = "; ".join(s.reasons if s.status == "rolled_back" else s.changes) or "-"
-        lines.append(f"| {s.file} | {s.title or '(preamble)'} | {s.status} | {detail} |")
+        status = {"unchanged": "kept", "rolled_back": "rolled back"}.get(s.status, s.status)
+        if s.placement != "kept":
+            status = s.placement if s.status == "unchanged" else f"{status}, {s.placement}"
+        lines.append(f"| {s.file} | {s.title or '(preamble)'} | {status} | {detail} |")
+    pairs = [(s, w) for s in r.sections for w in s.rewritten]
+    if pairs:
+        lines += ["", "## Rewritten, before and after", ""]
+        for s, w in pairs:
+            lines += [f"- {s.file} § {s.title or '(preamble)'} ({w.kind}):"]
+            lines += [f"  - before: {' '.join(w.before.split())}"]
+            lines += [f"  - after: {' '.join(w.after.split())}"]
+    if r.self_check is not None:
+        c = r.self_check
+        lines += [
+            "",
+            "## Self-check",
+            "",
+            f"- constraint sentences kept in the bootstrap: "
+            f"{c.constraint_sentences - len(c.constraints_missing)}/{c.constraint_sentences}",
+            f"- internal links: {c.internal_links}, broken by the compile: {len(c.links_broken)}",
+            f"- line endings and encoding preserved: {'yes' if not c.encoding_problems else 'no'}",
+            f"- bootstrap shrank or nothing moved: {'yes' if c.bootstrap_ok else 'no'}",
+        ]
+        lines += [f"- move undone: {u}" for u in c.undone]
+        lines += [f"- problem: {p}" for p in c.constraints_missing + c.links_broken]
+        lines += [f"- problem: {p}" for p in c.encoding_problems]
     flags = [(s, f) for s in r.sections for f in s.flags]
     if flags:
         lines += ["", "## Left for a person", ""]

@@ -199,7 +199,7 @@ def test_hybrid_plan_is_one_call_and_a_bad_plan_rolls_back(
             route,
         )
     rolled = [s for s in bad["report"]["sections"] if s["status"] == "rolled_back"]
-    assert rolled and all(any("step coverage" in r for r in s["reasons"]) for s in rolled)
+    assert rolled and all(any("drop a sentence" in r for r in s["reasons"]) for s in rolled)
     text = (Path(bad["skill_dir"]) / SKILL_MD).read_text()
     for s in rolled:
         assert parse_doc((TASK_SKILL / SKILL_MD).read_text()).sections[s["index"]].text in text

@@ -232,7 +232,7 @@ def test_a_plan_that_drops_a_sentence_rolls_the_section_back() -> None:
     )
     res = compile_static(pkg, profile(), mode="hybrid", plan=bad, planner="fake/planner")
     (rb,) = res.report.rolled_back
-    assert rb.title == "Workflow" and any("step coverage" in r for r in rb.reasons)
+    assert rb.title == "Workflow" and any("drop a sentence" in r for r in rb.reasons)
     src = parse_doc(pkg.text(SKILL_MD)).sections[wf.section].text
     assert src in res.package.text(SKILL_MD)  # the original, byte for byte
 
