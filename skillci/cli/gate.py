@@ -126,8 +126,8 @@ def gate_cmd(
     json_out: JsonOpt = False,
     sandbox: SandboxOpt = None,
 ) -> int:
-    """Re-run the student on base and head; accept (exit 0) or reject (exit 1); exit 4 when
-    trials measured nothing (a model route, sandbox or verifier failed).
+    """Re-run the student on base and head: accept (0), reject (1), inconclusive (5); 4 when
+    trials errored.
 
     Under GitHub Actions also writes ``verdict=`` and ``gate_id=`` to $GITHUB_OUTPUT."""
     use_policy(sandbox)

@@ -90,7 +90,8 @@ COMMANDS: tuple[Entry, ...] = (
     Entry(
         "gate",
         "skillci.cli.gate",
-        "Re-run the student on base and head; accept (exit 0) or reject (exit 1).",
+        "Re-run the student on base and head: accept (0), reject (1), inconclusive (5); 4 when "
+        "trials errored.",
     ),
     Entry(
         "review",

@@ -12,7 +12,7 @@ import json
 import shlex
 from pathlib import Path
 
-from skillci.runners.base import TrialSpec
+from skillci.runners.base import AgentSpec, TrialSpec
 from skillci.runners.local import LocalRunner
 from skillci.tasks.loader import load_task
 from skillci.tasks.models import Purpose
@@ -60,16 +60,28 @@ def test_no_corpus_secret_survives_a_trial_and_the_store(tmp_path: Path) -> None
         'version = "1.0"\n[verifier]\ntimeout_sec = 60\n[agent]\ntimeout_sec = 60\n'
     )
     task = load_task(root, purpose=Purpose.final_report)
-    spec = TrialSpec(task=task, agent=model_agent(), state_dir=tmp_path / "state")
-    trial = tmp_path / "trial"
-    rec = LocalRunner().run_trial(spec, trial, "k" * 64)
     store = TraceStore(tmp_path / ".skillci", redactor=Redactor(env={}))
-    store.put(rec)
+    # the model agent reads the instruction (the sim student, outside its repair domain,
+    # ends the trial as an error before the verifier: design 302); the noop agent's trial
+    # runs the verifier, which prints the config
+    recs = []
+    for name, agent in (
+        ("trial", model_agent()),
+        ("trial-noop", AgentSpec(kind="noop", role="student")),
+    ):
+        spec = TrialSpec(task=task, agent=agent, state_dir=tmp_path / "state")
+        recs.append(LocalRunner().run_trial(spec, tmp_path / name, name[-1] * 64))
+        store.put(recs[-1])
+    rec, noop = recs
 
-    # the secrets did reach the trial: the verifier printed the redacted config
-    assert "[REDACTED:" in (rec.evaluation.verifier_output or "")
+    # the secrets did reach the trials: the instruction, and the verifier's output
     assert "[REDACTED:" in rec.model_dump_json()
-    dumped = {"trial dir": all_text(trial), "store": all_text(tmp_path / ".skillci")}
+    assert "[REDACTED:" in (noop.evaluation.verifier_output or "")
+    trial = tmp_path / "trial"
+    dumped = {
+        "trial dir": all_text(trial) + all_text(tmp_path / "trial-noop"),
+        "store": all_text(tmp_path / ".skillci"),
+    }
     leaks = [
         (where, secret[:12])
         for where, blob in dumped.items()

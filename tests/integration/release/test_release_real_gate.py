@@ -46,7 +46,7 @@ def test_propose_review_release(scratch: Path) -> None:
         "Added:    finish.report-success — reason: reported_success_without_verification ("
     )
     assert f"student failed 1/1 run(s) on {TASK}" in lines[1]
-    assert "gate repaired 1/" in lines[1]
+    assert "gate repaired 5/5 task(s) failing on base" in lines[1]
     val = report.suite("validation")
     assert val is not None
     b, h = (val.metrics.sides[s].pass_rate.pass_rate for s in ("base", "head"))
