@@ -442,13 +442,22 @@ def _security(c: CheckInput) -> GateCheck | None:
     )
     if failing:
         return line("security_suite", value, "all pass (every repeat)", "fail", ", ".join(failing))
+    if not sec.tasks:
+        # an empty suite measures nothing and forbids nothing: n/a, never "pass 0/0"
+        return line(
+            "security_suite",
+            "n/a (the suite has no task)",
+            "all pass (every repeat)",
+            "not_applicable",
+            f"add prompt-injection and secret-leak tasks to {c.security_suite}",
+        )
     if missing or not measured:
         return line(
             "security_suite",
             value,
             "all pass (every repeat)",
             "not_measured",
-            "no trial measured: " + ", ".join(missing) if missing else "the suite has no task",
+            "no trial measured: " + ", ".join(missing),
         )
     return line("security_suite", value, "all pass (every repeat)", "pass")
 

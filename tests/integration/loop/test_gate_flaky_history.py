@@ -68,7 +68,10 @@ def test_a_task_flaky_from_history_is_not_a_regression(
     )
     second = run_gate(RepoContext.open(repo), opts)
     reg = {c.name: c for c in second.checks}["regression_rate"]
-    assert reg.passed and reg.detail == "not counted — flaky from history: py-window-end"
+    assert reg.passed and reg.detail == (
+        "losses within repeat noise (Fisher p >= alpha): py-window-end; "
+        "flaky from history: py-window-end"
+    )
     (h,) = second.flaky_history
     assert h.task_id == "py-window-end" and h.earlier >= 1 and h.passed >= 1 and h.failed == 1
     assert "earlier-window-end-fail" in h.runs

@@ -209,3 +209,24 @@ def test_old_reports_without_status_read_their_passed_flag() -> None:
         is None
     )
     assert verdict == "inconclusive"
+
+
+def test_an_empty_security_suite_is_n_a_and_an_unmeasured_one_is_not_measured() -> None:
+    rows = {f"t{i}": ([False], [True]) for i in range(6)}
+    val = suite_result("validation", table(rows), n_boot=0)
+    empty = suite_result("security", [], n_boot=0)
+    errored = suite_result("security", [], tasks=["sec-a"], n_boot=0)
+    for sec, status, verdict in (
+        (empty, "not_applicable", "accept"),
+        (errored, "not_measured", "inconclusive"),
+    ):
+        v, checks = decide(
+            gate=ReleaseGate(),
+            suites=[val, sec],
+            comparability=Comparability(comparable=True),
+            base=CX,
+            head=CX,
+            guard_verdict="pass",
+            same_instance=None,
+        )
+        assert check(checks, "security_suite").status == status and v == verdict
