@@ -149,14 +149,17 @@ def make_report(
     accept: bool = True,
     gate_id: str = "gate-0000000000000001",
     created_at: str = "2026-11-01T10:00:00+00:00",
+    inconclusive: bool = False,
 ) -> GateReport:
     """A gate report for the PR's head: validation 25% -> 100% (six repairs: enough
     discordant pairs for the paired test at one round, design 290), or with ``accept=False``
-    a regression on the regression suite."""
+    a regression on the regression suite, or with ``inconclusive`` no task changing outcome
+    (0% -> 0%: nothing to tell the sides apart)."""
+    head_val = [False] * 8 if inconclusive else [True] * 8
+    base_val = [False] * 8 if inconclusive else [True, True] + [False] * 6
     suites = [
         suite_result(
-            "validation",
-            _outcomes("base", [True, True] + [False] * 6, 12) + _outcomes("head", [True] * 8, 10),
+            "validation", _outcomes("base", base_val, 12) + _outcomes("head", head_val, 10)
         ),
         suite_result(
             "regression",
@@ -204,7 +207,8 @@ def make_report(
         head_complexity=cx,
         guard_verdict="pass",
     )
-    assert report.accepted is accept, report.reasons
+    want = "inconclusive" if inconclusive else "accept" if accept else "reject"
+    assert report.verdict == want, report.reasons
     RepoContext.open(repo).store.put_blob(GATE_BLOB, report, key=gate_id, replace=True)
     return report
 

@@ -36,6 +36,24 @@ Compatibility: verified sim/student int8 / skillci-builtin-v1; not yet verified:
 """
 
 
+def test_an_inconclusive_gate_is_refused_and_the_pr_stays_open(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pr = open_candidate_pr(repo)
+    ctx = RepoContext.open(repo)
+    main_before = git(repo, "rev-parse", "main")
+    make_report(repo, pr, inconclusive=True)
+    with pytest.raises(ReleaseRefused, match=r"inconclusive — improvement: .*no discordant"):
+        release_pr(ctx, pr.number)
+    assert main(["release", "--pr", "1", "--repo", str(repo)]) == 2
+    assert "inconclusive" in capsys.readouterr().err
+    # no verdict, no consequence: the PR is open, nothing merged, tagged or made verified
+    assert ctx.forge.get_pr(1).state == PRState.open
+    assert git(repo, "rev-parse", "main") == main_before and git(repo, "tag") == ""
+    # main did not move, so its manifest still verifies no runtime (no score recorded)
+    assert "score:" not in git(repo, "show", f"main:{SKILL_DIR}/skillci.yaml")
+
+
 def test_release_refuses_without_an_accepting_gate_on_the_current_head(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
