@@ -373,6 +373,8 @@ def compile_static(
     ``plan`` (hybrid mode) replaces the deterministic plan for SKILL.md; it can only choose
     among the source's sentences and sections, and the guards still decide.
     """
+    # long: one pass in pipeline order — moves, each checked and undone on failure, then
+    # rewrites under their guard, then the whole-package self-check (designs 334-336)
     m = pkg.manifest
     lint_before = lint(pkg).errors
     boot_before = _bootstrap(pkg)

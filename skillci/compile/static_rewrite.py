@@ -139,6 +139,9 @@ def _content(sentence: str) -> set[str]:
     return {w for w in ws if w not in _STOP and w not in IMPERATIVES}
 
 
+_CODE_SPAN = re.compile(r"`[^`]*`")
+
+
 def is_summary(sentences: list[str]) -> bool:
     """The first sentence sums up what the rest do ("Create a branch following the naming
     conventions. Read the ticket. Name the branch ..."): it ends with a colon, or, in a
@@ -150,8 +153,9 @@ def is_summary(sentences: list[str]) -> bool:
         return True
     if len(sentences) < 3:
         return False
-    words = _content(first)
-    return any(words & _content(s) for s in sentences[1:])
+    # a shared literal (`input.csv` read, then converted) is a shared object, not a summary
+    words = _content(_CODE_SPAN.sub(" ", first))
+    return any(words & _content(_CODE_SPAN.sub(" ", s)) for s in sentences[1:])
 
 
 def plan_problem(text: str, plan: ParagraphPlan) -> str | None:
