@@ -48,7 +48,7 @@ def test_demo_runs_the_whole_loop(tmp_path: Path) -> None:
     outcomes = [s["outcome"] for s in out["steps"]]
     assert "opened PR #1" in outcomes[1]
     assert outcomes[2].startswith("gate ACCEPT") and "regressions 0" in outcomes[2]
-    assert "gap closure 0.50 (partial)" in outcomes[2]  # the teacher and skill-free references
+    assert "gap closure 0.87 (partial)" in outcomes[2]  # the teacher and skill-free references
     assert outcomes[3].startswith("released: repo-debugger 0.7.0 -> 0.7.1")
     assert (
         outcomes[5].startswith("gate REJECT")

@@ -59,7 +59,7 @@ def test_getting_started_local_part_runs_verbatim(tmp_path: Path) -> None:
 
     repo = tmp_path / "my-skills"
     # tasks: the three examples and the template are valid, oracle passes, do-nothing fails
-    assert "4 task(s): 0 error(s)" in out
+    assert "8 task(s): 0 error(s)" in out
     assert out.count("oracle pass, do-nothing fail") == 4
     # the prose diff and the local PR
     assert "SKILL.md § Systematic Debugging > Before you report success: added" in out

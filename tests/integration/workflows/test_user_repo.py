@@ -28,7 +28,16 @@ from tests.integration.workflows.test_workflows import STICKY, bare_git, ok, pr_
 SHA = "1111111111111111111111111111111111111111"
 SKILL = "systematic-debugging"
 SUITES = {
-    "validation": ["py-page-count", "py-cache-expiry"],
+    # five tasks the added section repairs: what a deterministic student needs for the
+    # paired test to accept at one round (design 290)
+    "validation": [
+        "py-page-count",
+        "py-cache-expiry",
+        "cfg-two-typos-server",
+        "cfg-typo-and-flag",
+        "cfg-two-typos-logging",
+        "cfg-two-typos-port",
+    ],
     "regression": ["cfg-bool-flag"],
 }
 ADDITION = """
