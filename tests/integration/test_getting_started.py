@@ -58,9 +58,9 @@ def test_getting_started_local_part_runs_verbatim(tmp_path: Path) -> None:
     assert proc.returncode == 0, f"stdout:\n{out[-4000:]}\nstderr:\n{proc.stderr[-4000:]}"
 
     repo = tmp_path / "my-skills"
-    # tasks: the three examples and the template are valid, oracle passes, do-nothing fails
+    # tasks: the seven examples and the template are valid, oracle passes, do-nothing fails
     assert "8 task(s): 0 error(s)" in out
-    assert out.count("oracle pass, do-nothing fail") == 4
+    assert out.count("oracle passed, do-nothing failed") == 8
     # the prose diff and the local PR
     assert "SKILL.md § Systematic Debugging > Before you report success: added" in out
     assert "opened #1 Say when success may be reported" in out
@@ -77,7 +77,7 @@ def test_getting_started_local_part_runs_verbatim(tmp_path: Path) -> None:
     assert entry[1].startswith(
         'Section:  SKILL.md "Systematic Debugging > Before you report success" — section added'
     )
-    assert re.match(r"Validation: pass rate 50\.0% -> 100\.0% \(95% CI", entry[2]), entry[2]
+    assert re.match(r"Validation: pass rate 16\.7% -> 100\.0% \(95% CI", entry[2]), entry[2]
     assert entry[3].startswith("Compatibility: verified sim/student")
     assert "systematic-debugging@0.1.1" in out.split()
     # canary, then rollback, in the channel log; the changelog marks the version
