@@ -30,7 +30,7 @@ from skillci.flows.bench import BenchOptions
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GateOptions, run_gate
 from skillci.flows.propose import ProposeOptions, _Runs, make_compiler
-from skillci.gate.verdict import GateCheck, GateReport
+from skillci.gate.verdict import GateCheck, GateReport, verdict_of
 from skillci.patch.apply import apply
 from skillci.patch.limits import BUDGET_LIMITS, SIZE_LIMITS
 from skillci.release.promote import promote_candidates
@@ -88,7 +88,8 @@ class Decision:
     status: str
     """The proposal's status (``proposed`` or why not)."""
     verdict: str = "none"
-    """accept, reject, or none (nothing to verify)."""
+    """accept, reject, inconclusive (the gate could not tell; kept out like a reject), or
+    none (nothing to verify)."""
     by: str = ""
     """gate <id> or judge <route>."""
     reasons: list[str] = field(default_factory=list)
@@ -115,12 +116,15 @@ class LoopRun:
         why = sorted({d.status.split(":")[0] for d in self.decisions if d.verdict == "none"})
         gated = [d for d in proposed if d.verdict == "reject" and d.by.startswith("gate")]
         rej = sorted({r.split(":")[0] for d in gated for r in d.reasons})  # not model text
+        open_ = [d for d in proposed if d.verdict == "inconclusive"]
+        unmeasured = sorted({r.split(":")[0] for d in open_ for r in d.reasons})
         return (
             f"{len(self.decisions)} cluster(s), {len(proposed)} proposed, "
             f"{len(accepted)} accepted"
             + (f" by {'/'.join(by)}" if by else "")
             + (f"; not proposed: {', '.join(why)}" if why else "")
             + (f"; rejected on: {', '.join(rej)}" if rej else "")
+            + (f"; inconclusive (not measured: {', '.join(unmeasured)})" if open_ else "")
         )
 
 
@@ -155,10 +159,16 @@ def gate_suites(ab: Ablation) -> tuple[str, ...]:
     return tuple(x for x in GATE_SUITES if ab.regression_suite or x != REGRESSION_SUITE)
 
 
-def failed_checks(report: GateReport, ab: Ablation) -> list[GateCheck]:
-    """The gate checks that reject the candidate under ``ab`` (none: accepted)."""
+def counted_checks(report: GateReport, ab: Ablation) -> list[GateCheck]:
+    """The gate checks that count under ``ab`` (no-token-budget drops token_growth)."""
     ignored = () if ab.token_budget else (TOKEN_CHECK,)
-    return [ch for ch in report.checks if not ch.passed and ch.name not in ignored]
+    return [ch for ch in report.checks if ch.name not in ignored]
+
+
+def failed_checks(report: GateReport, ab: Ablation) -> list[GateCheck]:
+    """The counted checks that keep the candidate out under ``ab``: failed on evidence or
+    not measured (none: accepted)."""
+    return [ch for ch in counted_checks(report, ab) if ch.status in ("fail", "not_measured")]
 
 
 def judge(
@@ -286,13 +296,15 @@ class _Loop:
             ),
         )
         self.run.gates.append(report)
-        failed = failed_checks(report, self.ab)
+        checks = counted_checks(report, self.ab)
+        verdict = verdict_of(checks)
+        why = "fail" if verdict == "reject" else "not_measured"
         return Decision(
             cluster="",
             status=prop.status,
-            verdict="reject" if failed else "accept",
+            verdict=verdict,
             by=f"gate {report.gate_id}",
-            reasons=[f"{ch.name}: {ch.value}" for ch in failed],
+            reasons=[f"{ch.name}: {ch.value}" for ch in checks if ch.status == why],
         )
 
     def execute(self) -> LoopRun:
@@ -337,6 +349,7 @@ __all__ = [
     "Decision",
     "LoopRun",
     "activated",
+    "counted_checks",
     "failed_checks",
     "gate_suites",
     "judge",

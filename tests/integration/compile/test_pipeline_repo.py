@@ -64,10 +64,6 @@ def pipeline(repo: Path, rm_url: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-@pytest.mark.xfail(
-    reason="design 290: the gate accepts only on the paired test; this fixture's suites are too small to decide (inconclusive) — re-size them (left open in stop 27)",
-    strict=False,
-)
 @pytest.mark.slow  # > 20 s: 100-300 s wall in the 2-core run of 2026-12-01 (design 121)
 def test_failed_stage_resumes_then_one_branch_one_pr_and_the_gate_decides(tmp_path: Path) -> None:
     repo = scratch(tmp_path / "repo")
@@ -113,9 +109,14 @@ def test_failed_stage_resumes_then_one_branch_one_pr_and_the_gate_decides(tmp_pa
     # the compiled skill repairs its task, but the gate holds the line on what else matters:
     # the SkillsBench-style skill has no secret-handling rule (the security task fails), and
     # static compile's explicit steps grow a 229-token skill by more than the 25% limit
+    # one repaired task is one discordant pair: too few for the paired test to show an
+    # improvement (not measured, design 290), and a failed check rejects before that counts
     checks = {c["name"]: c for c in report["checks"]}
-    assert checks["improvement"]["passed"] and checks["validation_no_drop"]["passed"]
-    assert {n for n, c in checks.items() if not c["passed"]} == {"security_suite", "token_growth"}
+    assert checks["improvement"]["status"] == "not_measured", checks["improvement"]
+    assert "head won 1 of 1" in checks["improvement"]["value"]
+    assert checks["no_significant_drop"]["status"] == "pass"
+    failed = {n for n, c in checks.items() if c["status"] == "fail"}
+    assert failed == {"security_suite", "token_growth"}, checks
     assert report["verdict"] == "reject" and gate.returncode == 1
     val = next(s for s in report["suites"] if s["suite"] == "validation")
     assert val["tasks"] == [TASK]
