@@ -293,7 +293,7 @@ class HeadlessAgent:
                 continue
             text = json.dumps(ev.arguments)
             # loads of the skill under test are events; companions' stay tool calls
-            for skill, path in _skill_hits(ev.tool, ev.arguments, text, skills, self.adapter):
+            for skill, path in skill_hits(ev.tool, ev.arguments, text, skills, self.adapter):
                 if skill is skills[0] and under_test:
                     add_skill_load(log, skill, path)
 
@@ -324,7 +324,7 @@ class HeadlessAgent:
         path.write_text("".join(c.model_dump_json() + "\n" for c in calls))
 
 
-def _skill_hits(
+def skill_hits(
     tool: str,
     arguments: dict[str, Any],
     text: str,
@@ -366,5 +366,6 @@ __all__ = [
     "install_skills",
     "obj",
     "remove_skills",
+    "skill_hits",
     "skill_loads",
 ]

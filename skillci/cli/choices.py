@@ -23,6 +23,7 @@ Scorer = Literal["rubric", "model"]  # compile deep scorers
 RawRunner = Literal["benchflow", "harbor", "docker", "local"]  # flows.rawtask.RunnerName
 ImportFormat = Literal["benchflow", "harbor", "claude-code"]  # skillci.trace.importers.<name>
 TriggerSplit = Literal["all", "train", "held_out"]  # flows.triggers.TriggerEvalRequest.split
+AgentSandbox = Literal["auto", "bwrap", "none"]  # flows.triggers.TriggerEvalRequest.sandbox
 ProposeTarget = Literal["tasks", "description"]  # cli/propose.py --target
 TriggerMode = Literal["auto", "always", "never"]  # flows.triggers.TriggerMode
 

@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from skillci.cli.choices import Harness, TriggerSplit
+from skillci.cli.choices import AgentSandbox, Harness, TriggerSplit
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
 
@@ -33,11 +33,28 @@ def triggers_cmd(
     split: TriggerSplit = typer.Option("all", "--split", help="all, train or held_out."),
     home: Path = typer.Option(None, "--home", help="State dir (default: <repo>/.skillci)."),
     root: Path = typer.Option(Path("."), "--root", help="Repository root."),
+    agent: str = typer.Option(
+        None,
+        "--agent",
+        help="A real agent decides by loading skills: claude-code, codex, opencode (skillci "
+        "agents ls), run headless on --model through the gateway. Default: the catalogue "
+        "question to --model.",
+    ),
+    agent_version: str = typer.Option(
+        None, "--agent-version", help="Real agent version (default: newest installed)."
+    ),
+    agent_timeout: float = typer.Option(
+        180.0, "--agent-timeout", min=1, help="Seconds per agent run on one query."
+    ),
+    sandbox: AgentSandbox = typer.Option(
+        "auto", "--sandbox", help="The agent's sandbox: auto, bwrap or none."
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the catalogue and queries."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Run a skill's trigger suite: for each query the model sees the skill catalogue and
-    names the skill it would load (or none); k runs each. Decisions are cached."""
+    names the skill it would load (or none); with --agent the real agent runs on the query
+    and what it loaded decides. k runs each. Decisions are cached."""
     from skillci.flows.triggers import TriggerEvalRequest, eval_triggers
     from skillci.trace.store import default_home
 
@@ -50,6 +67,10 @@ def triggers_cmd(
         seed=seed,
         split=split,
         home=(home or default_home(root.resolve())).resolve(),
+        agent=agent,
+        agent_version=agent_version,
+        agent_timeout=agent_timeout,
+        sandbox=sandbox,
     )
     if dry_run:
         return _dry_run(req, root.resolve(), json_out)
@@ -111,8 +132,11 @@ def _dry_run(req: object, root: Path, json_out: bool) -> int:
     queries = suite.part(split)
     runs = req.runs or suite.runs
     if json_out:
-        emit_json({"skill": target.name, "catalogue": names, "queries": queries, "runs": runs})
+        shown = {"skill": target.name, "catalogue": names, "queries": queries, "runs": runs}
+        emit_json({**shown, "agent": req.real_agent})
         return 0
+    if req.real_agent is not None:
+        console.print(f"decided by agent {escape(req.real_agent)} (what it loads) on {req.model}")
     console.print(f"catalogue ({len(names)}): {escape(', '.join(names))}")
     console.print(f"would decide {len(queries)} queries x {runs} runs = {len(queries) * runs}")
     return 0

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from skillci.errors import InvalidInputError, UsageError
 from skillci.flows.context import RepoContext, task_hash_memo, token_counts
@@ -62,6 +62,9 @@ from skillci.tasks.models import Purpose, Task
 from skillci.tasks.suites import SUITE_SUFFIXES, load_suite
 from skillci.trace.models import EvalState, RunRecord
 from skillci.trace.store import TraceStore
+
+if TYPE_CHECKING:
+    from skillci.flows.agent_triggers import AgentDecider
 
 GATE_BLOB = "gate-report"
 DEFAULT_SUITES = ("validation", "regression", "security")
@@ -692,6 +695,7 @@ def _triggers(
         model=opts.student,
         home=ctx.state_dir,
         mode=mode,  # type: ignore[arg-type]
+        agent=_trigger_agent(ctx, inputs),
     )
     if trig is None:
         return None, verdict, checks, reasons
@@ -706,6 +710,27 @@ def _triggers(
     if trig.passed:
         return trig, verdict, [*checks, line], reasons
     return trig, "reject", [*checks, line], [*reasons, *trig.reasons]
+
+
+def _trigger_agent(ctx: RepoContext, inputs: GateInputs) -> AgentDecider | None:
+    """The gate's real agent as the trigger check's decider (docs/design/373), with the
+    repository's other skills installed beside each side's; None for the built-in loop."""
+    from skillci.flows.agent_triggers import AgentDecider
+    from skillci.flows.triggers import installed_skills
+
+    a = inputs.agent
+    if not a.real or a.route_name is None:
+        return None
+    others = installed_skills(ctx.root, exclude=ctx.root / inputs.skill_dir)
+    return AgentDecider(
+        a.kind,
+        a.route_name,
+        ctx.store,
+        state_dir=ctx.state_dir,
+        distractors=others,
+        version=a.agent_version,
+        route=a.route,
+    )
 
 
 def _pct(x: float | None) -> str:

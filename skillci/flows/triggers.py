@@ -8,6 +8,10 @@ in the trace store (``task_id = trigger/<query id>``, the catalogue as system me
 answer as final output, ``metadata.trigger`` holding the choice). A decision whose record
 is already stored (same route, catalogue, query and seed: ``trial_cache_key``) is reused,
 so an interrupted run resumes where it stopped. Metrics: :mod:`skillci.gate.triggers`.
+
+With ``agent`` set to a real agent (``--agent claude-code|codex|opencode``) the decision is
+the agent's own instead: :mod:`skillci.flows.agent_triggers` installs the skills in its
+workspace, runs it headless on each query and reads what it loaded (docs/design/373).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skillci.flows.agent_triggers import DEFAULT_TIMEOUT_SEC, AgentDecider, run_agent_queries
 from skillci.gate.triggers import TriggerCheck, TriggerMetrics, check, metrics
 from skillci.providers.client import ModelClient
 from skillci.providers.routes import ModelRoute, resolve_route
@@ -31,7 +36,8 @@ from skillci.skill.catalogue import (
     render_catalogue,
 )
 from skillci.skill.discover import SKIPPED_DIRS, skill_dirs
-from skillci.skill.package import SKILL_MD, SkillPackage
+from skillci.skill.package import MANIFEST, SKILL_MD, SkillPackage
+from skillci.skill.render import RenderedFile, RenderedSkill, render
 from skillci.skill.triggers import (
     QueryOutcome,
     Split,
@@ -75,6 +81,10 @@ class TriggerEvalResult(BaseModel):
     outcomes: list[QueryOutcome] = Field(description="Per query.")
     cached: int = Field(description="Decisions reused from the trace store.")
     ran: int = Field(description="Decisions made now.")
+    agent: str | None = Field(
+        default=None, description="Real agent that decided (None: the catalogue question)."
+    )
+    agent_version: str | None = Field(default=None, description="Its installed version.")
 
 
 # ------------------------------------------------------------------ the catalogue
@@ -106,6 +116,46 @@ def installed_entries(root: Path, exclude: Path | None = None) -> list[Catalogue
             continue
         pkg = SkillPackage({SKILL_MD: (d / SKILL_MD).read_bytes()}, root=str(d))
         out.append(entry_of(pkg))
+    return out
+
+
+def installed_skills(root: Path, exclude: Path | None = None) -> list[RenderedSkill]:
+    """Every skill under ``root`` other than ``exclude`` as an agent would have it
+    installed (whole folders, the distractors a real agent gets beside the skill under
+    test): a skillci package rendered as a folder, a plain skill's files as they are."""
+    out = []
+    for rel in skill_dirs(_skill_md_paths(root)):
+        d = (root / rel).resolve()
+        if exclude is not None and d == exclude.resolve():
+            continue
+        if (d / MANIFEST).is_file():
+            out.append(render(SkillPackage.from_dir(d), "folder"))
+            continue
+        files = {}
+        for dirpath, dirnames, filenames in os.walk(d):
+            dirnames[:] = sorted(x for x in dirnames if x not in SKIPPED_DIRS)
+            for name in filenames:
+                full = Path(dirpath) / name
+                if full.is_file() and not full.is_symlink():
+                    files[full.relative_to(d).as_posix()] = full.read_bytes()
+        pkg = SkillPackage({SKILL_MD: files[SKILL_MD]}, root=str(d))
+        out.append(
+            RenderedSkill(
+                name=pkg.frontmatter.name,
+                version="0.0.0",
+                harness="folder",
+                package_hash=hashlib.sha256(json.dumps(sorted(files)).encode()).hexdigest(),
+                files=[
+                    RenderedFile(
+                        path=p,
+                        kind="bootstrap" if p == SKILL_MD else "bundled",
+                        content=b,
+                        tokens=0,
+                    )
+                    for p, b in sorted(files.items())
+                ],
+            )
+        )
     return out
 
 
@@ -303,6 +353,22 @@ class TriggerEvalRequest(BaseModel):
     seed: int = Field(default=0, description="Seed of run 0 (run i uses seed + i).")
     split: Literal["all", "train", "held_out"] = Field(default="all", description="Queries.")
     home: Path = Field(description="State dir (.skillci): the trace store.")
+    agent: str | None = Field(
+        default=None,
+        description="A real agent that decides by loading skills (None or builtin: the "
+        "catalogue question).",
+    )
+    agent_version: str | None = Field(default=None, description="Its version (newest).")
+    agent_timeout: float = Field(
+        default=DEFAULT_TIMEOUT_SEC, gt=0, description="Seconds per agent run."
+    )
+    sandbox: Literal["auto", "bwrap", "none"] = Field(
+        default="auto", description="The agent's sandbox."
+    )
+
+    @property
+    def real_agent(self) -> str | None:
+        return None if self.agent in (None, "builtin") else self.agent
 
 
 def skill_ref(pkg: SkillPackage) -> SkillRef:
@@ -327,6 +393,8 @@ def eval_triggers(
     target = entry_of(pkg)
     others = installed_entries(req.installed or root, exclude=req.skill)
     runs = req.runs or suite.runs
+    if req.real_agent is not None:
+        return _agent_eval(req, root, pkg, suite, split, runs, progress)
     decider = Decider(req.model, TraceStore(req.home), seed=req.seed)
     outcomes = run_queries(
         decider,
@@ -353,6 +421,55 @@ def eval_triggers(
     )
 
 
+def _agent_eval(
+    req: TriggerEvalRequest,
+    root: Path,
+    pkg: SkillPackage,
+    suite: TriggerSuite,
+    split: Split | None,
+    runs: int,
+    progress: Progress | None,
+) -> TriggerEvalResult:
+    """:func:`eval_triggers` decided by the real agent ``req.agent``."""
+    from skillci.agents.install import resolve
+    from skillci.agents.registry import adapter
+
+    assert req.real_agent is not None
+    adapter(req.real_agent)  # not a real agent: exit 2
+    resolve(req.real_agent, req.agent_version)  # not installed: exit 4, before any store
+    others = installed_skills(req.installed or root, req.skill)
+    decider = AgentDecider(
+        req.real_agent,
+        req.model,
+        TraceStore(req.home),
+        state_dir=req.home,
+        distractors=others,
+        version=req.agent_version,
+        seed=req.seed,
+        sandbox=req.sandbox,
+        timeout_sec=req.agent_timeout,
+    )
+    target = render(pkg, "folder")
+    outcomes = run_agent_queries(
+        decider, target, suite.part(split), runs=runs, ref=skill_ref(pkg), progress=progress
+    )
+    cached = sum(o.cached for o in outcomes)
+    return TriggerEvalResult(
+        skill=target.name,
+        model=req.model,
+        harness=f"{decider.agent}@{decider.version}",
+        catalogue=sorted(s.name for s in decider.skills(target)),
+        runs=runs,
+        split=req.split,
+        metrics=metrics(target.name, outcomes),
+        outcomes=outcomes,
+        cached=cached,
+        ran=sum(len(o.choices) for o in outcomes) - cached,
+        agent=decider.agent,
+        agent_version=decider.version,
+    )
+
+
 __all__ = [
     "Decider",
     "TriggerEvalRequest",
@@ -361,6 +478,7 @@ __all__ = [
     "entry_of",
     "eval_triggers",
     "installed_entries",
+    "installed_skills",
     "run_queries",
     "skill_ref",
     "trigger_gate",
@@ -387,11 +505,14 @@ def trigger_gate(
     home: Path,
     mode: TriggerMode = "auto",
     harness: CatalogueHarness = "builtin",
+    agent: AgentDecider | None = None,
 ) -> TriggerCheck | None:
     """The trigger check of the gate: the head's trigger suite decided with the base's and
     the head's catalogue entry. Runs when ``mode`` is ``always``, or ``auto`` and the name or
     description changed; None when it does not run or no suite exists. The threshold is the
-    base's ``release_gate.max_trigger_drop`` (a PR cannot loosen its own gate)."""
+    base's ``release_gate.max_trigger_drop`` (a PR cannot loosen its own gate). With
+    ``agent`` the real agent decides each side with that side's whole skill installed
+    beside the decider's distractors (``others`` is then unused)."""
     if mode == "never" or (mode == "auto" and not identity_changed(base, head)):
         return None
     suite = package_suite(head) or package_suite(base)
@@ -400,6 +521,13 @@ def trigger_gate(
     decider = Decider(model, TraceStore(home))
     sides = []
     for pkg in (base, head):
+        if agent is not None:
+            target = render(pkg, "folder")
+            runs = suite.runs
+            sides.append(
+                run_agent_queries(agent, target, suite.queries, runs=runs, ref=skill_ref(pkg))
+            )
+            continue
         sides.append(
             run_queries(
                 decider,

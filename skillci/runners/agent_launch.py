@@ -64,21 +64,29 @@ def open_agent_shell(
     spec: TrialSpec, mounts: list[Mount], home: Path
 ) -> tuple[Shell, list[str], Callable[[Launch], subprocess.Popen[bytes]]]:
     """The agent phase's shell, its warnings, and the launcher of the agent's process."""
+    return agent_shell(spec.agent.kind, spec.agent.agent_version, spec.sandbox, mounts, home)
+
+
+def agent_shell(
+    kind: str, version: str | None, sandbox: str, mounts: list[Mount], home: Path
+) -> tuple[Shell, list[str], Callable[[Launch], subprocess.Popen[bytes]]]:
+    """:func:`open_agent_shell` for real agent ``kind`` at ``version`` (None: newest
+    installed) under ``sandbox``; ``mounts`` must put the workspace at ``/app``."""
     from skillci.agents.install import resolve
 
-    if spec.sandbox == "docker":
+    if sandbox == "docker":
         raise UsageError(
-            f"agent {spec.agent.kind} runs with the local runner only",
+            f"agent {kind} runs with the local runner only",
             hint="use --sandbox auto, bwrap or none",
         )
-    install = resolve(spec.agent.kind, spec.agent.agent_version).path.resolve()
+    install = resolve(kind, version).path.resolve()
     home.mkdir(parents=True, exist_ok=True)
     mounts = [
         *mounts,
         Mount(home.resolve(), str(home.resolve()), True),
         Mount(install, str(install)),
     ]
-    shell, warnings = make_shell(mounts, sandbox=spec.sandbox, allow_network=True)
+    shell, warnings = make_shell(mounts, sandbox=sandbox, allow_network=True)
     return shell, [*warnings, NETWORK_NOTE], launcher(shell)
 
 
@@ -115,4 +123,11 @@ def launcher(shell: BwrapShell | PlainShell) -> Callable[[Launch], subprocess.Po
     return launch
 
 
-__all__ = ["NETWORK_NOTE", "PATH_ENV", "launcher", "open_agent_shell", "real_agent"]
+__all__ = [
+    "NETWORK_NOTE",
+    "PATH_ENV",
+    "agent_shell",
+    "launcher",
+    "open_agent_shell",
+    "real_agent",
+]

@@ -74,4 +74,73 @@ def solve_cfg_log_level(body: dict[str, Any]) -> str | ToolCalls:
     return [steps[done]] if done < len(steps) else DONE
 
 
-__all__ = ["CHECK", "DONE", "ENV", "FIX", "SKILL", "solve_cfg_log_level", "tool_names"]
+#: What the trigger model does on one query: ``("skill", NAME)`` calls the agent's skill
+#: tool (Codex has none: it reads the SKILL.md), ``("read", NAME)`` reads NAME's SKILL.md
+#: with a file/shell tool, ``("say", TEXT)`` answers in prose and loads nothing.
+TriggerAction = tuple[str, str]
+SKILL_DIRS = {
+    "claude-code": ".claude/skills",
+    "codex": ".agents/skills",
+    "opencode": ".opencode/skills",
+}
+
+
+def agent_of(names: set[str]) -> str | None:
+    """Which real agent offers these tools."""
+    if "Skill" in names and "Bash" in names:
+        return "claude-code"
+    if "skill" in names and "bash" in names:
+        return "opencode"
+    if names & {"exec_command", "shell", "shell_command"}:
+        return "codex"
+    return None
+
+
+def _load(agent: str, names: set[str], how: str, skill: str) -> tuple[str, dict[str, Any]]:
+    path = f"{SKILL_DIRS[agent]}/{skill}/SKILL.md"
+    if agent == "codex":
+        return _shell(names, f"cat {path}")
+    if how == "skill":
+        return ("Skill", {"skill": skill}) if agent == "claude-code" else ("skill", {"name": skill})
+    if agent == "claude-code":
+        return "Read", {"file_path": f"/app/{path}"}
+    return "read", {"filePath": f"/app/{path}"}
+
+
+def trigger_model(plan: dict[str, TriggerAction], fallback: Any = None) -> Any:
+    """A model answering trigger queries as ``plan`` (query text -> action) says: the
+    query is found in the conversation; after the load's tool result it says it is done.
+    A conversation with no planned query goes to ``fallback`` (e.g. a task solver)."""
+
+    def answer(body: dict[str, Any]) -> str | ToolCalls:
+        names = tool_names(body)
+        text = json.dumps(body.get("messages") or [])
+        query = next((q for q in plan if json.dumps(q)[1:-1] in text), None)
+        if query is None and fallback is not None:
+            return fallback(body)  # type: ignore[no-any-return]
+        if not names:  # a side call (a title, a summary): plain text
+            return "Trigger query"
+        agent = agent_of(names)
+        if query is None or agent is None:
+            return "No plan for this conversation."
+        how, arg = plan[query]
+        if how == "say" or tool_results(body) > 0:
+            return arg if how == "say" else "Loaded the skill; ready to help."
+        return [_load(agent, names, how, arg)]
+
+    return answer
+
+
+__all__ = [
+    "CHECK",
+    "DONE",
+    "ENV",
+    "FIX",
+    "SKILL",
+    "SKILL_DIRS",
+    "TriggerAction",
+    "agent_of",
+    "solve_cfg_log_level",
+    "tool_names",
+    "trigger_model",
+]
