@@ -198,3 +198,66 @@ def test_an_agent_that_cannot_decide_triggers_is_exit_2(
     argv = ["eval", "triggers", "--skill", str(repo / "skills/repo-debugger"), "--root", str(repo)]
     assert main([*argv, "--agent", "oracle", "--home", str(repo / ".skillci")]) == 2
     assert "unknown real agent 'oracle'" in capsys.readouterr().err
+
+
+GATE_QUERY = "CI is red: fix the failing pytest test from this log"
+GATE_SUITE = f"""schema_version: 1
+runs: 1
+queries:
+- {{id: ci-log, query: "{GATE_QUERY}", should_trigger: true}}
+"""
+
+
+@pytest.mark.agents  # 16 s measured (codex: two trials, two trigger runs)
+def test_the_gates_trigger_check_runs_in_the_gates_real_agent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The skill targets Codex at base; the PR makes its description vague. The scripted
+    model loads the skill only while its listed description speaks of a CI failure log:
+    Codex stops loading it on head, and the gate rejects on the agent's own decision."""
+    from tests.fakes.scripted_agents import solve_cfg_log_level
+    from tests.integration.loop.conftest import git, make_scratch, write_suites
+
+    def model(body: dict[str, Any]) -> Any:
+        text = json.dumps(body.get("messages") or [])
+        if GATE_QUERY not in text:
+            return solve_cfg_log_level(body)
+        if "CI failure log" in text:
+            return trigger_model({GATE_QUERY: ("skill", "repo-debugger")})(body)
+        return "I can help with code, repo-debugger or not."
+
+    version = services.AGENT_VERSIONS["codex"]
+    repo = make_scratch(tmp_path / "repo", drop_rule_file=None)
+    write_suites(repo, {"validation": ["cfg-log-level"]})
+    skill = repo / "skills" / "repo-debugger"
+    (skill / "skillci" / "evals" / "triggers.yaml").write_text(GATE_SUITE)
+    manifest = skill / "skillci.yaml"
+    pin = f"  agent: codex\n  agent_version: '{version}'\n  tokenizer:"
+    manifest.write_text(manifest.read_text().replace("  tokenizer:", pin, 1))
+    git(repo, "commit", "-qam", "target Codex, one trigger query")
+    md = skill / "SKILL.md"
+    text = md.read_text()
+    start = text.index("description:")
+    md.write_text(text[:start] + "description: Helps with code." + text[text.index("\n", start) :])
+    git(repo, "commit", "-qam", "head: a vague description")
+    with FakeOpenAI([model]) as fake:
+        use_route(tmp_path, monkeypatch, fake.base_url)
+        argv = ["gate", "--repo", str(repo), "--base", "main~1", "--head", "main"]
+        argv += ["--suites", "validation", "--repeat", "1", "--model", "scripted", "--json"]
+        code = main(argv)
+    report = json.loads(capsys.readouterr().out)
+    assert (code, report["verdict"]) == (1, "reject"), report
+    trig = report["triggers"]
+    assert (trig["base"]["recall"], trig["head"]["recall"]) == (1.0, 0.0)
+    [line] = [c for c in report["checks"] if c["name"] == "triggers"]
+    assert not line["passed"]
+    from skillci.flows.context import RepoContext
+
+    store = RepoContext.open(repo).store
+    rows = store.query(task_id="trigger/ci-log")
+    records = [store.get(r.run_id) for r in rows]
+    assert sorted(r.metadata["trigger"]["chosen"] or "none" for r in records) == [
+        "none",
+        "repo-debugger",
+    ]
+    assert {(r.runtime.harness, r.runtime.harness_version) for r in records} == {("codex", version)}
