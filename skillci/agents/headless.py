@@ -45,6 +45,8 @@ from skillci.trace.models import MessageEvent, SkillLoadEvent
 FATAL_GRACE_SEC = 3.0
 #: Where the stream and the gateway log go, relative to the trial's agent logs dir.
 STDERR_TAIL = 1500
+#: ``stop_reason`` of an agent stopped at its first load of the skill under test.
+SKILL_LOADED = "skill_loaded"
 #: A proxy nobody listens on: an agent's traffic to anything but the gateway fails fast.
 DEAD_PROXY = "http://127.0.0.1:9"
 
@@ -192,7 +194,10 @@ class HeadlessAgent:
         version: str,
         role: str = "student",
         companions: list[RenderedSkill] | None = None,
+        stop_at_load: bool = False,
     ) -> None:
+        """``stop_at_load``: stop the agent as soon as its stream shows a load of the skill
+        under test (``stop_reason`` ``skill_loaded``): a trigger decision needs no more."""
         self.adapter = adapter
         self.client = client
         self.exe = exe
@@ -200,6 +205,7 @@ class HeadlessAgent:
         self.version = version
         self.role = role
         self.companions = companions or []
+        self.stop_at_load = stop_at_load
 
     def run(self, ctx: AgentContext) -> AgentResult:
         start = time.monotonic()
@@ -248,7 +254,8 @@ class HeadlessAgent:
             res.infra_error = f"{self.adapter.name} did not start: {exc}"
             log.error("AgentStartFailed", res.infra_error)
             return
-        code, why = self._wait(proc, ctx, gateway)
+        watch = _LoadWatch(self.adapter, stream, skills[0]) if self._watch(ctx) else None
+        code, why = self._wait(proc, ctx, gateway, watch)
         state = StreamState()
         for line in _lines(stream):
             self._parse_line(line, log, state, skills, under_test=ctx.skill is not None)
@@ -263,7 +270,7 @@ class HeadlessAgent:
             res.infra_error = (
                 f"{self.adapter.name} never reached the model (exit {code}): {err_tail}"
             )
-        elif code != 0 and state.final_output is None:
+        elif code != 0 and state.final_output is None and why != SKILL_LOADED:
             res.infra_error = (
                 f"{self.adapter.name} exited {code}: {state.reported_error or err_tail}"
             )
@@ -297,10 +304,18 @@ class HeadlessAgent:
                 if skill is skills[0] and under_test:
                     add_skill_load(log, skill, path)
 
+    def _watch(self, ctx: AgentContext) -> bool:
+        return self.stop_at_load and ctx.skill is not None
+
     def _wait(
-        self, proc: subprocess.Popen[bytes], ctx: AgentContext, gateway: Gateway
+        self,
+        proc: subprocess.Popen[bytes],
+        ctx: AgentContext,
+        gateway: Gateway,
+        watch: _LoadWatch | None = None,
     ) -> tuple[int, str | None]:
-        """Wait for the agent; stop it at the deadline or after a fatal gateway error."""
+        """Wait for the agent; stop it at the deadline, after a fatal gateway error, or
+        (``watch``) once it loaded the skill under test."""
         why: str | None = None
         fatal_at: float | None = None
         while True:
@@ -310,7 +325,9 @@ class HeadlessAgent:
                 pass
             if gateway.fatal_event.is_set() and fatal_at is None:
                 fatal_at = time.monotonic()
-            if ctx.time_left() <= 0:
+            if watch is not None and watch.loaded():
+                why = SKILL_LOADED
+            elif ctx.time_left() <= 0:
                 why = "timeout"
             elif fatal_at is not None and time.monotonic() - fatal_at > FATAL_GRACE_SEC:
                 why = "agent_error"
@@ -322,6 +339,41 @@ class HeadlessAgent:
     @staticmethod
     def _write_calls(path: Path, calls: list[GatewayCall]) -> None:
         path.write_text("".join(c.model_dump_json() + "\n" for c in calls))
+
+
+class _LoadWatch:
+    """Reads the agent's stream as it grows and says once a tool call loaded ``skill``."""
+
+    def __init__(self, adapter: HeadlessAdapter, stream: Path, skill: RenderedSkill) -> None:
+        self.adapter, self.stream, self.skill = adapter, stream, skill
+        self.offset = 0
+        self.log = EventLog([], time.monotonic())
+        self.state = StreamState()
+
+    def loaded(self) -> bool:
+        try:
+            with self.stream.open("rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except OSError:
+            return False
+        end = data.rfind(b"\n") + 1  # whole lines only; the rest is read next time
+        self.offset += end
+        for line in data[:end].decode("utf-8", errors="replace").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(record, dict):
+                continue
+            before = len(self.log.events)
+            self.adapter.parse(record, self.log, self.state)
+            for ev in self.log.events[before:]:
+                if ev.kind == "tool_call" and skill_hits(
+                    ev.tool, ev.arguments, json.dumps(ev.arguments), [self.skill], self.adapter
+                ):
+                    return True
+        return False
 
 
 def skill_hits(
@@ -358,6 +410,7 @@ def _tail(path: Path) -> str:
 
 __all__ = [
     "DEAD_PROXY",
+    "SKILL_LOADED",
     "HeadlessAdapter",
     "HeadlessAgent",
     "Launch",

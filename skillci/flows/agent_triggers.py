@@ -9,7 +9,8 @@ sandbox with a fresh HOME. What it **did** decides: the skill it loaded — its 
 naming an installed skill, or a tool call reading a file under an installed skill's folder
 (:func:`~skillci.agents.headless.skill_hits`) — never what it wrote. The choice is the
 skill under test when the agent loaded it at all, else the first other installed skill it
-loaded, else none.
+loaded, else none. The agent is stopped as soon as its stream shows a load of the skill
+under test (``stop_reason`` ``skill_loaded``): the decision is made, the task need not be.
 
 A run whose agent could not decide — not installed, did not start, crashed, its model route
 failed, or it reached the time limit without loading the skill under test — is a
@@ -201,6 +202,7 @@ class AgentDecider:
             exe=self.installed.exe,
             version=self.version,
             companions=self.skills(target)[1:],
+            stop_at_load=True,
         )
         ctx = AgentContext(
             task_id=f"{TASK_PREFIX}{q.id}",

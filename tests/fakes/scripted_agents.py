@@ -15,6 +15,7 @@ the check, fix the file, say so.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from tests.fakes.openai_server import ToolCalls
@@ -107,10 +108,13 @@ def _load(agent: str, names: set[str], how: str, skill: str) -> tuple[str, dict[
     return "read", {"filePath": f"/app/{path}"}
 
 
-def trigger_model(plan: dict[str, TriggerAction], fallback: Any = None) -> Any:
+def trigger_model(
+    plan: dict[str, TriggerAction], fallback: Any = None, *, after_load: float = 0.0
+) -> Any:
     """A model answering trigger queries as ``plan`` (query text -> action) says: the
-    query is found in the conversation; after the load's tool result it says it is done.
-    A conversation with no planned query goes to ``fallback`` (e.g. a task solver)."""
+    query is found in the conversation; after the load's tool result it says it is done,
+    ``after_load`` seconds later (a model still working: an agent stopped at the load
+    never gets that answer). A conversation with no planned query goes to ``fallback``."""
 
     def answer(body: dict[str, Any]) -> str | ToolCalls:
         names = tool_names(body)
@@ -124,8 +128,11 @@ def trigger_model(plan: dict[str, TriggerAction], fallback: Any = None) -> Any:
         if query is None or agent is None:
             return "No plan for this conversation."
         how, arg = plan[query]
-        if how == "say" or tool_results(body) > 0:
-            return arg if how == "say" else "Loaded the skill; ready to help."
+        if how == "say":
+            return arg
+        if tool_results(body) > 0:
+            time.sleep(after_load)
+            return "Loaded the skill; ready to help."
         return [_load(agent, names, how, arg)]
 
     return answer

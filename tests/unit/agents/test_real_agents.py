@@ -153,3 +153,54 @@ def test_opencode_stream_gives_tool_use_with_error_status() -> None:
     )
     assert events[1].error == "boom"  # type: ignore[union-attr]
     assert state.final_output == "gave up"
+
+
+def test_trigger_choice_is_what_the_agent_loaded_never_what_it_said() -> None:
+    from skillci.agents.base import AgentResult
+    from skillci.flows.agent_triggers import choice_of, loaded_skills
+
+    res = AgentResult()
+    log, state = EventLog(res.events, time.monotonic()), StreamState()
+    said = {"type": "text", "text": "I will use the fixer skill (loaded fixer)."}
+    for record in (
+        {"type": "assistant", "message": {"content": [said]}},
+        {
+            "type": "assistant",
+            "message": {
+                "content": [
+                    {"type": "tool_use", "id": "1", "name": "Skill", "input": {"skill": "other"}}
+                ]
+            },
+        },
+    ):
+        ClaudeCode().parse(record, log, state)
+    skills = [skill(), skill("other")]
+    assert loaded_skills(res, ClaudeCode(), skills) == ["other"]  # the prose named fixer
+    assert choice_of("fixer", ["other"]) == "other" and choice_of("fixer", []) is None
+    read = {"type": "tool_use", "id": "2", "name": "Read"}
+    read["input"] = {"file_path": "/app/.claude/skills/fixer/SKILL.md"}
+    ClaudeCode().parse({"type": "assistant", "message": {"content": [read]}}, log, state)
+    assert loaded_skills(res, ClaudeCode(), skills) == ["other", "fixer"]
+    assert choice_of("fixer", ["other", "fixer"]) == "fixer"  # loaded at all: triggered
+
+
+def test_the_load_watch_sees_a_load_in_the_growing_stream_line_by_line(tmp_path: Path) -> None:
+    import json
+
+    from skillci.agents.headless import _LoadWatch
+
+    stream = tmp_path / "codex.jsonl"
+    stream.write_text("")
+    watch = _LoadWatch(Codex(), stream, skill())
+    item = {"id": "i1", "type": "command_execution", "command": "cat .agents/skills/other/SKILL.md"}
+    line = json.dumps({"type": "item.started", "item": item})
+    stream.write_text(line + "\n")
+    assert not watch.loaded()  # another skill's file
+    item = {"id": "i2", "type": "command_execution", "command": "cat .agents/skills/fixer/SKILL.md"}
+    line = json.dumps({"type": "item.started", "item": item})
+    with stream.open("a") as f:
+        f.write(line[:20])
+    assert not watch.loaded()  # half a line is not read yet
+    with stream.open("a") as f:
+        f.write(line[20:] + "\n")
+    assert watch.loaded()
