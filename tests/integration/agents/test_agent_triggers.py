@@ -164,6 +164,28 @@ def test_trigger_metrics_come_from_what_the_real_agent_loaded(
     assert len(scripted.requests) == asked
 
 
+@pytest.mark.agents
+@pytest.mark.slow  # 32 s measured (two runs): OpenCode is slow to start in a fresh HOME
+def test_trigger_decisions_in_opencode_come_from_its_skill_tool(
+    tmp_path: Path, scripted: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    why = services.agent_absent("opencode")
+    if why is not None and "agents" in services.required():
+        pytest.fail(f"[agents] required but absent: {why}", pytrace=False)
+    if why is not None:
+        pytest.skip(f"[agents] {why}")
+    root = tmp_path / "two"
+    desc = "Fix a failing test in a Python repository from a CI log or stack trace."
+    _skill(root, "repo-debugger", desc, suite_yaml(["fix-ci", "tox"]))
+    _skill(root, "pdf", "Fill and merge PDF forms.")
+    code, out = run(root, "opencode", capsys)
+    assert code == 0, out
+    choices = {o["query_id"]: o["choices"] for o in out["outcomes"]}
+    assert choices == {"fix-ci": ["repo-debugger"], "tox": [None]}
+    rec = TraceStore(root / ".skillci").get(out["outcomes"][0]["run_ids"][0])
+    assert [e.tool for e in rec.events if e.kind == "tool_call"][:1] == ["skill"]
+
+
 @pytest.mark.agents  # 6 s measured
 def test_a_model_route_that_fails_is_a_measurement_error_not_a_decision(
     repo: Path,
