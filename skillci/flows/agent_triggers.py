@@ -229,7 +229,7 @@ class AgentDecider:
     def _decide(
         self, q: TriggerQuery, target: RenderedSkill, key: str, index: int, ref: SkillRef
     ) -> RunRecord:
-        from skillci.trace.redact import Redactor
+        from skillci.trace.redact import Redactor, redact_files
 
         seed = self.seed + index
         trial_dir = self.state_dir / "trigger-trials" / key[:24]
@@ -298,7 +298,9 @@ class AgentDecider:
                 }
             },
         )
-        return Redactor().redact_model(record)
+        redactor = Redactor()
+        redact_files(trial_dir / "logs", redactor)  # the agent's stream, as the runner does
+        return redactor.redact_model(record)
 
 
 def run_agent_queries(
