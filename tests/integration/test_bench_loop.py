@@ -112,7 +112,9 @@ def test_no_token_budget_ignores_the_token_check(settings: BenchOptions) -> None
     grown = gate.model_copy(
         update={
             "checks": [
-                c.model_copy(update={"passed": False}) if c.name == TOKEN_CHECK else c
+                c.model_copy(update={"passed": False, "status": "fail"})
+                if c.name == TOKEN_CHECK
+                else c
                 for c in gate.checks
             ]
         }
