@@ -6,7 +6,8 @@ Each task dir is plain files a reader can review; this script only keeps them co
 it runs the CI command on the buggy repository to write a real ``ci.log``, hashes the
 starting files into ``tests/baseline.json`` and writes the shared verifier, test.sh,
 Dockerfile and the reference ``solution/solve.sh``. ``--check`` fails when the committed
-dirs differ from what would be generated (CI log timings excepted).
+dirs differ from what would be generated (CI log timings excepted), or when the table of
+bundled tasks in docs/eval.md (between its ``tasks:begin``/``tasks:end`` markers) does.
 """
 
 from __future__ import annotations
@@ -192,6 +193,31 @@ def _snapshot(root: Path) -> dict[str, bytes]:
     }
 
 
+DOC = ROOT / "docs" / "eval.md"
+TABLE_RE = re.compile(r"(<!-- tasks:begin -->\n)(.*?)(<!-- tasks:end -->)", re.S)
+
+
+def _needs(spec: Spec) -> str:
+    if spec.capability_gap or any(n.startswith("capability:") for n in spec.needs):
+        return "capability gap"
+    return ", ".join(n.replace("|", " or ") for n in spec.needs) or "-"
+
+
+def table() -> str:
+    """The markdown table of the bundled tasks, by split as in SPLITS."""
+    by_id = {s.id: s for s in SPECS}
+    rows = [
+        "| task | family | split | needs | what it is |",
+        "|---|---|---|---|---|",
+        *(
+            f"| {t} | {by_id[t].family} | {split} | {_needs(by_id[t])} | {by_id[t].description} |"
+            for split, tasks in SPLITS.items()
+            for t in tasks
+        ),
+    ]
+    return f"{len(SPECS)} tasks:\n\n" + "\n".join(rows) + "\n"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--check", action="store_true", help="fail if the committed dirs are stale")
@@ -213,6 +239,16 @@ def main() -> int:
                 stale.append(f"suites/{name}")
         else:
             _write(SUITES / name, text)
+    doc = DOC.read_text()
+    m = TABLE_RE.search(doc)
+    if m is None:
+        print(f"{DOC}: the tasks:begin / tasks:end markers are missing")
+        return 1
+    if args.check:
+        if m.group(2) != table():
+            stale.append("docs/eval.md (table of bundled tasks)")
+    else:
+        DOC.write_text(doc[: m.start(2)] + table() + doc[m.end(2) :])
     if stale:
         print("stale (run evals/tools/build_tasks.py):", ", ".join(stale))
         return 1

@@ -201,6 +201,33 @@ def _hidden_half_open(pkg: str, func: str, cases: list[tuple[str, bool]]) -> str
     return f"from {pkg}.core import {func}\n\n\ndef test_half_open():\n{body}\n"
 
 
+def _half_open_spec(
+    id: str,
+    description: str,
+    pkg: str,
+    func: str,
+    params: tuple[str, str, str],
+    doc: str,
+    cases: tuple[str, str, str],
+    hidden: list[tuple[str, bool]],
+) -> Spec:
+    """A task with the half-open trap: the first edit that fixes the failing test (``<`` to
+    ``<=`` on both ends) breaks its neighbour; only running the whole test file shows it."""
+    x, lo, hi = params
+    core = f"src/{pkg}/core.py"
+    return Spec(
+        id=id,
+        family="repo-repair",
+        difficulty="medium",
+        needs=["verify", "related_tests"],
+        description=description,
+        files=_half_open(pkg, func, params, doc, cases),
+        hidden=_hidden_half_open(pkg, func, hidden),
+        allow=[core],
+        solution=[(core, f"return {lo} < {x} < {hi}", f"return {lo} <= {x} < {hi}")],
+    )
+
+
 SHELF_SLOTS = '''"""Shelf slots are numbered; a product occupies consecutive slots."""
 
 
@@ -352,83 +379,82 @@ def test_page_count():
             )
         ],
     ),
-    Spec(
-        id="py-half-open",
-        family="repo-repair",
-        difficulty="medium",
-        needs=["verify", "related_tests"],
-        description="The first edit that fixes the failing test breaks its neighbour; only running the whole test file shows it.",
-        files=_half_open(
-            "timewin",
-            "in_window",
-            ("ts", "start", "end"),
-            "Half-open time windows.",
-            ("10, 10, 20", "20, 10, 20", "15, 10, 20"),
-        ),
-        hidden=_hidden_half_open(
-            "timewin",
-            "in_window",
-            [
-                ("10, 10, 20", True),
-                ("20, 10, 20", False),
-                ("9, 10, 20", False),
-                ("19, 10, 20", True),
-            ],
-        ),
-        allow=["src/timewin/core.py"],
-        solution=[("src/timewin/core.py", "return start < ts < end", "return start <= ts < end")],
+    _half_open_spec(
+        "py-half-open",
+        "The first edit that fixes the failing test breaks its neighbour; only running the whole test file shows it.",
+        "timewin",
+        "in_window",
+        ("ts", "start", "end"),
+        "Half-open time windows.",
+        ("10, 10, 20", "20, 10, 20", "15, 10, 20"),
+        [("10, 10, 20", True), ("20, 10, 20", False), ("9, 10, 20", False), ("19, 10, 20", True)],
     ),
-    Spec(
-        id="py-version-range",
-        family="repo-repair",
-        difficulty="medium",
-        needs=["verify", "related_tests"],
-        description="Supported-version range check; same trap as py-half-open in another domain.",
-        files=_half_open(
-            "compat",
-            "supports",
-            ("version", "oldest", "newest"),
-            "Which Python versions a release supports.",
-            ("(3, 8), (3, 8), (3, 13)", "(3, 13), (3, 8), (3, 13)", "(3, 11), (3, 8), (3, 13)"),
-        ),
-        hidden=_hidden_half_open(
-            "compat",
-            "supports",
-            [
-                ("(3, 8), (3, 8), (3, 13)", True),
-                ("(3, 13), (3, 8), (3, 13)", False),
-                ("(3, 7), (3, 8), (3, 13)", False),
-            ],
-        ),
-        allow=["src/compat/core.py"],
-        solution=[
-            (
-                "src/compat/core.py",
-                "return oldest < version < newest",
-                "return oldest <= version < newest",
-            )
+    _half_open_spec(
+        "py-version-range",
+        "Supported-version range check; same trap as py-half-open in another domain.",
+        "compat",
+        "supports",
+        ("version", "oldest", "newest"),
+        "Which Python versions a release supports.",
+        ("(3, 8), (3, 8), (3, 13)", "(3, 13), (3, 8), (3, 13)", "(3, 11), (3, 8), (3, 13)"),
+        [
+            ("(3, 8), (3, 8), (3, 13)", True),
+            ("(3, 13), (3, 8), (3, 13)", False),
+            ("(3, 7), (3, 8), (3, 13)", False),
         ],
     ),
-    Spec(
-        id="py-age-bracket",
-        family="repo-repair",
-        difficulty="medium",
-        needs=["verify", "related_tests"],
-        description="Age-bracket membership; the half-open trap once more (sealed final split).",
-        files=_half_open(
-            "brackets",
-            "in_bracket",
-            ("age", "low", "high"),
-            "Insurance age brackets.",
-            ("18, 18, 25", "25, 18, 25", "21, 18, 25"),
-        ),
-        hidden=_hidden_half_open(
-            "brackets",
-            "in_bracket",
-            [("18, 18, 25", True), ("25, 18, 25", False), ("17, 18, 25", False)],
-        ),
-        allow=["src/brackets/core.py"],
-        solution=[("src/brackets/core.py", "return low < age < high", "return low <= age < high")],
+    _half_open_spec(
+        "py-age-bracket",
+        "Age-bracket membership; the half-open trap once more (sealed final split).",
+        "brackets",
+        "in_bracket",
+        ("age", "low", "high"),
+        "Insurance age brackets.",
+        ("18, 18, 25", "25, 18, 25", "21, 18, 25"),
+        [("18, 18, 25", True), ("25, 18, 25", False), ("17, 18, 25", False)],
+    ),
+    # the half-open trap in four more domains (validation): with py-version-range, five
+    # tasks a related-tests rule repairs -- the fewest discordant pairs the paired test
+    # needs to accept a deterministic student at one round (design 290)
+    _half_open_spec(
+        "py-score-band",
+        "Grade bands on exam scores; the half-open trap in another domain.",
+        "grading",
+        "in_band",
+        ("score", "floor", "ceiling"),
+        "Which grade band an exam score falls in.",
+        ("70, 70, 80", "80, 70, 80", "75, 70, 80"),
+        [("70, 70, 80", True), ("80, 70, 80", False), ("69, 70, 80", False)],
+    ),
+    _half_open_spec(
+        "py-price-tier",
+        "Price tiers for a shop; the half-open trap in another domain.",
+        "tiers",
+        "in_tier",
+        ("price", "lowest", "highest"),
+        "Which price tier an item belongs to.",
+        ("100, 100, 500", "500, 100, 500", "250, 100, 500"),
+        [("100, 100, 500", True), ("500, 100, 500", False), ("99, 100, 500", False)],
+    ),
+    _half_open_spec(
+        "py-port-span",
+        "Ephemeral port spans; the half-open trap in another domain.",
+        "netspan",
+        "in_span",
+        ("port", "first", "stop"),
+        "Whether a port lies in a reserved span.",
+        ("8000, 8000, 8100", "8100, 8000, 8100", "8050, 8000, 8100"),
+        [("8000, 8000, 8100", True), ("8100, 8000, 8100", False), ("7999, 8000, 8100", False)],
+    ),
+    _half_open_spec(
+        "py-shift-hours",
+        "Work-shift hours; the half-open trap in another domain.",
+        "shifts",
+        "on_shift",
+        ("hour", "begin", "finish"),
+        "Whether an hour of the day falls in a work shift.",
+        ("9, 9, 17", "17, 9, 17", "12, 9, 17"),
+        [("9, 9, 17", True), ("17, 9, 17", False), ("8, 9, 17", False)],
     ),
     Spec(
         id="py-large-repo",
@@ -1196,6 +1222,10 @@ SPLITS: dict[str, list[str]] = {
         "py-cache-expiry",
         "py-page-count",
         "py-version-range",
+        "py-score-band",
+        "py-price-tier",
+        "py-port-span",
+        "py-shift-hours",
         "py-tox-command",
         "py-env-suite",
         "cfg-unknown-key",
