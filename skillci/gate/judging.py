@@ -70,6 +70,8 @@ def _figures(s: SuiteJudge) -> str:
     a = s.agreement
     if a is None:
         return "not calibrated"
+    if a.kappa is None:
+        return f"kappa undefined (every label and verdict the same), n {a.n}"
     return f"kappa {a.kappa} (95% CI {a.kappa_low}..{a.kappa_high}), n {a.n}"
 
 
