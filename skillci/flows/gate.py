@@ -29,6 +29,7 @@ from skillci.gate.decision import (
 )
 from skillci.gate.evidence import OnlineTest
 from skillci.gate.flaky import FlakyHistory, flaky_from_history
+from skillci.gate.graded import grader_changes
 from skillci.gate.impact import ImpactSelection, changed_files, changed_sections, select_tasks
 from skillci.gate.judging import GateJudge
 from skillci.gate.metrics import Side, compute_metrics
@@ -590,6 +591,7 @@ def _run_suite(s: str, opts: GateOptions, inputs: GateInputs, runner: TrialSourc
             metrics=metrics,
             sequential=evidence.decision if evidence and opts.sequential else None,
             evidence=evidence,
+            grader_changes=grader_changes(base_recs, head_recs),
         ),
         sel,
         base_recs,

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from skillci.gate.evidence import PairedEvidence, Status, improvement_evidence
 from skillci.gate.flaky import FlakyHistory
+from skillci.gate.graded import GraderChange
 from skillci.gate.impact import ImpactSelection
 from skillci.gate.judging import GateJudge, judge_finding
 from skillci.gate.metrics import GateMetrics, TaskChange
@@ -76,6 +77,11 @@ class SuiteResult(BaseModel):
         default=None,
         description="The paired test over independent base/head pairs (design 290): "
         "what decides the improvement check.",
+    )
+    grader_changes: list[GraderChange] = Field(
+        default_factory=list,
+        description="Graded tasks: graders (assertions, rubrics, test.sh) whose pass share "
+        "differs between base and head trials (docs/design/366).",
     )
 
 

@@ -47,6 +47,15 @@ criteria = [
 """
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _litellm_loaded() -> None:
+    """Import litellm (seconds on a loaded machine; the judge's routes need it) once, in
+    setup, not in a test's call (as tests/integration/graders does)."""
+    from skillci.providers.client import litellm_module
+
+    litellm_module()
+
+
 def _pin_suites(repo: Path, validation: list[str], judge: dict[str, Any] | None = None) -> None:
     write_suites(repo, {"validation": validation})
     if judge is not None:
@@ -93,45 +102,89 @@ def _opts(**kw: Any) -> GateOptions:
                        repeat=1, **kw)  # fmt: skip
 
 
-# about 20 s wall alone on the shared 2-core machine (2026-12-03): 12 trials of the sim student
-def test_scored_rewards_pair_on_the_tasks_pass_mark(graded: Path) -> None:
-    _restore(graded)
-    ctx = RepoContext.open(graded)
-    report = run_gate(ctx, _opts())
+#: two python tasks (test.sh fails / passes on base) and a config task (a half-met rubric)
+THREE = ["py-page-count", "py-cache-expiry", "cfg-two-typos-server"]
 
-    rewards: dict[tuple[str, str], tuple[float, bool, bool]] = {}
+
+def _rewards(
+    ctx: RepoContext, report: GateReport
+) -> dict[tuple[str, str], tuple[float, bool, bool]]:
+    """(task, side) -> (graded reward, passed, test.sh's grader passed)."""
+    out = {}
     for task, sides in report.evidence.items():
         for side, (rid,) in sides.items():
             ev = ctx.store.get(rid).evaluation
             graders = {g["id"]: g for g in ev.details["graders"]["results"]}
             assert ev.reward is not None and ev.threshold == 0.8
-            rewards[(task, side)] = (ev.reward, ev.passed, graders["verifier"]["passed"])
-    # partial rewards: on base the rubric fails (an unverified report) and the verifier
-    # decides between 1/3 and 2/3; on head the sim judge passes one criterion of two on the
-    # config tasks (their report names no test): 2.5/3, over the pass mark 0.8
-    for t in VALIDATION:
-        head = (
-            (1.0, True, True)
-            if t.startswith("py-")
-            else (pytest.approx(2.5 / 3, abs=1e-6), True, True)
-        )
-        assert rewards[(t, "head")] == head
-        assert not rewards[(t, "base")][1]
-    assert rewards[("py-page-count", "base")] == (pytest.approx(1 / 3, abs=1e-6), False, False)
-    # test.sh passed on base for this one; its reward 2/3 is under the pass mark 0.8, so it
-    # is a failed trial: a sixth discordant pair, not a concordant pass
-    assert rewards[("py-cache-expiry", "base")] == (pytest.approx(2 / 3, abs=1e-6), False, True)
+            out[(task, side)] = (ev.reward, ev.passed, graders["verifier"]["passed"])
+    return out
 
+
+def test_scored_rewards_pair_on_the_tasks_pass_mark(graded: Path, capsys: Any) -> None:
+    _pin_suites(graded, THREE)
+    git(graded, "commit", "-qam", "three tasks")
+    _restore(graded)
+    ctx = RepoContext.open(graded)
+    report = run_gate(ctx, _opts())
+
+    rewards = _rewards(ctx, report)
+    # partial rewards: on base the rubric fails (an unverified report) and test.sh decides
+    # between 1/3 and 2/3; on head the sim judge passes one criterion of two on the config
+    # task (its report names no test): 2.5/3, over the pass mark 0.8
+    assert rewards[("py-page-count", "base")] == (pytest.approx(1 / 3, abs=1e-6), False, False)
+    assert rewards[("py-page-count", "head")] == (1.0, True, True)
+    # test.sh passed on base here, but the graded reward 2/3 is under the pass mark 0.8: a
+    # failed trial, so a discordant pair — not a concordant pass
+    assert rewards[("py-cache-expiry", "base")] == (pytest.approx(2 / 3, abs=1e-6), False, True)
+    assert rewards[("py-cache-expiry", "head")] == (1.0, True, True)
+    assert rewards[("cfg-two-typos-server", "head")] == (
+        pytest.approx(2.5 / 3, abs=1e-6),
+        True,
+        True,
+    )
+    improvement = _check(report, "improvement")
+    assert improvement.value.startswith("head won 3 of 3 discordant pair(s)")
+    assert improvement.status == "not_measured"  # three pairs cannot reach the test's level
+    val = report.suites[0].metrics.sides
+    assert val["base"].pass_rate.pass_rate == 0.0 and val["head"].pass_rate.pass_rate == 1.0
+    assert val["base"].pass_rate.mean_reward == pytest.approx(4 / 9, abs=1e-5)  # kept beside
+    judge = _check(report, "judge_fit")
+    assert judge.status == "not_applicable"
+    assert judge.value == "sim/judge uncalibrated (a lexical simulator, not evidence)"
+
+    # which grader moved each task (design 366): test.sh where it failed on base, the rubric
+    # where the judge passed both criteria on head; the assertion held on both sides
+    changes = {(g.task_id, g.grader): g for g in report.suites[0].grader_changes}
+    assert set(changes) == {
+        ("cfg-two-typos-server", "verifier"),
+        ("py-cache-expiry", "verified-report"),
+        ("py-page-count", "verified-report"),
+        ("py-page-count", "verifier"),
+    }
+    rubric = changes[("py-cache-expiry", "verified-report")]
+    assert (rubric.kind, rubric.base_passed, rubric.base_trials) == ("rubric", 0, 1)
+    assert (rubric.head_passed, rubric.head_trials) == (1, 1)
+    capsys.readouterr()
+    assert main(["report", "show", report.gate_id, "--repo", str(graded)]) == 0
+    shown = capsys.readouterr().out
+    assert "**Grader changes** (trials passing it, base → head):" in shown
+    assert "Rubric graders judged by `sim/judge` (a lexical simulator)." in shown
+    assert "| `py-cache-expiry` | `verified-report` | rubric | 0/1 | 1/1 ▲ |" in shown
+
+
+@pytest.mark.slow  # 16-29 s wall on the shared 2-core machine (2026-12-03): 12 trials
+def test_a_graded_suite_with_partial_rewards_is_accepted(graded: Path) -> None:
+    """Six graded tasks: the fewest discordant pairs the paired test accepts on at one
+    round (design 290) — every one of them made by the pass mark, not by a verifier alone."""
+    _restore(graded)
+    ctx = RepoContext.open(graded)
+    report = run_gate(ctx, _opts())
+    rewards = _rewards(ctx, report)
+    assert {rewards[(t, "head")][1] for t in VALIDATION} == {True}
+    assert {rewards[(t, "base")][1] for t in VALIDATION} == {False}
     improvement = _check(report, "improvement")
     assert improvement.status == "pass"
     assert improvement.value.startswith("head won 6 of 6 discordant pair(s)")
-    val = report.suites[0].metrics.sides
-    assert val["base"].pass_rate.pass_rate == 0.0 and val["head"].pass_rate.pass_rate == 1.0
-    assert 0.3 < val["base"].pass_rate.mean_reward < 0.45  # the scores, kept beside the rate
-    judge = _check(report, "judge_fit")
-    assert judge.status == "not_applicable" and "uncalibrated" in judge.value
-    assert "lexical simulator" in judge.value
-    assert report.judge is not None and report.judge.route == "sim/judge"
     assert report.verdict == "accept", report.reasons
 
 
