@@ -277,8 +277,11 @@ def test_an_unfit_judge_leaves_the_gate_inconclusive(graded: Path, capsys: Any) 
     lowered = (graded / "evals/suites/validation.yaml").read_text().replace("0.6", "-1.0")
     _restore(graded, **{"evals/suites/validation.yaml": lowered})
 
-    rc = main(["gate", "--repo", str(graded), "--skill", SKILL, "--base", "main", "--head",
-               "restore", "--suites", "validation", "--repeat", "1", "--json"])  # fmt: skip
+    argv = ["gate", "--repo", str(graded), "--skill", SKILL, "--base", "main", "--head",
+            "restore", "--suites", "validation", "--repeat", "1", "--json"]  # fmt: skip
+    assert main([*argv, "--judge", "nope/judge"]) == 2  # an unknown route, before any trial
+    assert "unknown model route 'nope/judge'" in capsys.readouterr().err
+    rc = main(argv)
     report = GateReport.model_validate_json(capsys.readouterr().out)
     assert rc == 5 and report.verdict == "inconclusive"
     check = _check(report, "judge_fit")
