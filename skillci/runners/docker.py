@@ -315,6 +315,12 @@ class DockerRunner(LocalRunner):
     """Runs a trial in containers of the task's image (see the module docstring)."""
 
     name = "docker"
+    takes_image = True
+
+    def preflight(self) -> None:
+        why = docker_available()
+        if why is not None:
+            raise RunnerError(why, hint=DOCKER_HINT)
 
     def __init__(self) -> None:
         self._containers: list[Container] = []

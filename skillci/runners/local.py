@@ -190,7 +190,18 @@ def make_agent(spec: TrialSpec) -> Agent:
 
 
 class LocalRunner:
+    """The trial runner of this machine, its commands in a sandbox of
+    :mod:`skillci.runners.registry` (``auto``, ``bwrap``, ``none``, plug-ins). A runner
+    plug-in (Modal, Kubernetes, ...) subclasses it and overrides the hooks below, as the
+    Docker runner does; the agent, the verifier, the record and the trial dir stay this code."""
+
     name = "local"
+    #: ``--image`` means something to it (a runner of images: docker)
+    takes_image = False
+
+    def preflight(self) -> None:
+        """Raise (exit 4, with the fix) when this runner cannot run here at all: called
+        before any attempt starts (``eval raw-task``)."""
 
     # Hooks a container runner overrides (skillci.runners.docker.DockerRunner): where the
     # workspace comes from, where commands run, which image the record names.
