@@ -144,7 +144,9 @@ def _load(target: str, what: str, group: str) -> Any:
 
 BUILTIN_RUNNERS = (
     RunnerEntry(
-        LOCAL, "this machine, in a sandbox (--sandbox)", "skillci.runners.local:LocalRunner"
+        LOCAL,
+        "this machine, under bubblewrap (as the sandbox policy allows)",
+        "skillci.runners.local:LocalRunner",
     ),
     RunnerEntry(
         "docker", "containers of the task's own image", "skillci.runners.docker:DockerRunner"
