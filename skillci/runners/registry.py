@@ -26,7 +26,7 @@ import functools
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -180,11 +180,23 @@ BUILTIN_SANDBOXES = (
 )
 
 
+@functools.cache
+def _all_entry_points() -> object:
+    """Every installed entry point, read once for both groups (one scan, ~20 ms)."""
+    return entry_points()
+
+
+def _group(name: str) -> list[EntryPoint]:
+    """The entry points of group ``name`` (``select`` on 3.11's groups and 3.12's list)."""
+    found: Any = _all_entry_points()
+    return list(found.select(group=name))
+
+
 @functools.lru_cache(maxsize=1)
 def runners() -> dict[str, RunnerEntry]:
     """Every runner by name: the built-in table, then the ``skillci.runners`` entry points."""
     out = {e.name: e for e in BUILTIN_RUNNERS}
-    for ep in entry_points(group=RUNNER_GROUP):
+    for ep in _group(RUNNER_GROUP):
         if ep.name not in out:
             out[ep.name] = RunnerEntry(ep.name, f"entry point {ep.value}", ep.value)
     return out
@@ -194,7 +206,7 @@ def runners() -> dict[str, RunnerEntry]:
 def sandboxes() -> dict[str, SandboxEntry]:
     """Every sandbox by name: the built-in table, then the ``skillci.sandboxes`` entry points."""
     out = {e.name: e for e in BUILTIN_SANDBOXES}
-    for ep in entry_points(group=SANDBOX_GROUP):
+    for ep in _group(SANDBOX_GROUP):
         if ep.name not in out and ep.name not in runners():
             out[ep.name] = SandboxEntry(ep.name, f"entry point {ep.value}", ep.value)
     return out
