@@ -391,7 +391,7 @@ def _harness_check(req: RawTaskRequest, task: Task, n: int, run_dir: Path) -> Ru
     if not runner_entry(req.runner).harness:
         return None
     from skillci.runners.base import AgentSpec, plan
-    from skillci.runners.local import LocalRunner
+    from skillci.runners.local import TrialRunner
     from skillci.tasks.environment import check_environment, requirements
 
     needs = requirements(task)
@@ -404,7 +404,7 @@ def _harness_check(req: RawTaskRequest, task: Task, n: int, run_dir: Path) -> Ru
     (spec,) = plan(
         [task], AgentSpec(kind="noop", role="student"), repeats=1, state_dir=req.output / ".state"
     )
-    runner = LocalRunner()
+    runner = TrialRunner()
     runner.name = req.runner
     spec = spec.model_copy(update={"repeat_index": n - 1, "seed": n - 1})
     return runner.unsupported_trial(spec, run_dir, f"raw-task-{n}", check)

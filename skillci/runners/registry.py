@@ -112,7 +112,7 @@ class RunnerEntry:
                 f"runner {self.name!r} ({self.target}) made a {type(made).__name__}, not a "
                 f"{kind.__name__}",
                 hint="its factory must return a trial runner: subclass "
-                "skillci.runners.local.LocalRunner (or implement run_trial and check)",
+                "skillci.runners.local.TrialRunner or LocalRunner (or implement the Runner protocol)",
             )
         return made
 

@@ -168,11 +168,11 @@ def regrade_trial(old_dir: Path, task: Task, state_dir: Path) -> RunRecord:
         state_dir=state_dir,
     )
     runner = runner_for(spec)
-    from skillci.runners.local import LocalRunner
+    from skillci.runners.local import TrialRunner
 
-    if not isinstance(runner, LocalRunner):  # a plug-in runner without the verify hook
+    if not isinstance(runner, TrialRunner):  # a plug-in runner without the verify hook
         raise UsageError(
-            f"the {runner.name} runner cannot regrade (it is no LocalRunner subclass)",
+            f"the {runner.name} runner cannot regrade (it is no TrialRunner subclass)",
             hint="re-run the trial instead: skillci eval run --rerun all",
         )
     new = trial_dir(state_dir, key)
