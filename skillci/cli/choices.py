@@ -2,7 +2,8 @@
 usage error (exit 2) that lists them, and ``--help`` shows them. Each mirrors the domain type
 it feeds (named in its comment); tests/integration/test_cli_options.py checks they agree.
 Sets a plug-in can extend are not copied here: they are enums built from their registry
-(``Forge`` from :mod:`skillci.forge.registry`, entry points included)."""
+(``Forge`` from :mod:`skillci.forge.registry`; ``Sandbox`` and ``RawRunner`` from
+:mod:`skillci.runners.registry`; entry points included)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import enum
 from typing import TYPE_CHECKING, Literal
 
 from skillci.forge.registry import names as _forge_names
+from skillci.runners.policy import POLICIES as _POLICIES
+from skillci.runners.registry import modes as _modes
+from skillci.runners.registry import runner_names as _runner_names
 
-Sandbox = Literal["required", "auto", "none", "bwrap", "docker"]  # policy + base.SandboxMode
 SandboxPolicy = Literal["required", "auto", "none"]  # runners.policy.SandboxPolicy
 Role = Literal["student", "teacher"]  # EvalRequest.role
 Rerun = Literal["errors", "all"]  # runners.scheduler.RerunMode
@@ -20,7 +23,6 @@ Channel = Literal["stable", "canary"]  # release.models.Channel
 Harness = Literal["folder", "builtin"]  # skill.render.HARNESSES
 StaticMode = Literal["deterministic", "hybrid"]  # compile static / pipeline modes
 Scorer = Literal["rubric", "model"]  # compile deep scorers
-RawRunner = Literal["benchflow", "harbor", "docker", "local"]  # flows.rawtask.RunnerName
 ImportFormat = Literal["benchflow", "harbor", "claude-code"]  # skillci.trace.importers.<name>
 TriggerSplit = Literal["all", "train", "held_out"]  # flows.triggers.TriggerEvalRequest.split
 AgentSandbox = Literal["auto", "bwrap", "none"]  # flows.triggers.TriggerEvalRequest.sandbox
@@ -29,5 +31,10 @@ TriggerMode = Literal["auto", "always", "never"]  # flows.triggers.TriggerMode
 
 if TYPE_CHECKING:
     Forge = str
-else:  # the forge registry's names (plug-ins included)
+    Sandbox = str
+    RawRunner = str
+else:  # the registries' names (plug-ins included)
     Forge = enum.StrEnum("Forge", {n: n for n in _forge_names()})
+    # --sandbox: a policy (required, auto, none) or a trial mode (bwrap, docker, plug-ins)
+    Sandbox = enum.StrEnum("Sandbox", {n: n for n in dict.fromkeys([*_POLICIES, *_modes()])})
+    RawRunner = enum.StrEnum("RawRunner", {n: n for n in _runner_names()})  # raw-task --runner

@@ -103,21 +103,32 @@ def render_summary(res: EvalResult) -> None:
         err_console.print(f"[bold red]warning:[/bold red] {w}")
 
 
-SANDBOX_HELP = (
-    "required: sandboxed or not at all; auto: bubblewrap if it works, else only the bundled "
-    "tasks (unsandboxed); none: no sandbox, you accept the risk; bwrap; docker (the Docker "
-    "runner). Default: $SKILLCI_SANDBOX, else required under CI, else auto."
-)
+def _sandbox_help() -> str:
+    """``--sandbox``'s help: the policies, then each other trial mode of the runner registry
+    (skillci.runners.registry: bwrap, docker, plug-ins) and what it is."""
+    from skillci.runners.policy import POLICIES
+    from skillci.runners.registry import modes
+
+    others = "; ".join(f"{n} ({what})" for n, what in modes().items() if n not in POLICIES)
+    return (
+        "required: sandboxed or not at all; auto: bubblewrap if it works, else only the "
+        f"bundled tasks (unsandboxed); none: no sandbox, you accept the risk; {others}. "
+        "Default: $SKILLCI_SANDBOX, else required under CI, else auto."
+    )
+
+
+SANDBOX_HELP = _sandbox_help()
 
 
 def _sandbox_mode(sandbox: str | None) -> SandboxMode:
     """Set the policy ``--sandbox`` names (required, auto, none: design 310) and return the
-    trials' mode; ``bwrap`` and ``docker`` are modes the policy keeps."""
+    trials' mode; the other modes (bwrap, docker, plug-ins) are ones the policy keeps."""
     from skillci.runners.policy import POLICIES, use_policy
+    from skillci.runners.registry import modes
 
     use_policy(sandbox if sandbox is None or sandbox in POLICIES else None)
-    if sandbox in ("none", "bwrap", "docker"):
-        return sandbox  # type: ignore[return-value]
+    if sandbox is not None and sandbox in modes():
+        return str(sandbox)
     return "auto"
 
 

@@ -18,6 +18,7 @@ from skillci.cli.options import (
     BaseOpt,
     HeadOpt,
     JsonOpt,
+    JudgeOpt,
     ModelOpt,
     NoImpactOpt,
     NoSeqOpt,
@@ -55,6 +56,7 @@ def plan_cmd(
     no_impact: NoImpactOpt = False,
     same: SameOpt = None,
     teacher: TeacherOpt = None,
+    judge: JudgeOpt = None,
     repo: RepoOpt = Path("."),
     json_out: JsonOpt = False,
 ) -> int:
@@ -75,6 +77,7 @@ def plan_cmd(
         no_impact=no_impact,
         same=same,
         teacher=teacher,
+        judge=judge,
     )
     plan = plan_gate(ctx, opts)
     matrix = plan.matrix(shards)
@@ -108,6 +111,7 @@ def run_cmd(
     no_impact: NoImpactOpt = False,
     same: SameOpt = None,
     teacher: TeacherOpt = None,
+    judge: JudgeOpt = None,
     repo: RepoOpt = Path("."),
     json_out: JsonOpt = False,
     sandbox: SandboxOpt = None,
@@ -130,6 +134,7 @@ def run_cmd(
         no_impact=no_impact,
         same=same,
         teacher=teacher,
+        judge=judge,
     )
     res = run_shard(ctx, opts, i, n, out)
     if json_out:

@@ -16,6 +16,7 @@ from skillci.cli.options import (
     GateRerunOpt,
     HeadOpt,
     JsonOpt,
+    JudgeOpt,
     ModelOpt,
     NoImpactOpt,
     NoSeqOpt,
@@ -111,6 +112,7 @@ def gate_cmd(
     agent: AgentOpt = None,
     agent_version: AgentVersionOpt = None,
     teacher: TeacherOpt = None,
+    judge: JudgeOpt = None,
     parallel: ParallelOpt = 2,
     no_sequential: NoSeqOpt = False,
     no_impact: NoImpactOpt = False,
@@ -148,6 +150,7 @@ def gate_cmd(
         rerun=rerun,
         agent=agent,
         agent_version=agent_version,
+        judge=judge,
     )
     report = run_gate(ctx, opts, progress=progress_printer(json_out))
     from skillci.forge.actions import set_output

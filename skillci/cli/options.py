@@ -138,8 +138,9 @@ def gate_from_flags(
     return ctx, opts
 
 
-#: Help of every ``--judge`` option (eval run, gate, judge calibrate).
+#: Help of every ``--judge`` option (eval run, gate, review, evals, judge calibrate).
 JUDGE_HELP = (
     "Model route judging rubric graders (tests/graders.toml). Default sim/judge: a LEXICAL "
     "simulator (word overlap), for wiring, not evidence."
 )
+JudgeOpt = Annotated[str | None, typer.Option("--judge", help=JUDGE_HELP)]

@@ -10,6 +10,7 @@ import typer
 from skillci.cli.choices import RawRunner
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
+from skillci.runners.registry import runners
 
 _WIDTH = 5
 
@@ -22,6 +23,15 @@ def progress_line(name: str, i: int, n: int, phase: str, frac: float, elapsed: f
     mins, secs = divmod(int(elapsed), 60)
     bar = "#" * filled + "-" * (_WIDTH - filled)
     return f"{name} ({i}/{n}) [{bar}] {round(frac * 100)}% {phase} elapsed={mins:02d}:{secs:02d}"
+
+
+def _runner_help() -> str:
+    """``--runner``'s help: each runner of the registry and what it is."""
+    listed = "; ".join(f"{e.name}: {e.summary}" for e in runners().values())
+    return f"Where attempts run. {listed}."
+
+
+RUNNER_HELP = _runner_help()
 
 
 def raw_task_cmd(
@@ -46,7 +56,7 @@ def raw_task_cmd(
     repeat: int = typer.Option(1, "--repeat", min=1, help="Attempts."),
     max_parallel: int = typer.Option(1, "--max-parallel", min=1, help="Attempts at once."),
     image: str = typer.Option(None, "--image", help="Run in this local image (no build)."),
-    runner: RawRunner = typer.Option("benchflow", "--runner", help="Where attempts run."),
+    runner: RawRunner = typer.Option("benchflow", "--runner", help=RUNNER_HELP),
     bench: str = typer.Option(None, "--bench", help="BenchFlow's bench ($SKILLCI_BENCH)."),
     harbor: str = typer.Option(None, "--harbor", help="Harbor's harbor ($SKILLCI_HARBOR)."),
     dry_run: bool = typer.Option(
@@ -69,7 +79,7 @@ def raw_task_cmd(
         repeat=repeat,
         max_parallel=max_parallel,
         image=image,
-        runner=runner,
+        runner=str(runner),
         bench=bench,
         harbor=harbor,
     )

@@ -15,6 +15,7 @@ from skillci.cli.options import (
     ForgeOpt,
     GateRerunOpt,
     JsonOpt,
+    JudgeOpt,
     ModelOpt,
     ParallelOpt,
     RepeatOpt,
@@ -62,6 +63,7 @@ def review_cmd(
     agent: AgentOpt = None,
     agent_version: AgentVersionOpt = None,
     teacher: TeacherOpt = None,
+    judge: JudgeOpt = None,
     suites: SuitesOpt = "",
     parallel: ParallelOpt = 2,
     repo: RepoOpt = Path("."),
@@ -103,6 +105,7 @@ def review_cmd(
             teacher=teacher,
             agent=agent,
             agent_version=agent_version,
+            judge=judge,
         )
         return _post_verified(
             repo, forge, from_shards, expected, pr, dry_run, json_out, gate_workflow
@@ -123,6 +126,7 @@ def review_cmd(
         rerun=rerun,
         agent=agent,
         agent_version=agent_version,
+        judge=judge,
     )
     if out is not None:
         from skillci.fsutil import atomic_write_text

@@ -56,7 +56,9 @@ class EvalRequest(BaseModel):
     parallel: int = Field(default=1, ge=1, description="Trials at once.")
     seed: int = Field(default=0, description="Seed of repeat 0; repeat i uses seed + i.")
     max_steps: int | None = Field(default=None, ge=1, description="Model calls per trial.")
-    sandbox: SandboxMode = Field(default="auto", description="auto, bwrap or none.")
+    sandbox: SandboxMode = Field(
+        default="auto", description="Trial mode: auto, bwrap, none, docker or a plug-in runner."
+    )
     require_skill: bool = Field(default=False, description="Fail trials that never loaded it.")
     cache_responses: bool = Field(default=False, description="Cache student model answers too.")
     trial_budget: Budget = Field(default_factory=Budget, description="Per-run model budget.")

@@ -29,7 +29,9 @@ from skillci.gate.decision import (
 )
 from skillci.gate.evidence import OnlineTest
 from skillci.gate.flaky import FlakyHistory, flaky_from_history
+from skillci.gate.graded import grader_changes
 from skillci.gate.impact import ImpactSelection, changed_files, changed_sections, select_tasks
+from skillci.gate.judging import GateJudge
 from skillci.gate.metrics import Side, compute_metrics
 from skillci.gate.outcomes import (
     RERUN_BASE_HINT,
@@ -51,7 +53,16 @@ from skillci.gate.verdict import (
     SuiteResult,
     Verdict,
 )
-from skillci.runners.base import AgentSpec, TrialSpec, builtin_agent, plan, real_agent
+from skillci.runners.base import (
+    DEFAULT_JUDGE,
+    AgentSpec,
+    JudgeSpec,
+    TrialSpec,
+    builtin_agent,
+    judge_spec,
+    plan,
+    real_agent,
+)
 from skillci.runners.outcome import TrialRun
 from skillci.runners.scheduler import Scheduler, error_cause, sandbox_kind
 from skillci.skill.models import Manifest
@@ -108,6 +119,9 @@ class GateOptions:
     agent: str | None = None
     #: the real agent's installed version (None: the newest installed)
     agent_version: str | None = None
+    #: the model route judging rubric graders (``--judge``; None: :data:`DEFAULT_JUDGE`):
+    #: part of the gate id and of every rubric task's trial key (docs/design/364)
+    judge: str | None = None
 
 
 def gate_options(
@@ -205,6 +219,12 @@ def gate_id(opts: GateOptions, base_sha: str, head_sha: str) -> str:
             if opts.agent not in (None, "builtin")
             else b""
         )
+        # a different judge is a different measurement; the default keeps old gate ids
+        + (
+            f"|judge={opts.judge}".encode()
+            if (opts.judge or DEFAULT_JUDGE) != DEFAULT_JUDGE
+            else b""
+        )
     )
     return f"gate-{h.hexdigest()[:16]}"
 
@@ -260,6 +280,8 @@ class TrialSource(Protocol):
     ran: int
     cached: int
     model_calls: int
+    #: the judge of every rubric task this source runs (None: :data:`DEFAULT_JUDGE`)
+    judge: JudgeSpec | None
 
     def run(
         self,
@@ -298,8 +320,11 @@ def trial_specs(
     repeats: int,
     first_repeat: int = 0,
     suite: str | None = None,
+    judge: JudgeSpec | None = None,
 ) -> list[TrialSpec]:
-    """The trials of rounds ``first_repeat .. first_repeat + repeats - 1`` of ``tasks``."""
+    """The trials of rounds ``first_repeat .. first_repeat + repeats - 1`` of ``tasks``,
+    rubric graders judged by ``judge`` (None: the default judge). Nothing in a spec tells
+    the judge which side it grades: it sees the task, the rubric and the output."""
     return [
         s
         for s in plan(
@@ -311,6 +336,7 @@ def trial_specs(
             skill_package_hash=pkg_hash,
             suite=suite,
             split=suite,
+            judge=judge,
         )
         if s.repeat_index >= first_repeat
     ]
@@ -319,8 +345,15 @@ def trial_specs(
 class _Runner:
     """Runs trial specs through the scheduler and fetches their records."""
 
-    def __init__(self, ctx: RepoContext, parallel: int, progress: Progress | None) -> None:
+    def __init__(
+        self,
+        ctx: RepoContext,
+        parallel: int,
+        progress: Progress | None,
+        judge: JudgeSpec | None = None,
+    ) -> None:
         self.ctx = ctx
+        self.judge = judge
         self.scheduler = Scheduler(parallel=parallel, store=ctx.store, progress=progress)
         self.ran = 0
         self.cached = 0
@@ -351,6 +384,7 @@ class _Runner:
             repeats=repeats,
             first_repeat=first_repeat,
             suite=suite,
+            judge=self.judge,
         )
         self.scheduler.rerun = "all" if fresh else "errors"
         try:
@@ -390,6 +424,10 @@ class GateInputs:
     agent: AgentSpec
     changed: set[str]
     sections: dict[str, list[str]] = field(default_factory=dict)
+    #: the judge of rubric graders, resolved (an unknown route fails before any work)
+    judge: JudgeSpec | None = None
+    #: its calibration per suite with rubric tasks (tasks it is unfit for are not loaded)
+    judging: GateJudge | None = None
 
 
 def load_inputs(ctx: RepoContext, opts: GateOptions) -> GateInputs:
@@ -405,9 +443,11 @@ def load_inputs(ctx: RepoContext, opts: GateOptions) -> GateInputs:
     agent = student_agent(
         opts.student, opts.agent, opts.agent_version
     )  # an absent real agent fails here (exit 4), before any work
+    judge = judge_spec(opts.judge)  # an unknown route fails here (exit 2)
     with token_counts(ctx.state_dir, write=not ctx.dry_run):
         base = _load_side(ctx, base_sha, skill_dir, opts.suites, real=agent.real)
         head = _load_side(ctx, head_sha, skill_dir, opts.suites, real=agent.real)
+    judging = _judging(ctx, opts, base_sha, base, head)
     before = {f.path: f.content for f in base.rendered.files}
     after = {f.path: f.content for f in head.rendered.files}
     return GateInputs(
@@ -419,13 +459,41 @@ def load_inputs(ctx: RepoContext, opts: GateOptions) -> GateInputs:
         agent,
         changed_files(before, after),
         changed_sections(before, after),
+        judge,
+        judging,
     )
+
+
+def _judging(
+    ctx: RepoContext, opts: GateOptions, base_sha: str, base: _Side, head: _Side
+) -> GateJudge:
+    """The judge's fitness for each suite with rubric tasks (the suite's ``judge:`` section
+    at base); drops from both sides the rubric tasks of suites it is unfit for: they are
+    not run, and the ``judge_fit`` check says why (docs/design/364)."""
+    from skillci.flows.graders import gate_judge
+
+    rubric = {
+        s: sorted(
+            {
+                t.id
+                for side in (base, head)
+                for t in side.tasks[s]
+                if t.graders and t.graders.needs_judge
+            }
+        )
+        for s in opts.suites
+    }
+    judging = gate_judge(ctx.worktree(base_sha), ctx.state_dir, opts.judge, rubric)
+    for s, ids in judging.left_out.items():
+        for side in (base, head):
+            side.tasks[s] = [t for t in side.tasks[s] if t.id not in ids]
+    return judging
 
 
 def run_gate(ctx: RepoContext, opts: GateOptions, progress: Progress | None = None) -> GateReport:
     t0 = time.monotonic()
     inputs = load_inputs(ctx, opts)
-    runner = _Runner(ctx, opts.parallel, progress)
+    runner = _Runner(ctx, opts.parallel, progress, judge=inputs.judge)
     return decide_gate(ctx, opts, inputs, runner, t0=t0)
 
 
@@ -523,6 +591,7 @@ def _run_suite(s: str, opts: GateOptions, inputs: GateInputs, runner: TrialSourc
             metrics=metrics,
             sequential=evidence.decision if evidence and opts.sequential else None,
             evidence=evidence,
+            grader_changes=grader_changes(base_recs, head_recs),
         ),
         sel,
         base_recs,
@@ -579,6 +648,7 @@ def decide_gate(
         guard_findings=opts.guard_findings,
         same_instance=same,
         flaky_history=history,
+        judge=inputs.judging,
     )
     trig, verdict, checks, why = _triggers(ctx, opts, inputs, c.verdict, c.checks, c.reasons)
     report = GateReport(
@@ -613,6 +683,7 @@ def decide_gate(
         model_calls=runner.model_calls,
         power=c.power,
         flaky_history=[history[t] for t in sorted(history)],
+        judge=inputs.judging,
         warnings=_warnings(runs),
         config={
             "suites": list(opts.suites),

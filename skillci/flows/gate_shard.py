@@ -46,7 +46,7 @@ from skillci.gate.decision import rerun_on_head
 from skillci.gate.impact import select_tasks
 from skillci.gate.outcomes import loaded_files
 from skillci.gate.verdict import GateReport
-from skillci.runners.base import AgentSpec, TrialSpec, builtin_agent
+from skillci.runners.base import AgentSpec, JudgeSpec, TrialSpec, builtin_agent
 from skillci.skill.render import RenderedSkill
 from skillci.tasks.models import Purpose, Task
 from skillci.trace.models import RunRecord
@@ -83,6 +83,9 @@ class GateSpec(BaseModel):
     )
     agent: str = Field(default="builtin", description="The student's agent (--agent).")
     agent_version: str | None = Field(default=None, description="--agent-version given.")
+    judge: str | None = Field(
+        default=None, description="--judge given: the rubric graders' judge (None: sim/judge)."
+    )
 
     def options(self, parallel: int = 2) -> GateOptions:
         return GateOptions(
@@ -101,6 +104,7 @@ class GateSpec(BaseModel):
             teacher=self.teacher,
             agent=self.agent,
             agent_version=self.agent_version,
+            judge=self.judge,
         )
 
 
@@ -211,6 +215,7 @@ def _spec(opts: GateOptions, inputs: GateInputs) -> GateSpec:
         teacher=opts.teacher,
         agent=opts.agent or "builtin",
         agent_version=opts.agent_version,
+        judge=opts.judge,
     )
 
 
@@ -228,7 +233,11 @@ def _plan(opts: GateOptions, inputs: GateInputs) -> GatePlan:
     digest = hashlib.sha256(
         json.dumps(
             {
-                "spec": spec.model_dump(mode="json", exclude={"base", "head"}),
+                # a plan without --judge hashes as before the field existed
+                "spec": spec.model_dump(
+                    mode="json",
+                    exclude={"base", "head", *(() if spec.judge else ("judge",))},
+                ),
                 "units": [u.model_dump() for u in units],
                 "contents": contents,
             },
@@ -306,7 +315,7 @@ def run_shard(
     plan = _plan(opts, inputs)
     n = effective_shards(plan, shards)
     units = plan.units_of(shard, n) if shard < n else []
-    runner = _Runner(ctx, opts.parallel, progress)
+    runner = _Runner(ctx, opts.parallel, progress, judge=inputs.judge)
     runner.log = []
     for unit in units:
         _run_unit(ctx, opts, inputs, runner, unit)
@@ -361,8 +370,11 @@ def run_shard(
 class _Replay:
     """A :class:`~skillci.flows.gate.TrialSource` serving the shards' records."""
 
-    def __init__(self, ctx: RepoContext, trials: dict[str, ShardTrial]) -> None:
+    def __init__(
+        self, ctx: RepoContext, trials: dict[str, ShardTrial], judge: JudgeSpec | None = None
+    ) -> None:
         self.ctx = ctx
+        self.judge = judge
         self.trials = trials
         self.used: set[str] = set()
         self.owner: dict[str, str] = {}  # run id -> the trial key it was given for
@@ -392,6 +404,7 @@ class _Replay:
             repeats=repeats,
             first_repeat=first_repeat,
             suite=suite,
+            judge=self.judge,
         )
         records: list[RunRecord] = []
         for spec in specs:
@@ -533,7 +546,7 @@ def merge_shards(
         _import_records(ctx, d, {t.run_id for t in r.trials if t.run_id})
         for t in r.trials:
             trials.setdefault(t.key, t)
-    replay = _Replay(ctx, trials)
+    replay = _Replay(ctx, trials, judge=inputs.judge)
     replay.ran = sum(r.ran for r in results)
     replay.cached = sum(r.cached for r in results)
     replay.model_calls = sum(r.model_calls for r in results)

@@ -20,6 +20,7 @@ from skillci.errors import (
     UsageError,
 )
 from skillci.fsutil import atomic_write_text
+from skillci.gate.judging import GateJudge, SuiteJudge
 from skillci.graders.calibrate import (
     DEFAULT_MIN_EXAMPLES,
     CalibrationReport,
@@ -296,4 +297,48 @@ def check_judge(root: Path, suite: str, judge: str | None, home: Path) -> JudgeF
     return report.fit
 
 
-__all__ = ["ImportResult", "calibrate", "check_judge", "export_evals", "import_evals", "read_evals"]
+def gate_judge(
+    root: Path, home: Path, judge: str | None, rubric_tasks: dict[str, list[str]]
+) -> GateJudge:
+    """The gate's judge and its fitness for each suite with rubric tasks (``rubric_tasks``:
+    suite -> task ids). ``root`` is the *base* checkout: the suite's ``judge:`` section and
+    its labelled examples are read there. A suite that declares a minimum gets the judge
+    calibrated (cached calls); when it is below, its rubric tasks are ``left_out``
+    (docs/design/364)."""
+    route = judge_spec(judge).route_name
+    out: list[SuiteJudge] = []
+    for suite, tasks in rubric_tasks.items():
+        if not tasks:
+            continue
+        found = suite_requirement(root, suite)
+        if found is None:
+            out.append(SuiteJudge(suite=suite, rubric_tasks=tasks))
+            continue
+        req, _ = found
+        report = calibrate(root=root, home=home, judge=judge, suite=suite)
+        assert report.fit is not None
+        out.append(
+            SuiteJudge(
+                suite=suite,
+                rubric_tasks=tasks,
+                min_kappa=req.min_kappa,
+                min_examples=req.min_examples,
+                examples_file=req.examples,
+                agreement=report.agreement,
+                fit=report.fit.fit,
+                reason=report.fit.reason,
+                left_out=[] if report.fit.fit else tasks,
+            )
+        )
+    return GateJudge(route=route, suites=out)
+
+
+__all__ = [
+    "ImportResult",
+    "calibrate",
+    "check_judge",
+    "export_evals",
+    "gate_judge",
+    "import_evals",
+    "read_evals",
+]

@@ -13,29 +13,36 @@ A ``test-NNN`` dir is reused only when it is *complete*: the four files parse an
 skill content, harness, model, runner, image, --require-skill). Anything else is moved to
 ``<output>/.incomplete/`` and the attempt runs again; attempts of a *different* request in
 the same output dir are an error, not silently mixed. One run per output dir at a time
-(file lock). Runners: ``local`` and ``docker`` run skillci's built-in agent (``--harness
-builtin``) or the task's solution (``--harness oracle``); ``benchflow`` and ``harbor`` run
-any harness they know, in their own venvs. Missing tools are reported before anything runs.
+(file lock). Runners (:mod:`skillci.runners.registry`): trial runners (``local``,
+``docker``, plug-ins) run skillci's built-in agent (``--harness builtin``) or the task's
+solution (``--harness oracle``); harness runners (``benchflow``, ``harbor``) run any
+harness they know, in their own venvs. Missing tools are reported before anything runs.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
 
 from filelock import FileLock, Timeout
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from skillci.errors import RunnerError, UsageError
+from skillci.errors import UsageError
 from skillci.fsutil import atomic_write_text, tree_hash
 from skillci.runners.pool import INCOMPLETE, check_trial_count, quarantine, submit_bounded
+from skillci.runners.registry import (
+    HarnessAttempt,
+    harness_runner,
+    mode_of_runner,
+    runner_entry,
+    runner_names,
+    trial_runner,
+)
 from skillci.skill.render import RenderedSkill
 from skillci.tasks.loader import load_task
 from skillci.tasks.models import Purpose, Task
@@ -44,7 +51,9 @@ from skillci.trace.models import RunRecord, SkillRef
 from skillci.trace.redact import Redactor, redact_files, redact_text
 
 SCHEMA_VERSION = 1
-RunnerName = Literal["local", "docker", "benchflow", "harbor"]
+#: A name in the runner registry (skillci.runners.registry): local, docker, benchflow,
+#: harbor, plug-ins.
+RunnerName = str
 SUMMARY, RESULT, TRAJECTORY, SKILL_CHECK = (
     "summary.json",
     "result.json",
@@ -75,9 +84,23 @@ class RawTaskRequest(BaseModel):
     repeat: int = Field(default=1, ge=1, description="Attempts.")
     max_parallel: int = Field(default=1, ge=1, description="Attempts at once.")
     image: str | None = Field(default=None, description="Use this image (docker, benchflow).")
-    runner: RunnerName = Field(default="benchflow", description="Where attempts run.")
+    runner: RunnerName = Field(
+        default="benchflow", description="Where attempts run (skillci.runners.registry)."
+    )
     bench: str | None = Field(default=None, description="BenchFlow's bench executable.")
     harbor: str | None = Field(default=None, description="Harbor's harbor executable.")
+
+    @field_validator("runner")
+    @classmethod
+    def _registered(cls, v: str) -> str:
+        if v not in runner_names():
+            raise ValueError(f"unknown runner {v!r}; registered: {', '.join(runner_names())}")
+        return v
+
+    @property
+    def executables(self) -> dict[str, str | None]:
+        """The executables named by option (``--bench``, ``--harbor``) for harness runners."""
+        return {"bench": self.bench, "harbor": self.harbor}
 
 
 class SkillCheck(BaseModel):
@@ -102,7 +125,7 @@ class AttemptSummary(BaseModel):
     attempt: int = Field(description="1-based attempt number.")
     request_key: str = Field(description="Hash of the request this attempt answers.")
     task_id: str = Field(description="Task id.")
-    runner: str = Field(description="local, docker, benchflow or harbor.")
+    runner: str = Field(description="The runner: local, docker, benchflow, harbor, a plug-in.")
     harness: str = Field(description="Agent harness.")
     model: str = Field(description="Model.")
     run_id: str = Field(description="Run id in result.json.")
@@ -175,34 +198,31 @@ def preflight(req: RawTaskRequest) -> tuple[Task, Path | None]:
         raise UsageError("--skill needs --skill-source")
     if req.require_skill and skill is None:
         raise UsageError("--require-skill needs --skill-source")
-    if req.runner in ("local", "docker"):
-        if req.harness not in ("builtin", "oracle"):
-            raise UsageError(
-                f"--harness {req.harness} runs under --runner benchflow or harbor; the "
-                f"{req.runner} runner runs skillci's built-in agent",
-                hint="use --harness builtin (or oracle), or --runner benchflow",
-            )
-        if req.harness == "builtin":
-            from skillci.providers.routes import resolve_route
+    if runner_entry(req.runner).harness:
+        harness_runner(req.runner).preflight(req.executables)
+        return task, skill
+    if req.harness not in ("builtin", "oracle"):
+        raise UsageError(
+            f"--harness {req.harness} runs under --runner benchflow or harbor; the "
+            f"{req.runner} runner runs skillci's built-in agent",
+            hint="use --harness builtin (or oracle), or --runner benchflow",
+        )
+    if req.harness == "builtin":
+        from skillci.providers.routes import resolve_route
 
-            resolve_route(req.model)
-        if req.image and req.runner == "local":
-            raise UsageError("--image needs --runner docker, benchflow or harbor")
-    if req.runner in ("docker", "benchflow"):
-        from skillci.runners.docker import DOCKER_HINT, docker_available
-
-        why = docker_available()
-        if why is not None:
-            raise RunnerError(why, hint=DOCKER_HINT)
-    if req.runner == "benchflow":
-        from skillci.runners.benchflow import find_bench
-
-        find_bench(req.bench)
-    if req.runner == "harbor":
-        from skillci.runners.harbor import find_harbor
-
-        find_harbor(req.harbor)
+        resolve_route(req.model)
+    trials = trial_runner(req.runner)
+    if req.image and not trials.takes_image:
+        takes = [n for n in runner_names() if n != req.runner and _takes_image(n)]
+        listed = ", ".join(takes[:-1]) + f" or {takes[-1]}" if len(takes) > 1 else takes[0]
+        raise UsageError(f"--image needs --runner {listed}")
+    trials.preflight()
     return task, skill
+
+
+def _takes_image(name: str) -> bool:
+    """Whether runner ``name`` runs an ``--image`` (harness runners pass it on)."""
+    return runner_entry(name).harness or trial_runner(name).takes_image
 
 
 def _dir_hash(root: Path) -> str:
@@ -339,8 +359,7 @@ def _run_skillci(
     req: RawTaskRequest, task: Task, skill: Path | None, n: int, run_dir: Path
 ) -> RunRecord:
     from skillci.runners.base import AgentSpec, builtin_agent, plan
-    from skillci.runners.local import LocalRunner
-    from skillci.runners.scheduler import sandbox_kind
+    from skillci.runners.scheduler import runner_for, sandbox_kind
 
     if req.harness == "oracle":
         agent = AgentSpec(kind="oracle", role="oracle")
@@ -356,33 +375,27 @@ def _run_skillci(
         skill=rendered,
         skill_package_hash=pkg_hash,
         seed=n - 1,
-        sandbox="docker" if req.runner == "docker" else "auto",
+        sandbox=mode_of_runner(req.runner),
         image=req.image,
         require_skill=req.require_skill and req.harness == "builtin",
     )
     others = [_rendered(p)[0] for p in companions(req)] if rendered is not None else []
     spec = spec.model_copy(update={"repeat_index": n - 1, "companion_skills": others})
-    runner = LocalRunner()
-    if req.runner == "docker":
-        from skillci.runners.docker import DockerRunner
-
-        runner = DockerRunner()
-    return runner.run_trial(spec, run_dir, spec.cache_key(sandbox_kind(spec)))
+    return runner_for(spec).run_trial(spec, run_dir, spec.cache_key(sandbox_kind(spec)))
 
 
 def _harness_check(req: RawTaskRequest, task: Task, n: int, run_dir: Path) -> RunRecord | None:
-    """An ``environment_unsupported`` record when BenchFlow or Harbor (skillci's local
-    bubblewrap environment: no RUN step) cannot honour the task; None otherwise. The local
-    and Docker runners check in ``run_trial`` (docs/design/185)."""
-    if req.runner not in ("benchflow", "harbor"):
+    """An ``environment_unsupported`` record when a harness runner (BenchFlow, Harbor:
+    skillci's local bubblewrap environment, no RUN step) cannot honour the task; None
+    otherwise. Trial runners check in ``run_trial`` (docs/design/185)."""
+    if not runner_entry(req.runner).harness:
         return None
     from skillci.runners.base import AgentSpec, plan
-    from skillci.runners.capabilities import harness_capabilities
-    from skillci.runners.local import LocalRunner
+    from skillci.runners.local import TrialRunner
     from skillci.tasks.environment import check_environment, requirements
 
     needs = requirements(task)
-    check = check_environment(needs, harness_capabilities(req.runner, needs, env="local"))
+    check = check_environment(needs, harness_runner(req.runner).capabilities(needs))
     if check.supported:
         return None
     if not check.hint or "--sandbox" in check.hint:
@@ -391,69 +404,27 @@ def _harness_check(req: RawTaskRequest, task: Task, n: int, run_dir: Path) -> Ru
     (spec,) = plan(
         [task], AgentSpec(kind="noop", role="student"), repeats=1, state_dir=req.output / ".state"
     )
-    runner = LocalRunner()
+    runner = TrialRunner()
     runner.name = req.runner
     spec = spec.model_copy(update={"repeat_index": n - 1, "seed": n - 1})
     return runner.unsupported_trial(spec, run_dir, f"raw-task-{n}", check)
 
 
-def _skills_root(req: RawTaskRequest, skill: Path) -> Path:
-    """A skills root holding the skill and its companions (what --skills-dir expects)."""
-    root = req.output / ".skills"
-    for s in (skill, *companions(req)):
-        if not (root / s.name).exists():
-            root.mkdir(parents=True, exist_ok=True)
-            shutil.copytree(s, root / s.name)
-    return root
-
-
-def _run_benchflow(req: RawTaskRequest, task: Task, skill: Path | None, run_dir: Path) -> RunRecord:
-    from skillci.runners import benchflow as bf
-    from skillci.trace.importers.benchflow import find_rollouts, import_rollout
-
-    bench = bf.find_bench(req.bench)
-    spec = bf.BenchRun(
-        tasks_dir=task.root.parent,
-        include=[task.id],
-        agent=req.harness,
+def _run_harness(req: RawTaskRequest, task: Task, skill: Path | None, run_dir: Path) -> RunRecord:
+    """One attempt on the harness runner ``req.runner`` (BenchFlow, Harbor)."""
+    attempt = HarnessAttempt(
+        task_root=task.root,
+        task_id=task.id,
+        harness=req.harness,
         model=req.model,
-        jobs_dir=run_dir / "jobs",
-        skill_mode="with-skill" if skill is not None else "no-skill",
-        skills_dir=_skills_root(req, skill) if skill is not None else None,
+        run_dir=run_dir,
+        scratch=req.output,
+        skills=(skill, *companions(req)) if skill is not None else (),
+        skill_ref=_skill_ref(skill),
         image=req.image,
+        executables=req.executables,
     )
-    code = bf.run(bench, spec, log=run_dir / "bench.log")
-    rollouts = find_rollouts(run_dir / "jobs")
-    if len(rollouts) != 1:
-        tail = (run_dir / "bench.log").read_text(errors="replace")[-600:]
-        raise RunnerError(
-            f"bench exited {code} and left {len(rollouts)} rollout dirs (want 1): {tail!r}",
-            hint=f"read {run_dir / 'bench.log'}",
-        )
-    return import_rollout(rollouts[0], skill=_skill_ref(skill))
-
-
-def _run_harbor(req: RawTaskRequest, task: Task, skill: Path | None, run_dir: Path) -> RunRecord:
-    from skillci.runners import harbor as hb
-    from skillci.trace.importers.harbor import find_trials, import_trial
-
-    exe = hb.find_harbor(req.harbor)
-    spec = hb.HarborRun(
-        path=task.root,
-        agent=req.harness,
-        model=req.model,
-        jobs_dir=run_dir / "jobs",
-        skills=[skill, *companions(req)] if skill is not None else [],
-    )
-    code = hb.run(exe, spec, log=run_dir / "harbor.log")
-    trials = find_trials(run_dir / "jobs")
-    if len(trials) != 1:
-        tail = (run_dir / "harbor.log").read_text(errors="replace")[-600:]
-        raise RunnerError(
-            f"harbor exited {code} and left {len(trials)} trial dirs (want 1): {tail!r}",
-            hint=f"read {run_dir / 'harbor.log'}",
-        )
-    return import_trial(trials[0], skill=_skill_ref(skill))
+    return harness_runner(req.runner).run_attempt(attempt)
 
 
 def run_raw_task(req: RawTaskRequest, *, progress: Progress | None = None) -> RawTaskResult:
@@ -515,12 +486,10 @@ def run_raw_task(req: RawTaskRequest, *, progress: Progress | None = None) -> Ra
                 unsupported = _harness_check(req, task, n, run_dir)
                 if unsupported is not None:
                     record = unsupported
-                elif req.runner in ("local", "docker"):
-                    record = _run_skillci(req, task, skill, n, run_dir)
-                elif req.runner == "benchflow":
-                    record = _run_benchflow(req, task, skill, run_dir)
+                elif runner_entry(req.runner).harness:
+                    record = _run_harness(req, task, skill, run_dir)
                 else:
-                    record = _run_harbor(req, task, skill, run_dir)
+                    record = _run_skillci(req, task, skill, n, run_dir)
                 state["phase"] = "checking"
                 report(
                     name, n, req.repeat, "checking", PHASES["checking"], time.monotonic() - started

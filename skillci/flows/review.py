@@ -28,6 +28,7 @@ def pr_gate_options(
     rerun: GateRerun = "errors",
     agent: str | None = None,
     agent_version: str | None = None,
+    judge: str | None = None,
 ) -> GateOptions:
     """Gate options for a PR: its skill, base/head, the proposal's guard/same-instance, and
     the student: ``student`` (``--model``), else the one the proposal's runs used, else
@@ -71,6 +72,7 @@ def pr_gate_options(
         rerun=rerun,
         agent=agent,
         agent_version=agent_version,
+        judge=judge,
     )
 
 
@@ -100,6 +102,7 @@ def review(
     rerun: GateRerun = "errors",
     agent: str | None = None,
     agent_version: str | None = None,
+    judge: str | None = None,
 ) -> GateReport:
     # one review of a PR at a time in this state dir: a second one waits, then finds
     # the first one's trials in the cache and posts after it (never interleaved)
@@ -118,6 +121,7 @@ def review(
             rerun=rerun,
             agent=agent,
             agent_version=agent_version,
+            judge=judge,
         )
 
 
@@ -135,6 +139,7 @@ def _review(
     rerun: GateRerun,
     agent: str | None = None,
     agent_version: str | None = None,
+    judge: str | None = None,
 ) -> GateReport:
     forge = ctx.forge
     pr = forge.refresh_head(number)
@@ -164,6 +169,7 @@ def _review(
         rerun=rerun,
         agent=agent,
         agent_version=agent_version,
+        judge=judge,
     )
     report = run_gate(ctx, opts, progress=progress)
     if post:

@@ -16,6 +16,7 @@ from skillci.gate.change_guard import guard_change
 from skillci.gate.evidence import paired_test
 from skillci.gate.flaky import FlakyHistory
 from skillci.gate.impact import ImpactSelection
+from skillci.gate.judging import GateJudge
 from skillci.gate.metrics import Side, TrialOutcome, compute_metrics
 from skillci.gate.outcomes import (
     Comparability,
@@ -210,6 +211,7 @@ def conclude(
     guard_findings: Sequence[str],
     same_instance: SameInstance | None,
     flaky_history: Mapping[str, FlakyHistory] | None = None,
+    judge: GateJudge | None = None,
 ) -> Conclusion:
     """The gate's verdict: the base manifest's ``release_gate`` over the suites' metrics,
     the comparability of both sides' trials, complexity, and the worst of the patch guard
@@ -231,6 +233,7 @@ def conclude(
         flaky_history=flaky_history,
         errors=error_lines(base_records, head_records),
         max_added_tokens=base_pkg.manifest.patch_limits.max_added_tokens,
+        judge=judge,
     )
     return Conclusion(
         verdict=verdict,

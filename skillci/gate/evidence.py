@@ -14,6 +14,14 @@ the flow does it online to stop early, the verdict replays the same rounds
 (:func:`paired_test`) so both see one decision. Its outcome, not a pooled difference,
 is the improvement check; :func:`improvement_evidence` maps it to pass / fail / not
 measured with the reason.
+
+**Scored rewards** (docs/design/365). A trial pairs on its pass/fail, never on its reward:
+a graded task's weighted assertions and rubrics give a reward in [0, 1] and the task's
+declared pass mark (``[reward] rule = "threshold"``'s ``threshold``; 1.0 for ``all`` and
+``weighted``) turns it into :attr:`TrialOutcome.passed` once, when the trial is graded. A
+head trial whose reward rises but stays under the mark is not a win (the pair is
+concordant); a base trial whose verifier passed but whose graded reward is under the mark
+is a failed trial. The mean reward is reported beside the pass rate, not tested.
 """
 
 from __future__ import annotations

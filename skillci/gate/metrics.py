@@ -55,8 +55,14 @@ class TrialOutcome(FrozenModel):
         "baseline: student without skill; teacher: the strong model."
     )
     repeat: int = Field(ge=0, description="Repeat index of this trial within (task, side).")
-    reward: float = Field(ge=0.0, le=1.0, description="Verifier reward in [0, 1].")
-    passed: bool = Field(description="Whether the deterministic verifier passed the trial.")
+    reward: float = Field(
+        ge=0.0, le=1.0, description="Reward in [0, 1]: the verifier's, or the task graders'."
+    )
+    passed: bool = Field(
+        description="Whether the trial passed as graded: its reward reached the task's "
+        "declared pass mark (graders' [reward] threshold, else 1.0). The paired test pairs "
+        "on this, never on the reward (docs/design/365)."
+    )
     input_tokens: int = Field(default=0, ge=0, description="Model input tokens.")
     output_tokens: int = Field(default=0, ge=0, description="Model output tokens.")
     model_calls: int = Field(default=0, ge=0, description="Model calls made.")

@@ -52,7 +52,13 @@ def fingerprint(record: RunRecord) -> str | None:
 
 def to_outcome(record: RunRecord, side: Side, repeat: int | None = None) -> TrialOutcome:
     """One trial as the metrics see it; a pass after writing verifier/test files
-    (:attr:`RunRecord.forged_pass`) counts as a fail with reward 0."""
+    (:attr:`RunRecord.forged_pass`) counts as a fail with reward 0.
+
+    A scored reward (0..1: test.sh's, or a graded task's weighted assertions and rubrics)
+    is kept as ``reward`` for the mean-reward metrics, and ``passed`` is the trial's own
+    pass as graded — ``reward >= `` the task's declared pass mark (``[reward] threshold``,
+    else 1.0; test.sh's ``threshold``) — never recomputed here: the paired test counts
+    discordant pairs on ``passed`` only (docs/design/365)."""
     ev, cost = record.evaluation, record.cost
     reward = ev.reward if ev.reward is not None else (1.0 if ev.passed else 0.0)
     forged = record.forged_pass

@@ -109,7 +109,26 @@ def _suite_section(s: SuiteResult) -> list[str]:
         ]
     else:
         out += [*table, ""]
-    return out
+    return out + _grader_changes(s)
+
+
+def _grader_changes(s: SuiteResult) -> list[str]:
+    """Graded tasks: which assertion, rubric or test.sh changed, trials passing per side."""
+    if not s.grader_changes:
+        return []
+    rows = [
+        "**Grader changes** (trials passing it, base → head):",
+        "",
+        "| task | grader | kind | base | head |",
+        "|---|---|---|---|---|",
+    ]
+    for g in s.grader_changes:
+        rows.append(
+            f"| {md_code(g.task_id, cell=True)} | {md_code(g.grader, cell=True)} | "
+            f"{md_text(g.kind)} | {g.base_passed}/{g.base_trials} | "
+            f"{g.head_passed}/{g.head_trials} {'▲' if g.delta > 0 else '▼'} |"
+        )
+    return [*rows, ""]
 
 
 def _power_section(r: GateReport) -> list[str]:
@@ -184,6 +203,15 @@ _STATUS_MD = {
 }
 
 
+def _judge_line(r: GateReport) -> str:
+    """Who judged the rubric graders (only when a gated suite has rubric tasks)."""
+    j = r.judge
+    if j is None or not j.suites:
+        return ""
+    sim = " (a lexical simulator)" if j.simulated else ""
+    return f" Rubric graders judged by {md_code(j.route)}{sim}."
+
+
 def render_markdown(r: GateReport, *, marker: bool = True) -> str:
     icon = {"accept": "✅", "inconclusive": "❔"}.get(r.verdict, "❌")
     lines = [STICKY_MARKER] if marker else []
@@ -192,7 +220,8 @@ def render_markdown(r: GateReport, *, marker: bool = True) -> str:
         "",
         f"Student {md_code(r.student)} re-run on base {md_code(r.base_ref)} "
         f"({md_text((r.base_sha or '')[:10])}) and head {md_code(r.head_ref)} "
-        f"({md_text((r.head_sha or '')[:10])}), {r.repeat} repeat(s). Gate {md_code(r.gate_id)}.",
+        f"({md_text((r.head_sha or '')[:10])}), {r.repeat} repeat(s). Gate {md_code(r.gate_id)}."
+        + _judge_line(r),
         "",
     ]
     if r.reasons:

@@ -14,7 +14,9 @@ from pydantic import BaseModel, Field, model_validator
 
 from skillci.gate.evidence import PairedEvidence, Status, improvement_evidence
 from skillci.gate.flaky import FlakyHistory
+from skillci.gate.graded import GraderChange
 from skillci.gate.impact import ImpactSelection
+from skillci.gate.judging import GateJudge, judge_finding
 from skillci.gate.metrics import GateMetrics, TaskChange
 from skillci.gate.outcomes import Comparability
 from skillci.gate.power import SuitePower
@@ -75,6 +77,11 @@ class SuiteResult(BaseModel):
         default=None,
         description="The paired test over independent base/head pairs (design 290): "
         "what decides the improvement check.",
+    )
+    grader_changes: list[GraderChange] = Field(
+        default_factory=list,
+        description="Graded tasks: graders (assertions, rubrics, test.sh) whose pass share "
+        "differs between base and head trials (docs/design/366).",
     )
 
 
@@ -149,6 +156,11 @@ class GateReport(BaseModel):
         default_factory=list,
         description="Tasks whose earlier runs of the same base skill, student and task "
         "content disagree (docs/design/247-flaky-from-history.md), with the evidence.",
+    )
+    judge: GateJudge | None = Field(
+        default=None,
+        description="The rubric graders' judge (--judge) and its calibration per gated "
+        "suite with rubric tasks (docs/design/364); None: reports from before it existed.",
     )
     warnings: list[str] = Field(
         default_factory=list,
@@ -262,6 +274,7 @@ class CheckInput:
     validation_suite: str
     security_suite: str
     max_added_tokens: int
+    judge: GateJudge | None = None
 
 
 CheckFn = Callable[[CheckInput], "GateCheck | None"]
@@ -311,6 +324,12 @@ def _measured(c: CheckInput) -> GateCheck:
         f"first: {first}; an error is the measurement's failure, not the skill's — fix "
         "it and re-run (errored trials are retried)",
     )
+
+
+@check("judge_fit")
+def _judge_fit(c: CheckInput) -> GateCheck:
+    f = judge_finding(c.judge)
+    return line("judge_fit", f.value, "kappa >= the suite's judge.min_kappa", f.status, f.detail)
 
 
 @check("improvement")
@@ -550,11 +569,13 @@ def decide(
     flaky_history: Mapping[str, FlakyHistory] | None = None,
     errors: Mapping[str, list[str]] | None = None,
     max_added_tokens: int = 0,
+    judge: GateJudge | None = None,
 ) -> tuple[Verdict, list[GateCheck]]:
     """Apply the release gate: every registered check (:data:`CHECKS`), then
     :func:`verdict_of`. ``errors``: side -> one line per errored trial;
     ``max_added_tokens``: the base manifest's ``patch_limits.max_added_tokens`` (the
-    token-growth rule's absolute allowance)."""
+    token-growth rule's absolute allowance); ``judge``: the rubric judge's calibration
+    (the ``judge_fit`` check)."""
     every = all_changes(suites)
     inp = CheckInput(
         gate=gate,
@@ -572,6 +593,7 @@ def decide(
         validation_suite=validation_suite,
         security_suite=security_suite,
         max_added_tokens=max_added_tokens,
+        judge=judge,
     )
     checks = [c for _, fn in CHECKS if (c := fn(inp)) is not None]
     return verdict_of(checks), checks

@@ -4,7 +4,10 @@
   :class:`~skillci.runners.base.Runner` protocol, the trial cache key.
 - :mod:`.sandbox` — bubblewrap (or a loudly-recorded plain subprocess) for every command.
 - :mod:`.trialdir` — trial dir layout, the completeness check, ``.incomplete/`` quarantine.
-- :mod:`.local` — :class:`~skillci.runners.local.LocalRunner`: workspace copy, agent,
+- :mod:`.registry` — every runner and sandbox by name (entry points ``skillci.runners``,
+  ``skillci.sandboxes``): the one dispatch from a trial mode to its runner.
+- :mod:`.local` — :class:`~skillci.runners.local.TrialRunner` (the trial template a runner
+  fills in) and :class:`~skillci.runners.local.LocalRunner`: workspace copy, agent,
   verifier, run record.
 - :mod:`.pool` — what every trial scheduler shares: the worker pool whose workers die with
   the command (even under SIGKILL), ``.incomplete/`` quarantine, the cap on trials.

@@ -22,6 +22,7 @@ from skillci.agents.base import Agent, Shell
 from skillci.agents.headless import HeadlessAgent, Launch
 from skillci.errors import UsageError
 from skillci.runners.base import TrialSpec
+from skillci.runners.registry import is_local_mode
 from skillci.runners.sandbox import BwrapShell, Mount, PlainShell, base_env, make_shell
 
 #: Carries the sandbox's PATH to the agent HOME's login profile (skillci.agents.headless).
@@ -74,7 +75,7 @@ def agent_shell(
     installed) under ``sandbox``; ``mounts`` must put the workspace at ``/app``."""
     from skillci.agents.install import resolve
 
-    if sandbox == "docker":
+    if not is_local_mode(sandbox):
         raise UsageError(
             f"agent {kind} runs with the local runner only",
             hint="use --sandbox auto, bwrap or none",
@@ -87,6 +88,11 @@ def agent_shell(
         Mount(install, str(install)),
     ]
     shell, warnings = make_shell(mounts, sandbox=sandbox, allow_network=True)
+    if not isinstance(shell, BwrapShell | PlainShell):
+        raise UsageError(
+            f"agent {kind} runs under bubblewrap or no sandbox, not {sandbox!r}",
+            hint="use --sandbox auto, bwrap or none",
+        )
     return shell, [*warnings, NETWORK_NOTE], launcher(shell)
 
 

@@ -13,14 +13,16 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Literal, Protocol, cast
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from skillci.providers.budget import Budget
 from skillci.providers.routes import ModelRoute, resolve_route
 from skillci.runners.pool import check_trial_count
+from skillci.runners.registry import check_mode, is_local_mode
 from skillci.skill.render import RenderedSkill
+from skillci.tasks.environment import EnvCheck
 from skillci.tasks.models import Task
 from skillci.trace.models import RunRecord
 
@@ -28,7 +30,9 @@ RUNNER_VERSION = "local-1"
 #: A name in the agent registry (skillci.agents.registry): builtin, oracle, noop, or a
 #: real agent such as claude-code, codex, opencode.
 AgentKind = str
-SandboxMode = Literal["auto", "bwrap", "none", "docker"]
+#: A trial mode of :mod:`skillci.runners.registry`: a sandbox of the local runner (auto,
+#: bwrap, none) or another trial runner by name (docker, plug-ins).
+SandboxMode = str
 
 #: Default step budgets per role (the teacher needs room to try more fixes).
 DEFAULT_MAX_STEPS = {"student": 40, "teacher": 60}
@@ -155,7 +159,9 @@ class TrialSpec(BaseModel):
     suite: str | None = Field(default=None, description="Suite name, if any.")
     split: str | None = Field(default=None, description="Split of the suite.")
     sandbox: SandboxMode = Field(
-        default="auto", description="auto, bwrap, none, or docker (the Docker runner)."
+        default="auto",
+        description="Trial mode: a sandbox of the local runner (auto, bwrap, none) or "
+        "another trial runner (docker, plug-ins): skillci.runners.registry.",
     )
     image: str | None = Field(
         default=None, description="Docker runner: use this image instead of building the task's."
@@ -168,6 +174,11 @@ class TrialSpec(BaseModel):
         default=None, description="Judge of the task's rubric graders (default sim/judge)."
     )
     state_dir: Path = Field(description="skillci state root (.skillci): trials, caches, store.")
+
+    @field_validator("sandbox")
+    @classmethod
+    def _registered_mode(cls, v: str) -> str:
+        return check_mode(v)
 
     def cache_key(self, sandbox_kind: str) -> str:
         """Content hash of everything that determines this trial's outcome."""
@@ -207,16 +218,17 @@ def sandbox_kind(spec: TrialSpec) -> str:
     an annotation, recorded as ``runtime.sandbox``: a machine gaining or losing bubblewrap
     reuses its trials and flags them non-comparable instead of re-running them all
     (:func:`resolved_sandbox`; docs/design/233)."""
-    if spec.sandbox == "docker":
-        return f"docker:{spec.image}" if spec.image else "docker"
+    if spec.image and not is_local_mode(spec.sandbox):  # a runner of images: docker:IMAGE
+        return f"{spec.sandbox}:{spec.image}"
     return spec.sandbox
 
 
 def resolved_sandbox(spec: TrialSpec) -> str:
-    """What isolates ``spec``'s trial on this machine now: docker, bwrap or none."""
+    """What isolates ``spec``'s trial on this machine now: its mode, ``auto`` resolved to
+    bwrap or none."""
     from skillci.runners.sandbox import bwrap_path
 
-    if spec.sandbox in ("docker", "none", "bwrap"):
+    if spec.sandbox != "auto":
         return spec.sandbox
     return "bwrap" if bwrap_path() is not None else "none"
 
@@ -305,7 +317,7 @@ def plan(
     from skillci.runners.policy import sandbox_for
 
     check_trial_count(len(tasks), repeats)
-    sandbox = cast(SandboxMode, sandbox_for(tasks, sandbox))
+    sandbox = sandbox_for(tasks, sandbox)
     return [
         TrialSpec(
             task=t,
@@ -328,12 +340,22 @@ def plan(
     ]
 
 
+@runtime_checkable
 class Runner(Protocol):
-    """Runs one trial into ``trial_dir`` and returns its (unredacted) run record."""
+    """A trial runner (:mod:`skillci.runners.registry`): runs one trial into ``trial_dir``
+    and returns its run record; says up front whether it can honour a task."""
 
     name: str
+    takes_image: bool
+    """``--image`` means something to it (the cache key then holds ``NAME:IMAGE``)."""
+
+    def preflight(self) -> None:
+        """Raise (exit 4, with the fix) when it cannot run on this machine at all."""
+        ...
 
     def run_trial(self, spec: TrialSpec, trial_dir: Path, key: str) -> RunRecord: ...
+
+    def check(self, spec: TrialSpec) -> EnvCheck: ...
 
 
 __all__ = [

@@ -17,12 +17,18 @@ against the real CLI's parser (:func:`parse_check`).
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from skillci.errors import RunnerError
 from skillci.runners.cliparse import cli_version, find_executable, run_logged
+
+if TYPE_CHECKING:
+    from skillci.runners.registry import HarnessAttempt
+    from skillci.tasks.environment import EnvRequirements, RunnerCapabilities
+    from skillci.trace.models import RunRecord
 
 BENCHFLOW_VERSION = "0.7.11"
 INSTALL_HINT = (
@@ -106,12 +112,69 @@ def run(bench: str, spec: BenchRun, *, log: Path, timeout: float | None = None) 
     return run_logged(spec.argv(bench), log=log, timeout=timeout)
 
 
+def skills_root(scratch: Path, skills: tuple[Path, ...]) -> Path:
+    """A skills root under ``scratch`` holding ``skills`` (what ``--skills-dir`` expects)."""
+    root = scratch / ".skills"
+    for s in skills:
+        if not (root / s.name).exists():
+            root.mkdir(parents=True, exist_ok=True)
+            shutil.copytree(s, root / s.name)
+    return root
+
+
+class BenchflowRunner:
+    """The ``benchflow`` runner of ``eval raw-task`` (:mod:`skillci.runners.registry`): one
+    ``bench eval run`` per attempt, its rollout imported as the run record."""
+
+    name = "benchflow"
+
+    def preflight(self, executables: dict[str, str | None]) -> None:
+        from skillci.runners.docker import DOCKER_HINT, docker_available
+
+        why = docker_available()
+        if why is not None:
+            raise RunnerError(why, hint=DOCKER_HINT)
+        find_bench(executables.get("bench"))
+
+    def capabilities(self, req: EnvRequirements) -> RunnerCapabilities:
+        from skillci.runners.capabilities import harness_capabilities
+
+        return harness_capabilities(self.name, req, env="local")
+
+    def run_attempt(self, attempt: HarnessAttempt) -> RunRecord:
+        from skillci.trace.importers.benchflow import find_rollouts, import_rollout
+
+        bench = find_bench(attempt.executables.get("bench"))
+        run_dir = attempt.run_dir
+        spec = BenchRun(
+            tasks_dir=attempt.task_root.parent,
+            include=[attempt.task_id],
+            agent=attempt.harness,
+            model=attempt.model,
+            jobs_dir=run_dir / "jobs",
+            skill_mode="with-skill" if attempt.skills else "no-skill",
+            skills_dir=skills_root(attempt.scratch, attempt.skills) if attempt.skills else None,
+            image=attempt.image,
+        )
+        code = run(bench, spec, log=run_dir / "bench.log")
+        rollouts = find_rollouts(run_dir / "jobs")
+        if len(rollouts) != 1:
+            tail = (run_dir / "bench.log").read_text(errors="replace")[-600:]
+            raise RunnerError(
+                f"bench exited {code} and left {len(rollouts)} rollout dirs (want 1): {tail!r}",
+                hint=f"read {run_dir / 'bench.log'}",
+            )
+        return import_rollout(rollouts[0], skill=attempt.skill_ref)
+
+
 __all__ = [
     "BENCHFLOW_VERSION",
     "INSTALL_HINT",
     "BenchRun",
+    "BenchflowRunner",
     "find_bench",
     "parse_check",
     "run",
+    "skills_root",
     "version",
 ]

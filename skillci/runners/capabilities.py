@@ -1,5 +1,9 @@
 """What each runner can provide, as :class:`~skillci.tasks.environment.RunnerCapabilities`.
 
+Each runner asks for its own (``LocalRunner.capabilities``, ``DockerRunner.capabilities``,
+a harness runner's ``capabilities``): there is no table of runner names here
+(:mod:`skillci.runners.registry` holds them).
+
 The decision is pure (:func:`skillci.tasks.environment.check_environment`); this module
 probes the machine for the facts it needs — only the executables and Python packages a
 task's requirements name, the CPU count, the memory, whether bubblewrap works:
@@ -161,15 +165,7 @@ def harness_capabilities(
     )
 
 
-def capabilities(req: EnvRequirements, sandbox: str) -> RunnerCapabilities:
-    """Capabilities of the runner a trial with ``sandbox`` runs on."""
-    if sandbox == "docker":
-        return docker_capabilities()
-    return local_capabilities(req, sandbox=sandbox)
-
-
 __all__ = [
-    "capabilities",
     "docker_capabilities",
     "engine_gpus",
     "harness_capabilities",

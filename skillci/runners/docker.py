@@ -1,6 +1,6 @@
 """The Docker runner: one trial in containers of the task's own image (docker SDK).
 
-It is the :class:`~skillci.runners.local.LocalRunner` with three hooks changed, so the agent,
+It is the :class:`~skillci.runners.local.TrialRunner` with its hooks filled in, so the agent,
 the verifier, the record and the trial dir are the same code whichever runner ran them:
 
 - **image** — ``--image`` (``TrialSpec.image``), else ``[environment] docker_image``, else the
@@ -53,7 +53,7 @@ from skillci.errors import RunnerError
 from skillci.fsutil import atomic_write_bytes
 from skillci.runners.base import TrialSpec
 from skillci.runners.capabilities import docker_capabilities
-from skillci.runners.local import LocalRunner
+from skillci.runners.local import TrialRunner
 from skillci.runners.sandbox import MAX_CAPTURE, Mount, scrub_env
 from skillci.tasks.environment import (
     EnvRequirements,
@@ -311,10 +311,16 @@ class DockerShell:
         )
 
 
-class DockerRunner(LocalRunner):
+class DockerRunner(TrialRunner):
     """Runs a trial in containers of the task's image (see the module docstring)."""
 
     name = "docker"
+    takes_image = True
+
+    def preflight(self) -> None:
+        why = docker_available()
+        if why is not None:
+            raise RunnerError(why, hint=DOCKER_HINT)
 
     def __init__(self) -> None:
         self._containers: list[Container] = []

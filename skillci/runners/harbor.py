@@ -21,11 +21,17 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import skillci
 from skillci.errors import RunnerError
 from skillci.runners.cliparse import cli_version, find_executable, run_logged
 from skillci.runners.sandbox import _path_env, _python_roots
+
+if TYPE_CHECKING:
+    from skillci.runners.registry import HarnessAttempt
+    from skillci.tasks.environment import EnvRequirements, RunnerCapabilities
+    from skillci.trace.models import RunRecord
 
 HARBOR_VERSION = "0.25.0"
 BWRAP_ENV = "skillci.runners.harbor_env.bwrap:BwrapEnvironment"
@@ -127,11 +133,49 @@ def version(harbor: str) -> str:
     return cli_version(harbor)
 
 
+class HarborRunner:
+    """The ``harbor`` runner of ``eval raw-task`` (:mod:`skillci.runners.registry`): one
+    ``harbor run`` per attempt in skillci's bubblewrap environment, its trial imported."""
+
+    name = "harbor"
+
+    def preflight(self, executables: dict[str, str | None]) -> None:
+        find_harbor(executables.get("harbor"))
+
+    def capabilities(self, req: EnvRequirements) -> RunnerCapabilities:
+        from skillci.runners.capabilities import harness_capabilities
+
+        return harness_capabilities(self.name, req, env="local")
+
+    def run_attempt(self, attempt: HarnessAttempt) -> RunRecord:
+        from skillci.trace.importers.harbor import find_trials, import_trial
+
+        exe = find_harbor(attempt.executables.get("harbor"))
+        run_dir = attempt.run_dir
+        spec = HarborRun(
+            path=attempt.task_root,
+            agent=attempt.harness,
+            model=attempt.model,
+            jobs_dir=run_dir / "jobs",
+            skills=list(attempt.skills),
+        )
+        code = run(exe, spec, log=run_dir / "harbor.log")
+        trials = find_trials(run_dir / "jobs")
+        if len(trials) != 1:
+            tail = (run_dir / "harbor.log").read_text(errors="replace")[-600:]
+            raise RunnerError(
+                f"harbor exited {code} and left {len(trials)} trial dirs (want 1): {tail!r}",
+                hint=f"read {run_dir / 'harbor.log'}",
+            )
+        return import_trial(trials[0], skill=attempt.skill_ref)
+
+
 __all__ = [
     "BWRAP_ENV",
     "HARBOR_VERSION",
     "INSTALL_HINT",
     "HarborRun",
+    "HarborRunner",
     "find_harbor",
     "parse_check",
     "pythonpath_for_env",

@@ -189,22 +189,32 @@ def make_agent(spec: TrialSpec) -> Agent:
     return BuiltinAgent(client, role=a.role, limits=limits)
 
 
-class LocalRunner:
-    name = "local"
+class TrialRunner:
+    """One trial, whichever runner runs it: workspace, agent, verifier, record, trial dir.
 
-    # Hooks a container runner overrides (skillci.runners.docker.DockerRunner): where the
-    # workspace comes from, where commands run, which image the record names.
+    A runner is this template with its hooks filled in — where the workspace comes from
+    (:meth:`prepare_workspace`), where commands run (:meth:`open_shell`), which image and
+    working directory the record names, what it can provide a task (:meth:`capabilities`):
+    :class:`LocalRunner` (this machine, a sandbox of :mod:`skillci.runners.registry`),
+    :class:`~skillci.runners.docker.DockerRunner`, and plug-ins (Modal, Kubernetes, ...)."""
+
+    name = "trial"
+    #: ``--image`` means something to it (a runner of images: docker)
+    takes_image = False
+
+    def preflight(self) -> None:
+        """Raise (exit 4, with the fix) when this runner cannot run here at all: called
+        before any attempt starts (``eval raw-task``)."""
 
     def prepare_workspace(self, spec: TrialSpec, workspace: Path) -> None:
-        cache = spec.state_dir / "cache" / "workspaces"
-        cached_workspace(spec.task.environment_dir, workspace, cache, spec.task.content_hash)
+        """Make ``workspace`` (which does not exist): the task's files, a git baseline."""
+        raise NotImplementedError
 
     def open_shell(
         self, spec: TrialSpec, mounts: list[Mount], *, phase: Literal["agent", "verifier"]
     ) -> tuple[Shell, list[str]]:
         """A shell with ``mounts`` for the agent or the verifier phase, and its warnings."""
-        allow = spec.task.config.environment.allow_internet
-        return make_shell(mounts, sandbox=spec.sandbox, allow_network=allow)
+        raise NotImplementedError
 
     def environment_image(self, spec: TrialSpec) -> str | None:
         return None
@@ -214,7 +224,8 @@ class LocalRunner:
         return WORKSPACE_MOUNT
 
     def capabilities(self, spec: TrialSpec, req: EnvRequirements) -> RunnerCapabilities:
-        return local_capabilities(req, sandbox=spec.sandbox)
+        """What it can provide ``spec``'s task (docs/design/185)."""
+        raise NotImplementedError
 
     def check(self, spec: TrialSpec) -> EnvCheck:
         """Can this runner honour ``spec``'s task environment? (docs/design/185)"""
@@ -524,4 +535,24 @@ class LocalRunner:
         return OracleAgent if spec.agent.kind == "oracle" else NoopAgent
 
 
-__all__ = ["LocalRunner", "make_agent", "prepare_workspace"]
+class LocalRunner(TrialRunner):
+    """The trial runner of this machine, its commands in a sandbox of
+    :mod:`skillci.runners.registry` (``auto``, ``bwrap``, ``none``, plug-ins)."""
+
+    name = "local"
+
+    def prepare_workspace(self, spec: TrialSpec, workspace: Path) -> None:
+        cache = spec.state_dir / "cache" / "workspaces"
+        cached_workspace(spec.task.environment_dir, workspace, cache, spec.task.content_hash)
+
+    def open_shell(
+        self, spec: TrialSpec, mounts: list[Mount], *, phase: Literal["agent", "verifier"]
+    ) -> tuple[Shell, list[str]]:
+        allow = spec.task.config.environment.allow_internet
+        return make_shell(mounts, sandbox=spec.sandbox, allow_network=allow)
+
+    def capabilities(self, spec: TrialSpec, req: EnvRequirements) -> RunnerCapabilities:
+        return local_capabilities(req, sandbox=spec.sandbox)
+
+
+__all__ = ["LocalRunner", "TrialRunner", "make_agent", "prepare_workspace"]

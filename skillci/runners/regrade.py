@@ -29,6 +29,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillci.agents.base import AgentResult
+from skillci.errors import UsageError
 from skillci.fsutil import atomic_write_bytes, atomic_write_text
 from skillci.runners.base import AgentSpec, TrialSpec, key_of
 from skillci.runners.trialdir import FINAL_OUTPUT, RECORD, TRAJECTORY, trial_dir, write_marker
@@ -167,6 +168,13 @@ def regrade_trial(old_dir: Path, task: Task, state_dir: Path) -> RunRecord:
         state_dir=state_dir,
     )
     runner = runner_for(spec)
+    from skillci.runners.local import TrialRunner
+
+    if not isinstance(runner, TrialRunner):  # a plug-in runner without the verify hook
+        raise UsageError(
+            f"the {runner.name} runner cannot regrade (it is no TrialRunner subclass)",
+            hint="re-run the trial instead: skillci eval run --rerun all",
+        )
     new = trial_dir(state_dir, key)
     if new.exists():
         shutil.rmtree(new)

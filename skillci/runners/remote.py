@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from skillci.runners.base import AgentSpec, TrialSpec, plan
+from skillci.runners.base import AgentSpec, JudgeSpec, TrialSpec, plan
 from skillci.skill.render import RenderedSkill
 from skillci.tasks.models import Task
 from skillci.trace.models import RunRecord
@@ -96,6 +96,8 @@ class RemoteTrials:
     state_dir: Path
     limits: RemoteLimits = field(default_factory=RemoteLimits)
     rounds: int = 1
+    #: the judge of rubric graders (None: the default judge)
+    judge: JudgeSpec | None = None
     ran: int = 0
     cached: int = 0
     model_calls: int = 0
@@ -131,6 +133,7 @@ class RemoteTrials:
                     skill_package_hash=pkg_hash,
                     suite=suite,
                     split=suite,
+                    judge=self.judge,
                 )
                 if s.repeat_index >= first
             ]

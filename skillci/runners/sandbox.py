@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillci.agents.base import CommandResult
+from skillci.agents.base import CommandResult, Shell
 from skillci.runners.pool import sandbox_slot
 
 MAX_CAPTURE = 2 * 1024 * 1024
@@ -263,19 +263,42 @@ def make_shell(
     sandbox: str = "auto",
     allow_network: bool = False,
     env: dict[str, str] | None = None,
-) -> tuple[BwrapShell | PlainShell, list[str]]:
-    """A shell for these mounts (one must target /app) and the warnings to record."""
-    ws = next(m.host for m in mounts if m.target == "/app")
-    if sandbox not in ("auto", "bwrap", "none"):
-        from skillci.errors import UsageError
+) -> tuple[Shell, list[str]]:
+    """A shell of the local runner's sandbox ``sandbox`` (a name in
+    :mod:`skillci.runners.registry`) for these mounts (one must target /app), and the
+    warnings to record."""
+    from skillci.runners.registry import open_shell
 
-        raise UsageError(f"unknown sandbox {sandbox!r}", hint="use auto, bwrap or none")
-    if sandbox != "none" and bwrap_path() is not None:
+    return open_shell(mounts, sandbox=sandbox, allow_network=allow_network, env=env)
+
+
+def auto_shell(
+    mounts: list[Mount], *, allow_network: bool = False, env: dict[str, str] | None = None
+) -> tuple[BwrapShell | PlainShell, list[str]]:
+    """The ``auto`` sandbox: bubblewrap when it works, else a plain subprocess (the sandbox
+    policy decided beforehand whether that may run: :mod:`skillci.runners.policy`)."""
+    if bwrap_path() is not None:
         return BwrapShell(mounts, allow_network=allow_network, env=dict(env or {})), []
-    if sandbox == "bwrap":
+    return plain_shell(mounts, allow_network=allow_network, env=env)
+
+
+def bwrap_shell(
+    mounts: list[Mount], *, allow_network: bool = False, env: dict[str, str] | None = None
+) -> tuple[BwrapShell, list[str]]:
+    """The ``bwrap`` sandbox: bubblewrap, or a :class:`~skillci.errors.SandboxError`."""
+    if bwrap_path() is None:
         from skillci.errors import SandboxError
 
         raise SandboxError("bubblewrap was requested but does not work here")
+    return BwrapShell(mounts, allow_network=allow_network, env=dict(env or {})), []
+
+
+def plain_shell(
+    mounts: list[Mount], *, allow_network: bool = False, env: dict[str, str] | None = None
+) -> tuple[PlainShell, list[str]]:
+    """The ``none`` sandbox: a plain subprocess in the workspace (it cannot close the
+    network; mount targets become environment variables), recorded as a warning."""
+    ws = next(m.host for m in mounts if m.target == "/app")
     host_env = {k: str(m.host) for m in mounts for k in _ENV_FOR.get(m.target, ())}
     # HOME and the temp dir inside the trial dir: nothing the task writes by default lands
     # in the user's home or the system temp dir (absolute paths are not confined: no sandbox)
@@ -297,8 +320,11 @@ __all__ = [
     "BwrapShell",
     "Mount",
     "PlainShell",
+    "auto_shell",
     "base_env",
     "bwrap_path",
+    "bwrap_shell",
     "make_shell",
+    "plain_shell",
     "scrub_env",
 ]

@@ -29,10 +29,17 @@ from typing import Literal
 
 from skillci.providers.budget import Budget, BudgetMeter
 from skillci.providers.queueing import call_limit
-from skillci.runners.base import AgentSpec, TrialSpec, resolved_sandbox, sandbox_kind, sandbox_note
-from skillci.runners.local import LocalRunner
+from skillci.runners.base import (
+    AgentSpec,
+    Runner,
+    TrialSpec,
+    resolved_sandbox,
+    sandbox_kind,
+    sandbox_note,
+)
 from skillci.runners.outcome import EvalResult, TrialRun, summarize
 from skillci.runners.pool import trial_pool
+from skillci.runners.registry import runner_for_mode
 from skillci.runners.trialdir import (
     lock_for,
     quarantine,
@@ -89,13 +96,10 @@ def error_cause(record: RunRecord) -> str | None:
     return lines[0][:500] if lines else ev.state.value
 
 
-def runner_for(spec: TrialSpec) -> LocalRunner:
-    """The runner of ``spec``'s sandbox: the Docker runner for ``docker``, else local."""
-    if spec.sandbox == "docker":
-        from skillci.runners.docker import DockerRunner
-
-        return DockerRunner()
-    return LocalRunner()
+def runner_for(spec: TrialSpec) -> Runner:
+    """A fresh runner of ``spec``'s trial mode (:func:`skillci.runners.registry.runner_for_mode`:
+    the local runner for its sandboxes, else the trial runner of that name)."""
+    return runner_for_mode(spec.sandbox)
 
 
 #: (runner, sandbox asked for and given, image, task id, task content) -> whether the runner

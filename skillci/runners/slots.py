@@ -107,10 +107,10 @@ def _copy_in(src: Path, dest: Path) -> None:
 
 def run_one(spec: TrialSpec, key: str, path: str) -> str | None:
     """Run one trial into ``path`` (a worker entry point); returns an error or None."""
-    from skillci.runners.local import LocalRunner
+    from skillci.runners.registry import runner_for_mode
 
     try:
-        LocalRunner().run_trial(spec, Path(path), key)
+        runner_for_mode(spec.sandbox).run_trial(spec, Path(path), key)
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
     return None

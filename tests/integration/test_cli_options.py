@@ -63,16 +63,17 @@ def test_a_typo_in_a_choice_is_exit_2_listing_the_choices(
 
 def test_choice_sets_mirror_the_domain_types() -> None:
     from skillci.flows.evalrun import EvalRequest
-    from skillci.flows.rawtask import RunnerName
     from skillci.forge.registry import names as forge_names
     from skillci.release.models import Channel
-    from skillci.runners.base import SandboxMode
+    from skillci.runners.registry import modes, runner_names
     from skillci.skill.render import HARNESSES
 
     fields = EvalRequest.model_fields
     from skillci.runners.policy import POLICIES
 
-    assert set(get_args(choices.Sandbox)) == set(get_args(SandboxMode)) | set(POLICIES)
+    sandbox_choice: Any = choices.Sandbox  # an enum built from the runner registry
+    assert [m.value for m in sandbox_choice] == ["required", "auto", "none", "bwrap", "docker"]
+    assert set(modes()) == {"auto", "bwrap", "none", "docker"}
     assert set(get_args(choices.SandboxPolicy)) == set(POLICIES)
     from skillci.flows.evalrun import agent_names
 
@@ -82,7 +83,12 @@ def test_choice_sets_mirror_the_domain_types() -> None:
     assert [m.value for m in forge_choice] == forge_names() == ["local", "github"]
     assert set(get_args(choices.Channel)) == set(get_args(Channel))
     assert set(get_args(choices.Harness)) == set(HARNESSES)
-    assert set(get_args(choices.RawRunner)) == set(get_args(RunnerName))
+    raw_runner: Any = choices.RawRunner  # an enum built from the runner registry
+    assert (
+        [m.value for m in raw_runner]
+        == runner_names()
+        == ["local", "docker", "benchflow", "harbor"]
+    )
     from skillci.flows.triggers import TriggerEvalRequest, TriggerMode
     from skillci.skill.catalogue import CATALOGUE_HARNESSES
 

@@ -12,6 +12,7 @@ import pytest
 from skillci.cli.main import main
 from skillci.errors import UsageError
 from skillci.flows import rawtask as rt
+from skillci.runners.benchflow import skills_root
 
 ROOT = Path(__file__).resolve().parents[3]
 TASK = ROOT / "tests" / "fixtures" / "skillsbench-tasks" / "flood-risk-analysis"
@@ -37,7 +38,7 @@ def test_the_skill_under_test_and_its_companions(tmp_path: Path) -> None:
     _task, skill = rt.preflight(req)
     assert skill == SKILLS / "flood-detection"
     assert [p.name for p in rt.companions(req)] == ["nws-flood-thresholds", "usgs-data-download"]
-    root = rt._skills_root(req, skill)
+    root = skills_root(req.output, (skill, *rt.companions(req)))  # benchflow's --skills-dir
     assert sorted(p.name for p in root.iterdir()) == [
         "flood-detection",
         "nws-flood-thresholds",

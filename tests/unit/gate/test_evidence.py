@@ -230,3 +230,32 @@ def test_an_empty_security_suite_is_n_a_and_an_unmeasured_one_is_not_measured() 
             same_instance=None,
         )
         assert check(checks, "security_suite").status == status and v == verdict
+
+
+def test_scored_rewards_pair_on_the_tasks_pass_mark_not_on_the_reward() -> None:
+    """docs/design/365: weighted graders give rewards in [0, 1]; the task's pass mark (0.8
+    here) made ``passed`` when the trial was graded, and the pairs count that alone."""
+    from skillci.gate.evidence import improvement_evidence
+
+    def g(task: str, side: str, reward: float) -> TrialOutcome:
+        return TrialOutcome(
+            task_id=task,
+            side=side,  # type: ignore[arg-type]
+            repeat=0,
+            reward=reward,
+            passed=reward >= 0.8,
+        )
+
+    crossed = [x for i in range(5) for x in (g(f"up{i}", "base", 0.5), g(f"up{i}", "head", 0.85))]
+    under = [x for i in range(3) for x in (g(f"rise{i}", "base", 0.2), g(f"rise{i}", "head", 0.75))]
+    ev = paired_test(crossed + under, SequentialConfig(max_rounds=1))
+    # rises under the mark are concordant failures, not wins
+    assert (ev.decision.head_wins, ev.decision.base_wins, ev.pairs) == (5, 0, 8)
+    assert improvement_evidence(ev, 5 / 8, 0.02).status == "pass"
+
+    only_under = paired_test(under, SequentialConfig(max_rounds=1))
+    f = improvement_evidence(only_under, 0.0, 0.02)
+    # the mean reward rose by 0.55 on every task, yet nothing tells the sides apart
+    assert f.status == "not_measured" and "no discordant outcome" in f.detail
+    m = suite_result("v", under).metrics
+    assert m.sides["head"].pass_rate.mean_reward - m.sides["base"].pass_rate.mean_reward > 0.5

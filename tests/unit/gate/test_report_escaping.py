@@ -135,7 +135,8 @@ class Rendered(Page):
         super().handle_data(data)
         if self.code_depth == 0:
             self.outside.append(data)
-        if self.heading_depth:
+        if self.heading_depth and self.code_depth == 0:
+            # a value shown in a code span of a template heading (the suite's name) is text
             self.headings.append(data)
 
 
