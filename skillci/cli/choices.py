@@ -23,7 +23,9 @@ Channel = Literal["stable", "canary"]  # release.models.Channel
 Harness = Literal["folder", "builtin"]  # skill.render.HARNESSES
 StaticMode = Literal["deterministic", "hybrid"]  # compile static / pipeline modes
 Scorer = Literal["rubric", "model"]  # compile deep scorers
-ImportFormat = Literal["benchflow", "harbor", "claude-code"]  # skillci.trace.importers.<name>
+ImportFormat = Literal[
+    "benchflow", "harbor", "claude-code", "codex"
+]  # skillci.trace.importers.<name>
 TriggerSplit = Literal["all", "train", "held_out"]  # flows.triggers.TriggerEvalRequest.split
 AgentSandbox = Literal["auto", "bwrap", "none"]  # flows.triggers.TriggerEvalRequest.sandbox
 ProposeTarget = Literal["tasks", "description"]  # cli/propose.py --target

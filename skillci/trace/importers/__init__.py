@@ -4,6 +4,7 @@
 - :mod:`.benchflow` — BenchFlow 0.7 job dirs (``result.json`` + ``acp_trajectory.jsonl``).
 - :mod:`.harbor` — Harbor job dirs (``result.json`` TrialResult + ATIF ``trajectory.json``).
 - :mod:`.claude_code` — Claude Code session logs (``<session id>.jsonl``), through ATIF.
+- :mod:`.codex` — Codex CLI rollouts (``sessions/YYYY/MM/DD/rollout-*.jsonl``), through ATIF.
 
 A trial whose files are missing, unreadable or partial is imported with an explicit state
 (``infra_error``, ``timeout``, ``verifier_error``) and a warning — never as a pass or a fail
