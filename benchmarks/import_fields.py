@@ -1,5 +1,7 @@
 """What the harness importers fill from the real result dirs under
-tests/fixtures/harness-results/ (copied from the harnesses' repositories; see each SOURCES.yaml).
+tests/fixtures/harness-results/ (copied from the harnesses' repositories; see each SOURCES.yaml),
+and the agent importers from the session logs under tests/fixtures/agent-logs/ (written by the
+real agents in tests/integration/agents/; design 388).
 
 Per corpus item (a BenchFlow rollout dir / a Harbor job dir) and split (dev / test-only, by a hash
 of the item id, chosen before the items were looked at): the records' states, rewards, tool calls
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "harness-results"
+AGENT_LOGS = ROOT.parent / "agent-logs"
 RESULT_FILES = ("result.json", "gold-result.json")
 
 
@@ -95,6 +98,57 @@ def _accounted(fmt: str, rec: Any) -> set[str]:
     return names | unmapped
 
 
+def _agent_logs(totals: dict[str, dict[str, int]]) -> None:
+    """Codex rollouts: every line a step or kept verbatim, every unmapped payload key's value in
+    the export, call ids paired, step times as written, ATIF export equal to the conversion."""
+    from skillci.trace.atif import to_atif
+    from skillci.trace.importers.claude_code import read_session
+    from skillci.trace.importers.codex import _MAPPED, import_rollout, rollout_to_atif
+
+    for path in sorted((AGENT_LOGS / "codex").glob("*.jsonl")):
+        t = totals[f"codex {split_of('codex/' + path.name)}"]
+        entries, _ = read_session(path)
+        rec = import_rollout(path)
+        out = to_atif(rec)
+        text = json.dumps(out["steps"], sort_keys=True)  # the steps, without kept lines
+        kept = (out.get("extra") or {}).get("codex_entries") or []
+        t["items"] += 1
+        t["records"] += 1
+        t["lines"] += len(entries)
+        t["atif"] += 1
+        t["atif_equal"] += out == rollout_to_atif(entries)
+        for e in entries:
+            payload = e.get("payload") if isinstance(e.get("payload"), dict) else {}
+            fields = [k for k, v in payload.items() if v not in (None, {}, [], "")]
+            t["fields"] += len(fields)
+            if e.get("type") != "response_item" or e in kept:  # kept as written?
+                lost = [] if e in kept else fields
+            else:  # each unmapped key with its value, in a step's extra
+                mapped = _MAPPED.get(str(payload.get("type")), frozenset({"type"}))
+                lost = [
+                    k
+                    for k in fields
+                    if k not in mapped
+                    and json.dumps({k: payload[k]}, sort_keys=True)[1:-1] not in text
+                ]
+            t["silent_drops"] += len(lost)
+            for k in lost:
+                print(f"SILENT DROP codex {path.name}: {e.get('type')}.{k}")
+        calls = [e for e in rec.events if e.kind == "tool_call"]
+        results = {e.call_id for e in rec.events if e.kind == "tool_result"}
+        t["tool_calls"] += len(calls)
+        t["tool_calls_with_args"] += sum(1 for c in calls if getattr(c, "arguments", None))
+        t["calls_paired"] += sum(1 for c in calls if c.call_id in results)
+        src = [s.get("timestamp") for s in rollout_to_atif(entries)["steps"]]
+        back = [s.get("timestamp") for s in out["steps"]]
+        t["atif_stamps"] += sum(1 for a in src if a)
+        t["atif_stamps_intact"] += sum(1 for a, b in zip(src, back, strict=True) if a and a == b)
+        t["with_tokens"] += not rec.metadata.get("unknown_counts")
+        t["with_model"] += rec.model.name is not None
+        t["with_agent"] += rec.runtime.harness_version != "unknown"
+        t["unmapped_fields"] += len(rec.metadata.get("unmapped") or {})
+
+
 def main() -> int:
     totals: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     shapes: dict[tuple[str, frozenset[str]], dict[str, Any]] = {}
@@ -141,6 +195,7 @@ def main() -> int:
                 t[f"state:{rec.evaluation.state.value}"] += 1
                 for name in sorted(silent):
                     print(f"SILENT DROP {fmt} {source.name}: {name}")
+    _agent_logs(totals)
     print("== per shape (top-level fields of the result file)")
     for n, ((fmt, keys), shape) in enumerate(sorted(shapes.items(), key=lambda kv: kv[0][0]), 1):
         print(
@@ -153,6 +208,17 @@ def main() -> int:
     for name in sorted(totals):
         t = totals[name]
         states = ", ".join(f"{k[6:]}={v}" for k, v in sorted(t.items()) if k.startswith("state:"))
+        if name.startswith("codex"):
+            print(
+                f"{name:15} rollouts={t['items']} lines={t['lines']} payload fields={t['fields']} "
+                f"tool_calls={t['tool_calls']} (with args {t['tool_calls_with_args']}, paired "
+                f"with their output {t['calls_paired']}) timestamps={t['atif_stamps']} (intact "
+                f"{t['atif_stamps_intact']}) with_tokens={t['with_tokens']} "
+                f"with_model={t['with_model']} with_version={t['with_agent']} "
+                f"unmapped={t['unmapped_fields']} silent_drops={t['silent_drops']} "
+                f"ATIF round_trip_equal={t['atif_equal']}/{t['atif']}"
+            )
+            continue
         print(
             f"{name:15} items={t['items']} records={t['records']} with_reward={t['with_reward']} "
             f"tool_calls={t['tool_calls']} (with args {t['tool_calls_with_args']}) "

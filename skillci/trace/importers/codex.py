@@ -63,6 +63,8 @@ _MAPPED: dict[str, frozenset[str]] = {
     "function_call": frozenset({"type", "call_id", "name", "arguments"}),
     "custom_tool_call": frozenset({"type", "call_id", "name", "input"}),
     "local_shell_call": frozenset({"type", "call_id", "action"}),
+    "function_call_output": frozenset({"type", "call_id", "output"}),
+    "custom_tool_call_output": frozenset({"type", "call_id", "output"}),
 }
 #: Usage keys → ATIF metric names.
 _USAGE = {
@@ -202,9 +204,8 @@ def rollout_to_atif(entries: list[dict[str, Any]]) -> dict[str, Any]:
                 else _text(output.get("content") if isinstance(output, dict) else output)
             }
             rest = {"timestamp": line.get("timestamp"), **_extra(line, payload)}
-            rest.pop("call_id", None)
-            if isinstance(output, str):
-                rest.pop("output", None)
+            if not isinstance(output, str):  # structured: its text is the content
+                rest["output"] = output
             if rest:
                 result["extra"] = {"codex": rest}
             target = owner.get(call_id)
