@@ -185,7 +185,8 @@ def main() -> int:
                 t["with_reward"] += rec.evaluation.reward is not None
                 t["tool_calls"] += len(calls)
                 t["tool_calls_with_args"] += sum(1 for c in calls if getattr(c, "arguments", None))
-                t["with_tokens"] += rec.cost.input_tokens + rec.cost.output_tokens > 0
+                t["with_tokens"] += bool(rec.cost.tokens)
+                t["tokens_unknown"] += rec.cost.tokens is None
                 t["with_model"] += rec.model.name is not None
                 t["with_agent"] += rec.runtime.harness != "unknown"
                 t["user_rounds"] += len(rec.metadata.get("user_rounds") or [])
@@ -222,8 +223,8 @@ def main() -> int:
         print(
             f"{name:15} items={t['items']} records={t['records']} with_reward={t['with_reward']} "
             f"tool_calls={t['tool_calls']} (with args {t['tool_calls_with_args']}) "
-            f"with_tokens={t['with_tokens']} with_model={t['with_model']} "
-            f"with_agent={t['with_agent']} user_rounds={t['user_rounds']} "
+            f"with_tokens={t['with_tokens']} (unknown, null: {t['tokens_unknown']}) "
+            f"with_model={t['with_model']} with_agent={t['with_agent']} user_rounds={t['user_rounds']} "
             f"unmapped={t['unmapped_fields']} (each warned on its record) "
             f"hack_evidence={t['hack_evidence']} silent_drops={t['silent_drops']} [{states}]"
         )

@@ -114,8 +114,8 @@ class BuiltinAgent:
                 break
             cost.model_calls += 1
             cost.cached_model_calls += int(answer.cached)
-            cost.input_tokens += answer.input_tokens
-            cost.output_tokens += answer.output_tokens
+            cost.input_tokens = (cost.input_tokens or 0) + answer.input_tokens
+            cost.output_tokens = (cost.output_tokens or 0) + answer.output_tokens
             if answer.usd is not None:
                 cost.usd = (cost.usd or 0.0) + answer.usd
             log.add(

@@ -87,14 +87,18 @@ def render_summary(res: EvalResult) -> None:
             str(t.errors),
         )
     console.print(table)
-    tokens = sum(t.input_tokens + t.output_tokens for t in res.trials)
+    known = [t for t in res.trials if t.input_tokens is not None and t.output_tokens is not None]
+    tokens = sum((t.input_tokens or 0) + (t.output_tokens or 0) for t in known)
+    unknown = len(res.trials) - len(known)  # imported/unknown counts are not 0
     usd = sum(t.usd or 0.0 for t in res.trials)
     console.print(
         f"overall pass rate {_rate(res.pass_rate)}; {res.cached} cached, {res.ran} run"
         + (f", {res.skipped} skipped" if res.skipped else "")
         + (f", {res.errors} errors" if res.errors else "")
         + (f", {res.unsupported} environment unsupported" if res.unsupported else "")
-        + f"; {tokens} tokens, ${usd:.4f}",
+        + f"; {tokens} tokens"
+        + (f" (+ {unknown} trial(s) with unknown tokens)" if unknown else "")
+        + f", ${usd:.4f}",
         highlight=False,
     )
     if res.budget_stop:

@@ -88,6 +88,10 @@ def _event_summary(ev: Event) -> tuple[str, str]:
     return "error", _one_line(f"{ev.error_type}: {ev.message}")
 
 
+def _count(n: int | None) -> str:
+    return "unknown" if n is None else str(n)
+
+
 def _render(rec: RunRecord) -> None:
     rt, ev, cost = rec.runtime, rec.evaluation, rec.cost
     head = Table(show_header=False, title=f"run {escape(rec.run_id)}", title_justify="left")
@@ -114,7 +118,8 @@ def _render(rec: RunRecord) -> None:
         ("failure class", ev.failure_class or "-"),
         (
             "cost",
-            f"{cost.input_tokens} in / {cost.output_tokens} out tokens, {cost.model_calls} model "
+            f"{_count(cost.input_tokens)} in / {_count(cost.output_tokens)} out tokens, "
+            f"{cost.model_calls} model "
             f"calls, {cost.tool_calls} tool calls, {cost.wall_time_sec:.1f}s"
             + (f", ${cost.usd:.4f}" if cost.usd is not None else ""),
         ),

@@ -505,7 +505,11 @@ class RolloutStats(StrictModel):
     pass_rate: float = Field(ge=0, le=1)
     mean_tool_calls: float = Field(ge=0)
     mean_model_calls: float = Field(ge=0)
-    mean_tokens: float = Field(ge=0, description="Input + output tokens per trial.")
+    mean_tokens: float | None = Field(
+        ge=0,
+        description="Input + output tokens per trial, over the trials whose tokens are known; "
+        "null when none is.",
+    )
 
     @classmethod
     def of(cls, records: Sequence[RunRecord]) -> RolloutStats:
@@ -519,15 +523,14 @@ class RolloutStats(StrictModel):
                 mean_model_calls=0,
                 mean_tokens=0,
             )
+        known = [r.cost.tokens for r in records if r.cost.tokens is not None]
         return cls(
             trials=n,
             passed=sum(r.passed for r in records),
             pass_rate=round(sum(r.passed for r in records) / n, 4),
             mean_tool_calls=round(sum(r.cost.tool_calls for r in records) / n, 2),
             mean_model_calls=round(sum(r.cost.model_calls for r in records) / n, 2),
-            mean_tokens=round(
-                sum(r.cost.input_tokens + r.cost.output_tokens for r in records) / n, 1
-            ),
+            mean_tokens=round(sum(known) / len(known), 1) if known else None,
         )
 
 
@@ -542,7 +545,11 @@ def regressions(
         out.append(
             f"tool calls {cand.mean_tool_calls:.1f} > {base.mean_tool_calls:.1f} (+{tolerance:.0%})"
         )
-    if cand.mean_tokens > base.mean_tokens * (1 + tolerance):
+    if (
+        cand.mean_tokens is not None
+        and base.mean_tokens is not None
+        and cand.mean_tokens > base.mean_tokens * (1 + tolerance)
+    ):
         out.append(f"tokens {cand.mean_tokens:.0f} > {base.mean_tokens:.0f} (+{tolerance:.0%})")
     return out
 

@@ -86,8 +86,8 @@ class CostSummary(StrictModel):
             self.teacher_runs += 1
         else:
             self.student_runs += 1
-        self.input_tokens += run.cost.input_tokens
-        self.output_tokens += run.cost.output_tokens
+        self.input_tokens += run.cost.input_tokens or 0  # skillci's own runs: always known
+        self.output_tokens += run.cost.output_tokens or 0
         self.usd += run.cost.usd or 0.0
         self.wall_time_sec += run.cost.wall_time_sec
 

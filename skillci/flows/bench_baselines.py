@@ -223,7 +223,12 @@ def prompt_opt(opts: BenchOptions) -> Generated:
         if not trials:
             return Score(0.0, 0.0)
         passed = sum(t.passed for t in trials) / len(trials)
-        tokens = sum(t.input_tokens + t.output_tokens for t in trials) / len(trials)
+        known = [
+            t.input_tokens + t.output_tokens
+            for t in trials
+            if t.input_tokens is not None and t.output_tokens is not None
+        ]
+        tokens = sum(known) / len(known) if known else 0.0  # no count known: no token penalty
         return Score(passed, -tokens)
 
     best, best_score, history = hill_climb(

@@ -115,7 +115,8 @@ def measured_row(
     tokens: dict[str, list[float]] = {}
     usd: dict[str, list[float]] = {}
     for o in outcomes:
-        tokens.setdefault(o.task_id, []).append(float(o.input_tokens + o.output_tokens))
+        if o.input_tokens is not None and o.output_tokens is not None:  # unknown is not 0
+            tokens.setdefault(o.task_id, []).append(float(o.input_tokens + o.output_tokens))
         usd.setdefault(o.task_id, []).append(o.usd)
     return BenchRow(
         arm=arm,

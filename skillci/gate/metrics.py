@@ -63,8 +63,12 @@ class TrialOutcome(FrozenModel):
         "declared pass mark (graders' [reward] threshold, else 1.0). The paired test pairs "
         "on this, never on the reward (docs/design/365)."
     )
-    input_tokens: int = Field(default=0, ge=0, description="Model input tokens.")
-    output_tokens: int = Field(default=0, ge=0, description="Model output tokens.")
+    input_tokens: int | None = Field(
+        default=0, ge=0, description="Model input tokens; null: unknown (an imported trial)."
+    )
+    output_tokens: int | None = Field(
+        default=0, ge=0, description="Model output tokens; null: unknown."
+    )
     model_calls: int = Field(default=0, ge=0, description="Model calls made.")
     tool_calls: int = Field(default=0, ge=0, description="Tool calls made.")
     latency_s: float = Field(default=0.0, ge=0.0, description="Wall time of the trial, seconds.")
@@ -121,15 +125,22 @@ class CostSummary(FrozenModel):
 
     trials: int = Field(description="Trials on this side.")
     successes: int = Field(description="Trials that passed.")
-    input_tokens: int = Field(description="Summed model input tokens.")
-    output_tokens: int = Field(description="Summed model output tokens.")
+    input_tokens: int | None = Field(
+        description="Summed model input tokens; null when a trial's count is unknown (a sum "
+        "without it would pass for the total)."
+    )
+    output_tokens: int | None = Field(
+        description="Summed model output tokens; null when a trial's count is unknown."
+    )
     model_calls: int = Field(description="Summed model calls.")
     tool_calls: int = Field(description="Summed tool calls.")
     latency_s: float = Field(description="Summed trial wall time, seconds.")
     usd: float = Field(description="Summed model cost, USD.")
     usd_per_trial: float = Field(description="usd / trials.")
     usd_per_success: float | None = Field(description="usd / successes; None with no success.")
-    tokens_per_success: float | None = Field(description="(input+output) / successes.")
+    tokens_per_success: float | None = Field(
+        description="(input+output) / successes; null with no success or unknown tokens."
+    )
     latency_per_trial_s: float = Field(description="latency_s / trials.")
 
 
@@ -263,8 +274,8 @@ class TaskTally:
 class _CostTally:
     trials: int = 0
     successes: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: int | None = 0  # None once one trial's count is unknown
+    output_tokens: int | None = 0
     model_calls: int = 0
     tool_calls: int = 0
     latency_s: float = 0.0
@@ -294,6 +305,11 @@ def tally(outcomes: Iterable[TrialOutcome]) -> dict[Side, dict[str, TaskTally]]:
     return tables
 
 
+def _add(total: int | None, n: int | None) -> int | None:
+    """A sum that stays unknown once a term is."""
+    return None if total is None or n is None else total + n
+
+
 def _cost_tally(outcomes: Iterable[TrialOutcome]) -> dict[Side, _CostTally]:
     out: dict[Side, _CostTally] = {}
     for o in outcomes:
@@ -302,8 +318,8 @@ def _cost_tally(outcomes: Iterable[TrialOutcome]) -> dict[Side, _CostTally]:
             c = out[o.side] = _CostTally()
         c.trials += 1
         c.successes += o.passed
-        c.input_tokens += o.input_tokens
-        c.output_tokens += o.output_tokens
+        c.input_tokens = _add(c.input_tokens, o.input_tokens)
+        c.output_tokens = _add(c.output_tokens, o.output_tokens)
         c.model_calls += o.model_calls
         c.tool_calls += o.tool_calls
         c.latency_s += o.latency_s
@@ -372,7 +388,7 @@ def pass_rate(
 
 
 def _cost_summary(c: _CostTally) -> CostSummary:
-    tokens = c.input_tokens + c.output_tokens
+    tokens = _add(c.input_tokens, c.output_tokens)
     return CostSummary(
         trials=c.trials,
         successes=c.successes,
@@ -384,7 +400,7 @@ def _cost_summary(c: _CostTally) -> CostSummary:
         usd=c.usd,
         usd_per_trial=c.usd / c.trials,
         usd_per_success=c.usd / c.successes if c.successes else None,
-        tokens_per_success=tokens / c.successes if c.successes else None,
+        tokens_per_success=tokens / c.successes if c.successes and tokens is not None else None,
         latency_per_trial_s=c.latency_s / c.trials,
     )
 
@@ -398,8 +414,8 @@ def _relative(before: float | None, after: float | None) -> float | None:
 def cost_delta(base: CostSummary, head: CostSummary) -> CostDelta:
     return CostDelta(
         usd=_relative(base.usd, head.usd),
-        tokens=_relative(
-            base.input_tokens + base.output_tokens, head.input_tokens + head.output_tokens
+        tokens=_relative(  # None when either side's tokens are unknown
+            _add(base.input_tokens, base.output_tokens), _add(head.input_tokens, head.output_tokens)
         ),
         model_calls=_relative(base.model_calls, head.model_calls),
         tool_calls=_relative(base.tool_calls, head.tool_calls),

@@ -41,6 +41,7 @@ def side_stats(version: str, samples: Sequence[Sample]) -> SideStats:
         t[0] += 1
         t[1] += int(s.passed)
     ci = wilson_interval(ok, n) if n else None
+    known = [s.tokens for s in samples if s.tokens is not None]  # unknown is not 0
     return SideStats(
         version=version,
         samples=n,
@@ -48,7 +49,7 @@ def side_stats(version: str, samples: Sequence[Sample]) -> SideStats:
         success_rate=ok / n if n else None,
         ci_low=ci.low if ci else None,
         ci_high=ci.high if ci else None,
-        mean_tokens=sum(s.tokens for s in samples) / n if n else None,
+        mean_tokens=sum(known) / len(known) if known else None,
         mean_latency_s=sum(s.latency_s for s in samples) / n if n else None,
         tasks=dict(sorted(tasks.items())),
     )

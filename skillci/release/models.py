@@ -118,7 +118,9 @@ class Sample(StrictModel):
     run_id: str = Field(description="Run record id.")
     task_id: str = Field(description="Task (request kind) id.")
     passed: bool = Field(description="Whether the request succeeded.")
-    tokens: int = Field(ge=0, description="Input + output tokens.")
+    tokens: int | None = Field(
+        ge=0, description="Input + output tokens; null: unknown (left out of mean_tokens)."
+    )
     latency_s: float = Field(ge=0, description="Wall time, seconds.")
 
 
@@ -131,7 +133,10 @@ class SideStats(StrictModel):
     success_rate: float | None = Field(description="successes / samples; null without samples.")
     ci_low: float | None = Field(description="Wilson 95% lower bound of the success rate.")
     ci_high: float | None = Field(description="Wilson 95% upper bound of the success rate.")
-    mean_tokens: float | None = Field(description="Mean input+output tokens per record.")
+    mean_tokens: float | None = Field(
+        description="Mean input+output tokens over the records whose tokens are known; null "
+        "when none is (an unknown count is never read as 0)."
+    )
     mean_latency_s: float | None = Field(description="Mean wall time per record, seconds.")
     tasks: dict[str, list[int]] = Field(
         default_factory=dict, description="task id -> [records, successes]."

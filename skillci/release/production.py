@@ -123,7 +123,7 @@ def _sample(rec: RunRecord) -> Sample:
         run_id=rec.run_id,
         task_id=rec.task_id,
         passed=rec.passed,
-        tokens=rec.cost.input_tokens + rec.cost.output_tokens,
+        tokens=rec.cost.tokens,
         latency_s=rec.cost.wall_time_sec,
     )
 

@@ -47,8 +47,8 @@ class TrialRun(BaseModel):
     trial_dir: str | None = Field(default=None, description="Trial dir.")
     error: str | None = Field(default=None, description="Runner error or skip reason.")
     usd: float | None = Field(default=None, description="Model cost, when known.")
-    input_tokens: int = Field(default=0, description="Prompt tokens.")
-    output_tokens: int = Field(default=0, description="Completion tokens.")
+    input_tokens: int | None = Field(default=0, description="Prompt tokens; null: unknown.")
+    output_tokens: int | None = Field(default=0, description="Completion tokens; null: unknown.")
     model_calls: int = Field(default=0, description="Model calls.")
     warnings: list[str] = Field(default_factory=list, description="Run record warnings.")
 

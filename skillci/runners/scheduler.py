@@ -275,8 +275,8 @@ class Scheduler:
         outcomes[out.key] = out
         if out.state != "error":
             self.meter.charge(
-                input_tokens=out.input_tokens,
-                output_tokens=out.output_tokens,
+                input_tokens=out.input_tokens or 0,  # the budget meters what is known
+                output_tokens=out.output_tokens or 0,
                 usd=out.usd or 0.0,
                 calls=out.model_calls,
             )

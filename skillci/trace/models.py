@@ -27,7 +27,9 @@ from skillci.basemodels import StrictModel
 from skillci.trace.atif import AtifTrace
 from skillci.trace.enums import AgentRole, EvalState
 
-SCHEMA_VERSION = 1
+#: 2: ``Cost.input_tokens``/``output_tokens`` may be null (unknown: an imported trial whose
+#: source did not report them); version-1 records read unchanged (design 389).
+SCHEMA_VERSION = 2
 
 
 # ---------------------------------------------------------------------------- provenance
@@ -215,13 +217,27 @@ class Evaluation(StrictModel):
 class Cost(StrictModel):
     """Resources the trial used."""
 
-    input_tokens: int = Field(default=0, ge=0, description="Prompt tokens over all model calls.")
-    output_tokens: int = Field(default=0, ge=0, description="Completion tokens.")
+    input_tokens: int | None = Field(
+        default=0,
+        ge=0,
+        description="Prompt tokens over all model calls; null: unknown (an imported trial whose "
+        "source did not report them for every call), never read as 0.",
+    )
+    output_tokens: int | None = Field(
+        default=0, ge=0, description="Completion tokens; null: unknown, as input_tokens."
+    )
     model_calls: int = Field(default=0, ge=0, description="Model calls made (cache hits too).")
     cached_model_calls: int = Field(default=0, ge=0, description="Calls served from cache.")
     tool_calls: int = Field(default=0, ge=0, description="Tool calls executed.")
     wall_time_sec: float = Field(default=0.0, ge=0, description="Wall time of the whole trial.")
     usd: float | None = Field(default=None, ge=0, description="Dollars, when prices are known.")
+
+    @property
+    def tokens(self) -> int | None:
+        """Input + output tokens; None when either is unknown (never counted as 0)."""
+        if self.input_tokens is None or self.output_tokens is None:
+            return None
+        return self.input_tokens + self.output_tokens
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -237,7 +253,12 @@ def _utcnow() -> datetime:
 class RunRecord(StrictModel):
     """Immutable record of one trial (one agent on one task, one repeat)."""
 
-    schema_version: int = Field(default=SCHEMA_VERSION, description="RunRecord schema version.")
+    schema_version: int = Field(
+        default=SCHEMA_VERSION,
+        ge=1,
+        le=SCHEMA_VERSION,
+        description="RunRecord schema version (1: token counts always numbers; 2: may be null).",
+    )
     run_id: str = Field(
         min_length=1,
         max_length=200,

@@ -110,7 +110,8 @@ def stats_row(name: str, s: RolloutStats | None) -> str:
         return f"| {name} | - | - | - | - |"
     return (
         f"| {name} | {s.passed}/{s.trials} ({s.pass_rate:.2f}) | {s.mean_tool_calls:.1f} | "
-        f"{s.mean_model_calls:.1f} | {s.mean_tokens:.0f} |"
+        f"{s.mean_model_calls:.1f} | "
+        f"{'unknown' if s.mean_tokens is None else f'{s.mean_tokens:.0f}'} |"
     )
 
 

@@ -134,8 +134,8 @@ def run_card(
         " ",
         badge,
         f"{reward} · {len(rec.events)} events · {cost.tool_calls} tool calls · "
-        f"{num(cost.input_tokens + cost.output_tokens)} tokens · {cost.wall_time_sec:.1f} s"
-        + (f" · {usd(cost.usd)}" if cost.usd else ""),
+        f"{num(cost.tokens) if cost.tokens is not None else 'unknown'} tokens · "
+        f"{cost.wall_time_sec:.1f} s" + (f" · {usd(cost.usd)}" if cost.usd else ""),
     )
     skill = rec.runtime.skill
     meta = [

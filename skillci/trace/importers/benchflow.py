@@ -393,8 +393,11 @@ def _llm_usage(path: Path, warnings: list[str]) -> dict[str, int]:
             ("input_tokens", ("prompt_tokens", "input_tokens")),
             ("output_tokens", ("completion_tokens", "output_tokens")),
         ):
-            v = next((use[n] for n in names if isinstance(use.get(n), int)), 0)
-            out[key] += max(v, 0)
+            v = next((use[n] for n in names if isinstance(use.get(n), int)), None)
+            if v is None:
+                out[f"{key}_missing"] = out.get(f"{key}_missing", 0) + 1  # a call without it
+            else:
+                out[key] += max(v, 0)
     return out
 
 
@@ -516,16 +519,25 @@ def import_rollout(
 
     usd = ar.get("cost_usd", res.get("cost_usd"))
     wall = timing.get("total", timing.get("duration_seconds"))
+
+    def tokens(key: str, result_key: str, alias: str) -> int | None:
+        """The result's count, else the token_usage block's, else the proxy log's sum when
+        every logged call reported it; else unknown (null), never 0 (design 389)."""
+        for d, keys in ((ar, (result_key,)), (usage, (key, alias))):
+            for k in keys:
+                v = d.get(k)
+                if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+                    return v
+        if llm["calls"] and not llm.get(f"{key}_missing"):
+            return llm[key]
+        return None
+
     n_tools = num(res, "n_tool_calls") or sum(
         v for v in tool_usage.values() if isinstance(v, int) and v >= 0
     )
     cost = Cost(
-        input_tokens=num(ar, "n_input_tokens")
-        or num(usage, "input_tokens", "prompt_tokens")
-        or llm["input_tokens"],
-        output_tokens=num(ar, "n_output_tokens")
-        or num(usage, "output_tokens", "completion_tokens")
-        or llm["output_tokens"],
+        input_tokens=tokens("input_tokens", "n_input_tokens", "prompt_tokens"),
+        output_tokens=tokens("output_tokens", "n_output_tokens", "completion_tokens"),
         model_calls=num(ar, "n_prompts") or num(res, "n_prompts") or llm["calls"],
         tool_calls=n_tools or sum(1 for e in events if e.kind == "tool_call"),
         wall_time_sec=float(wall) if isinstance(wall, int | float) and wall >= 0 else 0.0,

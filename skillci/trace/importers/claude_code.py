@@ -211,7 +211,12 @@ def import_session(
     aware = [t if t.tzinfo else t.replace(tzinfo=UTC) for t in times]
     created = max(aware) if aware else datetime.fromtimestamp(path.stat().st_mtime, UTC)
     model = traj["agent"].get("model_name")
-    tokens = [s.get("metrics") or {} for s in traj["steps"]]
+    tokens = [s.get("metrics") or {} for s in traj["steps"] if s["source"] == "agent"]
+    unknown = [  # a turn without usage: the total is unknown (null), not a smaller number
+        name
+        for name, key in (("input_tokens", "prompt_tokens"), ("output_tokens", "completion_tokens"))
+        if any(key not in m for m in tokens)
+    ]
     sidechain = sum(1 for s in traj["steps"] if s["extra"].get("is_sidechain"))
     return RunRecord(
         run_id=run_id_for("claude-code", traj["session_id"]),
@@ -228,8 +233,12 @@ def import_session(
         ),
         evaluation=Evaluation(state=EvalState.not_run, verifier_output="no verifier"),
         cost=Cost(
-            input_tokens=sum(int(m.get("prompt_tokens") or 0) for m in tokens),
-            output_tokens=sum(int(m.get("completion_tokens") or 0) for m in tokens),
+            input_tokens=None
+            if "input_tokens" in unknown
+            else sum(int(m["prompt_tokens"]) for m in tokens),
+            output_tokens=None
+            if "output_tokens" in unknown
+            else sum(int(m["completion_tokens"]) for m in tokens),
             model_calls=sum(1 for s in traj["steps"] if s["source"] == "agent"),
             tool_calls=sum(1 for e in events if e.kind == "tool_call"),
             wall_time_sec=(max(aware) - min(aware)).total_seconds() if aware else 0.0,
@@ -240,6 +249,7 @@ def import_session(
         metadata={
             "importer": "claude-code",
             "sidechain_steps": sidechain,
+            "unknown_counts": unknown,
             "entries": len(entries),
             "other_entries": len((traj.get("extra") or {}).get("claude_code_entries") or []),
             "unmapped": {},

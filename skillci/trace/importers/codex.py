@@ -24,7 +24,7 @@ lines that are not conversation items go, verbatim, to the trajectory's
 ``extra.codex_entries``; nothing is dropped. Token counts: ``prompt_tokens`` = ``input_tokens``
 (OpenAI's count includes cached input), ``cached_tokens`` = ``cached_input_tokens``,
 ``completion_tokens`` = ``output_tokens`` (reasoning included); an agent step no usage was
-reported for has no metrics, and the record's totals are then unknown (design 389).
+reported for has no metrics, and the record's totals are then null: unknown (design 389).
 A rollout has no verifier: the state is ``not_run``.
 """
 
@@ -316,8 +316,12 @@ def import_rollout(
         ),
         evaluation=Evaluation(state=EvalState.not_run, verifier_output="no verifier"),
         cost=Cost(
-            input_tokens=sum(int((m or {}).get("prompt_tokens") or 0) for m in metrics),
-            output_tokens=sum(int((m or {}).get("completion_tokens") or 0) for m in metrics),
+            input_tokens=None
+            if "input_tokens" in unknown
+            else sum(int((m or {})["prompt_tokens"]) for m in metrics),
+            output_tokens=None
+            if "output_tokens" in unknown
+            else sum(int((m or {})["completion_tokens"]) for m in metrics),
             model_calls=len(agent_steps),
             tool_calls=sum(1 for e in events if e.kind == "tool_call"),
             wall_time_sec=(max(aware) - min(aware)).total_seconds() if aware else 0.0,

@@ -322,12 +322,12 @@ def import_trial(
     fm = (traj or {}).get("final_metrics")
     fm = fm if isinstance(fm, dict) else {}
 
-    def num(key: str, atif_key: str) -> int:
+    def num(key: str, atif_key: str) -> int | None:
         for v in (ar.get(key), fm.get(atif_key)):  # ATIF's totals when the result has none
             if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
                 return v
-        unknown.append(key)  # Cost holds a count; the unknown is named, not passed off as 0
-        return 0
+        unknown.append(key)  # unknown, named, and null in the record: never passed off as 0
+        return None
 
     unknown: list[str] = []
 

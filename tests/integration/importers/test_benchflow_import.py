@@ -164,7 +164,7 @@ def test_infra_timeout_without_reward_is_a_timeout_not_a_fail(tmp_path: Path) ->
     assert rec.stop_reason == "idle_timeout"
     assert rec.metadata["trajectory"] == "partial"
     assert any("partial" in w for w in rec.warnings)
-    assert rec.events[-1].kind == "error" and rec.cost.input_tokens == 0 and rec.cost.usd is None
+    assert rec.events[-1].kind == "error" and rec.cost.input_tokens is None and rec.cost.usd is None
 
 
 def test_agent_timeout_with_a_reward_keeps_the_verifiers_verdict(tmp_path: Path) -> None:

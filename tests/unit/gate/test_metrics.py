@@ -157,3 +157,18 @@ def test_metrics_are_deterministic_and_order_free(seed: int) -> None:
             <= side.pass_rate.pass_at_k
             <= 1.0
         )
+
+
+def test_an_unknown_token_count_makes_the_side_total_unknown_not_smaller() -> None:
+    """An imported trial with null tokens (design 389): the side's sums, tokens per success
+    and the token delta are unknown; usd, calls and pass rates are unaffected."""
+    outs = suite()
+    i = next(n for n, o in enumerate(outs) if o.side == "head")
+    outs[i] = outs[i].model_copy(update={"input_tokens": None})
+    m = compute_metrics(outs)
+    hc, bc = m.sides["head"].cost, m.sides["base"].cost
+    assert hc.input_tokens is None and hc.tokens_per_success is None
+    assert hc.output_tokens == 12 * 10  # the other count is known for every trial
+    assert bc.input_tokens == 12 * 100 and bc.tokens_per_success is not None
+    assert m.cost_delta is not None and m.cost_delta.tokens is None
+    assert m.cost_delta.usd == pytest.approx(1.0)

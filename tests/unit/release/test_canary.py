@@ -121,3 +121,15 @@ def test_confidence_mode_bounds_false_rollbacks_of_an_equal_canary() -> None:
             r = run(samples(f"s{k}-", 40, a), samples(f"c{k}-", 40, b), **policy)
             rolled[conf] += r.outcome == "fail"
     assert rolled[None] > 150 and rolled[0.9] <= 65, rolled
+
+
+def test_unknown_tokens_are_left_out_of_the_mean_not_counted_as_zero() -> None:
+    """Imported production sessions whose source gave no usage (tokens null, design 389)."""
+    unknown = [s.model_copy(update={"tokens": None}) for s in samples("u", 20, 18, tokens=0)]
+    a = run(samples("s", 40, 36), samples("c", 20, 18, tokens=110) + unknown)
+    assert a.canary.samples == 40 and a.canary.mean_tokens == 110.0
+    more = [s.model_copy(update={"run_id": f"v{i}"}) for i, s in enumerate(unknown * 2)]
+    none = run(samples("s", 40, 36), more)
+    assert none.canary.mean_tokens is None
+    check = next(c for c in none.checks if c.name == "token_growth")
+    assert check.passed is None and check.value == "n/a"

@@ -92,6 +92,8 @@ def test_unknown_usage_items_and_bad_lines_are_named(tmp_path: Path) -> None:
     ]  # fmt: skip
     rec = import_rollout(write(tmp_path / "r.jsonl", entries + more, "{broken\n"))
     assert rec.metadata["unknown_counts"] == ["input_tokens", "output_tokens"]
+    assert (rec.cost.input_tokens, rec.cost.output_tokens, rec.cost.tokens) == (None,) * 3
+    assert rec.cost.model_calls == 6  # the calls are known; their tokens are not (design 389)
     assert any("6 of 6 model call(s) report no token usage" in w for w in rec.warnings)
     assert any("r.jsonl:40: not JSON" in w for w in rec.warnings)
     assert rec.metadata["unmapped"] == {"response_item:ghost_snapshot": 1}

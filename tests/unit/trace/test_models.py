@@ -92,3 +92,20 @@ def test_new_run_id_is_valid_and_unique() -> None:
 def test_schema_is_discriminated_by_kind() -> None:
     schema = RunRecord.model_json_schema()
     assert "discriminator" in json.dumps(schema["properties"]["events"])
+
+
+def test_version_1_records_read_unchanged_and_unknown_tokens_stay_null() -> None:
+    """Schema 2 (design 389): token counts may be null; a version-1 record (counts always
+    numbers) still validates as it was written; a newer version is refused."""
+    doc = make_record().model_dump(mode="json")
+    old = RunRecord.model_validate({**doc, "schema_version": 1})
+    assert (
+        old.schema_version == 1
+        and old.cost.tokens == doc["cost"]["input_tokens"] + doc["cost"]["output_tokens"]
+    )
+    cost = {**doc["cost"], "input_tokens": None}
+    rec = RunRecord.model_validate_json(json.dumps({**doc, "cost": cost}))
+    assert rec.cost.input_tokens is None and rec.cost.tokens is None
+    assert json.loads(rec.model_dump_json())["cost"]["input_tokens"] is None
+    with pytest.raises(ValidationError, match="schema_version"):
+        RunRecord.model_validate({**doc, "schema_version": SCHEMA_VERSION + 1})
