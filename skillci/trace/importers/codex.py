@@ -157,6 +157,45 @@ def _step_extra(line: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]
     return {"codex": rest} if rest else {}
 
 
+def _result(line: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
+    """An output item as an ATIF observation result (without its ``source_call_id``)."""
+    output = payload.get("output")
+    result: dict[str, Any] = {
+        "content": output
+        if isinstance(output, str)
+        else _text(output.get("content") if isinstance(output, dict) else output)
+    }
+    rest = {"timestamp": line.get("timestamp"), **_extra(line, payload)}
+    if not isinstance(output, str):  # structured: its text is the content
+        rest["output"] = output
+    result["extra"] = {"codex": rest}
+    return result
+
+
+def _add_item(step: dict[str, Any], line: dict[str, Any], payload: dict[str, Any]) -> str | None:
+    """Add one model output item to its agent step; the call id when it is a call."""
+    item = payload.get("type")
+    step["extra"]["codex_items"].append(
+        {"timestamp": line.get("timestamp"), **_extra(line, payload)}
+    )
+    if item == "message":
+        step["message"] = "\n".join(
+            x for x in (step["message"], _text(payload.get("content"))) if x
+        )
+    elif item == "reasoning":
+        texts = [_text(payload.get("summary")), _text(payload.get("content"))]
+        prev = step.get("reasoning_content")
+        step["reasoning_content"] = "\n".join(x for x in (prev, *texts) if x)
+    elif item in _CALLS:
+        call_id = str(payload.get("call_id") or payload.get("id"))
+        name = payload.get("name") or ("local_shell" if item == "local_shell_call" else item)
+        step.setdefault("tool_calls", []).append(
+            {"tool_call_id": call_id, "function_name": str(name), "arguments": _arguments(payload)}
+        )
+        return call_id
+    return None
+
+
 def rollout_to_atif(entries: list[dict[str, Any]]) -> dict[str, Any]:
     """A Codex rollout as an ATIF trajectory (steps in the order they were written)."""
     steps: list[dict[str, Any]] = []
@@ -197,17 +236,7 @@ def rollout_to_atif(entries: list[dict[str, Any]]) -> dict[str, Any]:
         if item in _OUTPUTS:
             open_step = None
             call_id = str(payload.get("call_id"))
-            output = payload.get("output")
-            result: dict[str, Any] = {
-                "content": output
-                if isinstance(output, str)
-                else _text(output.get("content") if isinstance(output, dict) else output)
-            }
-            rest = {"timestamp": line.get("timestamp"), **_extra(line, payload)}
-            if not isinstance(output, str):  # structured: its text is the content
-                rest["output"] = output
-            if rest:
-                result["extra"] = {"codex": rest}
+            result = _result(line, payload)
             target = owner.get(call_id)
             if target is None:  # an output whose call is not in this file
                 new("system", line, "")["observation"] = {"results": [result]}
@@ -228,29 +257,9 @@ def rollout_to_atif(entries: list[dict[str, Any]]) -> dict[str, Any]:
         if open_step is None:
             open_step = new("agent", line, "")
             open_step["extra"] = {"codex_items": []}
-        step = open_step
-        step["extra"]["codex_items"].append(
-            {"timestamp": line.get("timestamp"), **_extra(line, payload)}
-        )
-        if item == "message":
-            step["message"] = "\n".join(
-                x for x in (step["message"], _text(payload.get("content"))) if x
-            )
-        elif item == "reasoning":
-            texts = [_text(payload.get("summary")), _text(payload.get("content"))]
-            prev = step.get("reasoning_content")
-            step["reasoning_content"] = "\n".join(x for x in (prev, *texts) if x)
-        elif item in _CALLS:
-            call_id = str(payload.get("call_id") or payload.get("id"))
-            name = payload.get("name") or ("local_shell" if item == "local_shell_call" else item)
-            step.setdefault("tool_calls", []).append(
-                {
-                    "tool_call_id": call_id,
-                    "function_name": str(name),
-                    "arguments": _arguments(payload),
-                }
-            )
-            owner[call_id] = step
+        new_call = _add_item(open_step, line, payload)
+        if new_call is not None:
+            owner[new_call] = open_step
     models = [s["model_name"] for s in steps if s.get("model_name")]
     unknown: dict[str, int] = {}
     for e in other:
