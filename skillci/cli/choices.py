@@ -24,7 +24,7 @@ Harness = Literal["folder", "builtin"]  # skill.render.HARNESSES
 StaticMode = Literal["deterministic", "hybrid"]  # compile static / pipeline modes
 Scorer = Literal["rubric", "model"]  # compile deep scorers
 ImportFormat = Literal[
-    "benchflow", "harbor", "claude-code", "codex"
+    "benchflow", "harbor", "claude-code", "codex", "opencode"
 ]  # skillci.trace.importers.<name>
 TriggerSplit = Literal["all", "train", "held_out"]  # flows.triggers.TriggerEvalRequest.split
 AgentSandbox = Literal["auto", "bwrap", "none"]  # flows.triggers.TriggerEvalRequest.sandbox

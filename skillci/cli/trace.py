@@ -281,7 +281,7 @@ def import_cmd(
         Path,
         typer.Argument(
             help="Jobs dir, job dir or one trial dir (claude-code, codex: a session .jsonl or a dir "
-            "of them)."
+            "of them; opencode: opencode.db or a dir holding it)."
         ),
     ],
     fmt: Annotated[
@@ -297,19 +297,21 @@ def import_cmd(
     json_out: JsonOpt = False,
 ) -> int:
     """Import trials another harness ran (BenchFlow or Harbor job dirs) or agent session logs
-    (Claude Code sessions, Codex rollouts) as run records; unfinished or broken trials come in as infra_error/timeout/
+    (Claude Code sessions, Codex rollouts, OpenCode's database) as run records; unfinished or broken trials come in as infra_error/timeout/
     verifier_error, never as a verdict nobody reached (sessions have none: not_run)."""
     from skillci.errors import UsageError
     from skillci.trace.importers.common import summarize
 
-    if not directory.is_dir() and not (fmt in ("claude-code", "codex") and directory.is_file()):
+    if not directory.is_dir() and not (
+        fmt in ("claude-code", "codex", "opencode") and directory.is_file()
+    ):
         raise UsageError(f"{directory}: not a directory", hint="give the --jobs-dir of the run")
     importer = importlib.import_module(f"skillci.trace.importers.{fmt.replace('-', '_')}")
     records: list[RunRecord] = importer.import_jobs(directory, role=role)
     if not records:
         raise UsageError(
             f"{directory}: nothing to import as {fmt}: {importer.LAYOUT}",
-            hint="check --format (benchflow, harbor, claude-code or codex) and give the jobs dir the harness wrote",
+            hint="check --format (benchflow, harbor, claude-code, codex or opencode) and give the jobs dir the harness wrote",
         )
     report = summarize(fmt, directory, records)
     if not dry_run:

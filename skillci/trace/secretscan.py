@@ -240,13 +240,15 @@ def _trim(text: str, s: int, e: int) -> tuple[int, int]:
 
 
 #: Ids and hashes skillci and the harnesses write, kept by shape (design 341): tool-call ids
-#: (Anthropic ``toolu_``/``srvtoolu_``, OpenAI ``call_``/``chatcmpl-``/``msg_``/``resp_``),
-#: skillci run/trial/patch ids, and bare sha1/sha256 hex. Only the generic detectors
+#: (Anthropic ``toolu_``/``srvtoolu_``, OpenAI ``call_``/``chatcmpl-``/``msg_``/``resp_``,
+#: OpenCode ``ses_``/``prt_``), skillci run/trial/patch ids and the importers' run ids
+#: (``opencode-ses_...``), and bare sha1/sha256 hex. Only the generic detectors
 #: (entropy, unknown prefixes) yield to them; a named or provider-shaped secret never does.
 _ALLOWED_ID = re.compile(
     r"^(?:(?:srv)?toolu_(?:vrtx_)?[A-Za-z0-9]{16,40}|call_[A-Za-z0-9]{16,40}|"
-    r"chatcmpl-[A-Za-z0-9]{16,40}|(?:msg|resp|fc|rs)_[A-Za-z0-9]{16,60}|"
-    r"(?:run|trial|patch|eval|gate|job|task)-[A-Za-z0-9][A-Za-z0-9_.-]{3,80}|"
+    r"chatcmpl-[A-Za-z0-9]{16,40}|(?:msg|resp|fc|rs|ses|prt)_[A-Za-z0-9]{16,60}|"
+    r"(?:run|trial|patch|eval|gate|job|task|opencode|codex|claude-code|harbor|benchflow)-"
+    r"[A-Za-z0-9][A-Za-z0-9_.-]{3,80}|"
     r"[0-9a-f]{40}|[0-9a-f]{64})$"
 )
 _GENERIC_KINDS = frozenset({"high_entropy", "prefixed_token"})

@@ -167,7 +167,7 @@ class ImportReport(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     schema_version: int = Field(default=1, description="Shape version.")
-    format: str = Field(description="benchflow, harbor, claude-code or codex.")
+    format: str = Field(description="benchflow, harbor, claude-code, codex or opencode.")
     source: str = Field(description="The directory imported.")
     trials: int = Field(description="Trial dirs found.")
     stored: int = Field(default=0, description="Records newly stored.")
