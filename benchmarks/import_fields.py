@@ -149,6 +149,45 @@ def _agent_logs(totals: dict[str, dict[str, int]]) -> None:
         t["unmapped_fields"] += len(rec.metadata.get("unmapped") or {})
 
 
+def _opencode(totals: dict[str, dict[str, int]]) -> None:
+    """OpenCode sessions (the fixture's rows): every message a step, every part and message
+    key kept, calls paired, step times, ATIF export equal to the conversion."""
+    from skillci.trace.atif import to_atif
+    from skillci.trace.importers.opencode import _MAPPED, import_session, session_to_atif
+
+    for path in sorted((AGENT_LOGS / "opencode").glob("*.json")):
+        session = json.loads(path.read_text(encoding="utf-8"))
+        t = totals[f"opencode {split_of('opencode/' + path.name)}"]
+        rec = import_session(session, path)
+        out = to_atif(rec)
+        t["items"] += 1
+        t["lines"] += len(session["messages"])
+        t["atif"] += 1
+        t["atif_equal"] += out == session_to_atif(session)
+        for msg, step in zip(session["messages"], out["steps"], strict=True):
+            kept = step["extra"]
+            fields = [k for k in msg["info"] if k not in _MAPPED]
+            parts = [p for p in msg["parts"] if p.get("type") not in ("text", "reasoning", "tool")]
+            t["fields"] += len(msg["info"]) + len(msg["parts"])
+            lost = [k for k in fields if kept["opencode"].get(k) != msg["info"][k]]
+            lost += [p["id"] for p in parts if p not in kept.get("opencode_parts", [])]
+            t["silent_drops"] += len(lost)
+            for k in lost:
+                print(f"SILENT DROP opencode {path.name}: {k}")
+        calls = [e for e in rec.events if e.kind == "tool_call"]
+        results = {e.call_id for e in rec.events if e.kind == "tool_result"}
+        t["tool_calls"] += len(calls)
+        t["tool_calls_with_args"] += sum(1 for c in calls if getattr(c, "arguments", None))
+        t["calls_paired"] += sum(1 for c in calls if c.call_id in results)
+        t["atif_stamps"] += sum(1 for s in out["steps"] if s.get("timestamp"))
+        t["atif_stamps_intact"] += sum(
+            1 for s in out["steps"] if str(s.get("timestamp", "")).endswith("Z")
+        )
+        t["with_tokens"] += rec.cost.tokens is not None
+        t["with_model"] += rec.model.name is not None
+        t["with_agent"] += rec.runtime.harness_version != "unknown"
+
+
 def main() -> int:
     totals: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     shapes: dict[tuple[str, frozenset[str]], dict[str, Any]] = {}
@@ -197,6 +236,7 @@ def main() -> int:
                 for name in sorted(silent):
                     print(f"SILENT DROP {fmt} {source.name}: {name}")
     _agent_logs(totals)
+    _opencode(totals)
     print("== per shape (top-level fields of the result file)")
     for n, ((fmt, keys), shape) in enumerate(sorted(shapes.items(), key=lambda kv: kv[0][0]), 1):
         print(
@@ -209,9 +249,10 @@ def main() -> int:
     for name in sorted(totals):
         t = totals[name]
         states = ", ".join(f"{k[6:]}={v}" for k, v in sorted(t.items()) if k.startswith("state:"))
-        if name.startswith("codex"):
+        if name.startswith(("codex", "opencode")):
             print(
-                f"{name:15} rollouts={t['items']} lines={t['lines']} payload fields={t['fields']} "
+                f"{name:15} sessions={t['items']} lines/messages={t['lines']} "
+                f"fields={t['fields']} "
                 f"tool_calls={t['tool_calls']} (with args {t['tool_calls_with_args']}, paired "
                 f"with their output {t['calls_paired']}) timestamps={t['atif_stamps']} (intact "
                 f"{t['atif_stamps_intact']}) with_tokens={t['with_tokens']} "

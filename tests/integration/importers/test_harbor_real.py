@@ -138,4 +138,4 @@ def test_the_import_benchmark_finds_no_silent_drop(capsys: pytest.CaptureFixture
     out = capsys.readouterr().out
     assert "silent drops: 0" in out and "SILENT DROP" not in out
     assert "harbor test" in out and "benchflow dev" in out
-    assert "codex dev       rollouts=1" in out and "paired with their output 4" in out
+    assert "codex dev       sessions=1" in out and "paired with their output 4" in out
