@@ -199,6 +199,7 @@ def test_one_process_per_run_dir(tmp_path: Path, rm: RewardModelStub, tasks: Pat
     assert code == 2 and "another process" in err
 
 
+@pytest.mark.slow  # its setup runs the reference pipeline: 22.7 s in CI (2026-12-03)
 def test_preconditions(
     tmp_path: Path, rm: RewardModelStub, reference: PipelineOutcome, tasks: Path
 ) -> None:

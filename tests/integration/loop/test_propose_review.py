@@ -100,6 +100,7 @@ def test_a_pr_closed_after_an_inconclusive_gate_is_not_a_refusal(scratch: Path) 
     assert propose(ctx, ProposeOptions(skill="repo-debugger", task=TASK)).action == "refused_closed"
 
 
+@pytest.mark.slow  # 21.7 s in CI (2026-12-03): two whole proposals
 def test_two_concurrent_proposals_open_one_pr(scratch: Path) -> None:
     env = dict(os.environ)
     cmd = [sys.executable, "-m", "skillci", "propose", "--task", TASK, "--repo", str(scratch)]

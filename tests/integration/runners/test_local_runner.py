@@ -22,6 +22,7 @@ from .helpers import BUNDLED, SKILL, model_agent, passed, run, task
 needs_bwrap = pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap is not usable here")
 
 
+@pytest.mark.slow  # 36 bundled tasks: 20.1 s in CI (2026-12-03)
 def test_the_oracle_passes_every_bundled_task(tmp_path: Path) -> None:
     res = run(BUNDLED, AgentSpec(kind="oracle", role="oracle"), tmp_path, parallel=2)
     assert len(BUNDLED) >= 15
