@@ -18,7 +18,10 @@ sandbox's tools. Exit code 0 only means the job finished: verdicts are read by
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -105,8 +108,17 @@ def pythonpath_for_env(where: Path) -> Path:
     target = Path(skillci.__file__).resolve().parent
     if not link.is_symlink() or link.resolve() != target:
         link.unlink(missing_ok=True)
-        link.symlink_to(target, target_is_directory=True)
+        with contextlib.suppress(FileExistsError):  # another run made it at the same time
+            link.symlink_to(target, target_is_directory=True)
     return where
+
+
+def pythonpath_dir() -> Path:
+    """Where :func:`pythonpath_for_env` keeps its link: in the temp dir, one per skillci
+    installation -- never inside a jobs dir, whose import refuses links (design 312)."""
+    target = str(Path(skillci.__file__).resolve().parent)
+    key = hashlib.sha256(target.encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"skillci-harbor-pythonpath-{os.getuid()}-{key}"
 
 
 def run(harbor: str, spec: HarborRun, *, log: Path, timeout: float | None = None) -> int:
@@ -114,7 +126,7 @@ def run(harbor: str, spec: HarborRun, *, log: Path, timeout: float | None = None
     spec.jobs_dir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     if spec.env == "local":
-        extra = str(pythonpath_for_env(spec.jobs_dir / ".pythonpath"))
+        extra = str(pythonpath_for_env(pythonpath_dir()))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (extra, env.get("PYTHONPATH")) if p)
     env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     return run_logged(spec.argv(harbor), log=log, timeout=timeout, env=env, cwd=spec.jobs_dir)
