@@ -11,6 +11,7 @@ into failures) and docs/design/120-test-services-markers.md for the decision.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -18,6 +19,7 @@ import sys
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,12 +42,21 @@ def ci_cache_root() -> Path:
     return system if system.is_dir() else Path.home() / ".cache" / "skillci-ci"
 
 
+def _drop_client(dr: Any) -> None:
+    """Forget the cached Docker client, closing it first: a dropped client's unix socket
+    is otherwise closed only by the garbage collector (an unraisable ResourceWarning)."""
+    if dr.client.cache_info().currsize:
+        with contextlib.suppress(Exception):
+            dr.client().close()
+    dr.client.cache_clear()
+
+
 def _docker() -> str | None:
     from skillci.runners import docker as dr
 
-    dr.client.cache_clear()
+    _drop_client(dr)
     why = dr.docker_available()
-    dr.client.cache_clear()
+    _drop_client(dr)
     if why is None:
         return None
     return f'{why.splitlines()[0]}; start one: eval "$(bash scripts/ci_docker.sh start)"'
