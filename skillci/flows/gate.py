@@ -54,12 +54,12 @@ from skillci.gate.verdict import (
     Verdict,
 )
 from skillci.runners.base import (
-    DEFAULT_JUDGE,
     AgentSpec,
     JudgeSpec,
     TrialSpec,
     builtin_agent,
     judge_spec,
+    named_judge,
     plan,
     real_agent,
 )
@@ -220,11 +220,7 @@ def gate_id(opts: GateOptions, base_sha: str, head_sha: str) -> str:
             else b""
         )
         # a different judge is a different measurement; the default keeps old gate ids
-        + (
-            f"|judge={opts.judge}".encode()
-            if (opts.judge or DEFAULT_JUDGE) != DEFAULT_JUDGE
-            else b""
-        )
+        + (f"|judge={opts.judge}".encode() if named_judge(opts.judge) else b"")
     )
     return f"gate-{h.hexdigest()[:16]}"
 

@@ -46,7 +46,7 @@ from skillci.gate.decision import rerun_on_head
 from skillci.gate.impact import select_tasks
 from skillci.gate.outcomes import loaded_files
 from skillci.gate.verdict import GateReport
-from skillci.runners.base import DEFAULT_JUDGE, AgentSpec, JudgeSpec, TrialSpec, builtin_agent
+from skillci.runners.base import AgentSpec, JudgeSpec, TrialSpec, builtin_agent, named_judge
 from skillci.skill.render import RenderedSkill
 from skillci.tasks.models import Purpose, Task
 from skillci.trace.models import RunRecord
@@ -217,7 +217,7 @@ def _spec(opts: GateOptions, inputs: GateInputs) -> GateSpec:
         agent_version=opts.agent_version,
         # `--judge sim/judge` is the default named: the same plan as no --judge (as the gate
         # id, flows/gate.py), so a caller that names it and one that does not agree
-        judge=opts.judge if (opts.judge or DEFAULT_JUDGE) != DEFAULT_JUDGE else None,
+        judge=named_judge(opts.judge),
     )
 
 

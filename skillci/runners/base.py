@@ -113,6 +113,12 @@ class AgentSpec(BaseModel):
 DEFAULT_JUDGE = "sim/judge"
 
 
+def named_judge(route: str | None) -> str | None:
+    """``route`` when it names a judge other than :data:`DEFAULT_JUDGE`, else None: naming
+    the default is the same measurement as naming none (gate ids and plans agree)."""
+    return route if (route or DEFAULT_JUDGE) != DEFAULT_JUDGE else None
+
+
 class JudgeSpec(BaseModel):
     """The model route that judges a task's rubric graders (never the agent's route)."""
 
