@@ -376,6 +376,7 @@ __all__ = [
     "builtin_agent",
     "judge_spec",
     "key_of",
+    "named_judge",
     "plan",
     "real_agent",
     "resolved_sandbox",
