@@ -28,6 +28,20 @@ def bench_cmd(
         typer.Option("--skill", help="The original skill (default: skills/repo-debugger)."),
     ] = None,
     student: Annotated[str, typer.Option("--student", help="Student route.")] = "sim/student",
+    agent: Annotated[
+        str,
+        typer.Option(
+            "--agent",
+            help="The student's agent in every student arm: builtin (skillci's loop on "
+            "--student) or a real agent through the gateway (claude-code, codex, opencode; "
+            "skillci agents ls); oracle/noop in the reference arms only. The teacher runs "
+            "builtin.",
+        ),
+    ] = "builtin",
+    agent_version: Annotated[
+        str | None,
+        typer.Option("--agent-version", help="Real agent version (default: the newest)."),
+    ] = None,
     teacher: Annotated[str, typer.Option("--teacher", help="Teacher route.")] = "sim/teacher",
     repeat: Annotated[int, typer.Option("--repeat", min=1, help="Trials per task.")] = 1,
     parallel: Annotated[int, typer.Option("--parallel", min=1, help="Trials at once.")] = 1,
@@ -81,6 +95,8 @@ def bench_cmd(
         suite=suite,
         student=student,
         teacher=teacher,
+        agent=agent,
+        agent_version=agent_version,
         repeat=repeat,
         parallel=parallel,
         opt_iterations=opt_iterations,
@@ -95,7 +111,8 @@ def bench_cmd(
     if markdown:
         typer.echo(markdown_table(rows), nl=False)
         return 0
-    _print(rows, f"bench on suite {suite} ({student} / {teacher}, {repeat} repeat(s))")
+    who = student if agent == "builtin" else f"{agent} on {student}"
+    _print(rows, f"bench on suite {suite} ({who} / {teacher}, {repeat} repeat(s))")
     return 0
 
 

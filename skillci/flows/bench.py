@@ -125,6 +125,13 @@ class BenchOptions:
     """Seed of the prompt-opt baseline's mutation choices."""
     arms: tuple[str, ...] = ()
     """The arms to print (empty: all); the three references always run."""
+    agent: str = "builtin"
+    """The student's agent in every student arm (references, generated baselines, the loop's
+    propose and gate): ``builtin`` (skillci's loop on ``student``) or a registered real agent
+    on the ``student`` route through the gateway; ``oracle``/``noop`` only in the reference
+    and generated arms. The teacher always runs builtin: it is the reference ceiling."""
+    agent_version: str | None = None
+    """The real agent's installed version (None: the newest installed)."""
     train_suite: str = "discovery"
     """Where the loop arms propose (the suite whose failures drive patches) and what the
     generated baselines (teacher-only, trajectory-only, prompt-opt) learn from; never the
@@ -173,6 +180,8 @@ def _run(opts: BenchOptions, *, skill: Path | None, teacher: bool) -> list[Trial
         skill=skill,
         model=opts.teacher if teacher else opts.student,
         role="teacher" if teacher else "student",
+        agent="builtin" if teacher else opts.agent,
+        agent_version=None if teacher else opts.agent_version,
         repeats=opts.repeat,
         parallel=opts.parallel,
         home=opts.home,
@@ -190,6 +199,26 @@ def _loop_arm(
     return _run(opts, skill=loop.skill, teacher=False), loop.note()
 
 
+def check_agent(opts: BenchOptions) -> None:
+    """``opts.agent`` must be registered, and a student the loop arms can gate (builtin or a
+    real agent) when a loop arm is asked for: said before any trial runs (exit 2)."""
+    from skillci.agents.registry import names, real_names
+    from skillci.flows.bench_loop import ABLATIONS
+
+    if opts.agent not in names():
+        raise UsageError(
+            f"--agent {opts.agent!r} is not a registered agent",
+            hint=f"use one of: {', '.join(names())} (skillci agents ls)",
+        )
+    loops = [a for a in (opts.arms or arm_names()) if a in ABLATIONS]
+    if loops and opts.agent != "builtin" and opts.agent not in real_names():
+        raise UsageError(
+            f"--agent {opts.agent} cannot be the student of the loop arms ({', '.join(loops)})",
+            hint=f"pick --arms without them (e.g. --arms original), or --agent builtin or one "
+            f"of: {', '.join(real_names())}",
+        )
+
+
 def run_bench(
     opts: BenchOptions, say: Callable[[str], None] = lambda _line: None
 ) -> list[BenchRow]:
@@ -204,6 +233,7 @@ def run_bench(
             "be tuned on what they are measured on",
             hint="pick another suite for --train-suite (default: discovery)",
         )
+    check_agent(opts)
     t0 = time.monotonic()
     refs: dict[str, list[TrialOutcome]] = {}
     for arm, skill, teacher in (
@@ -250,4 +280,12 @@ def run_bench(
     return rows
 
 
-__all__ = ["ARMS", "BenchOptions", "arm_names", "check_arms", "outcomes", "run_bench"]
+__all__ = [
+    "ARMS",
+    "BenchOptions",
+    "arm_names",
+    "check_agent",
+    "check_arms",
+    "outcomes",
+    "run_bench",
+]

@@ -214,6 +214,8 @@ def prompt_opt(opts: BenchOptions) -> Generated:
                     suite=opts.train_suite,
                     skill=write(opts, "prompt-opt", pkg),
                     model=opts.student,
+                    agent=opts.agent,
+                    agent_version=opts.agent_version,
                     repeats=opts.repeat,
                     parallel=opts.parallel,
                     home=opts.home,

@@ -233,6 +233,8 @@ class _Loop:
                 student=s.student,
                 teacher=s.teacher,
                 parallel=s.parallel,
+                agent=s.agent,
+                agent_version=s.agent_version,
             ),
         )
 
@@ -290,6 +292,8 @@ class _Loop:
                 suites=self.run.gate_suites,
                 repeat=1,
                 student=self.s.student,
+                agent=self.s.agent,
+                agent_version=self.s.agent_version,
                 parallel=self.s.parallel,
                 same_instance_task=prop.task_id,
                 guard_verdict="needs-approval" if prop.needs_approval else "pass",
