@@ -65,7 +65,9 @@ def test_validation_prints_pass_rates_and_a_rerun_runs_nothing(tmp_path: Path) -
     n = 2 * len(VALIDATION)
     for task_id in VALIDATION:
         assert task_id in first.stdout
-    rows = {line.split("│")[0].strip(): line for line in first.stdout.splitlines() if "│" in line}
+    rows = {
+        t: next(ln for ln in first.stdout.splitlines() if "│" in ln and t in ln) for t in VALIDATION
+    }
     assert re.search(r"│\s+2 │\s+2 │\s+1\.00", rows["py-cache-expiry"]), rows["py-cache-expiry"]
     assert re.search(r"│\s+2 │\s+0 │\s+0\.00", rows["py-version-range"]), rows["py-version-range"]
     assert f"0 cached, {n} run" in first.stdout
