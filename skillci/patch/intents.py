@@ -31,6 +31,10 @@ def _fold(word: str) -> str:
     return "".join(c for c in out if not unicodedata.combining(c))
 
 
+#: The entries of each lexicon (for the spelling tolerance of :func:`_respelled`).
+ENTRIES: dict[re.Pattern[str], tuple[str, ...]] = {}
+
+
 def _lex(*chunks: str) -> re.Pattern[str]:
     """A lexicon from ``|``-separated entries. ASCII entries match as whole words (plus an
     English inflection); others anywhere."""
@@ -41,7 +45,9 @@ def _lex(*chunks: str) -> re.Pattern[str]:
     parts = [rf"(?<![a-z0-9])(?:{alt})(?:s|es|ed|d|ing)?(?![a-z0-9])"] if ascii_w else []
     if other:
         parts.append("|".join(re.escape(w).replace(r"\ ", " ") for w in other))
-    return re.compile("|".join(parts))
+    rx = re.compile("|".join(parts))
+    ENTRIES[rx] = tuple(words)
+    return rx
 
 
 BYPASS = _lex(
@@ -391,6 +397,9 @@ CLASSES: tuple[PolicyClass, ...] = (
 )
 
 
+_OVERRIDE = tuple(c for c in CLASSES if c.first is IGNORE)
+
+
 @dataclass(frozen=True)
 class IntentHit:
     code: str
@@ -479,7 +488,76 @@ def _weak_leak(code: str, m: re.Match[str], text: str) -> bool:
     )
 
 
+def _one_edit(a: str, b: str) -> bool:
+    """``a`` and ``b`` differ by one deletion, insertion, substitution or transposition."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+
+
+#: Words of the override class an attacker misspells to pass a keyword filter ("ingore your
+#: previus instructions"); long enough that one edit does not reach an ordinary word.
+_SPELLED = tuple(
+    sorted(
+        {
+            w
+            for rx in (IGNORE, PRIOR)
+            for w in ENTRIES[rx]
+            if w.isascii() and w.isalpha() and len(w) >= 6
+        }
+    )
+)
+_WORD = re.compile(r"[a-z]{5,}")
+
+
+def _respelled(view: View) -> View | None:
+    """``view`` with words one edit away from an override word spelled right (design 401);
+    None when no word changed. Offsets still map to the original text."""
+    chars: list[str] = []
+    src: list[int] = []
+    pos = 0
+    changed = False
+    for m in _WORD.finditer(view.text):
+        tok = m.group(0)
+        fix = next(
+            (w for w in _SPELLED if w[0] == tok[0] and _one_edit(tok, w)),
+            tok,
+        )
+        if fix == tok or tok.rstrip("sd") in _SPELLED or tok.endswith(("ing", "ed")):
+            continue
+        chars.append(view.text[pos : m.start()])
+        src += view.src[pos : m.start()]
+        chars.append(fix)
+        src += [view.src[m.start() + min(i, len(tok) - 1)] for i in range(len(fix))]
+        pos = m.end()
+        changed = True
+    if not changed:
+        return None
+    chars.append(view.text[pos:])
+    src += view.src[pos:]
+    return View("".join(chars), tuple(src))
+
+
 def policy_intents(view: View, raw: str | None = None) -> list[IntentHit]:
+    """Policy-class hits on ``view``; an override misspelt by one letter per word counts too."""
+    out = _intents(view, raw, CLASSES)
+    if not any(h.code == "policy-override" for h in out):
+        fixed = _respelled(view)
+        if fixed is not None:
+            out += _intents(fixed, raw, _OVERRIDE)
+    return out
+
+
+def _intents(view: View, raw: str | None, classes: tuple[PolicyClass, ...]) -> list[IntentHit]:
     """Policy-class hits on a ``words`` view (lowercase, single spaces). With ``raw`` (the
     original text the view was made from), only actions the text orders count."""
     text = view.text
@@ -490,7 +568,7 @@ def policy_intents(view: View, raw: str | None = None) -> list[IntentHit]:
     )
     default = CJK_WINDOW if _wide(text) else WINDOW
     out: list[IntentHit] = []
-    for cls in CLASSES:
+    for cls in classes:
         window = min(cls.window, default) if cls.window else default
         firsts = [
             m
