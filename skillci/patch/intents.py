@@ -444,8 +444,8 @@ def _ordered(
     start, end = view.span(m.start(), m.end())
     form: grammar.Form = "base"
     if verb and cls.verb_first:
-        if grammar.in_name(raw, start, view.src[m.start() + len(m.group(0).split(" ")[0]) - 1] + 1):
-            return False
+        if grammar.in_name(raw, start, end):
+            return False  # the whole action, so that "force-push" stays one verb
         form = grammar.form_of(
             m.group(0).split(" ")[0], lambda w: cls.first.fullmatch(w) is not None
         )
