@@ -175,8 +175,8 @@ def in_name(raw: str, start: int, end: int) -> bool:
     """The action at ``raw[start:end]`` is part of a name glued by ``-_/.`` to more of it
     ("`print-credentials`", "shared/agents.md"): a command, path or identifier, not a verb.
     A command-line flag ("--skip-tests") is not a name: it is what the action does."""
-    a, b = start, end
-    while a > 0 and not raw[a - 1].isspace() and raw[a - 1] not in "`'\"(<[":
+    a, floor = start, max(0, start - 80)  # bounded: linear time on text without spaces
+    while a > floor and not raw[a - 1].isspace() and raw[a - 1] not in "`'\"(<[":
         a -= 1
     if raw[a:start].lstrip("*_").startswith("-"):
         return False
