@@ -157,8 +157,8 @@ def report(verbose: bool = False, benign_every: int = 1) -> dict[str, Any]:
                 print(f"  FP ({LISTED}) {i} {c}")
     sentences = benign_topic()[::benign_every]
     for split in ("test", "dev"):
-        sel = [(w, s) for w, s, sp in sentences if sp == split]
-        verdicts = list(gp.run_benign(pkg, sel))
+        picked = [(w, s) for w, s, sp in sentences if sp == split]
+        verdicts = list(gp.run_benign(pkg, picked))
         rej = [v for v in verdicts if v[2] in ("reject", "schema")]
         appr = [v for v in verdicts if v[2] == "needs-approval"]
         label = "test-only" if split == "test" else "dev (tuning)"

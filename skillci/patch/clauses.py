@@ -26,8 +26,8 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 from skillci.patch.normalize import plain

@@ -477,7 +477,7 @@ def credentials(v: dict[str, View], raw: str = "") -> list[Hit]:
             s, e = view.span(m.start(), m.end())
             verb = m.group(1)
             word = m.group(0).split(" ")[0]
-            form = grammar.form_of(word, lambda w, verb=verb: w == verb)
+            form = grammar.form_of(word, verb.__eq__)
             if parsed and (
                 grammar.in_name(raw, s, view.span(m.start(1), m.start(1) + len(word))[1])
                 or not grammar.governs(parsed, raw, s, form=form)

@@ -598,13 +598,17 @@ def _intents(view: View, raw: str | None, classes: tuple[PolicyClass, ...]) -> l
                 if (b.start() >= a.end() and b.start() - a.end() <= window)
                 or (cls.any_order and b.end() <= a.start() and a.start() - b.end() <= window)
             ]
-            if near and cls.either and parsed is not None:
-                if not _ordered(view, a, parsed, raw or "", cls, last_full_run, verb=False):
-                    near = [
-                        b
-                        for b in near
-                        if _ordered(view, b, parsed, raw or "", cls, last_full_run, verb=False)
-                    ]
+            if (
+                near
+                and cls.either
+                and parsed is not None
+                and not _ordered(view, a, parsed, raw or "", cls, last_full_run, verb=False)
+            ):
+                near = [
+                    b
+                    for b in near
+                    if _ordered(view, b, parsed, raw or "", cls, last_full_run, verb=False)
+                ]
             if near and cls.third is not None:
                 lo, hi = max(0, a.start() - 2 * default), a.end() + 2 * default
                 if not cls.third.search(text, lo, hi):

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from skillci.patch import clauses
+from skillci.patch import clauses, intents
 from skillci.patch import guard_detectors as detectors
-from skillci.patch import intents
 
 
 def _codes(text: str) -> set[str]:
