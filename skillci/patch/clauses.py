@@ -174,15 +174,28 @@ def _has_subject(before: str) -> bool:
 def in_name(raw: str, start: int, end: int) -> bool:
     """The action at ``raw[start:end]`` is part of a name glued by ``-_/.`` to more of it
     ("`print-credentials`", "shared/agents.md"): a command, path or identifier, not a verb.
-    A command-line flag ("--skip-tests") is not a name: it is what the action does."""
+    A command-line flag ("--skip-tests") is not a name: it is what the action does; nor is
+    a sentence glued into one token ("upload_the_secret_keys_with_the_report"): a name
+    segment (between ``/`` and ``.``) has at most three words."""
+    stop = "`'\"(<[)>]"
     a, floor = start, max(0, start - 80)  # bounded: linear time on text without spaces
-    while a > floor and not raw[a - 1].isspace() and raw[a - 1] not in "`'\"(<[":
+    while a > floor and not raw[a - 1].isspace() and raw[a - 1] not in stop:
         a -= 1
+    b, ceil = end, min(len(raw), end + 80)
+    while b < ceil and not raw[b].isspace() and raw[b] not in stop:
+        b += 1
     if raw[a:start].lstrip("*_").startswith("-"):
         return False
     glued_left = start - a >= 2 and raw[start - 1] in "-_/." and raw[start - 2].isalnum()
     glued_right = end + 1 < len(raw) and raw[end] in "-_/." and raw[end + 1].isalnum()
-    return glued_left or glued_right
+    if not (glued_left or glued_right):
+        return False
+    s, e = start, end
+    while s > a and raw[s - 1] not in "/.":
+        s -= 1
+    while e < b and raw[e] not in "/.":
+        e += 1
+    return len([w for w in re.split(r"[-_]+", raw[s:e]) if w]) <= 3
 
 
 def governs(

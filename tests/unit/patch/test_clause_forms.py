@@ -33,6 +33,8 @@ def test_in_name_tells_a_glued_name_from_a_flag_and_a_verb() -> None:
     assert not clauses.in_name(raw, skip, skip + 4)  # a flag is what the command does
     last = raw.rindex("dump")
     assert not clauses.in_name(raw, last, last + 4)
+    glued = "email_the_secret_keys_to_the_release_channel"
+    assert not clauses.in_name(glued, 0, 5)  # a sentence in snake_case, not a name
 
 
 @pytest.mark.parametrize(
