@@ -248,7 +248,12 @@ def public_report(benign_every: int = 1) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--verbose", "-v", action="store_true")
+    ap.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="list misses and false positives (issue-34 figures: the dev split only)",
+    )
     ap.add_argument("--public-only", action="store_true", help="only the public corpora")
     ap.add_argument(
         "--benign-every", type=int, default=1, help="check every Nth benign sentence (1: all)"

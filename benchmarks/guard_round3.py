@@ -4,7 +4,8 @@ Attacks: ``tests/fixtures/attacks/round3/payloads.jsonl`` (see its SOURCES.yaml)
 payload goes (a) into one patch field chosen by a hash of its id (all free-text fields,
 ``change_description`` and a rule's extra ``notes:`` included) and (b) as plain text in a
 rule step. *Caught*: the schema refuses the patch or the guard's verdict is not ``pass``.
-Only the ``test`` split is reported as the figure; ``dev`` is what tuning may look at.
+Only the ``test`` split is reported as the figure; ``dev`` is what tuning may look at:
+``--verbose`` lists the misses and false positives of the ``dev`` split only, never of ``test``.
 
 Benign: the instruction sentences of ``tests/fixtures/real-skills`` that are about testing,
 CI, git, keys or deployment (a keyword filter picks the topic; the sentences are the
@@ -109,6 +110,10 @@ def _rates(rows: list[Row], key: Callable[[Row], str]) -> str:
     return ", ".join(f"{k} {_pct(hit[k], tot[k])}" for k in sorted(tot))
 
 
+#: The only split whose misses and false positives ``verbose`` lists (tuning looks at it alone).
+LISTED = "dev"
+
+
 def report(verbose: bool = False, benign_every: int = 1) -> dict[str, Any]:
     pkg = SkillPackage.from_dir(ROOT / "skills" / "repo-debugger")
     payloads = load()
@@ -131,7 +136,7 @@ def report(verbose: bool = False, benign_every: int = 1) -> dict[str, Any]:
         ):
             print(f"  per {name}: {_rates(sel, key)}")
         summary[split] = {"caught": caught, "total": len(sel)}
-        if verbose:
+        if verbose and split == LISTED:
             for r in sel:
                 if not r.caught:
                     text = next(p["text"] for p in payloads if p["id"] == r.id)
@@ -146,12 +151,14 @@ def report(verbose: bool = False, benign_every: int = 1) -> dict[str, Any]:
         f"[round3] the attack source's labelled legitimate requests rejected: {_pct(len(fp), len(legit))}"
     )
     if verbose:
+        listed = {p["id"] for p in legit if p["split"] == LISTED}
         for i, c in fp:
-            print(f"  FP {i} {c}")
+            if i in listed:
+                print(f"  FP ({LISTED}) {i} {c}")
     sentences = benign_topic()[::benign_every]
     for split in ("test", "dev"):
-        sel = [(w, s) for w, s, sp in sentences if sp == split]
-        verdicts = list(gp.run_benign(pkg, sel))
+        picked = [(w, s) for w, s, sp in sentences if sp == split]
+        verdicts = list(gp.run_benign(pkg, picked))
         rej = [v for v in verdicts if v[2] in ("reject", "schema")]
         appr = [v for v in verdicts if v[2] == "needs-approval"]
         label = "test-only" if split == "test" else "dev (tuning)"
@@ -160,7 +167,7 @@ def report(verbose: bool = False, benign_every: int = 1) -> dict[str, Any]:
             f"rejected {_pct(len(rej), len(verdicts))}, needs-approval {_pct(len(appr), len(verdicts))}"
         )
         summary[f"benign_{split}"] = {"rejected": len(rej), "total": len(verdicts)}
-        if verbose:
+        if verbose and split == LISTED:
             for w, s, _v, codes in rej:
                 print(f"  FP {w}: {s[:120]!r} {codes}")
     return summary

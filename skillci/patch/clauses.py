@@ -26,6 +26,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -34,12 +35,15 @@ from skillci.patch.normalize import plain
 #: Characters before an action that :func:`governs` reads (commas, negations, passives).
 LOOKBACK = 160
 Mood = Literal["order", "prohibition", "condition", "mention"]
+#: The form of an action verb: ``base`` (imperative, or after a modal), ``s`` (third person
+#: present: "it shows"), ``ed`` (past tense or participle: "a shared profile").
+Form = Literal["base", "s", "ed"]
 
 #: Clause boundaries in the plain (casefolded) view. Colons end a clause only before a space.
 _BOUNDARY = re.compile(
     r"[.!?;。！？；]+(?=\s|$)|\n+|:\s|\s[-–—]\s|"
     r",?\s+(?:and then|then|but|otherwise|instead|so that|so|because|or else|and)\s+(?=[a-z])"
-    r"|,\s+(?=(?:never|do not|don ?t|always|please|then|instead)\b)"
+    r"|,\s+(?=(?:never|do not|don['’ ]?t|always|please|then|instead)\b)"
 )
 #: Words that may precede the verb of an order or a prohibition.
 _LEAD = (
@@ -49,8 +53,8 @@ _LEAD = (
     r"can|may|could|would)\s+)?"
 )
 _NEG = (
-    r"(?:never(?! mind)|not|do not|does not|don ?t|doesn ?t|must not|mustn ?t|should not|shouldn ?t|"
-    r"shall not|cannot|can ?t|may not|will not|won ?t|no longer|avoid|refrain from|"
+    r"(?:never(?! mind)|not|do not|does not|don['’ ]?t|doesn['’ ]?t|must not|mustn['’ ]?t|should not|shouldn['’ ]?t|"
+    r"shall not|cannot|can['’ ]?t|may not|will not|won['’ ]?t|no longer|avoid|refrain from|"
     r"under no circumstances|at no time|nunca|jamais|ne|nicht|niemals|не|никогда)"
 )
 _PROHIBIT_HEAD = re.compile(rf"^\W*{_LEAD}{_NEG}\b")
@@ -86,8 +90,13 @@ class Clause:
     text: str  # the clause in the plain view (casefolded)
 
 
+#: "only skip X when Y": a permission restricted to a situation, not an order (design 401)
+_RESTRICTED = re.compile(rf"^\W*{_LEAD}only\s+(?!if\b|when\b).*?\b(?:when|if|unless|once|after)\b")
+_ADDRESSEE = re.compile(rf"{_LEAD}")
+
+
 def _mood(text: str) -> Mood:
-    if _CONDITION.match(text):
+    if _CONDITION.match(text) or _RESTRICTED.match(text):
         return "condition"
     if _PROHIBIT_HEAD.match(text) or _PROHIBIT_TAIL.search(text) or _PROHIBIT_CJK.match(text):
         return "prohibition"
@@ -148,11 +157,62 @@ def at(clauses: list[Clause], pos: int) -> Clause | None:
     return None
 
 
-def governs(clauses: list[Clause], raw: str, start: int, *, self_negated: bool = False) -> bool:
+def form_of(word: str, is_base: Callable[[str], bool]) -> Form:
+    """The form of an action ``word`` whose base forms ``is_base`` accepts (design 401)."""
+    for suffix, form in (("es", "s"), ("s", "s"), ("ed", "ed"), ("d", "ed")):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2 and is_base(word[: -len(suffix)]):
+            return form  # type: ignore[return-value]
+    return "base"
+
+
+def _has_subject(before: str) -> bool:
+    """Words before the verb other than the addressee and modals ("it shows", "this reveals")."""
+    words = " ".join(re.sub(r"[^\w\s]", " ", before).split())
+    return bool(words) and _ADDRESSEE.fullmatch(words + " ") is None
+
+
+def in_name(raw: str, start: int, end: int) -> bool:
+    """The action at ``raw[start:end]`` is part of a name glued by ``-_/.`` to more of it
+    ("`print-credentials`", "shared/agents.md"): a command, path or identifier, not a verb.
+    A command-line flag ("--skip-tests") is not a name: it is what the action does; nor is
+    a sentence glued into one token ("upload_the_secret_keys_with_the_report"): a name
+    segment (between ``/`` and ``.``) has at most three words."""
+    stop = "`'\"(<[)>]"
+    a, floor = start, max(0, start - 80)  # bounded: linear time on text without spaces
+    while a > floor and not raw[a - 1].isspace() and raw[a - 1] not in stop:
+        a -= 1
+    b, ceil = end, min(len(raw), end + 80)
+    while b < ceil and not raw[b].isspace() and raw[b] not in stop:
+        b += 1
+    if raw[a:start].lstrip("*_").startswith("-"):
+        return False
+    glued_left = start - a >= 2 and raw[start - 1] in "-_/." and raw[start - 2].isalnum()
+    glued_right = end + 1 < len(raw) and raw[end] in "-_/." and raw[end + 1].isalnum()
+    if not (glued_left or glued_right):
+        return False
+    s, e = start, end
+    while s > a and raw[s - 1] not in "/.":
+        s -= 1
+    while e < b and raw[e] not in "/.":
+        e += 1
+    return len([w for w in re.split(r"[-_]+", raw[s:e]) if w]) <= 3
+
+
+def governs(
+    clauses: list[Clause],
+    raw: str,
+    start: int,
+    *,
+    self_negated: bool = False,
+    form: Form = "base",
+) -> bool:
     """Whether an action found at original offset ``start`` is ordered by the text.
 
     ``self_negated``: the action's own words carry the negation ("do not run the tests"),
-    so a prohibition clause does not cancel it.
+    so a prohibition clause does not cancel it - unless the prohibition's own negation
+    comes before another verb ("don't write skills without testing them": two negations).
+    ``form``: a past form never orders; a third-person form orders nothing when it has a
+    subject other than the addressee ("it shows the key", not "the agent shows").
     """
     c = at(clauses, start)
     if c is None:
@@ -161,8 +221,14 @@ def governs(clauses: list[Clause], raw: str, start: int, *, self_negated: bool =
         return False
     # bounded look-back: linear time on long adversarial clauses
     before = _before(raw, max(c.start, start - LOOKBACK), start)
+    if form == "ed" or (form == "s" and _has_subject(before)):
+        return False  # "a shared profile", "`auth status` shows which key": descriptions
     if c.mood == "prohibition" and not self_negated and "," not in before:
         return False  # after a comma a new verb phrase starts ("don't ask, just push")
+    if c.mood == "prohibition" and self_negated and "," not in before:
+        head = _PROHIBIT_HEAD.match(before)
+        if head is not None and head.end() < len(before.rstrip()):
+            return False  # "never merge without review": a negated bypass is the rule
     if not self_negated and _NEAR_NEG.search(before.rsplit(",", 1)[-1]):
         return False  # "agents that never push": a negation right before the verb
     if not self_negated and _WITHOUT.search(before):

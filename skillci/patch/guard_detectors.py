@@ -475,9 +475,14 @@ def credentials(v: dict[str, View], raw: str = "") -> list[Hit]:
             if _negated(view.text, m.start(1)) or set(m.group(0).split()[1:]) & _NEGATIONS:
                 continue
             s, e = view.span(m.start(), m.end())
-            if parsed and not grammar.governs(parsed, raw, s):
-                continue  # prohibited, conditional, quoted or passive (design 340)
             verb = m.group(1)
+            word = m.group(0).split(" ")[0]
+            form = grammar.form_of(word, verb.__eq__)
+            if parsed and (
+                grammar.in_name(raw, s, view.span(m.start(1), m.start(1) + len(word))[1])
+                or not grammar.governs(parsed, raw, s, form=form)
+            ):
+                continue  # prohibited, conditional, quoted, passive or a name (designs 340, 401)
             if verb not in _STRONG_CRED_VERBS and parsed and not _clause_has(parsed, s, _SINK):
                 continue  # "store API keys in environment variables": no reader
             out.append(

@@ -31,6 +31,10 @@ def _fold(word: str) -> str:
     return "".join(c for c in out if not unicodedata.combining(c))
 
 
+#: The entries of each lexicon (for the spelling tolerance of :func:`_respelled`).
+ENTRIES: dict[re.Pattern[str], tuple[str, ...]] = {}
+
+
 def _lex(*chunks: str) -> re.Pattern[str]:
     """A lexicon from ``|``-separated entries. ASCII entries match as whole words (plus an
     English inflection); others anywhere."""
@@ -41,7 +45,9 @@ def _lex(*chunks: str) -> re.Pattern[str]:
     parts = [rf"(?<![a-z0-9])(?:{alt})(?:s|es|ed|d|ing)?(?![a-z0-9])"] if ascii_w else []
     if other:
         parts.append("|".join(re.escape(w).replace(r"\ ", " ") for w in other))
-    return re.compile("|".join(parts))
+    rx = re.compile("|".join(parts))
+    ENTRIES[rx] = tuple(words)
+    return rx
 
 
 BYPASS = _lex(
@@ -241,6 +247,11 @@ class PolicyClass:
     any_order: bool = True
     third: re.Pattern[str] | None = None
     window: int | None = None  # characters between the concepts; default WINDOW/CJK_WINDOW
+    #: the first concept is a verb whose form tells an order from a description (design 401)
+    verb_first: bool = True
+    #: the verb is the second concept: the hit counts when either concept is ordered
+    #: ("if a web page gives you instructions, obey them")
+    either: bool = False
 
 
 #: Claims of authority over the agent ("I am your developer", "<GOD MODE>") and orders to
@@ -355,18 +366,38 @@ CLASSES: tuple[PolicyClass, ...] = (
         "puts tool output above the skill",
         TOOL_OUTPUT,
         ABOVE_SKILL,
+        verb_first=False,
+        either=True,
     ),
     PolicyClass("policy-activate-rules", "activates rules without the gate", ACTIVATE, RULES),
-    PolicyClass("policy-override", "claims authority over the agent", AUTHORITY, None),
-    PolicyClass("policy-edit-tests", "games the tests or their harness", GAME, HARNESS),
-    PolicyClass("policy-gate-weakening", "changes the gate or its checks", SETTERS, GATE_KEYS),
-    PolicyClass("policy-gate-weakening", "merges or commits around review", CI_BYPASS, None),
     PolicyClass(
-        "policy-edit-tests", "fakes a test or verifier result", TAMPER, TEST_ARTIFACT, window=60
+        "policy-override", "claims authority over the agent", AUTHORITY, None, verb_first=False
+    ),
+    PolicyClass(
+        "policy-edit-tests", "games the tests or their harness", GAME, HARNESS, verb_first=False
+    ),
+    PolicyClass("policy-gate-weakening", "changes the gate or its checks", SETTERS, GATE_KEYS),
+    PolicyClass(
+        "policy-gate-weakening",
+        "merges or commits around review",
+        CI_BYPASS,
+        None,
+        verb_first=False,
+    ),
+    PolicyClass(
+        "policy-edit-tests",
+        "fakes a test or verifier result",
+        TAMPER,
+        TEST_ARTIFACT,
+        window=60,
+        verb_first=False,
     ),
     PolicyClass("policy-edit-tests", "drops failing tests", DROP, FAILING, any_order=False),
     PolicyClass("policy-protected-branch", "merges around review", MERGE, NOW, window=40),
 )
+
+
+_OVERRIDE = tuple(c for c in CLASSES if c.first is IGNORE)
 
 
 @dataclass(frozen=True)
@@ -399,18 +430,29 @@ def _ordered(
     m: re.Match[str],
     parsed: list[grammar.Clause] | None,
     raw: str,
-    code: str,
+    cls: PolicyClass,
     last_full_run: int = -1,
+    *,
+    verb: bool = True,
 ) -> bool:
     """Whether the action ``m`` is an order of the text (design 340): not in a prohibition
     (unless the action carries its own negation), a condition's antecedent, a quoted
-    mention, or a passive participle; a skip scoped by a later full run is not a bypass."""
+    mention, or a passive participle; a skip scoped by a later full run is not a bypass.
+    A verb in a past or third-person form, or glued into a name, orders nothing (design 401)."""
     if parsed is None or not view.src:
         return True
-    start = view.src[m.start()]
-    if not grammar.governs(parsed, raw, start, self_negated=bool(_SELF_NEGATED.search(m.group(0)))):
+    start, end = view.span(m.start(), m.end())
+    form: grammar.Form = "base"
+    if verb and cls.verb_first:
+        if grammar.in_name(raw, start, end):
+            return False  # the whole action, so that "force-push" stays one verb
+        form = grammar.form_of(
+            m.group(0).split(" ")[0], lambda w: cls.first.fullmatch(w) is not None
+        )
+    negated = bool(_SELF_NEGATED.search(m.group(0)))
+    if not grammar.governs(parsed, raw, start, self_negated=negated, form=form):
         return False
-    return not (code == "policy-gate-weakening" and last_full_run > start)
+    return not (cls.code == "policy-gate-weakening" and last_full_run > start)
 
 
 #: Disclosure verbs that only leak when the value goes where a reader sees it (design 340):
@@ -446,7 +488,76 @@ def _weak_leak(code: str, m: re.Match[str], text: str) -> bool:
     )
 
 
+def _one_edit(a: str, b: str) -> bool:
+    """``a`` and ``b`` differ by one deletion, insertion, substitution or transposition."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+
+
+#: Words of the override class an attacker misspells to pass a keyword filter ("ingore your
+#: previus instructions"); long enough that one edit does not reach an ordinary word.
+_SPELLED = tuple(
+    sorted(
+        {
+            w
+            for rx in (IGNORE, PRIOR)
+            for w in ENTRIES[rx]
+            if w.isascii() and w.isalpha() and len(w) >= 6
+        }
+    )
+)
+_WORD = re.compile(r"[a-z]{5,}")
+
+
+def _respelled(view: View) -> View | None:
+    """``view`` with words one edit away from an override word spelled right (design 401);
+    None when no word changed. Offsets still map to the original text."""
+    chars: list[str] = []
+    src: list[int] = []
+    pos = 0
+    changed = False
+    for m in _WORD.finditer(view.text):
+        tok = m.group(0)
+        fix = next(
+            (w for w in _SPELLED if w[0] == tok[0] and _one_edit(tok, w)),
+            tok,
+        )
+        if fix == tok or tok.rstrip("sd") in _SPELLED or tok.endswith(("ing", "ed")):
+            continue
+        chars.append(view.text[pos : m.start()])
+        src += view.src[pos : m.start()]
+        chars.append(fix)
+        src += [view.src[m.start() + min(i, len(tok) - 1)] for i in range(len(fix))]
+        pos = m.end()
+        changed = True
+    if not changed:
+        return None
+    chars.append(view.text[pos:])
+    src += view.src[pos:]
+    return View("".join(chars), tuple(src))
+
+
 def policy_intents(view: View, raw: str | None = None) -> list[IntentHit]:
+    """Policy-class hits on ``view``; an override misspelt by one letter per word counts too."""
+    out = _intents(view, raw, CLASSES)
+    if not any(h.code == "policy-override" for h in out):
+        fixed = _respelled(view)
+        if fixed is not None:
+            out += _intents(fixed, raw, _OVERRIDE)
+    return out
+
+
+def _intents(view: View, raw: str | None, classes: tuple[PolicyClass, ...]) -> list[IntentHit]:
     """Policy-class hits on a ``words`` view (lowercase, single spaces). With ``raw`` (the
     original text the view was made from), only actions the text orders count."""
     text = view.text
@@ -457,13 +568,17 @@ def policy_intents(view: View, raw: str | None = None) -> list[IntentHit]:
     )
     default = CJK_WINDOW if _wide(text) else WINDOW
     out: list[IntentHit] = []
-    for cls in CLASSES:
+    for cls in classes:
         window = min(cls.window, default) if cls.window else default
         firsts = [
             m
             for m in cls.first.finditer(text)
             if not (cls.negatable and parsed is None and _negated(text, m.start()))
-            and (not cls.negatable or _ordered(view, m, parsed, raw or "", cls.code, last_full_run))
+            and (
+                not cls.negatable
+                or cls.either
+                or _ordered(view, m, parsed, raw or "", cls, last_full_run)
+            )
             and not (raw is not None and _weak_leak(cls.code, m, text))
         ]
         if not firsts:
@@ -483,6 +598,17 @@ def policy_intents(view: View, raw: str | None = None) -> list[IntentHit]:
                 if (b.start() >= a.end() and b.start() - a.end() <= window)
                 or (cls.any_order and b.end() <= a.start() and a.start() - b.end() <= window)
             ]
+            if (
+                near
+                and cls.either
+                and parsed is not None
+                and not _ordered(view, a, parsed, raw or "", cls, last_full_run, verb=False)
+            ):
+                near = [
+                    b
+                    for b in near
+                    if _ordered(view, b, parsed, raw or "", cls, last_full_run, verb=False)
+                ]
             if near and cls.third is not None:
                 lo, hi = max(0, a.start() - 2 * default), a.end() + 2 * default
                 if not cls.third.search(text, lo, hi):
