@@ -46,7 +46,14 @@ class GraderKindEntry:
                 hint=f"install the package that provides it, or fix its {ENTRY_POINT_GROUP} "
                 "entry point",
             ) from exc
-        made: object = factory() if callable(factory) else factory
+        try:
+            made: object = factory() if callable(factory) else factory
+        except Exception as exc:  # a plug-in's constructor: any failure is its own
+            raise ConfigError(
+                f"assertion kind {self.name!r} ({self.target}) failed to build: "
+                f"{type(exc).__name__}: {exc}",
+                hint="fix the package that provides it (its class takes no arguments)",
+            ) from exc
         if not isinstance(made, AssertionKind):
             raise ConfigError(
                 f"assertion kind {self.name!r} ({self.target}) made a {type(made).__name__}, "
