@@ -170,6 +170,8 @@ def test_a_kind_that_raises_makes_the_trial_an_infra_error_not_a_failure(tmp_pat
     site = install_plugin(tmp_path / "site", "toy_grader", {"toy_grader": TOY_GRADER}, ENTRY_POINTS)
     repo = _repo(tmp_path, '\n[[assertion]]\nid = "kaboom"\nkind = "boom"\n')
     done = _eval(site, repo, "oracle", tmp_path / "toy.log")
+    assert done.returncode == 4  # the trial measured nothing: an external failure, said so
+    assert "(kind boom) raised KeyError" in " ".join(done.stderr.split())
     (trial,) = json.loads(done.stdout)["trials"]
     assert trial["state"] == "infra_error" and not trial["passed"], trial
     (record,) = [json.loads(p.read_text()) for p in repo.joinpath(".skillci").rglob("record.json")]
