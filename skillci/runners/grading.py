@@ -10,8 +10,8 @@ run record's ``evaluation.details['graders']`` (redacted with the rest of the re
 
 A judge that fails (model error, budget, an answer that does not parse) makes the trial
 ``infra_error``: not the agent's fault, never ``failed``; so does an assertion kind whose
-check raises (a plug-in's bug: ``failure_class: grader_error``). (Trial error states are being
-reworked on the ``errors`` branch; this uses the existing ``EvalState.infra_error``.)
+check raises (a plug-in's bug: ``failure_class: grader_error``). (Trial error states are
+being reworked on the ``errors`` branch; this uses the existing ``EvalState.infra_error``.)
 """
 
 from __future__ import annotations
