@@ -9,8 +9,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from skillci.errors import TaskFormatError
-from skillci.graders.assertions import check_schema
+from skillci.errors import ConfigError, TaskFormatError
+from skillci.graders.kinds import InvalidAssertion
 from skillci.graders.models import GradersFile
 
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
@@ -57,29 +57,23 @@ def parse_graders(text: str, path: Path) -> GradersFile:
             hint=HINT,
         ) from None
     try:
-        graders = GradersFile.model_validate(data)
+        return GradersFile.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "(root)"
+        cause = err.get("ctx", {}).get("error")
+        loc = tuple(err["loc"])
+        if isinstance(cause, InvalidAssertion) and cause.field:
+            loc = (*loc, cause.field)  # the key at fault, for its line
         more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         msg = str(err["msg"]).removeprefix("Value error, ")
         raise TaskFormatError(
-            f"graders.toml field {loc!r}: {msg}{more}",
+            f"graders.toml field {'.'.join(str(p) for p in loc) or '(root)'!r}: {msg}{more}",
             file=path,
-            line=_line(text, err["loc"]),
+            line=_line(text, loc),
             hint=HINT,
         ) from None
-    for i, a in enumerate(graders.assertion):
-        if a.json_schema is not None:
-            why = check_schema(a.json_schema)
-            if why is not None:
-                raise TaskFormatError(
-                    f"graders.toml assertion {a.id!r}: schema is not a valid JSON Schema: {why}",
-                    file=path,
-                    line=_line(text, ("assertion", i, "schema")),
-                    hint=HINT,
-                )
-    return graders
+    except ConfigError as exc:  # a plug-in kind that does not load
+        raise TaskFormatError(f"graders.toml: {exc.message}", file=path, hint=exc.hint) from None
 
 
 def load_graders(path: Path) -> GradersFile:

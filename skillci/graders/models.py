@@ -14,21 +14,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from skillci.basemodels import StrictModel
+from skillci.graders.kinds import InvalidAssertion
+from skillci.graders.registry import assertion_kind, check_kind
 
 GRADERS_SCHEMA_VERSION = 1
 #: Where a task keeps its graders: inside the verifier dir (the agent never sees it, and
 #: the verifier hash — the trial's evaluator identity — covers it).
 GRADERS_FILE = "graders.toml"
 
-AssertionKind = Literal["exact", "contains", "regex", "json-schema", "file-exists", "command-exit"]
-ASSERTION_KINDS: tuple[str, ...] = (
-    "exact",
-    "contains",
-    "regex",
-    "json-schema",
-    "file-exists",
-    "command-exit",
-)
 RuleName = Literal["all", "weighted", "threshold"]
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -79,7 +72,10 @@ class Assertion(StrictModel):
     """``[[assertion]]``: one deterministic check."""
 
     id: str | None = Field(default=None, description="Name in reports (default: kind-N).")
-    kind: AssertionKind = Field(description="exact, contains, regex, json-schema, ...")
+    kind: str = Field(
+        description="A registered assertion kind: exact, contains, regex, json-schema, "
+        "file-exists, command-exit, or a plug-in's (entry points 'skillci.graders')."
+    )
     target: str = Field(
         default="answer", description="'answer' (the final answer) or 'file:<workspace path>'."
     )
@@ -94,6 +90,15 @@ class Assertion(StrictModel):
     case_sensitive: bool = Field(default=True, description="exact/contains/regex.")
     negate: bool = Field(default=False, description="Pass when the check does NOT hold.")
     weight: float = Field(default=1.0, gt=0, description="Weight under weighted/threshold.")
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Options of a plug-in kind, checked by that kind (skillci's own take none).",
+    )
+
+    @field_validator("kind")
+    @classmethod
+    def _registered_kind(cls, v: str) -> str:
+        return check_kind(v)
 
     @field_validator("target")
     @classmethod
@@ -102,25 +107,18 @@ class Assertion(StrictModel):
 
     @model_validator(mode="after")
     def _fields_of_kind(self) -> Assertion:
-        need = {
-            "exact": "value",
-            "contains": "value",
-            "regex": "value",
-            "json-schema": "json_schema",
-        }.get(self.kind)
-        if need is not None and getattr(self, need) is None:
-            raise ValueError(
-                f"kind = {self.kind!r} needs {'schema' if need == 'json_schema' else need}"
+        """What the kind needs (its ``requires``, a ``file:`` target), then its own
+        :meth:`~skillci.graders.kinds.AssertionKind.validate` (an
+        :class:`~skillci.graders.kinds.InvalidAssertion` keeps its field for the line)."""
+        kind = assertion_kind(self.kind)
+        for key in kind.requires:
+            if getattr(self, "json_schema" if key == "schema" else key) is None:
+                raise InvalidAssertion(f"kind = {self.kind!r} needs {key} = ...", field=key)
+        if kind.file_only and self.target == "answer":
+            raise InvalidAssertion(
+                f"kind = {self.kind!r} needs target = 'file:<path>'", field="target"
             )
-        if self.kind == "command-exit" and not self.command:
-            raise ValueError("kind = 'command-exit' needs command = '...'")
-        if self.kind == "file-exists" and self.target == "answer":
-            raise ValueError("kind = 'file-exists' needs target = 'file:<path>'")
-        if self.kind == "regex":
-            try:
-                re.compile(self.value or "")
-            except re.error as exc:
-                raise ValueError(f"regex {self.value!r} does not compile: {exc}") from None
+        kind.validate(self)
         return self
 
 
@@ -234,7 +232,6 @@ SAVED_MODELS: dict[str, type[BaseModel]] = {
 }
 
 __all__ = [
-    "ASSERTION_KINDS",
     "GRADERS_FILE",
     "GRADERS_SCHEMA_VERSION",
     "SAVED_MODELS",

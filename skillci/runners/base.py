@@ -17,6 +17,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from skillci.graders.registry import plugin_identities
 from skillci.providers.budget import Budget
 from skillci.providers.routes import ModelRoute, resolve_route
 from skillci.runners.pool import check_trial_count
@@ -206,6 +207,10 @@ class TrialSpec(BaseModel):
             data["companions"] = sorted(c.content_hash for c in self.companion_skills)
         if self.task.graders is not None and self.task.graders.needs_judge:
             data["judge"] = self.effective_judge().identity()  # only tasks with rubrics
+        if self.task.graders is not None:  # a plug-in kind's package and version (design 403)
+            plugins = plugin_identities([a.kind for a in self.task.graders.assertion])
+            if plugins:
+                data["grader_kinds"] = plugins
         return data
 
     def effective_judge(self) -> JudgeSpec:

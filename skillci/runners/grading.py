@@ -9,8 +9,9 @@ rubrics go to the judge through the provider client — cached, costed, and reco
 run record's ``evaluation.details['graders']`` (redacted with the rest of the record).
 
 A judge that fails (model error, budget, an answer that does not parse) makes the trial
-``infra_error``: not the agent's fault, never ``failed``. (Trial error states are being
-reworked on the ``errors`` branch; this uses the existing ``EvalState.infra_error``.)
+``infra_error``: not the agent's fault, never ``failed``; so does an assertion kind whose
+check raises (a plug-in's bug: ``failure_class: grader_error``). (Trial error states are
+being reworked on the ``errors`` branch; this uses the existing ``EvalState.infra_error``.)
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ from skillci.graders.judge import (
     parse_verdicts,
     parse_winner,
 )
+from skillci.graders.kinds import Ran
 from skillci.graders.models import (
+    Assertion,
     CriterionVerdict,
     GraderResult,
     GradersFile,
@@ -145,6 +148,19 @@ def _rubric_result(
     )
 
 
+def _grader_error(graders: GradersFile, a: Assertion, exc: Exception) -> Evaluation:
+    """The trial's evaluation when checking assertion ``a`` raised: ``infra_error``."""
+    why = f"assertion {a.id!r} (kind {a.kind}) raised {type(exc).__name__}: {exc}"
+    return Evaluation(
+        state=EvalState.infra_error,
+        threshold=graders.reward.pass_mark,
+        reward_source=GRADERS_SOURCE,
+        verifier_output=why[-4000:],
+        failure_class="grader_error",
+        details={"grader_error": why[:2000], "kind": a.kind},
+    )
+
+
 def grade_trial(
     graders: GradersFile,
     *,
@@ -161,18 +177,18 @@ def grade_trial(
     if verifier is not None and verifier.state not in (EvalState.passed, EvalState.failed):
         return verifier  # test.sh timed out or wrote no reward: the outcome is unknown
     results: list[GraderResult] = []
+
+    def run(command: str) -> Ran:
+        out = shell.run(command, timeout=timeout)
+        return Ran(exit_code=None if out.timed_out else out.exit_code, output=out.output)
+
     for a in graders.assertion:
-        if a.kind == "command-exit":
-            assert a.command is not None
-            out = shell.run(a.command, timeout=timeout)
-            code = None if out.timed_out else out.exit_code
+        try:
             results.append(
-                check_assertion(
-                    a, answer=answer, read=lambda _p: None, exit_code=code, output=out.output
-                )
+                check_assertion(a, answer=answer, read=lambda p: read_in(workspace, p), run=run)
             )
-        else:
-            results.append(check_assertion(a, answer=answer, read=lambda p: read_in(workspace, p)))
+        except Exception as exc:  # a kind's own bug (a plug-in's): not the agent's fault
+            return _grader_error(graders, a, exc)
     model_judge = ModelJudge(judge, state_dir) if graders.rubric else None
     try:
         for r in graders.rubric:

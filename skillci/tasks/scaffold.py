@@ -97,7 +97,7 @@ rule = "all"            # all | weighted | threshold (then: threshold = 0.75)
 
 [[assertion]]
 id = "answer-file"
-kind = "file-exists"    # exact | contains | regex | json-schema | file-exists | command-exit
+kind = "file-exists"    # exact | contains | regex | json-schema | file-exists | command-exit | a plug-in's
 target = "file:answer.txt"
 
 [[assertion]]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from skillci.errors import TaskFormatError
 from skillci.graders.assertions import check_assertion
 from skillci.graders.combine import combine, verifier_result
+from skillci.graders.kinds import Ran
 from skillci.graders.load import parse_graders
 from skillci.graders.models import Assertion, GraderResult, RewardRule
 
@@ -53,7 +55,7 @@ criteria = ["states the goal"]
     [
         (
             '[[assertion]]\nkind = "contains"\nvalue = "x"\n\n[[assertion]]\nkind = "regex"\nvalue = "("\n',
-            5,
+            7,
             "does not compile",
         ),
         (
@@ -74,6 +76,14 @@ criteria = ["states the goal"]
             "not a valid JSON Schema",
         ),
         ('[[assertion]]\nkind = "exists"\n', 2, "kind"),
+        ('[[assertion]]\nkind = "contains"\n\nnegate = true\n', 1, "needs value"),
+        ('[[assertion]]\nkind = "file-exists"\ntarget = "answer"\n', 3, "file:<path>"),
+        ('[[assertion]]\nkind = "command-exit"\ncommand = " "\n', 3, "command is empty"),
+        (
+            '[[assertion]]\nkind = "exact"\nvalue = "x"\nparams = { n = 1 }\n',
+            4,
+            "kind = 'exact' takes no params (got n)",
+        ),
     ],
 )
 def test_bad_files_name_the_line_and_the_problem(text: str, line: int | None, needle: str) -> None:
@@ -82,6 +92,19 @@ def test_bad_files_name_the_line_and_the_problem(text: str, line: int | None, ne
     assert needle in info.value.message
     assert info.value.line == line
     assert info.value.file == str(P)
+
+
+def test_an_unknown_kind_names_the_field_its_line_and_the_registered_kinds() -> None:
+    with pytest.raises(TaskFormatError) as info:
+        parse_graders('[reward]\nrule = "all"\n\n[[assertion]]\nid = "x"\nkind = "word-count"\n', P)
+    err = info.value
+    assert (err.file, err.line) == (str(P), 6)
+    assert err.message == (
+        "graders.toml field 'assertion.0.kind': unknown assertion kind 'word-count'; "
+        "registered: exact, contains, regex, json-schema, file-exists, command-exit "
+        "(a plug-in adds one through the skillci.graders entry points)"
+    )
+    assert "\n" not in str(err)
 
 
 def test_duplicate_and_reserved_ids_are_refused() -> None:
@@ -134,12 +157,26 @@ def test_assertion_kinds(
     assert r.detail
 
 
-def test_command_exit_uses_the_given_code_and_a_timeout_fails() -> None:
+def test_command_exit_runs_its_command_through_the_given_runner() -> None:
     a = _a(kind="command-exit", command="make check", expect_exit=3)
-    assert check_assertion(a, answer="", read=_files({}), exit_code=3).passed
-    assert not check_assertion(a, answer="", read=_files({}), exit_code=0).passed
-    timed_out = check_assertion(a, answer="", read=_files({}), exit_code=None)
+    ran: list[str] = []
+
+    def run(code: int | None) -> Callable[[str], Ran]:
+        def go(command: str) -> Ran:
+            ran.append(command)
+            return Ran(exit_code=code, output="1 failed\nlast line")
+
+        return go
+
+    assert check_assertion(a, answer="", read=_files({}), run=run(3)).passed
+    wrong = check_assertion(a, answer="", read=_files({}), run=run(0))
+    assert not wrong.passed and wrong.detail == "exit 0 (want 3) last line"
+    timed_out = check_assertion(a, answer="", read=_files({}), run=run(None))
     assert not timed_out.passed and "timed out" in timed_out.detail
+    assert ran == ["make check"] * 3
+    # the answer-reading kinds never run anything: without a runner, command-exit refuses
+    with pytest.raises(RuntimeError, match="no sandbox"):
+        check_assertion(a, answer="", read=_files({}))
 
 
 def _r(gid: str, passed: bool, score: float, weight: float = 1.0) -> GraderResult:
