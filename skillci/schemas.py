@@ -36,6 +36,7 @@ REGISTRIES = [
     "skillci.compile.static:SAVED_MODELS",
     "skillci.compile.fast:SAVED_MODELS",
     "skillci.flows.pipeline:SAVED_MODELS",
+    "skillci.flows.describe:SAVED_MODELS",
 ]
 
 

@@ -58,11 +58,26 @@ def _show(o: ProposeOutcome) -> None:
 
 
 def _describe(
-    ctx: RepoContext, skill: str, model: str, base: str, iterations: int, json_out: bool
+    ctx: RepoContext,
+    skill: str,
+    model: str,
+    base: str,
+    iterations: int,
+    json_out: bool,
+    agent: str | None = None,
+    agent_version: str | None = None,
 ) -> int:
     from skillci.flows.describe import propose_description
 
-    out = propose_description(ctx, skill, model=model, base=base, iterations=iterations)
+    out = propose_description(
+        ctx,
+        skill,
+        model=model,
+        base=base,
+        iterations=iterations,
+        agent=agent,
+        agent_version=agent_version,
+    )
     if json_out:
         emit_json(
             {
@@ -76,6 +91,12 @@ def _describe(
             }
         )
         return 0
+    found = out.search
+    if found.decided_by == "agent":
+        console.print(
+            f"decided in {found.agent}@{found.agent_version} (its skill loads) on {found.model}",
+            highlight=False,
+        )
     for s in out.search.steps:
         h, t = s.held_out, s.train
         kept = "  (kept)" if s.iteration == out.search.best else ""
@@ -163,7 +184,7 @@ def propose_cmd(
     ctx = RepoContext.open(repo, dry_run=dry_run, forge=forge)
     skill = resolve_skill(ctx, skill.strip() or None)
     if target == "description":
-        return _describe(ctx, skill, model, base, iterations, json_out)
+        return _describe(ctx, skill, model, base, iterations, json_out, agent, agent_version)
     task = [t for t in task if t.strip()]  # workflow inputs may be empty strings
     suite = suite or None
     if not task and suite is None:

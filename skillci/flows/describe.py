@@ -8,34 +8,54 @@ holds the most held-out queries is kept (a tie goes to the earlier one, so the c
 description wins unless a candidate is strictly better on held-out). A kept candidate becomes a bounded patch (one
 ``change_description`` op) that goes through the patch check (limits + guard) and is
 committed on a candidate branch with a PR, like every other proposal.
+
+Who decides (docs/design/404): the catalogue stand-in (:class:`~skillci.flows.triggers.Decider`,
+the model names a skill from a rendered catalogue) for the built-in agent; a real agent
+(:class:`~skillci.flows.agent_triggers.AgentDecider`) when ``--agent`` or the skill's
+``target_runtime.agent`` names one — every query of every step, train and held-out, is then
+a headless run of that agent with the candidate's whole skill installed beside the
+repository's other skills, and a run it cannot decide stops the search (exit 4) before
+anything is written.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillci.compile.description import next_description
-from skillci.errors import InvalidInputError
+from skillci.errors import InvalidInputError, UsageError
+from skillci.flows.agent_triggers import AgentDecider, run_agent_queries
 from skillci.flows.context import RepoContext
-from skillci.flows.triggers import Decider, entry_of, installed_entries, run_queries, skill_ref
+from skillci.flows.triggers import (
+    Decider,
+    entry_of,
+    installed_entries,
+    installed_skills,
+    run_queries,
+    skill_ref,
+)
 from skillci.forge.base import PullRequest
-from skillci.gate.triggers import TriggerMetrics, metrics
+from skillci.gate.triggers import QueryOutcome, TriggerMetrics, metrics
 from skillci.patch import Patch
 from skillci.patch.apply import apply
 from skillci.patch.check import check
 from skillci.patch.models import Author, ChangeDescription
 from skillci.skill.catalogue import CatalogueEntry, CatalogueHarness
 from skillci.skill.package import SkillPackage
-from skillci.skill.triggers import TriggerSuite, require_suite
+from skillci.skill.render import render
+from skillci.skill.triggers import TriggerQuery, TriggerSuite, require_suite
 from skillci.trace.store import TraceStore
 from skillci.vcs.candidate import candidate_branch, commit_candidate
 
 FAILURE_CLASS = "trigger_miss"
 SEARCH_BLOB = "description-search"
 MAX_ITERATIONS = 5
+#: Who decides the search's queries: the catalogue stand-in or a real agent.
+DecidedBy = Literal["catalogue", "agent"]
 
 
 class SearchStep(BaseModel):
@@ -54,9 +74,19 @@ class DescriptionSearch(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: int = Field(default=1, description="Shape version.")
+    schema_version: int = Field(default=2, description="Shape version (2: who decided).")
     skill: str = Field(description="Skill name.")
     model: str = Field(description="Route that decided.")
+    decided_by: DecidedBy = Field(
+        default="catalogue",
+        description="catalogue: the model named a skill from a rendered catalogue (the "
+        "built-in agent); agent: the real agent ``agent`` loaded it or not, with each "
+        "candidate installed in its workspace.",
+    )
+    agent: str | None = Field(
+        default=None, description="The real agent that decided (None: the catalogue)."
+    )
+    agent_version: str | None = Field(default=None, description="Its installed version.")
     steps: list[SearchStep] = Field(description="Iteration 0 is the current description.")
     best: int = Field(description="Index of the step kept.")
     rejected: list[str] = Field(
@@ -75,8 +105,29 @@ def _rank(step: SearchStep) -> tuple[float, int]:
     return (h.queries_held / h.queries if h.queries else 0.0, -step.iteration)
 
 
+def _decide(
+    decider: Decider | AgentDecider,
+    pkg: SkillPackage,
+    desc: str,
+    others: list[CatalogueEntry],
+    queries: list[TriggerQuery],
+    *,
+    harness: CatalogueHarness,
+    runs: int,
+) -> list[QueryOutcome]:
+    """``queries`` decided with ``pkg`` (the candidate, its description ``desc``): by the
+    real agent with the whole skill installed, or by the catalogue question."""
+    if isinstance(decider, AgentDecider):
+        target = render(pkg, "folder")
+        return run_agent_queries(decider, target, queries, runs=runs, ref=skill_ref(pkg))
+    entry = CatalogueEntry(name=pkg.frontmatter.name, description=desc)
+    return run_queries(
+        decider, entry, others, queries, harness=harness, runs=runs, skill_ref=skill_ref(pkg)
+    )
+
+
 def search(
-    decider: Decider,
+    decider: Decider | AgentDecider,
     pkg: SkillPackage,
     suite: TriggerSuite,
     others: list[CatalogueEntry],
@@ -85,9 +136,10 @@ def search(
     runs: int | None = None,
     iterations: int = MAX_ITERATIONS,
 ) -> DescriptionSearch:
-    """Run the optimisation loop for ``pkg`` (nothing is written but decision records)."""
+    """Run the optimisation loop for ``pkg`` (nothing is written but decision records).
+    ``others`` is the catalogue stand-in's; an :class:`AgentDecider` installs its own
+    distractors."""
     target = entry_of(pkg)
-    ref = skill_ref(pkg)
     k = runs or suite.runs
     train, held = suite.part("train"), suite.part("held_out")
     if not train or not held:
@@ -102,14 +154,15 @@ def search(
     for i in range(iterations + 1):
         if desc is None:
             break
+        cand = pkg
         if i > 0:
-            report, _ = check(pkg, candidate_patch(desc, f"candidate {i}"))
-            if report.verdict == "reject":
+            report, applied = check(pkg, candidate_patch(desc, f"candidate {i}"))
+            if report.verdict == "reject" or applied is None:
                 rejected.append(f"candidate {i}: " + "; ".join(report.reasons))
                 break
-        entry = CatalogueEntry(name=target.name, description=desc)
-        tr = run_queries(decider, entry, others, train, harness=harness, runs=k, skill_ref=ref)
-        ho = run_queries(decider, entry, others, held, harness=harness, runs=k, skill_ref=ref)
+            cand = applied.after
+        tr = _decide(decider, cand, desc, others, train, harness=harness, runs=k)
+        ho = _decide(decider, cand, desc, others, held, harness=harness, runs=k)
         steps.append(
             SearchStep(
                 iteration=i,
@@ -120,9 +173,13 @@ def search(
         )
         desc = next_description(desc, target.name, tr)
     best = max(range(len(steps)), key=lambda i: _rank(steps[i]))
+    real = decider if isinstance(decider, AgentDecider) else None
     return DescriptionSearch(
         skill=target.name,
         model=decider.route_name,
+        decided_by="catalogue" if real is None else "agent",
+        agent=None if real is None else real.agent,
+        agent_version=None if real is None else real.version,
         steps=steps,
         best=best,
         rejected=rejected,
@@ -163,8 +220,8 @@ class DescribeOutcome:
 def _pr_body(search: DescriptionSearch, patch: Patch) -> str:
     lines = [
         f"<!-- skillci:patch-id={patch.pid} -->",
-        f"Description optimised for triggering with `{search.model}` (train/held-out 60/40 by "
-        "query id; kept: best on held-out).",
+        f"Description optimised for triggering with `{search.model}`{_in_agent(search)} "
+        "(train/held-out 60/40 by query id; kept: best on held-out).",
         "",
         "| iteration | train held | held-out held | held-out precision | held-out recall |",
         "|---|---|---|---|---|",
@@ -181,6 +238,48 @@ def _pr_body(search: DescriptionSearch, patch: Patch) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _in_agent(search: DescriptionSearch) -> str:
+    """`` in codex@V (its own skill loads)`` when a real agent decided, else nothing."""
+    if search.decided_by != "agent":
+        return ""
+    return f" in `{search.agent}@{search.agent_version}` (its own skill loads decided)"
+
+
+def decider_agent(agent: str) -> str | None:
+    """The real agent that decides the search, None for the catalogue stand-in
+    (``builtin``); exit 2 for an agent that never loads a skill (oracle, noop) or is not
+    registered."""
+    from skillci.agents.registry import names, real_names
+
+    if agent == "builtin":
+        return None
+    if agent in real_names():
+        return agent
+    what = "never loads a skill" if agent in names() else "is not a registered agent"
+    raise UsageError(
+        f"agent {agent!r} cannot decide trigger queries: it {what}",
+        hint=f"use --agent builtin (the catalogue question) or a real agent: "
+        f"{', '.join(real_names())} (skillci agents ls)",
+    )
+
+
+def _decider(
+    ctx: RepoContext, skill_dir: str, model: str, agent: str, version: str | None
+) -> Decider | AgentDecider:
+    """The catalogue stand-in, or the real agent with the repository's other skills
+    installed beside each candidate (raises AgentNotInstalled, exit 4, before any run)."""
+    from skillci.agents.install import resolve
+
+    real = decider_agent(agent)
+    if real is None:
+        return Decider(model, TraceStore(ctx.state_dir))
+    resolve(real, version)  # not installed: exit 4 before the trace store is opened
+    others = installed_skills(ctx.root, exclude=ctx.root / skill_dir)
+    return AgentDecider(
+        real, model, ctx.store, state_dir=ctx.state_dir, distractors=others, version=version
+    )
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:.0%}"
 
@@ -193,17 +292,24 @@ def propose_description(  # long: search, check, then commit and PR, each a few 
     harness: CatalogueHarness = "builtin",
     base: str = "main",
     iterations: int = MAX_ITERATIONS,
+    agent: str | None = None,
+    agent_version: str | None = None,
 ) -> DescribeOutcome:
     """Search a better description for ``skill`` and open a PR when one holds more held-out
-    queries than the current description."""
+    queries than the current description. ``agent`` decides the queries (None: the one the
+    skill's ``target_runtime`` names on ``base``, as for ``--target tasks``; ``builtin``:
+    the catalogue question)."""
+    from skillci.flows.gate import target_agent
+
     base_sha = ctx.git.rev(base)
     if base_sha is None:
         raise InvalidInputError(f"base branch {base!r} does not exist", hint="pass --base")
     skill_dir = ctx.skill_dir(skill)
     pkg = ctx.package_at(base_sha, skill_dir, label=base)
     suite = require_suite(pkg)
+    student, pinned = (agent, None) if agent else target_agent(ctx, skill, base)
+    decider = _decider(ctx, skill_dir, model, student, agent_version or pinned)
     others = installed_entries(ctx.root, exclude=ctx.root / skill_dir)
-    decider = Decider(model, TraceStore(ctx.state_dir))
     found = search(decider, pkg, suite, others, harness=harness, iterations=iterations)
     if not found.improved:
         return DescribeOutcome(found, "no_pr", "no candidate holds more held-out queries")
@@ -248,10 +354,14 @@ def propose_description(  # long: search, check, then commit and PR, each a few 
     )
 
 
+SAVED_MODELS: dict[str, type[BaseModel]] = {"description-search": DescriptionSearch}
+
 __all__ = [
+    "SAVED_MODELS",
     "DescribeOutcome",
     "DescriptionSearch",
     "SearchStep",
+    "decider_agent",
     "description_patch",
     "propose_description",
     "search",
