@@ -48,6 +48,7 @@ from skillci.skill.catalogue import CatalogueEntry, CatalogueHarness
 from skillci.skill.package import SkillPackage
 from skillci.skill.render import render
 from skillci.skill.triggers import TriggerQuery, TriggerSuite, require_suite
+from skillci.trace.models import SkillRef
 from skillci.trace.store import TraceStore
 from skillci.vcs.candidate import candidate_branch, commit_candidate
 
@@ -114,16 +115,17 @@ def _decide(
     *,
     harness: CatalogueHarness,
     runs: int,
+    ref: SkillRef,
 ) -> list[QueryOutcome]:
     """``queries`` decided with ``pkg`` (the candidate, its description ``desc``): by the
-    real agent with the whole skill installed, or by the catalogue question."""
+    real agent with the candidate's whole skill installed (its records name the
+    candidate), or by the catalogue question (its records name ``ref``, the base, as
+    before design 404)."""
     if isinstance(decider, AgentDecider):
         target = render(pkg, "folder")
         return run_agent_queries(decider, target, queries, runs=runs, ref=skill_ref(pkg))
     entry = CatalogueEntry(name=pkg.frontmatter.name, description=desc)
-    return run_queries(
-        decider, entry, others, queries, harness=harness, runs=runs, skill_ref=skill_ref(pkg)
-    )
+    return run_queries(decider, entry, others, queries, harness=harness, runs=runs, skill_ref=ref)
 
 
 def search(
@@ -140,6 +142,7 @@ def search(
     ``others`` is the catalogue stand-in's; an :class:`AgentDecider` installs its own
     distractors."""
     target = entry_of(pkg)
+    ref = skill_ref(pkg)
     k = runs or suite.runs
     train, held = suite.part("train"), suite.part("held_out")
     if not train or not held:
@@ -161,8 +164,8 @@ def search(
                 rejected.append(f"candidate {i}: " + "; ".join(report.reasons))
                 break
             cand = applied.after
-        tr = _decide(decider, cand, desc, others, train, harness=harness, runs=k)
-        ho = _decide(decider, cand, desc, others, held, harness=harness, runs=k)
+        tr = _decide(decider, cand, desc, others, train, harness=harness, runs=k, ref=ref)
+        ho = _decide(decider, cand, desc, others, held, harness=harness, runs=k, ref=ref)
         steps.append(
             SearchStep(
                 iteration=i,
@@ -239,7 +242,7 @@ def _pr_body(search: DescriptionSearch, patch: Patch) -> str:
 
 
 def _in_agent(search: DescriptionSearch) -> str:
-    """`` in codex@V (its own skill loads)`` when a real agent decided, else nothing."""
+    """`` in `codex@V` (its own skill loads decided)`` when a real agent decided, else ""."""
     if search.decided_by != "agent":
         return ""
     return f" in `{search.agent}@{search.agent_version}` (its own skill loads decided)"
