@@ -221,6 +221,24 @@ def write_marker(path: Path, record: RunRecord, key: str) -> TrialMeta:
     return meta
 
 
+def write_received(path: Path, record: RunRecord, key: str) -> TrialMeta:
+    """A complete trial dir at ``path`` for ``record``, a trial that ran elsewhere (a remote
+    environment: docs/design/406) and came back as a record only: its reward (when it has
+    one), final output, trajectory and record, then the marker, last — what
+    :func:`read_complete` checks. ``record`` is redacted already and keyed ``key``."""
+    logs = logs_layout(path).ensure()
+    if record.evaluation.reward is not None:
+        atomic_write_text(logs.verifier / REWARD_TXT, repr(record.evaluation.reward), durable=False)
+    atomic_write_text(logs.agent / FINAL_OUTPUT, record.final_output or "", durable=False)
+    atomic_write_text(
+        logs.agent / TRAJECTORY,
+        json.dumps([e.model_dump(mode="json") for e in record.events]),
+        durable=False,
+    )
+    atomic_write_text(path / RECORD, record.model_dump_json(indent=1), durable=False)
+    return write_marker(path, record, key)
+
+
 SAVED_MODELS: dict[str, type[BaseModel]] = {"trial-marker": TrialMeta}
 
 __all__ = [
@@ -238,4 +256,5 @@ __all__ = [
     "trial_dir",
     "trials_root",
     "write_marker",
+    "write_received",
 ]

@@ -3,7 +3,8 @@
 :class:`FakeRemote` completes each submitted attempt after a seeded random latency on one
 timer thread, with a real :class:`RunRecord` (built as tests/builders.py does): an
 ``infra_error`` with probability ``error_rate``, else passed with the task's probability plus
-``lift`` on the head package. :func:`gate_inputs` builds the gate's real inputs: the bundled
+``lift`` on the head package, costing ``usd`` dollars (None: unknown, as an engine that
+reports no price; the tasks in ``unknown_usd`` always report none). :func:`gate_inputs` builds the gate's real inputs: the bundled
 skill on both sides (the head one line longer) and ``n`` copies of a bundled task.
 """
 
@@ -24,7 +25,7 @@ from skillci.runners.base import TrialSpec, builtin_agent
 from skillci.skill.package import SkillPackage
 from skillci.skill.render import render
 from skillci.tasks.loader import load_task
-from skillci.trace.models import AgentRole, EvalState, RunRecord, RuntimeInfo, SkillRef
+from skillci.trace.models import AgentRole, Cost, EvalState, RunRecord, RuntimeInfo, SkillRef
 from tests.builders import run_record
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,6 +42,10 @@ class FakeRemote:
     seed: int = 0
     #: tasks whose every attempt fails its measurement
     always_error: frozenset[str] = frozenset()
+    #: dollars each attempt's record reports (None: unknown)
+    usd: float | None = None
+    #: tasks whose attempts report no cost
+    unknown_usd: frozenset[str] = frozenset()
     name: str = "fake"
     #: (task, repeat, attempt, head side) of every attempt submitted
     submitted: list[tuple[str, int, int, bool]] = field(default_factory=list)
@@ -101,12 +106,13 @@ class FakeRemote:
             else None
         )
         return run_record(
-            run_id=f"{tid}-{'h' if head else 'b'}-{spec.repeat_index}-{attempt}-{next(self._seq)}",
+            run_id=f"{tid}-{'h' if head else 'b'}-{spec.repeat_index}-{attempt}-s{self.seed}-{next(self._seq)}",
             task_id=tid,
             agent_role=AgentRole.student,
             state=state,
             repeat_index=spec.repeat_index,
             runtime=RuntimeInfo(harness="skillci-agent", skill=skill),
+            cost=Cost(usd=None if tid in self.unknown_usd else self.usd),
         )
 
 

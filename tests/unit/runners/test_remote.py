@@ -20,8 +20,9 @@ def _opts(repeat: int) -> GateOptions:
 
 def test_early_stop_cancels_the_round_in_flight(tmp_path: Path) -> None:
     inputs = gate_inputs(tmp_path, 40)
-    # slow trials: the look-ahead round is still in flight when the test decides
-    env = FakeRemote(latency=0.05, lift=0.6, head_hash=inputs.head.pkg.content_hash, seed=3)
+    # slow trials (against the coordinator's redacting and keeping of each record on a busy
+    # machine): the look-ahead round is still in flight when the test decides
+    env = FakeRemote(latency=0.5, lift=0.6, head_hash=inputs.head.pkg.content_hash, seed=3)
     src = RemoteTrials(env, tmp_path, RemoteLimits(concurrency=200, lookahead=1), rounds=5)
     run = _run_suite("bench", _opts(5), inputs, src)
     rounds = sorted({r.repeat_index for r in run.head})
