@@ -69,7 +69,7 @@ def test_a_rerun_gate_reads_the_kept_trials_and_submits_nothing(tmp_path: Path) 
     assert src3.cached == 0 and len(env3.submitted) >= len(ids1)
 
     # `skillci trace ls` lists them as it lists local trials
-    out = subprocess.run(  # noqa: S603 - our own CLI
+    out = subprocess.run(
         [sys.executable, "-m", "skillci", "trace", "ls", "--home", str(state), "--json",
          "--limit", "1000"],
         capture_output=True, text=True, check=True, cwd=REPO,
@@ -83,7 +83,7 @@ def test_a_failed_measurement_is_kept_but_never_reused(tmp_path: Path) -> None:
     state = tmp_path / ".skillci"
     limits = RemoteLimits(concurrency=8, retries=0, lookahead=0)
     errors = frozenset({"t0001"})
-    env1, _, ids1 = _gate(state, _opts(2), limits, 3, errors)
+    _, _, ids1 = _gate(state, _opts(2), limits, 3, errors)
     store = TraceStore(state)
     errored = [s.run_id for s in store.query(limit=10_000) if s.state is EvalState.infra_error]
     assert errored and set(errored) <= set(ids1)
