@@ -262,10 +262,11 @@ class RemoteTrials:
     def _want(self, spec: TrialSpec, wanted: bool, fresh: bool, new: list[_Trial]) -> _Trial:
         """The trial of ``spec``, made (and added to ``new``) when first asked for; with
         ``fresh``, a trial whose record came from the cache is asked for again (one this
-        source ran is fresh already)."""
+        source ran is fresh already); so is look-ahead dropped by :meth:`rounds_done`."""
         key = _key(spec)
         t = self._trials.get(key)
-        if t is None or (fresh and t.cached):
+        dropped = t is not None and not t.wanted and t.done and t.record is None
+        if t is None or (fresh and t.cached) or (wanted and dropped):
             t = self._trials[key] = _Trial(spec, spec.cache_key(sandbox_kind(spec)), wanted)
             new.append(t)
         elif wanted and not t.wanted:  # look-ahead the gate now asks for: first in line
@@ -277,8 +278,8 @@ class RemoteTrials:
 
     def _reuse(self, new: list[_Trial], fresh: bool) -> None:
         """Take ``new`` trials' records from the trial cache (not with ``fresh``) and queue
-        the rest. A failed measurement is never reused (design 300),
-        nor an ``environment_unsupported`` one: the environment may honour the task."""
+        the rest. Neither a failed measurement (design 300) nor an ``environment_unsupported``
+        trial is reused: the environment may honour a task this machine could not."""
         found = {} if fresh else read_complete_many(self.state_dir, [t.key for t in new])
         for t in new:
             rec = found.get(t.key)

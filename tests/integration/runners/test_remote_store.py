@@ -95,6 +95,21 @@ def test_a_failed_measurement_is_kept_but_never_reused(tmp_path: Path) -> None:
     assert set(ids1) - set(ids2) == set(errored)
 
 
+def test_a_round_asked_for_after_its_look_ahead_was_dropped_runs(tmp_path: Path) -> None:
+    inputs = gate_inputs(tmp_path, 4)
+    tasks, pkg = inputs.head.tasks["bench"], inputs.head.pkg.content_hash
+    env = FakeRemote(seed=2)
+    src = RemoteTrials(env, tmp_path, RemoteLimits(concurrency=8, lookahead=1), rounds=2)
+    first = src.run(inputs.agent, tasks, inputs.head.rendered, pkg, repeats=1, suite="bench")
+    src.rounds_done()  # round 1 went out ahead and is dropped, unasked
+    assert src.stats.cancelled + src.stats.unused == 4
+    # a second pass over the same source (the gate re-running a stale base) asks for it
+    again = src.run(inputs.agent, tasks, inputs.head.rendered, pkg, repeats=1,
+                    first_repeat=1, suite="bench")  # fmt: skip
+    src.close()
+    assert len(first) == len(again) == 4 and {r.repeat_index for r in again} == {1}
+
+
 def test_the_dollar_budget_stops_submission_and_the_gate_shows_it(tmp_path: Path) -> None:
     inputs = gate_inputs(tmp_path, 10)
     env = FakeRemote(usd=0.10, head_hash=inputs.head.pkg.content_hash, seed=2)
