@@ -319,7 +319,7 @@ class RemoteTrials:
         with lock_for(self.state_dir, key):
             quarantine(trial_dir(self.state_dir, key), self.state_dir)  # an older copy
             write_received(trial_dir(self.state_dir, key), rec, key)
-        self.store.put(rec)
+        self.store.put(rec, redacted=True)  # by _keep
 
     def _spent(self) -> str | None:
         """Why no further attempt may be submitted (None: it may)."""

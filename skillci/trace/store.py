@@ -207,9 +207,10 @@ class TraceStore:
         path.chmod(0o444)
         return True
 
-    def put(self, record: RunRecord) -> PutResult:
-        """Redact, write the record file (once), index it. Idempotent for identical records."""
-        clean = self.redactor.redact_model(record)
+    def put(self, record: RunRecord, *, redacted: bool = False) -> PutResult:
+        """Redact (unless the caller has: ``redacted``), write the record file (once), index
+        it. Idempotent for identical records."""
+        clean = record if redacted else self.redactor.redact_model(record)
         data = canonical_json(clean.model_dump(mode="json"))
         digest = sha256_bytes(data)
         path = self.record_path(digest)
