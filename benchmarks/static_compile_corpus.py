@@ -24,7 +24,11 @@ prints, over the skills that import:
 ``--sample FILE`` writes 20 rewritten sentences (before / after) for a reader to judge: every
 one the test-only split yields first, spread over its skills, then (with ``--split all``) as
 many from the dev split as it takes to reach 20, each labelled with its split. The dev split
-is the one tuned on; the test-only figures are the claim.
+is the one tuned on; the test-only figures are the claim. It then audits whole sections:
+for a decision tree, a staged procedure with sub-sections, a "when not to use" section and
+a non-English skill, the first skill of the test-only split with that shape (else of the
+dev split, labelled), each top-level section ``kept`` / ``moved to FILE`` / ``rewritten``
+with the text of moved, rewritten and constraint sections before and after (``SHAPES``).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -41,9 +46,10 @@ from typing import Any
 
 import yaml
 
-from skillci.compile.mdtext import markup, split_doc
+from skillci.compile.mdtext import Section, markup, parse, split_doc
 from skillci.compile.profile import MeasuredTraits, ModelProfile
 from skillci.compile.static import StaticResult, compile_static
+from skillci.compile.static_check import CONSTRAINT
 from skillci.errors import SkillciError
 from skillci.skill.package import SKILL_MD, SkillPackage, read_executables, read_tree
 from skillci.skill.porting import import_plain
@@ -220,15 +226,262 @@ def sample(results: list[SkillResult], k: int = 20) -> list[tuple[str, str, str,
     return out
 
 
+# ---------------------------------------------------------------------------- section audit
+
+#: The shapes issue 33 asks the audit to cover, each with the rule that picks its skill:
+#: the first skill (ids sorted) of the test-only split whose source SKILL.md matches, else
+#: the first of the dev split (labelled so), else none (said so in the file).
+DECISION = re.compile(r"\b(?:decision|decide|choos\w*|which|select\w*)\b", re.IGNORECASE)
+NOT_TO_USE = re.compile(
+    r"\bwhen\s+not\s+to\b|\bdo\s+not\b|\bdon't\b|\bnever\b|禁止|不要|하지\s*말|してはいけない",
+    re.IGNORECASE,
+)
+#: A heading that names a stage with a stage word (not a numbered capability list "3. Plots").
+STAGE = re.compile(
+    r"^\W*(?:stage|step|phase)\s*[0-9]+[a-z]?\b|第\s*[0-9一二三四五六七八九十]+\s*[步阶]"
+    r"|ステップ\s*[0-9]|[0-9]+\s*단계",
+    re.IGNORECASE,
+)
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def _children(secs: list[Section], i: int) -> list[Section]:
+    """The sections nested under ``secs[i]`` (deeper levels, up to the next sibling)."""
+    out = []
+    for sub in secs[i + 1 :]:
+        if sub.level <= secs[i].level:
+            break
+        out.append(sub)
+    return out
+
+
+def _decision(secs: list[Section], entry: dict[str, Any]) -> str | None:
+    for i, sec in enumerate(secs):
+        kids = [c for c in _children(secs, i) if c.level == sec.level + 1]
+        if sec.level >= 2 and DECISION.search(sec.title) and len(kids) >= 2:
+            return f"{sec.title!r}, {len(kids)} branches"
+    return None
+
+
+def _staged(secs: list[Section], entry: dict[str, Any]) -> str | None:
+    stages = [i for i, s in enumerate(secs) if s.level >= 2 and STAGE.search(s.title)]
+    nested = [secs[i].title for i in stages if _children(secs, i)]
+    if len(stages) >= 2 and nested:
+        return f"{len(stages)} stages; {nested[0]!r} has sub-sections"
+    return None
+
+
+def _not_to_use(secs: list[Section], entry: dict[str, Any]) -> str | None:
+    return next((repr(s.title) for s in secs if s.level >= 2 and NOT_TO_USE.search(s.title)), None)
+
+
+def _non_english(secs: list[Section], entry: dict[str, Any]) -> str | None:
+    text = "".join(s.text for s in secs)
+    cjk = len(CJK.findall(text))
+    latin = len(re.findall(r"[A-Za-z]", text))
+    if cjk and (entry.get("language", "en") != "en" or cjk > latin / 3):
+        return f"language {entry.get('language', '?')}, {cjk} CJK characters"
+    return None
+
+
+SHAPES: list[tuple[str, str, Any]] = [
+    (
+        "Decision tree",
+        "a heading (level 2 or deeper) naming a choice (decision, decide, choose, which, "
+        "select) with at least 2 direct sub-sections (its branches)",
+        _decision,
+    ),
+    (
+        "Staged procedure with sub-sections",
+        "at least 2 headings that name a numbered stage (Step 1, Phase 2a, Stage 3, 第2步, "
+        "ステップ2, 2단계), at least one of them with sub-sections",
+        _staged,
+    ),
+    (
+        '"When not to use" / "Do not" section',
+        "a heading (level 2 or deeper) saying when not to, do not, don't or never (or "
+        "禁止, 不要, 하지 말, してはいけない)",
+        _not_to_use,
+    ),
+    (
+        "Non-English (CJK) skill",
+        "SOURCES.yaml's `language` is not `en`, or CJK characters outnumber a third of "
+        "the Latin letters, in SKILL.md",
+        _non_english,
+    ),
+]
+
+
+def _source_sections(entry: dict[str, Any]) -> list[Section]:
+    path = Path(str(entry["root"])) / str(entry["dir"]) / SKILL_MD
+    return parse(split_doc(path.read_text(encoding="utf-8"))[1])
+
+
+def pick_shapes(
+    entries: dict[str, list[dict[str, Any]]],
+) -> list[tuple[str, str, dict[str, Any] | None, str]]:
+    """(shape, rule, entry or None, what matched) for every shape of :data:`SHAPES`."""
+    out = []
+    for shape, rule, match in SHAPES:
+        found: tuple[dict[str, Any] | None, str] = (None, "")
+        for split in ("test", "dev"):
+            for e in sorted(entries.get(split, []), key=lambda e: str(e["id"])):
+                why = match(_source_sections(e), e)
+                if why is not None:
+                    found = (e, why)
+                    break
+            if found[0] is not None:
+                break
+        out.append((shape, rule, *found))
+    return out
+
+
+@dataclass
+class SectionAudit:
+    title: str
+    subsections: int
+    outcome: str
+    constraint: bool
+    before: str
+    after: str
+    where: str
+
+
+def _groups(secs: list[Section]) -> list[list[Section]]:
+    """The body's top-level sections (the smallest level >= 2) with what nests in them;
+    the title and text before the first one form one group."""
+    top = min((s.level for s in secs if s.level >= 2), default=2)
+    groups: list[list[Section]] = [[]]
+    for sec in secs:
+        if sec.level == top:
+            groups.append([sec])
+        else:
+            groups[-1].append(sec)
+    return [g for g in groups if g]
+
+
+def audit_skill(entry: dict[str, Any]) -> tuple[StaticResult, list[SectionAudit]]:
+    """What ``compile static`` did to each top-level section of one skill's SKILL.md."""
+    pkg = load(entry)
+    res = compile_static(pkg, PROFILE)
+    out = res.package
+    reports = {r.index: r for r in res.report.sections if r.file == SKILL_MD}
+    src = parse(pkg.skill_md.body)
+    kept = _groups(parse(out.skill_md.body))
+    kept_by_title: dict[tuple[int, str], list[list[Section]]] = {}
+    for g in kept:
+        kept_by_title.setdefault((g[0].level, g[0].title), []).append(g)
+    audits = []
+    for g in _groups(src):
+        head = g[0]
+        title = head.title if head.level >= 2 else "(title and text before the first section)"
+        before = "".join(s.text for s in g)
+        statuses = {reports[s.index].status for s in g if s.index in reports}
+        placement = reports[head.index].placement if head.index in reports else "kept"
+        rewrite = (
+            ", rewritten"
+            if "rewritten" in statuses
+            else ", rolled back"
+            if "rolled_back" in statuses
+            else ""
+        )
+        if placement.startswith("moved to "):
+            file = placement.removeprefix("moved to ")
+            text = out.text(file) if file in out.files else ""
+            after = before if before.strip() in text else text
+            where = file
+        else:
+            same = kept_by_title.get((head.level, head.title), [])
+            after = "".join(s.text for s in same.pop(0)) if same else ""
+            where = SKILL_MD
+        audits.append(
+            SectionAudit(
+                title=title,
+                subsections=len(g) - 1,
+                outcome=placement + rewrite,
+                constraint=any(CONSTRAINT.search(s.text) for s in g),
+                before=before,
+                after=after,
+                where=where,
+            )
+        )
+    return res, audits
+
+
+def _fenced(text: str, limit: int | None = None) -> list[str]:
+    lines = text.rstrip("\n").splitlines()
+    more = 0
+    if limit is not None and len(lines) > limit:
+        more, lines = len(lines) - limit, lines[:limit]
+    longest = max((len(m) for m in re.findall(r"`{3,}|~{3,}", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    tail = [f"… {more} more lines, byte-identical"] if more else []
+    return [fence + "markdown", *lines, fence, *tail, ""]
+
+
+def audit_lines(entries: dict[str, list[dict[str, Any]]]) -> list[str]:
+    lines = [
+        "## Section audit: what `compile static` did to whole sections",
+        "",
+        "For each shape issue 33 names, one skill picked by a stated rule: the first skill "
+        "(ids sorted) of the **test-only** split whose source SKILL.md matches it, else the "
+        "first of the dev split (labelled so). Each top-level section is `kept` or `moved to "
+        "FILE` (its sub-sections move with it), plus `rewritten` when a paragraph of it "
+        "became steps or a vague phrase was replaced. The text is shown for every section "
+        "that holds a constraint (static compile's `CONSTRAINT`), moved, or was rewritten: "
+        "once when the after is byte-identical (moved: identical inside FILE), else before "
+        "and after in full.",
+        "",
+    ]
+    for n, (shape, rule, entry, why) in enumerate(pick_shapes(entries), 1):
+        lines += [f"### {n}. {shape}", "", f"Rule: {rule}.", ""]
+        if entry is None:
+            lines += ["Neither split of the corpus has a skill of this shape.", ""]
+            continue
+        split = "test-only" if entry["split"] == "test" else "dev (the test-only split has none)"
+        res, audits = audit_skill(entry)
+        rep = res.report
+        moved = sum(1 for a in audits if a.outcome.startswith("moved"))
+        lines += [
+            f"Skill: `{entry['id']}`, {split} split; matched: {why}. Bootstrap tokens "
+            f"{rep.bootstrap_before} -> {rep.bootstrap_after} (budget {rep.bootstrap_budget}); "
+            f"{moved} of {len(audits)} top-level sections moved.",
+            "",
+            "| Top-level section | Sub-sections | Constraint | What compile static did |",
+            "|---|---|---|---|",
+        ]
+        for a in audits:
+            title = a.title.replace("|", "\\|")
+            lines.append(
+                f"| {title} | {a.subsections} | {'yes' if a.constraint else 'no'} | {a.outcome} |"
+            )
+        lines.append("")
+        for a in audits:
+            moved_a = a.outcome.startswith("moved")
+            if not (a.constraint or moved_a or "rewritten" in a.outcome):
+                continue
+            lines += [f"#### {a.title} — {a.outcome}", ""]
+            if a.after.rstrip() == a.before.rstrip():
+                where = f"in {a.where}" if moved_a else "in SKILL.md"
+                tail = "" if a.after == a.before else " (a trailing blank line aside)"
+                lines += [f"Before = after, byte-identical {where}{tail}:", ""]
+                lines += _fenced(a.before, limit=30)
+            else:
+                lines += ["Before:", "", *_fenced(a.before), f"After ({a.where}):", ""]
+                lines += _fenced(a.after) if a.after else ["(not found)", ""]
+    return lines
+
+
 def write_sample(
     path: Path,
     rows: list[tuple[str, str, str, str, str]],
     figures: dict[str, Any],
     flags: list[tuple[str, str]],
+    audit: list[str],
 ) -> None:
     n_test = sum(1 for r in rows if r[0] == "test")
     lines = [
-        "# Static compile: rewritten sentences, before and after",
+        "# Static compile: rewritten sentences and whole sections, before and after",
         "",
         "Generated by `python benchmarks/static_compile_corpus.py --sample "
         "docs/static-compile-sample.md` from the **test-only** split of the real-skills "
@@ -246,8 +499,9 @@ def write_sample(
         lines += [
             f"The test-only split yields {n_test} rewrites: vague phrases from the curated "
             "table are rare in these skills' instruction sentences, most that occur are "
-            "conditions (flagged, not rewritten), and only paragraphs of two or more "
-            "instructions (no question) become steps. The other "
+            "conditions (flagged, not rewritten), and a paragraph becomes steps only when "
+            "every sentence is one unconditional instruction (no condition, question, "
+            "standing rule such as never/always/do not, or statement; design 405). The other "
             f"{len(rows) - n_test} come from the dev split (tuned on), labelled so.",
             "",
         ]
@@ -267,7 +521,7 @@ def write_sample(
         ]
     lines += ["## Left for a person (not rewritten)", ""]
     lines += [f"- `{sid}`: {f}" for sid, f in flags] or ["- none"]
-    lines.append("")
+    lines += ["", *audit]
     tmp = path.with_suffix(".tmp")
     tmp.write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
     os.replace(tmp, path)
@@ -299,7 +553,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = [("test", *row) for row in sample(test)]
         rows += [("dev", *row) for row in sample(by_split.get("dev", []), 20 - len(rows))]
         flags = [(r.id, f) for r in sorted(test, key=lambda r: r.id) for f in r.flags]
-        write_sample(args.sample, rows, doc["test"], flags)
+        entries = {"test": sources("test"), "dev": sources("dev")}
+        write_sample(args.sample, rows, doc["test"], flags, audit_lines(entries))
     if args.json:
         print(json.dumps(doc, indent=1))
         return 0

@@ -122,6 +122,22 @@ _COND_START = re.compile(
     r"else|except)\b",
     re.IGNORECASE,
 )
+#: A condition anywhere in a sentence: "Fall back to X only when ...", "... unless the user
+#: names one", "Only proceed once the user approves", and the Chinese, Japanese and Korean
+#: forms (如果 / 若 / 除非 / 否则 / 一旦 / 的话, 場合 / なら / 限り, 경우 / 하면 / 않으면).
+_COND_ANY = re.compile(
+    r"\b(?:if|unless|when|whenever|otherwise|in case|as long as|provided that|only after|"
+    r"until)\b"
+    r"|\bonce\s+(?:the|you|it|they|we|all|this|that|these|those|your|their|our|done|"
+    r"finished|complete|completed|approved|everything|each)\b"
+    r"|如果|假如|若是|除非|否则|一旦|的话|場合|なら|限り|경우|하면|않으면|이라면",
+    re.IGNORECASE,
+)
+#: A standing rule, not a step: it holds throughout, so numbering it would place it after
+#: the step before ("Never start on main", "Always run with --help first", "Only use X").
+_RULE = re.compile(
+    r"^(?:never|always|do\s+not|don't|avoid|only|must|you\s+must|no\s+need)\b", re.IGNORECASE
+)
 _STOP_WORDS = """this that with from then into your each they them their when have will
 should what which there these those about after before only also more than some other"""
 _STOP = frozenset(_STOP_WORDS.split())
@@ -132,6 +148,28 @@ def is_condition(sentence: str) -> bool:
     belongs to the instruction before it and never becomes a step of its own."""
     s = sentence.strip().lstrip("*_\"'(")
     return _COND_START.match(s) is not None
+
+
+def has_condition(sentence: str) -> bool:
+    """The sentence holds a condition anywhere, outside code spans (design 405): "If they
+    request changes, make them", "Skip gates only when the flag was passed", "Only proceed
+    once the user approves", "Use X unless the user names Y", 如果 …, … 場合, … 경우."""
+    s = _CODE_SPAN.sub(" ", sentence)
+    return is_condition(s) or _COND_ANY.search(s) is not None
+
+
+def is_rule(sentence: str) -> bool:
+    """The sentence is a standing rule (a prohibition, an obligation, a restriction:
+    "Never …", "Always …", "Do not …", "Avoid …", "Only …"), which holds for every step
+    rather than being one."""
+    s = _LEAD.sub("", sentence.strip().lstrip("*_\"'(")).lstrip("*_\"'(")
+    return _RULE.match(s) is not None
+
+
+def is_step(sentence: str) -> bool:
+    """The sentence is one unconditional instruction that may stand as a numbered step:
+    imperative, no condition anywhere, not a standing rule, not a question."""
+    return is_imperative(sentence) and not has_condition(sentence) and not is_rule(sentence)
 
 
 def _content(sentence: str) -> set[str]:
@@ -159,9 +197,10 @@ def is_summary(sentences: list[str]) -> bool:
 
 
 def plan_problem(text: str, plan: ParagraphPlan) -> str | None:
-    """Why ``plan`` may not turn paragraph ``text`` into steps (None: it may): the steps
-    reorder or drop a sentence, a condition starts a step, a paragraph that opens with a
-    condition (it governs what follows) or a summary sentence became a step."""
+    """Why ``plan`` may not turn paragraph ``text`` into steps (None: it may), design 405:
+    the steps reorder or drop a sentence; a sentence holds a condition (the paragraph is
+    conditional logic, it stays prose); a step holds two sentences (two instructions
+    merged) or a standing rule ("Never …"); or a summary sentence became a step."""
     sentences, _ = split_sentences(text)
     order = [*plan.intro, *(i for step in plan.steps for i in step)]
     if order != list(range(len(sentences))):
@@ -170,8 +209,12 @@ def plan_problem(text: str, plan: ParagraphPlan) -> str | None:
         return None
     if any(is_condition(sentences[step[0]]) for step in plan.steps):
         return "a condition would become a step"
-    if is_condition(sentences[0]):
-        return "the paragraph opens with a condition that governs what follows"
+    if any(has_condition(s) for s in sentences):
+        return "a sentence holds a condition; the paragraph stays prose"
+    if any(len(step) != 1 for step in plan.steps):
+        return "a step would merge two sentences; one instruction per step"
+    if any(is_rule(sentences[step[0]]) for step in plan.steps):
+        return "a standing rule (never, always, do not, only) would become a step"
     if is_summary(sentences) and 0 not in plan.intro:
         return "a summary sentence would become a step"
     return None
@@ -180,35 +223,24 @@ def plan_problem(text: str, plan: ParagraphPlan) -> str | None:
 def paragraph_plan(
     section: int, block: int, text: str, *, min_imperative: int = 2
 ) -> ParagraphPlan | None:
-    """The deterministic plan for one paragraph (None: leave it a paragraph).
+    """The deterministic plan for one paragraph (None: leave it a paragraph), design 405.
 
-    It qualifies with at least ``min_imperative`` imperative sentences that are at least
-    half of its sentences (the share is not required when ``min_imperative`` is 1), and
-    no question: a question followed by instructions is one conditional instruction.
-    A condition ("If X, skip Y.") stays with the step before it and never starts one; a
-    paragraph that opens with a condition stays a paragraph; a summary first sentence
-    stays a lead-in (:func:`plan_problem`)."""
+    A paragraph becomes steps only when every sentence is one unconditional instruction
+    (:func:`is_step`), one sentence per step, at least ``min_imperative`` of them; a
+    summary first sentence ("To deploy:", or one a later sentence takes up) may stay a
+    lead-in. Any condition (:func:`has_condition`), question, standing rule or statement
+    keeps the whole paragraph as it is: steps would cut a condition from what it governs,
+    number a rule that holds throughout, or merge a statement into a step."""
     sentences, _ = split_sentences(text)
-    if any(s.rstrip().rstrip("*_").endswith(("?", "？")) for s in sentences):
+    if not sentences or any(s.rstrip().rstrip("*_").endswith(("?", "？")) for s in sentences):
         return None  # "Bug found? Write a test." is one conditional instruction, not steps
-    if sentences and is_condition(sentences[0]):
+    if any(has_condition(s) for s in sentences):
         return None
-    summary = is_summary(sentences)
-    imp = [
-        is_imperative(s) and not is_condition(s) and not (i == 0 and summary)
-        for i, s in enumerate(sentences)
-    ]
-    if sum(imp) < min_imperative or (min_imperative > 1 and sum(imp) * 2 < len(sentences)):
+    intro = [0] if is_summary(sentences) else []
+    rest = range(len(intro), len(sentences))
+    if len(rest) < max(min_imperative, 1) or not all(is_step(sentences[i]) for i in rest):
         return None
-    plan = ParagraphPlan(section=section, block=block)
-    for i, is_imp in enumerate(imp):
-        if is_imp:
-            plan.steps.append([i])
-        elif plan.steps:
-            plan.steps[-1].append(i)
-        else:
-            plan.intro.append(i)
-    return plan
+    return ParagraphPlan(section=section, block=block, intro=intro, steps=[[i] for i in rest])
 
 
 def deterministic_plan(text: str, file: str = SKILL_MD) -> StaticPlan:
@@ -463,8 +495,11 @@ __all__ = [
     "StaticPlan",
     "TextRewrite",
     "deterministic_plan",
+    "has_condition",
     "is_condition",
     "is_imperative",
+    "is_rule",
+    "is_step",
     "is_summary",
     "paragraph_plan",
     "plan_problem",

@@ -147,8 +147,9 @@ def test_task_skill_compiles_to_steps_checks_and_a_verification_rule() -> None:
         ("steps", "Read `ci.log` and note the fai"),
         ("vague", "Carefully analyze the function"),
         ("vague", "Make sure the fix is correct."),
-        ("steps", "Do not edit files under `tests"),
     ]
+    # the Rules paragraph is a prohibition and a condition ("when necessary"): prose, as is
+    assert "Do not edit files under `tests/`. Keep the change minimal and use" in text
     ops = {o.kind: o for o in res.report.ops}
     assert ops["verification_rule"].applied
     boot = render(res.package).file(SKILL_MD)
@@ -237,16 +238,24 @@ def test_a_plan_that_drops_a_sentence_rolls_the_section_back() -> None:
     assert src in res.package.text(SKILL_MD)  # the original, byte for byte
 
 
-def test_a_plan_may_reorder_and_group_steps() -> None:
+def test_a_model_plan_that_merges_two_instructions_into_one_step_is_refused() -> None:
     pkg = plain(TASK_SKILL)
     det = deterministic_plan(pkg.text(SKILL_MD))
     wf = next(p for p in det.paragraphs if len(p.steps) >= 3)
     ids = [i for s in wf.steps for i in s]
-    plan = StaticPlan(
-        source="model",
-        paragraphs=[ParagraphPlan(section=wf.section, block=wf.block, steps=[ids[:2], ids[2:]])],
-    )
-    res = compile_static(pkg, profile(), mode="hybrid", plan=plan, planner="fake/planner")
-    assert not res.report.rolled_back
-    text = res.package.text(SKILL_MD)
-    assert "1. Read `ci.log` and note the failing test id. Open the source file" in text
+    for steps, ok in (([ids[:2], ids[2:]], False), ([[i] for i in ids], True)):
+        plan = StaticPlan(
+            source="model",
+            paragraphs=[
+                ParagraphPlan(section=wf.section, block=wf.block, intro=wf.intro, steps=steps)
+            ],
+        )
+        res = compile_static(pkg, profile(), mode="hybrid", plan=plan, planner="fake/planner")
+        text = res.package.text(SKILL_MD)
+        if ok:
+            assert not res.report.rolled_back
+            assert "1. Read `ci.log` and note the failing test id.\n2. Open the source" in text
+        else:
+            (rb,) = res.report.rolled_back
+            assert any("merge two sentences" in r for r in rb.reasons), rb.reasons
+            assert "Read `ci.log` and note the failing test id. Open the source file" in text

@@ -20,6 +20,7 @@ from skillci.compile.static_check import (
     eol,
     missing_constraints,
 )
+from skillci.compile.static_rewrite import has_condition, is_rule
 from skillci.flows.pipeline.reports import static_markdown
 from skillci.skill.package import SKILL_MD, SkillPackage
 from skillci.skill.porting import import_plain
@@ -180,12 +181,55 @@ def steps_of(text: str) -> list[list[int]] | None:
     return None if plan is None else [plan.intro, *plan.steps]
 
 
-def test_a_condition_stays_with_the_step_before_it() -> None:
-    text = (
+def test_a_condition_anywhere_keeps_the_paragraph_prose() -> None:
+    # design 405: any condition in a paragraph leaves it alone (issue 33's own pairs)
+    for text in (
         "Call `ask_user` exactly once. If the parameters were pre-filled, skip the question. "
-        "Write the answer to `out.md`.\n"
+        "Write the answer to `out.md`.\n",
+        # obra/brainstorming: a condition and "Only ... once ..." are not steps
+        "Wait for the user's response. If they request changes, make them and re-run the "
+        "spec review loop. Only proceed once the user approves.\n",
+        "Ensure work happens in an isolated workspace. Prefer your platform's native "
+        "worktree tools. Fall back to manual git worktrees only when no native tool is "
+        "available.\n",
+        "Keep tests green. Use the cache unless the user names a different one.\n",
+        "Run the build. Rerun the failing test once the fix is in.\n",
+    ):
+        assert steps_of(text) is None, text
+
+
+def test_condition_words_in_any_position_and_language() -> None:
+    assert has_condition("Only proceed once the user approves.")
+    assert has_condition("Skip gates only when the flag was passed.")
+    assert has_condition("Use opus unless the user names a model.")
+    assert has_condition("如果测试失败，重新运行。")
+    assert has_condition("テストが失敗した場合は再実行する。")
+    assert has_condition("테스트가 실패한 경우 다시 실행한다.")
+    assert not has_condition("Call `ask_user` exactly once.")
+    assert not has_condition("Run `if-changed` on the tree.")  # a code span is not a condition
+    assert not has_condition("Confirm the identifiers before calling tools.")
+
+
+def test_one_instruction_per_step_and_no_standing_rule_as_a_step() -> None:
+    # anthropics/algorithmic-art: "Output" is no known instruction verb, so it would have
+    # joined step 2 with "Avoid ..." (two instructions merged) -> prose
+    art = (
+        "**The algorithmic philosophy should be 4-6 paragraphs long.** Fill it with poetic "
+        "computational philosophy that brings together the intended vision. Avoid repeating "
+        "the same points. Output this algorithmic philosophy as a .md file.\n"
     )
-    assert steps_of(text) == [[], [0, 1], [2]]
+    assert steps_of(art) is None
+    # a prohibition holds for every step: numbering it would place it after step 1
+    assert (
+        steps_of("Then mark the todo complete and move on. Never move to the next task.\n") is None
+    )
+    assert steps_of("Keep tests green. Don't add behavior.\n") is None
+    # a statement between instructions is not a step either
+    assert steps_of("Read the log. The log may be long. Fix the test.\n") is None
+    # unconditional instructions, one per step, in order
+    text = "Select the workflow. Confirm the identifiers before calling tools. Write `out.md`.\n"
+    assert steps_of(text) == [[], [0], [1], [2]]
+    assert is_rule("**Always run scripts with `--help` first**.") and is_rule("Then, never push.")
 
 
 def test_a_paragraph_that_opens_with_a_condition_stays_a_paragraph() -> None:
