@@ -35,8 +35,9 @@ CONSTRAINT = re.compile(
     r"\b(?:never|always|must(?:\s+not)?|do\s+not|don't|shall\s+not|avoid|forbidden|"
     r"prohibited|not\s+allowed|required|mandatory|warning|caution|critical|important|"
     r"guardrails?|stop|when\s+not\s+to|not\s+for|do\s+not\s+flag|always\s+flag)\b"
-    r"|하지\s*말|금지|절대|반드시|주의|경고|禁止|不要|不得|不能|切勿|务必|必须|注意|警告"
-    r"|してはいけない|しないで|しないこと|禁止|必ず|注意|警告",
+    r"|하지\s*말|금지|절대|반드시|주의|경고|피하|禁止|不要|不得|不能|切勿|务必|必须|注意|警告"
+    r"|避免|严禁|请勿|不可"
+    r"|してはいけない|しないで|しないこと|禁止|必ず|注意|警告|避け",
     re.IGNORECASE,
 )
 

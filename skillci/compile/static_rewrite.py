@@ -166,6 +166,15 @@ def is_rule(sentence: str) -> bool:
     return _RULE.match(s) is not None
 
 
+_FIRST = re.compile(r"^(?:first|start|begin|to (?:begin|start))\b", re.IGNORECASE)
+
+
+def says_first(sentence: str) -> bool:
+    """The sentence says it comes first ("Start by writing a draft", "First, ..."): as a
+    later step its number would contradict it."""
+    return _FIRST.match(sentence.strip().lstrip("*_\"'(")) is not None
+
+
 def is_step(sentence: str) -> bool:
     """The sentence is one unconditional instruction that may stand as a numbered step:
     imperative, no condition anywhere, not a standing rule, not a question."""
@@ -215,6 +224,8 @@ def plan_problem(text: str, plan: ParagraphPlan) -> str | None:
         return "a step would merge two sentences; one instruction per step"
     if any(is_rule(sentences[step[0]]) for step in plan.steps):
         return "a standing rule (never, always, do not, only) would become a step"
+    if any(says_first(sentences[step[0]]) for step in plan.steps[1:]):
+        return "a sentence that says it comes first would become a later step"
     if is_summary(sentences) and 0 not in plan.intro:
         return "a summary sentence would become a step"
     return None
@@ -240,6 +251,8 @@ def paragraph_plan(
     rest = range(len(intro), len(sentences))
     if len(rest) < max(min_imperative, 1) or not all(is_step(sentences[i]) for i in rest):
         return None
+    if any(says_first(sentences[i]) for i in rest[1:]):
+        return None  # "Start by writing a draft" as step 3 contradicts itself
     return ParagraphPlan(section=section, block=block, intro=intro, steps=[[i] for i in rest])
 
 
@@ -506,5 +519,6 @@ __all__ = [
     "rewrite_markdown",
     "rewrite_section",
     "rewrite_vague_text",
+    "says_first",
     "steps_text",
 ]

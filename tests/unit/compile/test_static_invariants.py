@@ -145,6 +145,21 @@ def test_a_korean_do_not_section_stays_in_the_bootstrap_verbatim() -> None:
     assert not missing_constraints(pkg.text(SKILL_MD), out)
 
 
+def test_avoid_in_chinese_japanese_and_korean_is_a_constraint() -> None:
+    # cangjie/cangjie-coding's moved "证据与验证" held "…避免复用二进制不兼容的旧产物。"
+    text = (
+        "## 证据与验证\n\n切换版本后先执行 `cjpm clean`，避免复用旧产物。\n\n"
+        "## 参考\n\n请勿手改生成文件。古いキャッシュは避けてください。캐시를 피하세요.\n"
+    )
+    found = constraint_sentences(f"---\nname: x\n---\n{text}")
+    assert found == [
+        "切换版本后先执行 `cjpm clean`，避免复用旧产物。",
+        "请勿手改生成文件。",
+        "古いキャッシュは避けてください。",
+        "캐시를 피하세요.",
+    ], found
+
+
 def test_a_decision_moves_whole_or_not_at_all_never_branch_by_branch() -> None:
     branches = "".join(
         f"### Option {c}: {name}\n\n{FILLER}\n\n"
@@ -226,6 +241,14 @@ def test_one_instruction_per_step_and_no_standing_rule_as_a_step() -> None:
     assert steps_of("Keep tests green. Don't add behavior.\n") is None
     # a statement between instructions is not a step either
     assert steps_of("Read the log. The log may be long. Fix the test.\n") is None
+    # anthropics/skill-creator: "Start by writing a draft" cannot be step 3
+    assert (
+        steps_of(
+            "Try to explain why things are important. Use theory of mind. Start by writing a "
+            "draft and then look at it with fresh eyes and improve it.\n"
+        )
+        is None
+    )
     # unconditional instructions, one per step, in order
     text = "Select the workflow. Confirm the identifiers before calling tools. Write `out.md`.\n"
     assert steps_of(text) == [[], [0], [1], [2]]
