@@ -442,10 +442,16 @@ def audit_lines(entries: dict[str, list[dict[str, Any]]]) -> list[str]:
         res, audits = audit_skill(entry)
         rep = res.report
         moved = sum(1 for a in audits if a.outcome.startswith("moved"))
+        others = ", ".join(
+            f"{o.kind.replace('_', ' ')} added to the bootstrap"
+            for o in rep.ops
+            if o.applied and o.kind != "move_on_demand"
+        )
         lines += [
             f"Skill: `{entry['id']}`, {split} split; matched: {why}. Bootstrap tokens "
             f"{rep.bootstrap_before} -> {rep.bootstrap_after} (budget {rep.bootstrap_budget}); "
-            f"{moved} of {len(audits)} top-level sections moved.",
+            f"{moved} of {len(audits)} top-level sections moved; other changes: "
+            f"{others or 'none'}.",
             "",
             "| Top-level section | Sub-sections | Constraint | What compile static did |",
             "|---|---|---|---|",

@@ -79,6 +79,7 @@ Mode = Literal["deterministic", "hybrid"]
 #: Section titles that carry the procedure: never moved out of the bootstrap.
 CORE_TITLES = re.compile(
     r"workflow|step|procedure|process|rule|instruction|overview|quick ?start|when to use|"
+    r"when to apply|when (?:this|the) skill applies|"
     r"usage|getting started|guideline|verif|how to|checklist|important|must",
     re.IGNORECASE,
 )

@@ -30,11 +30,13 @@ from skillci.compile.mdtext import parse, split_doc, split_sentences
 from skillci.skill.references import anchors, link_problem, links
 
 #: A constraint — a prohibition, an obligation or a warning — in any case, in the corpus's
-#: languages (English, Chinese, Japanese, Korean), in a title or a line (design 333).
+#: languages (English, Chinese, Japanese, Korean), in a title or a line (design 333; a
+#: restriction "only when/if/after/once/on" and 避免/请勿/避け/피하 "avoid": design 405).
 CONSTRAINT = re.compile(
     r"\b(?:never|always|must(?:\s+not)?|do\s+not|don't|shall\s+not|avoid|forbidden|"
     r"prohibited|not\s+allowed|required|mandatory|warning|caution|critical|important|"
-    r"guardrails?|stop|when\s+not\s+to|not\s+for|do\s+not\s+flag|always\s+flag)\b"
+    r"guardrails?|stop|when\s+not\s+to|not\s+for|do\s+not\s+flag|always\s+flag|"
+    r"only\s+(?:when|if|after|once|on))\b"
     r"|하지\s*말|금지|절대|반드시|주의|경고|피하|禁止|不要|不得|不能|切勿|务必|必须|注意|警告"
     r"|避免|严禁|请勿|不可"
     r"|してはいけない|しないで|しないこと|禁止|必ず|注意|警告|避け",

@@ -8,6 +8,7 @@ from __future__ import annotations
 from skillci.compile.mdtext import parse
 from skillci.compile.profile import MeasuredTraits, ModelProfile
 from skillci.compile.static import (
+    CORE_TITLES,
     ParagraphPlan,
     StaticPlan,
     StaticResult,
@@ -157,6 +158,27 @@ def test_avoid_in_chinese_japanese_and_korean_is_a_constraint() -> None:
         "请勿手改生成文件。",
         "古いキャッシュは避けてください。",
         "캐시를 피하세요.",
+    ], found
+
+
+def test_when_this_skill_applies_stays_like_when_to_use() -> None:
+    # k-dense/optimize-for-gpu's "When This Skill Applies" moved while "When to Use" stays
+    for title in ("When to Use", "When This Skill Applies", "When To Apply"):
+        assert CORE_TITLES.search(title), title
+    assert not CORE_TITLES.search("Reference Files")
+
+
+def test_a_restriction_with_only_is_a_constraint() -> None:
+    # obra/finishing-a-development-branch's moved "Common Rationalizations" table
+    text = (
+        "## Common Rationalizations\n\n| Excuse | Reality |\n|---|---|\n"
+        '| "Force-push will fix it" | Investigate; force-push only on your partner\'s '
+        "request. |\n\nSkip gates only when the flag was passed. Claude reads the file.\n"
+    )
+    found = constraint_sentences(f"---\nname: x\n---\n{text}")
+    assert found == [
+        '| "Force-push will fix it" | Investigate; force-push only on your partner\'s request. |',
+        "Skip gates only when the flag was passed.",
     ], found
 
 
