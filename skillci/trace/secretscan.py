@@ -249,8 +249,14 @@ _ALLOWED_ID = re.compile(
     r"chatcmpl-[A-Za-z0-9]{16,40}|(?:msg|resp|fc|rs|ses|prt)_[A-Za-z0-9]{16,60}|"
     r"(?:run|trial|patch|eval|gate|job|task|opencode|codex|claude-code|harbor|benchflow)-"
     r"[A-Za-z0-9][A-Za-z0-9_.-]{3,80}|"
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|"
+    r"[a-z0-9]{1,16}(?:[._-][a-z0-9]{1,16}){0,12}__[A-Za-z0-9]{7}|"
     r"[0-9a-f]{40}|[0-9a-f]{64})$"
 )
+#: A URL without credentials (design 408): scheme, host, then its path.
+_URL = re.compile(r"^https?://([^/?#\s]*)(/[^?#]*)?")
+#: URL path pieces that are content addresses or readable slugs, not keys (design 408).
+_URL_PIECE = re.compile(r"^(?:[0-9a-f-]{16,}(?:\.[a-z0-9]{1,5})?|[a-z0-9.-]+\.[a-z]{2,})$")
 _GENERIC_KINDS = frozenset({"high_entropy", "prefixed_token"})
 
 
@@ -266,9 +272,25 @@ def _allowed(text: str, s: int, e: int, kind: str) -> bool:
     word = text[a:b].rstrip(".:")
     if word.startswith(("/", "./", "../", "~/")) or _path_like(word):
         return True  # a path: trial dirs, job dirs
+    if word.startswith(("http://", "https://")) and _url_path_hit(word, s - a, e - a):
+        return True
     return (
         _ALLOWED_ID.match(text[s:e].strip("=._~-")) is not None
         or _ALLOWED_ID.match(word) is not None
+    )
+
+
+def _url_path_hit(url: str, s: int, e: int) -> bool:
+    """Whether ``url[s:e]`` lies in the host and path of a URL without credentials and every
+    ``/``-separated piece of it is a hex content address, a host name, a readable slug
+    (``Protecting-MCP-Safety-via-…``) or shorter than a key (design 408). Queries, fragments
+    and user:password@ never yield; webhook URLs are redacted before this runs."""
+    m = _URL.match(url)
+    if m is None or "@" in m.group(1) or e > m.end():
+        return False
+    return all(
+        len(p) < 16 or _URL_PIECE.match(p) is not None or _identifier_like(p)
+        for p in url[s:e].strip(":/").split("/")
     )
 
 
@@ -340,7 +362,13 @@ def redact(text: str, marker: Callable[[str], str]) -> str:
             joined = "".join(pieces)
             for s, e, k in spans(joined):
                 os_, oe = src[s], src[e - 1] + 1
-                if oe - os_ != e - s:  # crosses a break
+                if oe - os_ == e - s:
+                    continue  # does not cross a break: found on the text itself
+                # design 408: an id, hash or path ending a line is not the head of a
+                # wrapped token ("…SessionId=<uuid>\nLATAM export")
+                line_end = next(src[i] + 1 for i in range(s, e - 1) if src[i + 1] != src[i] + 1)
+                head = re.split(r"[=:]", text[os_:line_end])[-1]
+                if not head or not _allowed(text, line_end - len(head), line_end, k):
                     found.append((os_, oe, k))
     if not found:
         return text
