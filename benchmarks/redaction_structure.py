@@ -176,25 +176,30 @@ def store_and_read(records: list[RunRecord], redactor: Redactor, home: Path) -> 
 
 
 def corpora(one_each: bool = False) -> Iterator[tuple[str, Path, list[RunRecord]]]:
-    """(corpus, item, imported records) for every trajectory; ``one_each``: the smallest item
-    of each corpus only (the regression test)."""
+    """(corpus, item, imported records) for every trajectory; ``one_each``: one file per agent
+    log format, and harness items smallest first up to the first with a tool call (the
+    regression test)."""
     from skillci.trace.importers import benchflow, claude_code, codex, harbor, opencode
 
     def pick(items: list[Path]) -> list[Path]:
-        if not one_each or not items:
+        if not one_each:
             return items
-        return [min(items, key=lambda p: sum(f.stat().st_size for f in _files(p)))]
+        return sorted(items, key=lambda p: sum(f.stat().st_size for f in _files(p)))
 
+    first = 1 if one_each else None
     for name, mod in (("harbor", harbor), ("benchflow", benchflow)):
         for item in pick(sorted(d for d in (HARNESS / name).iterdir() if d.is_dir())):
-            yield name, item, mod.import_jobs(item)
-    for path in pick(sorted((AGENT_LOGS / "codex").glob("*.jsonl"))):
+            records = mod.import_jobs(item)
+            yield name, item, records
+            if one_each and any(e.kind == "tool_call" for r in records for e in r.events):
+                break  # the smallest item with a tool call
+    for path in pick(sorted((AGENT_LOGS / "codex").glob("*.jsonl")))[:first]:
         yield "codex", path, codex.import_jobs(path)
-    for path in pick(sorted((AGENT_LOGS / "opencode").glob("*.json"))):
+    for path in pick(sorted((AGENT_LOGS / "opencode").glob("*.json")))[:first]:
         session = json.loads(path.read_text(encoding="utf-8"))
         yield "opencode", path, [opencode.import_session(session, path)]
     cc = AGENT_LOGS / "claude-code"
-    for path in pick(sorted(cc.glob("*.jsonl")) if cc.is_dir() else []):
+    for path in pick(sorted(cc.glob("*.jsonl")) if cc.is_dir() else [])[:first]:
         yield "claude-code", path, claude_code.import_jobs(path)
 
 
@@ -250,7 +255,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  FP {k} {ex}")
     total = sum(t.total_changed for t in tallies.values())
     broken = sum(t.calls - t.calls_intact for t in tallies.values())
-    print(f"structural values redacted (goal 0): {total}; tool calls unpaired by redaction: {broken}")
+    print(
+        f"structural values redacted (goal 0): {total}; tool calls unpaired by redaction: {broken}"
+    )
     for line in secrets_rate(redactor):
         print(line)
     return 1 if total or broken else 0

@@ -41,3 +41,80 @@ def test_ids_hashes_and_trial_paths_survive() -> None:
         assert r.redact_text(f"id {text} done") == f"id {text} done"
     # a random value of the same length standing alone is still a secret
     assert "[REDACTED" in r.redact_text("value x9Kq2LmP8vR4tY7wZ1aB3cD5q7Tz done")
+
+
+# design 408: the shapes benchmarks/redaction_structure.py found redacted in the corpora
+RANDOM = "Qz7xK2mP9vL4tR8wN3bY6cH1"  # mixed case and digits, 24 chars: a generic secret
+
+
+def test_uuid_ending_a_line_is_not_the_head_of_a_wrapped_token() -> None:
+    from skillci.trace.redact import Redactor
+
+    r = Redactor(env={})
+    uuid = "bbb15cbf-7249-4d71-b820-dae421112a40"
+    text = f"queueDepth=0 activeSessionId={uuid}\nLATAM export is in"
+    assert r.redact_text(text) == text
+    # a random value wrapped over two lines is still joined and redacted
+    wrapped = f"value {RANDOM[:12]}\n{RANDOM[12:]} done"
+    out = r.redact_text(wrapped)
+    assert RANDOM[:12] not in out and RANDOM[12:] not in out
+
+
+def test_harbor_trial_names_survive_a_random_suffix_does_not() -> None:
+    from skillci.trace.redact import Redactor
+
+    r = Redactor(env={})
+    for name in ("linux-notification-preferences__9MMwcyY", "hermes-telegram-mirror-drop__zk5N5fF"):
+        assert r.redact_obj({"trial_name": name, "log": f"trial {name} done"}) == {
+            "trial_name": name,
+            "log": f"trial {name} done",
+        }
+    assert "[REDACTED" in r.redact_text(f"linux-notification-{RANDOM}")
+
+
+def test_urls_keep_hex_and_slug_paths_but_not_keys() -> None:
+    from skillci.trace.redact import Redactor
+
+    r = Redactor(env={})
+    kept = [
+        "https://www.semanticscholar.org/paper/MCIP:-Protecting-MCP-Safety-via-Model-Contextual-"
+        "Jing-Li/38b67dc681a674da55fdedecf6491f4006cfba6a",
+        "https://openreview.net/pdf/34476fe921bb38c89bcb93b697dd9252af85e485.pdf",
+        "https://doaj.org/article/51b7cd1f6494485bb03ba82fde425749",
+    ]
+    for url in kept:
+        assert r.redact_text(f'"url":"{url}"') == f'"url":"{url}"'
+    for url in (
+        f"https://files.example.com/share/{RANDOM}{RANDOM}",  # a random key in the path
+        f"https://example.com/download?sig={RANDOM}",  # in the query
+        f"https://doaj.org/article/x?{RANDOM}{RANDOM}",
+    ):
+        assert RANDOM not in r.redact_text(url), url
+    assert "hunter2pass" not in r.redact_text("https://bob:hunter2pass@doaj.org/article/abc")
+
+
+def test_secret_in_tool_call_arguments_and_result_goes_while_call_id_stays() -> None:
+    from skillci.trace.models import ToolCallEvent, ToolResultEvent
+    from skillci.trace.redact import Redactor
+    from tests.unit.trace.helpers import make_record
+
+    ghp = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    call_id = "toolu_01QPEgccMWgQ5JYBxQ9urLZg"
+    rec = make_record()
+    events = list(rec.events)
+    events[3] = ToolCallEvent(
+        step=3,
+        tool="Bash",
+        call_id=call_id,
+        arguments={"command": f"git clone https://x:{ghp}@github.com/o/r", "key": RANDOM},
+    )
+    events[4] = ToolResultEvent(
+        step=4, call_id=call_id, output=f"cloned into /tmp/r/{call_id}\nsecret {RANDOM} used"
+    )
+    clean = Redactor(env={}).redact_model(make_record(events=events))
+    call, result = clean.events[3], clean.events[4]
+    assert isinstance(call, ToolCallEvent) and isinstance(result, ToolResultEvent)
+    assert call.call_id == result.call_id == call_id
+    dumped = clean.model_dump_json()
+    assert ghp not in dumped and RANDOM not in dumped
+    assert f"/tmp/r/{call_id}" in result.output
