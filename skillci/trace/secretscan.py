@@ -242,7 +242,8 @@ def _trim(text: str, s: int, e: int) -> tuple[int, int]:
 #: Ids and hashes skillci and the harnesses write, kept by shape (design 341): tool-call ids
 #: (Anthropic ``toolu_``/``srvtoolu_``, OpenAI ``call_``/``chatcmpl-``/``msg_``/``resp_``,
 #: OpenCode ``ses_``/``prt_``), skillci run/trial/patch ids and the importers' run ids
-#: (``opencode-ses_...``), and bare sha1/sha256 hex. Only the generic detectors
+#: (``opencode-ses_...``), UUIDs, Harbor trial names (``<task>__<7 chars>``, design 408) and
+#: bare sha1/sha256 hex. Only the generic detectors
 #: (entropy, unknown prefixes) yield to them; a named or provider-shaped secret never does.
 _ALLOWED_ID = re.compile(
     r"^(?:(?:srv)?toolu_(?:vrtx_)?[A-Za-z0-9]{16,40}|call_[A-Za-z0-9]{16,40}|"
