@@ -160,6 +160,13 @@ def propose_cmd(
         help="When a model --compiler gives no valid patch: 'none' (default: no PR, exit 4) "
         "or 'template' (the template compiler's patch, said on the console and in the PR).",
     ),
+    guard_model: str | None = typer.Option(
+        None,
+        "--guard-model",
+        metavar="ROUTE",
+        help="A model route (e.g. sim/guard) asked for a second opinion on each patch's free "
+        "text; caution labels the PR needs-approval, never undoes the guard's rejection.",
+    ),
     repeat: int = typer.Option(1, "--repeat", min=1, help="Student repeats per evaluation."),
     base: str = typer.Option("main", "--base", help="Branch the PR targets."),
     force: bool = typer.Option(False, "--force", help="Re-propose a patch whose PR was closed."),
@@ -205,6 +212,7 @@ def propose_cmd(
             student=model,
             teacher=teacher,
             compiler=compiler,
+            guard_model=guard_model or None,
             repeat=repeat,
             base=base,
             force=force,
