@@ -426,13 +426,8 @@ def publish(
     base_sha: str,
     skill_dir: str,
 ) -> ProposeOutcome:
-    """Keep the proposal; when it is ready, ask the guard model (when configured), commit
-    its patches and open or update its PR."""
-    if opts.guard_model is not None and prop.ready and not prop.guard_opinions:
-        from skillci.flows.guard_model import GuardModel
-
-        model = GuardModel(opts.guard_model, ctx.state_dir)
-        prop.guard_opinions = [model.opinion(p) for p in prop.patches]
+    """Keep the proposal (and the guard model's opinion); when ready, commit it and open its PR."""
+    _ask_guard_model(ctx, opts, prop)
     if not ctx.dry_run:
         key = (
             combined_patch_id(prop)
@@ -522,6 +517,16 @@ def publish(
     return ProposeOutcome(
         prop, action, f"{action} PR #{pr.number} on {branch}", pr, branch, pid, commits
     )
+
+
+def _ask_guard_model(ctx: RepoContext, opts: ProposeOptions, prop: Proposal) -> None:
+    """The classifier's second opinion on each patch of a ready proposal (design 407)."""
+    if opts.guard_model is None or not prop.ready or prop.guard_opinions:
+        return
+    from skillci.flows.guard_model import GuardModel
+
+    model = GuardModel(opts.guard_model, ctx.state_dir)
+    prop.guard_opinions = [model.opinion(p) for p in prop.patches]
 
 
 def _reproposable(pr: PullRequest) -> bool:
