@@ -138,6 +138,13 @@ class GateRejected(SkillciError):
     default_hint = "see the gate report for the failing checks"
 
 
+class NeedsApproval(GateRejected):
+    """A PR marked ``needs-approval`` (the guard or its classifier) without a human's
+    approval: automation neither merges nor closes it (design 407)."""
+
+    default_hint = "review the flagged fields in the PR body, add the skillci:approved label, re-run `skillci review`, then release"
+
+
 class InternalError(SkillciError):
     exit_code = ExitCode.INTERNAL
 

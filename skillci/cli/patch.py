@@ -6,6 +6,7 @@ invalid input (malformed patch, failed precondition, over a limit, guard reject)
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -48,6 +49,14 @@ ALLOW_HOST_OPT = typer.Option(
     help=f"Host a patch may name (repeatable). Default: {', '.join(DEFAULT_ALLOWED_HOSTS)}.",
 )
 
+GUARD_MODEL_OPT = typer.Option(
+    None,
+    "--guard-model",
+    metavar="ROUTE",
+    help="A model route (e.g. sim/guard) asked for a second opinion on the patch's free "
+    "text from untrusted provenance; it can only turn pass into needs-approval (exit 1).",
+)
+
 VERDICT_EXIT = {
     "pass": ExitCode.OK,
     "needs-approval": ExitCode.REJECTED,
@@ -88,6 +97,13 @@ def _print_report(rep: CheckReport) -> None:
             console.print(
                 f"    {sev} {f.code} at {where} {escape(f.evidence.field)}: {escape(f.evidence.excerpt)!r}"
             )
+    op = rep.guard_model
+    if op is not None:
+        asked = "asked" if op.asked else "not asked (trusted provenance or no free text)"
+        console.print(f"  guard model {escape(op.route)}: {op.verdict}, {asked}")
+        for fo in op.flagged:
+            why = f" — model says (untrusted): {fo.reason!r}" if fo.reason else ""
+            console.print(f"    [{fo.verdict}] {escape(fo.field)}{escape(why)}", highlight=False)
 
 
 @app.command("check")
@@ -99,9 +115,11 @@ def check_cmd(
     trace_store: Path | None = TRACE_OPT,
     min_copy: int = MIN_COPY_OPT,
     allow_host: list[str] | None = ALLOW_HOST_OPT,
+    guard_model: str | None = GUARD_MODEL_OPT,
 ) -> int:
     """Preconditions, limits and the guard (exit 0 pass, 1 needs-approval, 2 rejected)."""
-    report = check_patch(_inputs(patch_file, skill, untrusted, trace_store, min_copy, allow_host))
+    inp = _inputs(patch_file, skill, untrusted, trace_store, min_copy, allow_host)
+    report = check_patch(replace(inp, guard_model=guard_model))
     if json_out:
         emit_json(report)
     else:

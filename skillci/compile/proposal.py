@@ -23,6 +23,7 @@ from skillci.basemodels import StrictModel
 from skillci.compile.base import CompileOutput
 from skillci.compile.patch_check import PatchCheck
 from skillci.patch.models import Patch
+from skillci.patch.second_opinion import GuardOpinion
 from skillci.trace.models import RunRecord
 
 PROPOSAL_SCHEMA_VERSION = 2
@@ -146,6 +147,11 @@ class Proposal(StrictModel):
         default_factory=list, description="Patches to commit, in order (one commit each)."
     )
     rounds: list[Round] = Field(default_factory=list, description="Every round, in order.")
+    guard_opinions: list[GuardOpinion] = Field(
+        default_factory=list,
+        description="The guard classifier's second opinion per patch (--guard-model; "
+        "design 407): caution marks the PR needs-approval, never undoes a rejection.",
+    )
     before: EvalSummary | None = Field(
         default=None, description="Baseline student runs with the unpatched skill."
     )
@@ -190,7 +196,9 @@ class Proposal(StrictModel):
 
     @property
     def needs_approval(self) -> bool:
-        return any(r.check is not None and r.check.needs_approval for r in self.rounds)
+        return any(r.check is not None and r.check.needs_approval for r in self.rounds) or any(
+            o.verdict == "needs-approval" for o in self.guard_opinions
+        )
 
     @property
     def failure_class(self) -> str | None:

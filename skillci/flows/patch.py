@@ -30,6 +30,8 @@ class PatchInputs:
     trace_store: Path | None = None
     min_copy: int = 40
     allow_host: tuple[str, ...] = ()
+    #: a model route asked for a second opinion on the free text (design 407)
+    guard_model: str | None = None
 
     def config(self) -> GuardConfig:
         hosts = list(self.allow_host) if self.allow_host else list(DEFAULT_ALLOWED_HOSTS)
@@ -97,7 +99,13 @@ def check_patch(inp: PatchInputs) -> CheckReport:
     patch = read_patch(inp.patch_file)
     pkg = load_skill(inp.skill)
     untrusted = gather_untrusted(patch, inp.untrusted, inp.trace_store)
-    report, _ = check(pkg, patch, untrusted, inp.config())
+    opinion = None
+    if inp.guard_model is not None:
+        from skillci.flows.guard_model import GuardModel
+
+        model = GuardModel(inp.guard_model, inp.trace_store)
+        opinion = model.opinion(patch, untrusted_texts=len(untrusted))
+    report, _ = check(pkg, patch, untrusted, inp.config(), opinion=opinion)
     return report
 
 

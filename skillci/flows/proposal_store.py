@@ -39,6 +39,10 @@ def load_proposal(ctx: RepoContext, patch_id: str) -> ProposalSummary | None:
         elif r.check.guard_verdict == "needs-approval" and verdict == "pass":
             verdict = "needs-approval"
         findings += [f"{f.code}: {f.message}" for f in r.check.guard.findings]
+    for op in prop.guard_opinions:  # the classifier only adds caution (design 407)
+        if op.verdict == "needs-approval" and verdict == "pass":
+            verdict = "needs-approval"
+        findings += [f"guard-model {op.route}: {f.verdict} {f.field}" for f in op.flagged]
     return ProposalSummary(
         patch_id=patch_id,
         task_id=prop.task_id or None,

@@ -31,7 +31,13 @@ from skillci.flows.context import RepoContext
 from skillci.flows.gate import student_agent
 from skillci.flows.proposal_store import PROPOSAL_BLOB
 from skillci.flows.review_post import GATE_CONTEXT
-from skillci.forge.base import RETRY_LABEL, PRState, PullRequest
+from skillci.forge.base import (
+    APPROVED_LABEL,
+    NEEDS_APPROVAL_LABEL,
+    RETRY_LABEL,
+    PRState,
+    PullRequest,
+)
 from skillci.gate.mdsafe import md_code, md_fence, md_text
 from skillci.gate.rebase import DEFAULT_REBASE_WHEN, RebaseWhen, should_rebase
 from skillci.patch.apply import apply
@@ -73,6 +79,8 @@ class ProposeOptions:
     agent: str = "builtin"
     #: the real agent's installed version (None: the newest)
     agent_version: str | None = None
+    #: a model route asked for a second opinion on each patch's free text (design 407)
+    guard_model: str | None = None
     fallback: Fallback = DEFAULT_FALLBACK
     """What compiles when a model compiler gives no valid patch: ``none`` (default: the
     proposal ends ``compiler_failed``, no PR) or ``template`` (said on the console and in
@@ -256,6 +264,7 @@ def pr_body(
         "",
     ]
     parts += _compiler_section(proposal)
+    parts += guard_model_section(proposal)
     parts += ["### Limits and guard", ""]
     for r in proposal.rounds:
         if r.check is None:
@@ -296,6 +305,44 @@ def _compiler_section(proposal: Proposal) -> list[str]:
     return [*lines, ""]
 
 
+def guard_model_section(proposal: Proposal) -> list[str]:
+    """The classifier's second opinion: route, verdict, and each field it cautions about
+    with its reason quoted as untrusted text (design 407). Empty when none was asked."""
+    if not proposal.guard_opinions:
+        return []
+    lines = ["### Guard model (second opinion)", ""]
+    for op in proposal.guard_opinions:
+        head = f"- {md_code(op.patch_id)}: route {md_code(op.route)}, {md_code(op.verdict)}"
+        if not op.asked:
+            head += " (not asked: no free text of untrusted provenance)"
+        lines.append(head)
+        if op.error:
+            lines.append(f"  - {md_text(op.error, limit=300)}")
+        for f in op.flagged:
+            why = f.reason or "(no reason given)"
+            cat = f" ({md_code(f.category)})" if f.category else ""
+            lines.append(
+                f"  - **{f.verdict}** {md_code(f.field)}{cat} — model's reason, "
+                f"untrusted: {md_code(why, limit=200)}"
+            )
+    if proposal.needs_approval and any(o.verdict != "pass" for o in proposal.guard_opinions):
+        lines += [
+            "",
+            "**needs-approval:** the classifier is cautious about this patch; review the "
+            f"fields above, then add the {md_code(APPROVED_LABEL)} label (review and release "
+            "do not merge it before).",
+        ]
+    return [*lines, ""]
+
+
+def _check_guard_route(opts: ProposeOptions) -> None:
+    """An unknown ``--guard-model`` route is invalid input before any trial runs."""
+    if opts.guard_model is not None:
+        from skillci.providers.routes import resolve_route
+
+        resolve_route(opts.guard_model)
+
+
 def _load(ctx: RepoContext, opts: ProposeOptions) -> tuple[str, str, SkillPackage]:
     base_sha = ctx.git.rev(opts.base)
     if base_sha is None:
@@ -317,6 +364,7 @@ def _task(ctx: RepoContext, task_id: str) -> Task:
 def propose(ctx: RepoContext, opts: ProposeOptions) -> ProposeOutcome:
     """Propose for one task (the loop of skillci.compile.loop), then publish."""
     base_sha, skill_dir, pkg = _load(ctx, opts)
+    _check_guard_route(opts)
     task = _task(ctx, opts.task)
     runs = _Runs(ctx, opts)
     compiler, fallback = make_compiler(ctx, opts.compiler, opts.fallback)
@@ -339,6 +387,7 @@ def propose_suite_flow(
 ) -> list[ProposeOutcome]:
     """Propose for every failing task of a suite, clustered: one PR per fixed cluster."""
     base_sha, skill_dir, pkg = _load(ctx, opts)
+    _check_guard_route(opts)
     tasks = [_task(ctx, t) for t in task_ids]
     runs = _Runs(ctx, opts)
     compiler, fallback = make_compiler(ctx, opts.compiler, opts.fallback)
@@ -377,7 +426,8 @@ def publish(
     base_sha: str,
     skill_dir: str,
 ) -> ProposeOutcome:
-    """Keep the proposal; when it is ready, commit its patches and open or update its PR."""
+    """Keep the proposal (and the guard model's opinion); when ready, commit it and open its PR."""
+    _ask_guard_model(ctx, opts, prop)
     if not ctx.dry_run:
         key = (
             combined_patch_id(prop)
@@ -429,6 +479,8 @@ def publish(
     kept = _keep_open_head(ctx, open_prs, base_sha, opts.rebase_when)
     if kept is not None:  # the evidence is refreshed; the head (and its gate) stay
         ctx.forge.update_body(kept.number, body)
+        if prop.needs_approval and NEEDS_APPROVAL_LABEL not in kept.labels:
+            ctx.forge.add_labels(kept.number, [NEEDS_APPROVAL_LABEL])
         return ProposeOutcome(
             prop,
             "updated",
@@ -440,7 +492,7 @@ def publish(
         )
     commits = _commit_patches(ctx, prop, pkg, base_sha, branch, skill_dir, prop.task_id)
     ctx.forge.push_candidate(ctx.git, branch, commits[-1], base_sha)
-    labels = sorted({"skillci", fc} | ({"needs-approval"} if prop.needs_approval else set()))
+    labels = sorted({"skillci", fc} | ({NEEDS_APPROVAL_LABEL} if prop.needs_approval else set()))
     title = f"skill({pkg.manifest.name}): {fc.replace('_', ' ')} — {prop.task_id}"
     pr, opened = ctx.forge.upsert_pr(
         patch_id=pid,
@@ -465,6 +517,16 @@ def publish(
     return ProposeOutcome(
         prop, action, f"{action} PR #{pr.number} on {branch}", pr, branch, pid, commits
     )
+
+
+def _ask_guard_model(ctx: RepoContext, opts: ProposeOptions, prop: Proposal) -> None:
+    """The classifier's second opinion on each patch of a ready proposal (design 407)."""
+    if opts.guard_model is None or not prop.ready or prop.guard_opinions:
+        return
+    from skillci.flows.guard_model import GuardModel
+
+    model = GuardModel(opts.guard_model, ctx.state_dir)
+    prop.guard_opinions = [model.opinion(p) for p in prop.patches]
 
 
 def _reproposable(pr: PullRequest) -> bool:

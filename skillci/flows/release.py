@@ -20,10 +20,16 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from skillci.errors import ConflictError, InvalidInputError, ReleaseRefused, SkillciError
+from skillci.errors import (
+    ConflictError,
+    InvalidInputError,
+    NeedsApproval,
+    ReleaseRefused,
+    SkillciError,
+)
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GATE_BLOB
-from skillci.forge.base import PRState, PullRequest
+from skillci.forge.base import APPROVED_LABEL, NEEDS_APPROVAL_LABEL, PRState, PullRequest
 from skillci.gate.report import render_markdown
 from skillci.gate.verdict import GateReport
 from skillci.patch.version import ChangeList, compare, next_version
@@ -456,6 +462,11 @@ def release_pr(ctx: RepoContext, number: int, *, actor: str | None = None) -> Re
         return _tag_merged(ctx, pr, actor)
     if pr.state != PRState.open:
         raise ReleaseRefused(f"PR #{number} is {pr.state.value}", hint="only open PRs release")
+    if NEEDS_APPROVAL_LABEL in pr.labels and APPROVED_LABEL not in pr.labels:
+        raise NeedsApproval(
+            f"PR #{number} is marked {NEEDS_APPROVAL_LABEL} and no human approved it: "
+            "neither merged nor closed"
+        )
     if not ctx.dry_run:
         pr = forge.refresh_head(number)
     skill, skill_dir = _skill_of(ctx, pr)

@@ -8,7 +8,8 @@ from skillci.compile.proposal import Proposal
 from skillci.errors import SkillciError
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GateOptions, GateRerun, Progress, gate_options, run_gate
-from skillci.forge.base import APPROVED_LABEL, PRState, PullRequest
+from skillci.forge.base import APPROVED_LABEL, NEEDS_APPROVAL_LABEL, PRState, PullRequest
+from skillci.gate.decision import worst
 from skillci.gate.report import render_markdown, status_line
 from skillci.gate.verdict import GateReport
 from skillci.vcs.candidate import parse_trailers
@@ -35,7 +36,7 @@ def pr_gate_options(
     the skill's target runtime (:func:`~skillci.flows.gate.resolve_student`)."""
     msg = ctx.git.read("log", "-1", "--format=%B", pr.head_sha)
     trailers = parse_trailers(msg)
-    guard_verdict = "needs-approval" if "needs-approval" in pr.labels else "pass"
+    guard_verdict = "needs-approval" if NEEDS_APPROVAL_LABEL in pr.labels else "pass"
     findings: list[str] = []
     same_task = trailers.get("Same-Instance-Task")
     proposal = None
@@ -43,8 +44,8 @@ def pr_gate_options(
         from skillci.flows.proposal_store import load_proposal
 
         proposal = load_proposal(ctx, pr.patch_id)
-    if proposal is not None:
-        guard_verdict = proposal.guard_verdict
+    if proposal is not None:  # the label stays a floor: a stored proposal never lowers it
+        guard_verdict = worst(guard_verdict, proposal.guard_verdict)
         findings = proposal.guard_findings
         same_task = same_task or proposal.task_id
     source = "--model" if student is not None else ""

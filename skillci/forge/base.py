@@ -24,6 +24,8 @@ PR_SCHEMA_VERSION = 1
 STICKY_MARKER = "<!-- skillci:gate-report -->"
 #: A maintainer approved what the patch guard asked a person about (dashboard "approve").
 APPROVED_LABEL = "skillci:approved"
+#: The guard (or its classifier, design 407) wants a human: never merged before approval.
+NEEDS_APPROVAL_LABEL = "needs-approval"
 #: A maintainer asked to propose a rejected (closed) patch again (dashboard "retry").
 RETRY_LABEL = "skillci:retry"
 #: Asks the PR workflow to gate the PR again (dashboard "re-run" on GitHub: the label event,

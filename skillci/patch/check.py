@@ -4,6 +4,8 @@
   patch's texts so that the report shows everything at once.
 - Over a limit: ``reject``, naming the limit and by how much.
 - Otherwise the guard's verdict: ``pass``, ``needs-approval`` or ``reject``.
+- A model's second opinion (``--guard-model``, :mod:`skillci.patch.second_opinion`), when
+  given, can only make a ``pass`` a ``needs-approval``; a ``reject`` stands (design 407).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from skillci.patch.guard import (
 )
 from skillci.patch.limits import LimitReport, check_limits
 from skillci.patch.models import Patch
+from skillci.patch.second_opinion import GuardOpinion, combine
 from skillci.skill.package import SkillPackage
 
 CHECK_SCHEMA_VERSION = 1
@@ -45,6 +48,20 @@ class CheckReport(BaseModel):
     )
     limits: LimitReport | None = None
     guard: GuardReport
+    guard_model: GuardOpinion | None = Field(
+        default=None,
+        description="The guard classifier's second opinion (--guard-model); only adds caution.",
+    )
+
+
+def opinion_reasons(opinion: GuardOpinion | None) -> list[str]:
+    """One line per field the classifier cautions about (ours; its reason is not quoted)."""
+    if opinion is None:
+        return []
+    out = [f"guard-model {opinion.route}: {f.verdict} {f.field}" for f in opinion.flagged]
+    if opinion.error:
+        out.append(f"guard-model {opinion.route}: {opinion.error}")
+    return out
 
 
 def check(
@@ -52,8 +69,10 @@ def check(
     patch: Patch,
     untrusted: Sequence[UntrustedText | str] = (),
     config: GuardConfig | None = None,
+    opinion: GuardOpinion | None = None,
 ) -> tuple[CheckReport, Applied | None]:
-    """Check ``patch`` against ``pkg``; returns the report and the applied patch (if it applies)."""
+    """Check ``patch`` against ``pkg``; returns the report and the applied patch (if it
+    applies). ``opinion``: a classifier's second opinion, recorded and only adding caution."""
     cfg = config or GuardConfig()
     reasons: list[str] = []
     try:
@@ -62,6 +81,7 @@ def check(
         report = guard_patch(patch, untrusted, cfg, trusted=trusted_text(pkg))
         reasons.append(f"precondition: {exc.message}")
         reasons += [f"guard {f.code}: {f.message}" for f in report.findings if f.severity != "low"]
+        reasons += opinion_reasons(opinion)
         return (
             CheckReport(
                 patch_id=patch.pid,
@@ -71,6 +91,7 @@ def check(
                 reasons=reasons,
                 precondition_error=exc.message,
                 guard=report,
+                guard_model=opinion,
             ),
             None,
         )
@@ -79,7 +100,9 @@ def check(
     report = guard(applied, untrusted, cfg)
     reasons += [f"limit {v.message()}" for v in limits.violations]
     reasons += [f"guard {f.code}: {f.message}" for f in report.findings if f.severity != "low"]
+    reasons += opinion_reasons(opinion)
     verdict: Verdict = "reject" if not limits.ok else report.verdict
+    verdict = combine(verdict, [opinion] if opinion is not None else [])
     return (
         CheckReport(
             patch_id=patch.pid,
@@ -89,6 +112,7 @@ def check(
             reasons=reasons,
             limits=limits,
             guard=report,
+            guard_model=opinion,
         ),
         applied,
     )

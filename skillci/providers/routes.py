@@ -6,7 +6,7 @@ model string (``provider/model-id``); the route name is free-form, so seed names
 ``ali/deepseek-v4-pro-0813`` (DashScope's compatible mode) are just keys. API keys are never
 stored: ``api_key_env`` names the environment variable that holds one.
 
-The built-in simulator routes ``sim/student``, ``sim/teacher`` and ``sim/judge`` (and ``sim/student-noisy``)
+The built-in simulator routes ``sim/student``, ``sim/teacher``, ``sim/judge``, ``sim/guard`` (and ``sim/student-noisy``)
 always exist, so skillci works offline with no file at all; a file may override them.
 ``examples`` in the file are validated like routes but cannot be used until moved into
 ``routes`` (JSON has no comments; this is the commented-out form). See docs/models.md.
@@ -185,6 +185,18 @@ BUILTIN_ROUTES: dict[str, ModelRoute] = {
         output_cost_per_token=0.0,
         description="Deterministic LEXICAL rubric judge: word overlap, not meaning "
         "(docs/simulator.md).",
+    ),
+    "sim/guard": ModelRoute(
+        model="sim/guard",
+        temperature=0.0,
+        max_tokens=2048,
+        context_window=200000,
+        revision="sim-v1",
+        family="simulated-lexical-guard",
+        input_cost_per_token=0.0,
+        output_cost_per_token=0.0,
+        description="Deterministic LEXICAL guard classifier: action and object words in one "
+        "sentence, no negation (docs/simulator.md).",
     ),
 }
 

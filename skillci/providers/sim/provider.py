@@ -1,7 +1,7 @@
 """litellm custom provider ``sim``: the adapter between litellm and :mod:`.policy`.
 
 Registered by :func:`register` (called lazily from ``skillci.providers.client``). Model ids:
-``sim/student`` and ``sim/teacher``. Request knobs (``extra_body``): ``slip_rate`` (0..1,
+``sim/student``, ``sim/teacher``, ``sim/judge`` and ``sim/guard``. Request knobs (``extra_body``): ``slip_rate`` (0..1,
 per-trial probability of dropping each learned behaviour, seeded), ``context_window``
 (tokens; default 32768 student / 200000 teacher). The seed comes from the request's
 ``seed`` (default 0). Usage is counted with the real tokenizer over the messages.
@@ -14,6 +14,7 @@ import hashlib
 import json
 from typing import Any
 
+from skillci.providers.sim.guard import guard_answer
 from skillci.providers.sim.judge import judge_answer
 from skillci.providers.sim.policy import next_action
 from skillci.providers.sim.transcript import read_transcript
@@ -22,7 +23,7 @@ from skillci.skill.catalogue import parse_catalogue
 from skillci.skill.tokens import count_tokens
 
 PROVIDER = "sim"
-ROLES = {"student": 32768, "teacher": 200000, "judge": 200000}
+ROLES = {"student": 32768, "teacher": 200000, "judge": 200000, "guard": 200000}
 
 
 class OutOfDomain(Exception):
@@ -60,7 +61,9 @@ def respond(
     """The sim's answer as an OpenAI-style response dict (no litellm needed)."""
     role = model.split("/")[-1]
     if role not in ROLES:
-        raise ValueError(f"unknown sim model {model!r}; use sim/student, sim/teacher or sim/judge")
+        raise ValueError(
+            f"unknown sim model {model!r}; use sim/student, sim/teacher, sim/judge or sim/guard"
+        )
     extra = optional_params.get("extra_body") or {}
     tools = optional_params.get("tools")
     window = int(extra.get("context_window") or ROLES[role])
@@ -70,6 +73,8 @@ def respond(
     seed = int(optional_params.get("seed") or 0)
     if role == "judge":  # the lexical rubric judge (skillci.providers.sim.judge)
         return _final(role, judge_answer(messages), used)
+    if role == "guard":  # the lexical guard classifier (skillci.providers.sim.guard)
+        return _final(role, guard_answer(messages), used)
     decision = trigger_answer(messages)
     if decision is not None:
         return _final(role, decision, used)
