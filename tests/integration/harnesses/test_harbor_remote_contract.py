@@ -1,0 +1,127 @@
+"""The exact ``harbor run`` skillci's remote Harbor environment makes for every environment it
+names, against Harbor's own CLI parser, ``EnvironmentConfig`` model and credential preflight
+(harbor_env_probe.py, in Harbor's venv); and a harness failure becoming an ``infra_error``
+record. Nothing here starts a sandbox: no Docker, no cloud (issue 36, docs/design/409)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from skillci.errors import InvalidInputError
+from skillci.runners import harbor as hb
+from skillci.runners.base import AgentSpec, TrialSpec, plan
+from skillci.runners.cliparse import script_python
+from skillci.runners.harbor_remote import ENVIRONMENTS, HarborEnvironment
+from skillci.skill.package import SkillPackage
+from skillci.skill.render import render
+from skillci.tasks.loader import load_task
+from skillci.trace.models import EvalState
+
+ROOT = Path(__file__).resolve().parents[3]
+PROBE = Path(__file__).with_name("harbor_env_probe.py")
+TASK = ROOT / "evals" / "tasks" / "cfg-bool-flag"
+
+
+def _spec(tmp: Path, kind: str = "oracle", repeat: int = 1) -> TrialSpec:
+    pkg = SkillPackage.from_dir(ROOT / "skills" / "repo-debugger")
+    agent = AgentSpec(kind=kind, role="oracle" if kind == "oracle" else "student")
+    return plan([load_task(TASK)], agent, repeats=repeat + 1, state_dir=tmp / ".skillci",
+                skill=render(pkg, "builtin"), skill_package_hash=pkg.content_hash,
+                suite="bench")[repeat]  # fmt: skip
+
+
+def _probe(harbor: str, req: dict[str, object]) -> dict[str, object]:
+    proc = subprocess.run([script_python(harbor), str(PROBE), json.dumps(req)],
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert isinstance(out, dict)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(ENVIRONMENTS))
+def test_each_environments_harbor_run_is_what_harbors_models_accept(
+    name: str, harbor: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for group in ENVIRONMENTS[name][:1]:
+        for var in group:
+            monkeypatch.setenv(var, "dummy")
+    env = HarborEnvironment(name, tmp_path / "work", concurrency=2, harbor=harbor,
+                            env_kwargs={"region": "eu"})  # fmt: skip
+    try:
+        spec = _spec(tmp_path)
+        run = env.run_spec(spec, 1, tmp_path / "run")
+        argv = run.argv(harbor)
+        parsed = hb.parse_check(harbor, argv)
+        # one trial per job: RemoteTrials owns concurrency, retries and the budget
+        assert parsed["environment"] == name and parsed["agent_name"] == "oracle"
+        assert (parsed["n_concurrent_trials"], parsed["n_attempts"]) == (1, 1)
+        assert parsed["path"] == str(TASK) and parsed["jobs_dir"] == str(tmp_path / "run/jobs")
+        assert parsed["skills"] == [str(tmp_path / "run" / "skills" / "repo-debugger")]
+        assert (tmp_path / "run" / "skills" / "repo-debugger" / "SKILL.md").is_file()
+        assert "-m" not in argv  # the oracle takes no model
+        kwargs = [str(k) for k in parsed["environment_kwargs"]]  # type: ignore[attr-defined]
+        assert kwargs == ["region=eu"]  # never skillci's bwrap kwargs off this machine
+        out = _probe(harbor, {"environment": parsed["environment"], "kwargs": kwargs,
+                              "credentials": [list(g) for g in ENVIRONMENTS[name]]})  # fmt: skip
+    finally:
+        env.close()
+    config = out["config"]
+    assert isinstance(config, dict)
+    assert config["type"] == name and config["import_path"] is None
+    assert config["kwargs"] == {"region": "eu"}
+    if name == "docker":  # no credentials; its preflight asks the engine (not here)
+        return
+    # Harbor's own preflight refuses without the credentials skillci names, and accepts
+    # each group skillci lists alone; a group half set is refused
+    without = out["without"]
+    assert isinstance(without, str)
+    for group in ENVIRONMENTS[name]:
+        for var in group:
+            assert var in without, (var, without)
+    assert out["with"] == [None] * len(ENVIRONMENTS[name])
+    assert all(isinstance(p, str) for p in out["partial"])  # type: ignore[attr-defined]
+
+
+def test_a_real_agent_runs_as_harbors_agent_of_the_same_name_with_the_routes_model(
+    harbor: str, tmp_path: Path
+) -> None:
+    from skillci.providers.routes import ModelRoute
+
+    env = HarborEnvironment("docker", tmp_path / "work", harbor=harbor)
+    try:
+        spec = _spec(tmp_path, "oracle").model_copy(
+            update={"agent": AgentSpec(kind="claude-code", role="student", route_name="r",
+                                       route=ModelRoute(model="anthropic/claude-x"))}  # fmt: skip
+        )
+        parsed = hb.parse_check(harbor, env.run_spec(spec, 1, tmp_path / "run").argv(harbor))
+        assert parsed["agent_name"] == "claude-code"
+        assert parsed["model_names"] == ["anthropic/claude-x"]
+        with pytest.raises(InvalidInputError, match="built-in agent") as err:
+            env.submit(_spec(tmp_path, "builtin"), 1)
+        assert err.value.exit_code == 2
+    finally:
+        env.close()
+
+
+def test_a_harness_failure_is_an_infra_error_record_never_a_failed_trial(
+    harbor: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Harbor run against an engine that is not there: it exits without a trial dir."""
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    env = HarborEnvironment("docker", tmp_path / "work", harbor=harbor, timeout=120)
+    try:
+        spec = _spec(tmp_path, repeat=1)
+        rec = env.submit(spec, 2).result(timeout=180)
+    finally:
+        env.close()
+    assert rec.evaluation.state is EvalState.infra_error and not rec.passed
+    assert rec.evaluation.state.is_error  # RemoteTrials retries it; the gate never counts it
+    assert (rec.task_id, rec.repeat_index, rec.suite) == ("cfg-bool-flag", 1, "bench")
+    assert rec.runtime.runner == "harbor" and rec.runtime.sandbox == "harbor:docker"
+    assert "harbor exited" in rec.metadata["harness_error"]
+    assert rec.runtime.skill is not None and rec.runtime.skill.content_hash == spec.skill_package_hash
