@@ -107,27 +107,30 @@ def write_skills(spec: TrialSpec, where: Path) -> list[Path]:
 
 @dataclass
 class HarborEnvironment:
-    """A :class:`~skillci.runners.remote.RemoteEnvironment` on Harbor environment ``name``.
+    """A :class:`~skillci.runners.remote.RemoteEnvironment` on Harbor environment
+    ``environment`` (its ``name``, as records' ``metadata.remote_environment`` show it:
+    ``harbor:<environment>``). Jobs dirs go under ``work_dir`` (one per attempt; kept unless
+    ``keep_jobs`` is False). Construction checks the name, the credentials and Harbor's
+    executable, so a gate refuses before any trial."""
 
-    Jobs dirs go under ``work_dir`` (one per attempt; kept unless ``keep_jobs`` is False).
-    Construction checks the name, the credentials and Harbor's executable."""
-
-    name: str
+    environment: str
     work_dir: Path
     concurrency: int = 4
     harbor: str | None = None
     timeout: float | None = DEFAULT_TIMEOUT
     keep_jobs: bool = True
     env_kwargs: dict[str, str] = field(default_factory=dict)
+    name: str = field(init=False)
     _pool: ThreadPoolExecutor = field(init=False)
     _exe: str = field(init=False)
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
             raise InvalidInputError("Harbor concurrency must be >= 1", hint="pass 1 or more")
-        check_environment(self.name)
+        check_environment(self.environment)
+        self.name = f"harbor:{self.environment}"
         self._exe = hb.find_harbor(self.harbor)
-        self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix=f"harbor-{self.name}")
+        self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="harbor")
 
     def run_spec(self, spec: TrialSpec, attempt: int, run_dir: Path) -> hb.HarborRun:
         """The ``harbor run`` of one attempt (what the contract test checks against Harbor)."""
@@ -137,7 +140,7 @@ class HarborEnvironment:
             agent=agent,
             model=model,
             jobs_dir=run_dir / "jobs",
-            env=self.name,
+            env=self.environment,
             concurrency=1,
             attempts=1,
             skills=write_skills(spec, run_dir / "skills"),
@@ -198,21 +201,22 @@ class HarborEnvironment:
             else None
         )  # fmt: skip
         rec = import_trial(trial, skill=skill)
+        meta = {**rec.metadata, "harbor_jobs_dir": str(run_dir / "jobs")}
         update: dict[str, object] = {
             "task_id": spec.task.id,
             "repeat_index": spec.repeat_index,
             "suite": spec.suite,
             "split": spec.split,
             "runtime": rec.runtime.model_copy(
-                update={"runner": "harbor", "sandbox": f"harbor:{self.name}", "seed": spec.seed}
+                update={"runner": "harbor", "sandbox": self.name, "seed": spec.seed}
             ),
-            "metadata": {**rec.metadata, "harbor_jobs_dir": str(run_dir / "jobs")},
+            "metadata": meta,
         }
-        if cause is not None:
-            ev = rec.evaluation.model_copy(
+        if cause is not None:  # the harness failed: a failed measurement, never a verdict
+            update["evaluation"] = rec.evaluation.model_copy(
                 update={"state": EvalState.infra_error, "passed": False, "verifier_output": cause}
             )
-            update |= {"evaluation": ev, "metadata": {**update["metadata"], "harness_error": cause}}  # type: ignore[dict-item]
+            meta["harness_error"] = cause
         return rec.model_copy(update=update)
 
 

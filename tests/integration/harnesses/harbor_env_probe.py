@@ -55,8 +55,9 @@ def main(arg: str) -> int:
         "config": json.loads(cfg.model_dump_json()),
         "without": _preflight(cfg.type, cfg.import_path, names, []),
         "with": [_preflight(cfg.type, cfg.import_path, names, g) for g in groups],
-        "partial": [_preflight(cfg.type, cfg.import_path, names, g[:-1]) for g in groups
-                    if len(g) > 1],
+        "partial": [
+            _preflight(cfg.type, cfg.import_path, names, g[:-1]) for g in groups if len(g) > 1
+        ],
     }
     print(json.dumps(out))
     return 0

@@ -95,8 +95,14 @@ def test_a_real_agent_runs_as_harbors_agent_of_the_same_name_with_the_routes_mod
     env = HarborEnvironment("docker", tmp_path / "work", harbor=harbor)
     try:
         spec = _spec(tmp_path, "oracle").model_copy(
-            update={"agent": AgentSpec(kind="claude-code", role="student", route_name="r",
-                                       route=ModelRoute(model="anthropic/claude-x"))}  # fmt: skip
+            update={
+                "agent": AgentSpec(
+                    kind="claude-code",
+                    role="student",
+                    route_name="r",
+                    route=ModelRoute(model="anthropic/claude-x"),
+                )
+            }
         )
         parsed = hb.parse_check(harbor, env.run_spec(spec, 1, tmp_path / "run").argv(harbor))
         assert parsed["agent_name"] == "claude-code"
@@ -124,4 +130,6 @@ def test_a_harness_failure_is_an_infra_error_record_never_a_failed_trial(
     assert (rec.task_id, rec.repeat_index, rec.suite) == ("cfg-bool-flag", 1, "bench")
     assert rec.runtime.runner == "harbor" and rec.runtime.sandbox == "harbor:docker"
     assert "harbor exited" in rec.metadata["harness_error"]
-    assert rec.runtime.skill is not None and rec.runtime.skill.content_hash == spec.skill_package_hash
+    assert (
+        rec.runtime.skill is not None and rec.runtime.skill.content_hash == spec.skill_package_hash
+    )
