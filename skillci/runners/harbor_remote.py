@@ -25,8 +25,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import skillci.runners.harbor as hb
 from skillci.errors import InvalidInputError, RunnerError, SkillciError
-from skillci.runners import harbor as hb
 from skillci.runners.base import TrialSpec
 from skillci.trace.models import EvalState, RunRecord, SkillRef
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -114,17 +115,25 @@ def test_a_real_agent_runs_as_harbors_agent_of_the_same_name_with_the_routes_mod
         env.close()
 
 
-def test_a_harness_failure_is_an_infra_error_record_never_a_failed_trial(
+def test_a_harness_failure_is_an_infra_error_record_and_only_unstarted_attempts_cancel(
     harbor: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Harbor run against an engine that is not there: it exits without a trial dir."""
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
-    env = HarborEnvironment("docker", tmp_path / "work", harbor=harbor, timeout=120)
+    env = HarborEnvironment("docker", tmp_path / "work", concurrency=1, harbor=harbor,
+                            timeout=120)  # fmt: skip
     try:
         spec = _spec(tmp_path, repeat=1)
-        rec = env.submit(spec, 2).result(timeout=180)
+        first, queued = env.submit(spec, 2), env.submit(spec, 3)
+        # the one thread runs the first; the second waits: not started, so cancelled
+        assert env.cancel(queued) and queued.cancelled()
+        while not first.running() and not first.done():
+            time.sleep(0.01)
+        assert not env.cancel(first)  # started: it runs to its end and brings its record
+        rec = first.result(timeout=180)
     finally:
         env.close()
+    assert len(list((tmp_path / "work").iterdir())) == 1  # the cancelled one never ran
     assert rec.evaluation.state is EvalState.infra_error and not rec.passed
     assert rec.evaluation.state.is_error  # RemoteTrials retries it; the gate never counts it
     assert (rec.task_id, rec.repeat_index, rec.suite) == ("cfg-bool-flag", 1, "bench")
