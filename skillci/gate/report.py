@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from skillci.gate.mdsafe import md_code, md_text
 from skillci.gate.graded import GraderHistory
+from skillci.gate.mdsafe import md_code, md_text
 from skillci.gate.sequential import OUTCOME_TEXT
 from skillci.gate.triggers import TriggerCheck
 from skillci.gate.verdict import Complexity, GateReport, SuiteResult, is_flaky
