@@ -628,14 +628,7 @@ def decide_gate(
     if stale:  # the base trials came from another machine or harness: run them again
         opts = dataclasses.replace(opts, rerun="base")
         runs = [_run_suite(s, opts, inputs, runner) for s in opts.suites]
-    evidence: dict[str, dict[str, list[str]]] = {}
-    impact_all: ImpactSelection | None = None
-    for run in runs:
-        impact_all = merge_impact(impact_all, run.impact)
-        sides: list[tuple[str, list[RunRecord]]] = [("base", run.base), ("head", run.head)]
-        for side, recs in [*sides, *run.references.items()]:
-            for r in recs:
-                evidence.setdefault(r.task_id, {}).setdefault(side, []).append(r.run_id)
+    evidence, impact_all = _evidence(runs)
     all_base = [r for run in runs for r in run.base]
     all_head = [r for run in runs for r in run.head]
     same: SameInstance | None = None
@@ -643,10 +636,7 @@ def decide_gate(
         same = _same_instance(ctx, runner, inputs.agent, base, head, opts)
     history = base_history(ctx, opts, inputs, all_base)
     gid = gate_id(opts, inputs.base_sha, inputs.head_sha)
-    for run in runs:
-        run.result.grader_history = grader_history(
-            earlier_gates(ctx, base.pkg.manifest.name, gid, run.head), run.head
-        )
+    _grader_histories(ctx, base.pkg.manifest.name, gid, runs)
     c = conclude(
         base_pkg=base.pkg,
         base_rendered=base.rendered,
@@ -753,6 +743,30 @@ def store_history(
         task_hashes=task_hashes,
         current=current,
     )
+
+
+def _evidence(
+    runs: list[_SuiteRun],
+) -> tuple[dict[str, dict[str, list[str]]], ImpactSelection | None]:
+    """The report's evidence (task -> side -> run ids) and the suites' impact selection."""
+    evidence: dict[str, dict[str, list[str]]] = {}
+    impact_all: ImpactSelection | None = None
+    for run in runs:
+        impact_all = merge_impact(impact_all, run.impact)
+        sides: list[tuple[str, list[RunRecord]]] = [("base", run.base), ("head", run.head)]
+        for side, recs in [*sides, *run.references.items()]:
+            for r in recs:
+                evidence.setdefault(r.task_id, {}).setdefault(side, []).append(r.run_id)
+    return evidence, impact_all
+
+
+def _grader_histories(ctx: RepoContext, skill: str, gid: str, runs: list[_SuiteRun]) -> None:
+    """Each suite's grader history over earlier gates (design 410): information for the
+    report, set before the verdict but never read by it."""
+    for run in runs:
+        run.result.grader_history = grader_history(
+            earlier_gates(ctx, skill, gid, run.head), run.head
+        )
 
 
 def earlier_gates(
