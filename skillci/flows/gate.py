@@ -763,38 +763,44 @@ def _evidence(
 def _grader_histories(ctx: RepoContext, skill: str, gid: str, runs: list[_SuiteRun]) -> None:
     """Each suite's grader history over earlier gates (design 410): information for the
     report, set before the verdict but never read by it."""
+    if all(grade_report(r) is None for run in runs for r in run.head):
+        return  # no graded task ran on head: no store read
+    reports = stored_gates(ctx, skill, exclude=gid)
     for run in runs:
-        run.result.grader_history = grader_history(
-            earlier_gates(ctx, skill, gid, run.head), run.head
-        )
+        run.result.grader_history = grader_history(earlier_gates(ctx, reports, run.head), run.head)
+
+
+def stored_gates(ctx: RepoContext, skill: str, *, exclude: str) -> list[GateReport]:
+    """Stored gate reports of ``skill`` but ``exclude`` (a gate id), the newest first."""
+    if not ctx.store.index_path.exists():
+        return []
+    reports = []
+    for key in ctx.store.list_blobs(GATE_BLOB):
+        if key == exclude:
+            continue
+        try:
+            rep = ctx.store.get_blob(GATE_BLOB, key, GateReport)
+        except Exception:  # noqa: S112 - an unreadable old report has no history to give
+            continue
+        if rep.skill == skill:
+            reports.append(rep)
+    return sorted(reports, key=lambda x: x.created_at, reverse=True)
 
 
 def earlier_gates(
-    ctx: RepoContext, skill: str, current: str, head: list[RunRecord]
+    ctx: RepoContext, reports: list[GateReport], head: list[RunRecord]
 ) -> list[EarlierGate]:
-    """Stored gate reports of ``skill`` other than ``current``, each with its head trials of
-    the graded tasks in ``head`` whose task version, student and judge match this gate's
-    (design 410): at most :data:`~skillci.gate.graded.HISTORY_GATES` per task, the newest."""
+    """Of ``reports`` (newest first), each with its head trials of the graded tasks in
+    ``head`` whose task version, student and judge match this gate's (design 410): at
+    most :data:`~skillci.gate.graded.HISTORY_GATES` gates per task, the newest."""
     want: dict[str, tuple[str, str, str | None]] = {}
     for r in head:
         g = grade_report(r)
         if g is not None and r.runtime.task_hash is not None:
             want.setdefault(r.task_id, (r.runtime.task_hash, r.model.route, _judge_route(g)))
-    if not want or not ctx.store.index_path.exists():
-        return []
-    reports = []
-    for key in ctx.store.list_blobs(GATE_BLOB):
-        if key == current:
-            continue
-        try:
-            reports.append(ctx.store.get_blob(GATE_BLOB, key, GateReport))
-        except Exception:  # noqa: S112 - an unreadable old report has no history to give
-            continue
     found = dict.fromkeys(want, 0)
     out = []
-    for rep in sorted(reports, key=lambda x: x.created_at, reverse=True):
-        if rep.skill != skill:
-            continue
+    for rep in reports:
         recs = []
         for task, sides in rep.evidence.items():
             if found.get(task, HISTORY_GATES) >= HISTORY_GATES:
