@@ -98,7 +98,7 @@ def _passed(ctx: RepoContext, report: GateReport, grader: str) -> bool:
     return next(g["passed"] for g in results if g["id"] == grader)
 
 
-@pytest.mark.slow  # 37 s wall on the shared 2-core machine (2026-12-04): 4 gates, 5 trials
+@pytest.mark.slow  # 14-37 s wall on the shared 2-core machine (2026-12-04): 4 gates, 5 trials
 def test_a_regressed_assertion_shows_its_history_over_earlier_prs(
     graded: Path, capsys: Any
 ) -> None:
