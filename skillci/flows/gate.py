@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from skillci.errors import InvalidInputError, UsageError
+from skillci.errors import InvalidInputError, SkillciError, UsageError
 from skillci.flows.context import RepoContext, task_hash_memo, token_counts
 from skillci.gate.decision import (
     conclude,
@@ -29,7 +29,13 @@ from skillci.gate.decision import (
 )
 from skillci.gate.evidence import OnlineTest
 from skillci.gate.flaky import FlakyHistory, flaky_from_history
-from skillci.gate.graded import grader_changes
+from skillci.gate.graded import (
+    HISTORY_GATES,
+    EarlierGate,
+    grade_report,
+    grader_changes,
+    grader_history,
+)
 from skillci.gate.impact import ImpactSelection, changed_files, changed_sections, select_tasks
 from skillci.gate.judging import GateJudge
 from skillci.gate.metrics import Side, compute_metrics
@@ -53,6 +59,7 @@ from skillci.gate.verdict import (
     SuiteResult,
     Verdict,
 )
+from skillci.graders.models import GradeReport
 from skillci.runners.base import (
     AgentSpec,
     JudgeSpec,
@@ -122,6 +129,9 @@ class GateOptions:
     #: the model route judging rubric graders (``--judge``; None: :data:`DEFAULT_JUDGE`):
     #: part of the gate id and of every rubric task's trial key (docs/design/364)
     judge: str | None = None
+    #: the pull request being reviewed (``review --pr N``): shown in later gates' grader
+    #: history (docs/design/410); not part of the gate id
+    pr: int | None = None
 
 
 def gate_options(
@@ -618,20 +628,15 @@ def decide_gate(
     if stale:  # the base trials came from another machine or harness: run them again
         opts = dataclasses.replace(opts, rerun="base")
         runs = [_run_suite(s, opts, inputs, runner) for s in opts.suites]
-    evidence: dict[str, dict[str, list[str]]] = {}
-    impact_all: ImpactSelection | None = None
-    for run in runs:
-        impact_all = merge_impact(impact_all, run.impact)
-        sides: list[tuple[str, list[RunRecord]]] = [("base", run.base), ("head", run.head)]
-        for side, recs in [*sides, *run.references.items()]:
-            for r in recs:
-                evidence.setdefault(r.task_id, {}).setdefault(side, []).append(r.run_id)
+    evidence, impact_all = _evidence(runs)
     all_base = [r for run in runs for r in run.base]
     all_head = [r for run in runs for r in run.head]
     same: SameInstance | None = None
     if opts.same_instance_task:
         same = _same_instance(ctx, runner, inputs.agent, base, head, opts)
     history = base_history(ctx, opts, inputs, all_base)
+    gid = gate_id(opts, inputs.base_sha, inputs.head_sha)
+    _grader_histories(ctx, base.pkg.manifest.name, gid, runs)
     c = conclude(
         base_pkg=base.pkg,
         base_rendered=base.rendered,
@@ -648,13 +653,14 @@ def decide_gate(
     )
     trig, verdict, checks, why = _triggers(ctx, opts, inputs, c.verdict, c.checks, c.reasons)
     report = GateReport(
-        gate_id=gate_id(opts, inputs.base_sha, inputs.head_sha),
+        gate_id=gid,
         skill=base.pkg.manifest.name,
         base_ref=refs[0] if refs else opts.base,
         head_ref=refs[1] if refs else opts.head,
         base_sha=inputs.base_sha,
         head_sha=inputs.head_sha,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        pr=opts.pr,
         student=opts.student,
         agent=inputs.agent.kind,
         agent_version=inputs.agent.agent_version,
@@ -737,6 +743,93 @@ def store_history(
         task_hashes=task_hashes,
         current=current,
     )
+
+
+def _evidence(
+    runs: list[_SuiteRun],
+) -> tuple[dict[str, dict[str, list[str]]], ImpactSelection | None]:
+    """The report's evidence (task -> side -> run ids) and the suites' impact selection."""
+    evidence: dict[str, dict[str, list[str]]] = {}
+    impact_all: ImpactSelection | None = None
+    for run in runs:
+        impact_all = merge_impact(impact_all, run.impact)
+        sides: list[tuple[str, list[RunRecord]]] = [("base", run.base), ("head", run.head)]
+        for side, recs in [*sides, *run.references.items()]:
+            for r in recs:
+                evidence.setdefault(r.task_id, {}).setdefault(side, []).append(r.run_id)
+    return evidence, impact_all
+
+
+def _grader_histories(ctx: RepoContext, skill: str, gid: str, runs: list[_SuiteRun]) -> None:
+    """Each suite's grader history over earlier gates (design 410): information for the
+    report, set before the verdict but never read by it."""
+    if all(grade_report(r) is None for run in runs for r in run.head):
+        return  # no graded task ran on head: no store read
+    reports = stored_gates(ctx, skill, exclude=gid)
+    for run in runs:
+        run.result.grader_history = grader_history(earlier_gates(ctx, reports, run.head), run.head)
+
+
+def stored_gates(ctx: RepoContext, skill: str, *, exclude: str) -> list[GateReport]:
+    """Stored gate reports of ``skill`` but ``exclude`` (a gate id), the newest first."""
+    if not ctx.store.index_path.exists():
+        return []
+    reports = []
+    for key in ctx.store.list_blobs(GATE_BLOB):
+        if key == exclude:
+            continue
+        try:
+            rep = ctx.store.get_blob(GATE_BLOB, key, GateReport)
+        except Exception:  # noqa: S112 - an unreadable old report has no history to give
+            continue
+        if rep.skill == skill:
+            reports.append(rep)
+    return sorted(reports, key=lambda x: x.created_at, reverse=True)
+
+
+def earlier_gates(
+    ctx: RepoContext, reports: list[GateReport], head: list[RunRecord]
+) -> list[EarlierGate]:
+    """Of ``reports`` (newest first), each with its head trials of the graded tasks in
+    ``head`` whose task version, student and judge match this gate's (design 410): at
+    most :data:`~skillci.gate.graded.HISTORY_GATES` gates per task, the newest."""
+    want: dict[str, tuple[str, str, str | None]] = {}
+    for r in head:
+        g = grade_report(r)
+        if g is not None and r.runtime.task_hash is not None:
+            want.setdefault(r.task_id, (r.runtime.task_hash, r.model.route, _judge_route(g)))
+    found = dict.fromkeys(want, 0)
+    out = []
+    for rep in reports:
+        recs = []
+        for task, sides in rep.evidence.items():
+            if found.get(task, HISTORY_GATES) >= HISTORY_GATES:
+                continue
+            mine = [r for r in _records(ctx, sides.get("head", [])) if _matches(r, want[task])]
+            found[task] += bool(mine)
+            recs += mine
+        if recs:
+            out.append(EarlierGate(rep.gate_id, rep.created_at, rep.pr, recs))
+    return out
+
+
+def _judge_route(g: GradeReport) -> str | None:
+    return g.judge.route if g.judge else None
+
+
+def _matches(r: RunRecord, want: tuple[str, str, str | None]) -> bool:
+    g = grade_report(r)
+    return g is not None and (r.runtime.task_hash, r.model.route, _judge_route(g)) == want
+
+
+def _records(ctx: RepoContext, run_ids: list[str]) -> list[RunRecord]:
+    out = []
+    for rid in run_ids:
+        try:
+            out.append(ctx.store.get(rid))
+        except SkillciError:  # a pruned record: that gate has less history to give
+            continue
+    return out
 
 
 def _triggers(

@@ -59,6 +59,7 @@ def pr_gate_options(
     return gate_options(
         ctx,
         skill=pr.skill or trailers.get("Skill", ""),
+        pr=pr.number,
         base=pr.base,
         head=pr.head_sha,
         suites=suites,

@@ -195,6 +195,7 @@ def recompute(
             student_source=source,
             agent=agent,
             agent_version=version,
+            pr=pr.number,
         )
         return merge_shards(ctx, dirs, opts=opts), None
     except SkillciError as exc:

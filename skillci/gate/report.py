@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from skillci.gate.graded import GraderHistory
 from skillci.gate.mdsafe import md_code, md_text
 from skillci.gate.sequential import OUTCOME_TEXT
 from skillci.gate.triggers import TriggerCheck
@@ -109,7 +110,7 @@ def _suite_section(s: SuiteResult) -> list[str]:
         ]
     else:
         out += [*table, ""]
-    return out + _grader_changes(s)
+    return out + _grader_changes(s) + _grader_history(s)
 
 
 def _grader_changes(s: SuiteResult) -> list[str]:
@@ -127,6 +128,33 @@ def _grader_changes(s: SuiteResult) -> list[str]:
             f"| {md_code(g.task_id, cell=True)} | {md_code(g.grader, cell=True)} | "
             f"{md_text(g.kind)} | {g.base_passed}/{g.base_trials} | "
             f"{g.head_passed}/{g.head_trials} {'▲' if g.delta > 0 else '▼'} |"
+        )
+    return [*rows, ""]
+
+
+def _where(h: GraderHistory) -> str:
+    """The earlier gates of a history line: their pull requests, or the gate ids."""
+    n = len(h.gates)
+    gates = "the last gate" if n == 1 else f"the last {n} gates"
+    if h.prs:
+        return f"{gates} (PR {', '.join(f'#{p}' for p in h.prs)})"
+    return f"{gates} ({', '.join(md_code(g) for g in h.gates)})"
+
+
+def _grader_history(s: SuiteResult) -> list[str]:
+    """Graders whose share on this head differs from the earlier gates' heads (design 410)."""
+    if not s.grader_history:
+        return []
+    rows = [
+        "**Grader history** (heads of earlier gates of this skill on the same task version, "
+        "student and judge; information only, not part of the verdict):",
+        "",
+    ]
+    for h in s.grader_history:
+        rows.append(
+            f"- {md_code(h.task_id)} {md_code(h.grader)} ({md_text(h.kind)}): passed "
+            f"{h.passed}/{h.trials} over {_where(h)}; now {h.head_passed}/{h.head_trials} "
+            f"{'▲' if h.delta > 0 else '▼'}"
         )
     return [*rows, ""]
 

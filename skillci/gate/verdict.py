@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from skillci.gate.evidence import PairedEvidence, Status, improvement_evidence
 from skillci.gate.flaky import FlakyHistory
-from skillci.gate.graded import GraderChange
+from skillci.gate.graded import GraderChange, GraderHistory
 from skillci.gate.impact import ImpactSelection
 from skillci.gate.judging import GateJudge, judge_finding
 from skillci.gate.metrics import GateMetrics, TaskChange
@@ -83,6 +83,12 @@ class SuiteResult(BaseModel):
         description="Graded tasks: graders (assertions, rubrics, test.sh) whose pass share "
         "differs between base and head trials (docs/design/366).",
     )
+    grader_history: list[GraderHistory] = Field(
+        default_factory=list,
+        description="Graded tasks: graders whose pass share on this head differs from the "
+        "one over the heads of the last gates of the same skill that ran the same task "
+        "version, student and judge (docs/design/410). Information, not part of the verdict.",
+    )
 
 
 class SameInstance(BaseModel):
@@ -106,6 +112,9 @@ class GateReport(BaseModel):
     base_sha: str | None
     head_sha: str | None
     created_at: str
+    pr: int | None = Field(
+        default=None, description="The pull request this gate reviewed (None: not a PR's)."
+    )
     student: str = Field(description="Model route of the student that was re-run.")
     agent: str = Field(
         default="builtin",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from skillci.gate.graded import grader_changes
+from skillci.gate.graded import EarlierGate, GraderHistory, grader_changes, grader_history
 from skillci.graders.combine import combine
 from skillci.graders.models import GraderResult, RewardRule
 from skillci.trace.models import EvalState, Evaluation, RunRecord
@@ -56,3 +56,73 @@ def test_unmeasured_and_verifier_only_trials_are_not_compared() -> None:
     assert grader_changes(base, head) == []
     # a grader seen on one side only (the task changed) is not a change of the skill
     assert grader_changes([graded("b", "t", header=False)], [graded("h", "t", saved=True)]) == []
+
+
+def hashed(
+    run_id: str, task_hash: str = "v1", route: str = "sim/student", **passed: bool
+) -> RunRecord:
+    """A graded trial of task ``t`` at task version ``task_hash`` by ``route``."""
+    r = graded(run_id, "t", **passed)
+    return r.model_copy(
+        update={
+            "runtime": r.runtime.model_copy(update={"task_hash": task_hash}),
+            "model": r.model.model_copy(update={"route": route}),
+        }
+    )
+
+
+def gate(n: int, *head: RunRecord, pr: int | None = None) -> EarlierGate:
+    return EarlierGate(f"gate-{n}", f"2026-12-0{n}T00:00:00+00:00", pr, head)
+
+
+def test_history_sums_the_last_gates_of_the_same_task_version() -> None:
+    earlier = [
+        gate(1, hashed("a1", header=False), pr=3),  # beyond the last 3: not counted
+        gate(2, hashed("b1", header=True), hashed("b2", header=True), pr=4),
+        gate(3, hashed("c1", header=True), pr=None),
+        gate(4, hashed("d1", header=True), hashed("b1", header=True), pr=6),  # b1 again
+        gate(5, hashed("x1", "v0", header=True), pr=7),  # another task version
+        gate(6, hashed("y1", route="sim/teacher", header=True), pr=8),  # another student
+    ]
+    head = [hashed("h1", header=False), hashed("h2", header=True)]
+    (h,) = grader_history(reversed(earlier), head, limit=3)
+    # b1 counts once (in the newest gate holding it); the order of `earlier` does not matter
+    assert (h.task_id, h.grader, h.kind, h.task_hash) == ("t", "header", "regex", "v1")
+    assert (h.passed, h.trials, h.head_passed, h.head_trials) == (4, 4, 1, 2)
+    assert h.gates == ["gate-2", "gate-3", "gate-4"] and h.prs == [4, 6]
+    assert h.delta == -0.5
+
+
+def test_no_history_no_entry_and_an_equal_share_says_nothing() -> None:
+    head = [hashed("h1", header=True)]
+    assert grader_history([], head) == []
+    assert grader_history([gate(1, hashed("a", "v0", header=False))], head) == []
+    assert grader_history([gate(1, hashed("a", header=True), pr=2)], head) == []
+    # a trial this head reused from the cache is not its own history
+    assert grader_history([gate(1, hashed("h1", header=True), pr=2)], head) == []
+    # nor is a trial that was not measured
+    bad = hashed("e", header=False)
+    bad = bad.model_copy(
+        update={"evaluation": bad.evaluation.model_copy(update={"state": EvalState.infra_error})}
+    )
+    assert grader_history([gate(1, bad)], head) == []
+
+
+def test_the_history_line_is_escaped_and_says_it_is_not_the_verdict() -> None:
+    from skillci.gate.report import _grader_history
+    from skillci.gate.verdict import SuiteResult
+
+    h = GraderHistory(task_id="t`|<b>x</b>", grader="g", kind="*bold* @ann #12", task_hash="v",
+                      passed=9, trials=10, gates=["gate-1", "gate-2"], head_passed=4,
+                      head_trials=10)  # fmt: skip
+    suite = SuiteResult.model_construct(grader_history=[h])
+    lines = _grader_history(suite)
+    assert "information only, not part of the verdict" in lines[0]
+    assert lines[2] == (
+        "- `` t`|<b>x</b> `` `g` (\\*bold\\* @&#8203;ann \\#&#8203;12): passed 9/10 over the last "
+        "2 gates (`gate-1`, `gate-2`); now 4/10 ▼"
+    )
+    one = h.model_copy(update={"gates": ["gate-1"], "prs": [5], "head_passed": 10})
+    assert _grader_history(SuiteResult.model_construct(grader_history=[one]))[2].endswith(
+        "passed 9/10 over the last gate (PR #5); now 10/10 ▲"
+    )
