@@ -28,7 +28,7 @@ from skillci.gate.decision import (
     suite_outcomes,
 )
 from skillci.gate.evidence import OnlineTest
-from skillci.gate.flaky import FlakyHistory, flaky_from_history
+from skillci.gate.flaky import FlakyHistory, flaky_from_history, harness_of
 from skillci.gate.graded import (
     HISTORY_GATES,
     EarlierGate,
@@ -715,6 +715,7 @@ def base_history(
         model=opts.student,
         task_hashes={t.id: t.content_hash for s in opts.suites for t in inputs.base.tasks[s]},
         current=[r.run_id for r in current],
+        harnesses={harness_of(r) for r in current} or None,
     )
 
 
@@ -725,11 +726,12 @@ def store_history(
     model: str,
     task_hashes: dict[str, str],
     current: list[str],
+    harnesses: set[tuple[str, str | None]] | None = None,
 ) -> dict[str, FlakyHistory]:
     """Tasks flaky from history: student runs in ``store`` of ``skill_hash`` on ``model``
-    and each task's content whose verdicts disagree, one of them not in ``current``
-    (docs/design/247-flaky-from-history.md). The index alone says which tasks ever had
-    both verdicts; only their records are read."""
+    (in one of ``harnesses``, when given) and each task's content whose verdicts disagree,
+    one of them not in ``current`` (docs/design/247-flaky-from-history.md, 416). The index
+    alone says which tasks ever had both verdicts; only their records are read."""
     rows = store.query(skill_hash=skill_hash, model_route=model, agent_role="student")
     verdicts: dict[str, set[bool]] = {}
     for row in rows:
@@ -742,6 +744,7 @@ def store_history(
         model=model,
         task_hashes=task_hashes,
         current=current,
+        harnesses=harnesses,
     )
 
 

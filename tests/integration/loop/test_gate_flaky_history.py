@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from skillci.agents.loop import HARNESS, HARNESS_VERSION
 from skillci.flows.context import RepoContext
 from skillci.flows.demo import OVERFIT_RULE
 from skillci.flows.gate import GateOptions, run_gate
@@ -58,7 +59,8 @@ def test_a_task_flaky_from_history_is_not_a_regression(
             passed=False,
             model=ModelInfo(route="sim/student"),
             runtime=RuntimeInfo(
-                harness="skillci-agent",
+                harness=HARNESS,
+                harness_version=HARNESS_VERSION,
                 skill=SkillRef(
                     name="repo-debugger", version="0.1.0", content_hash=base.content_hash
                 ),

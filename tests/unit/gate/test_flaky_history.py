@@ -22,6 +22,7 @@ def rec(
     model: str = "sim/student",
     task_hash: str | None = TASK,
     state: EvalState | None = None,
+    harness: tuple[str, str | None] = ("skillci-agent", None),
 ) -> RunRecord:
     return run_record(
         run_id=run_id,
@@ -30,7 +31,8 @@ def rec(
         state=state,
         model=ModelInfo(route=model),
         runtime=RuntimeInfo(
-            harness="skillci-agent",
+            harness=harness[0],
+            harness_version=harness[1],
             skill=SkillRef(name="s", version="1.0.0", content_hash=skill),
             task_hash=task_hash,
         ),
@@ -70,6 +72,43 @@ def test_only_the_same_key_counts() -> None:
     assert find([rec("r1", True), rec("r2", False, task="other")]) == {}  # other task
     errored = rec("r2", False, state=EvalState.infra_error)
     assert find([rec("r1", True), errored]) == {}  # an error is no verdict
+
+
+def test_runs_in_another_agent_or_agent_version_are_another_student() -> None:
+    claude = ("claude-code", "2.0.1")
+    runs = [rec("old", True, harness=claude), rec("now", False, harness=claude)]
+    found = flaky_from_history(
+        [*runs, rec("builtin", True), rec("older-claude", True, harness=("claude-code", "1.9"))],
+        skill_hash=SKILL,
+        model="sim/student",
+        task_hashes={"steady": TASK},
+        current=("now",),
+        harnesses={claude},
+    )
+    h = found["steady"]
+    assert (h.passed, h.failed) == (1, 1) and set(h.runs) == {"old", "now"}
+    assert h.harness == "claude-code 2.0.1" and "in claude-code 2.0.1" in h.describe()
+    # only the builtin loop and an older Claude Code passed before: no flip in this agent
+    only_others = [rec("builtin", True), rec("now", False, harness=claude)]
+    assert (
+        flaky_from_history(
+            only_others,
+            skill_hash=SKILL,
+            model="sim/student",
+            task_hashes={"steady": TASK},
+            current=("now",),
+            harnesses={claude},
+        )
+        == {}
+    )
+    # without the filter (harnesses=None) they would have counted: the filter is what holds
+    assert "steady" in flaky_from_history(
+        only_others,
+        skill_hash=SKILL,
+        model="sim/student",
+        task_hashes={"steady": TASK},
+        current=("now",),
+    )
 
 
 def test_disagreement_among_the_current_runs_alone_is_the_repeat_rule_not_history() -> None:
