@@ -22,6 +22,7 @@ from skillci.trace.store import TraceStore
 from tests import services
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.scripted_agents import TriggerAction, trigger_model
+from tests.integration.agents.helpers import use_route
 
 MANIFEST = "schema_version: 1\nname: {name}\nversion: 0.1.0\ntarget_runtime: {{model_family: sim, agent_harness: builtin}}\n"
 QUERIES: dict[str, tuple[str, bool, str | None, TriggerAction]] = {
@@ -80,16 +81,6 @@ def repo(tmp_path: Path) -> Path:
     )
     _skill(root, "pdf", "Fill and merge PDF forms.")
     return root
-
-
-def use_route(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, base_url: str) -> None:
-    route = {"model": "openai/scripted", "api_base": base_url, "api_key_env": "SKILLCI_TK"}
-    route |= {"timeout": 20, "input_cost_per_token": 0.0, "output_cost_per_token": 0.0}
-    path = tmp_path / "provider_routes.json"
-    path.write_text(json.dumps({"schema_version": 1, "routes": {"scripted": route}}))
-    monkeypatch.setenv("SKILLCI_PROVIDER_ROUTES", str(path))
-    monkeypatch.setenv("SKILLCI_TK", "route-key-not-for-agents")
-    monkeypatch.setenv("SKILLCI_AGENTS_DIR", str(services.agents_dir()))
 
 
 @pytest.fixture

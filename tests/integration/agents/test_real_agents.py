@@ -25,10 +25,10 @@ from skillci.skill.render import render
 from tests import services
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.scripted_agents import solve_cfg_log_level
+from tests.integration.agents.helpers import ROUTE_KEY, use_route
 
 ROOT = Path(__file__).resolve().parents[3]
 SKILL = ROOT / "skills" / "repo-debugger"
-ROUTE_KEY = "route-key-not-for-agents-5d1c"
 
 #: The agent's own tool names for: loading the skill, running a shell command.
 TOOLS = {
@@ -42,19 +42,7 @@ TOOLS = {
 def routes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
     """Route ``scripted`` on the scripted model; the agents cache of the test cache."""
     with FakeOpenAI([solve_cfg_log_level]) as fake:
-        route = {
-            "model": "openai/scripted",
-            "api_base": fake.base_url,
-            "api_key_env": "SKILLCI_SCRIPTED_KEY",
-            "timeout": 20,
-            "input_cost_per_token": 0.0,
-            "output_cost_per_token": 0.0,
-        }
-        path = tmp_path / "provider_routes.json"
-        path.write_text(json.dumps({"schema_version": 1, "routes": {"scripted": route}}))
-        monkeypatch.setenv("SKILLCI_PROVIDER_ROUTES", str(path))
-        monkeypatch.setenv("SKILLCI_SCRIPTED_KEY", ROUTE_KEY)
-        monkeypatch.setenv("SKILLCI_AGENTS_DIR", str(services.agents_dir()))
+        use_route(tmp_path, monkeypatch, fake.base_url)
         yield fake
 
 
