@@ -38,10 +38,10 @@ from skillci.forge.base import (
     PRState,
     PullRequest,
 )
-from skillci.gate.mdsafe import md_code, md_fence, md_text
 from skillci.gate.rebase import DEFAULT_REBASE_WHEN, RebaseWhen, should_rebase
 from skillci.patch.apply import apply
 from skillci.patch.diff import render_diff
+from skillci.present.mdsafe import md_code, md_fence, md_text
 from skillci.runners.base import builtin_agent, plan
 from skillci.runners.scheduler import Scheduler
 from skillci.skill.package import SkillPackage
@@ -531,7 +531,7 @@ def _ask_guard_model(ctx: RepoContext, opts: ProposeOptions, prop: Proposal) -> 
 
 def _reproposable(pr: PullRequest) -> bool:
     """A closed PR that does not refuse its patch: a retry was asked, or the last gate
-    verdict on it was ``inconclusive`` (``gate.report.status_line``)."""
+    verdict on it was ``inconclusive`` (``present.report.status_line``)."""
     gate = pr.statuses.get(GATE_CONTEXT)
     inconclusive = gate is not None and gate.description.startswith("inconclusive")
     return RETRY_LABEL in pr.labels or inconclusive

@@ -30,9 +30,9 @@ from skillci.errors import (
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GATE_BLOB
 from skillci.forge.base import APPROVED_LABEL, NEEDS_APPROVAL_LABEL, PRState, PullRequest
-from skillci.gate.report import render_markdown
 from skillci.gate.verdict import GateReport
 from skillci.patch.version import ChangeList, compare, next_version
+from skillci.present.report import render_markdown
 from skillci.release import changelog, compat
 from skillci.release.channels import ChannelStore, Draft
 from skillci.release.manifest_text import MANIFEST, set_compatibility, set_version

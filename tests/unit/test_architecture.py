@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PKG = ROOT / "skillci"
 DOC = ROOT / "docs" / "architecture.md"
 
-PURE = ("skill", "patch", "analyze", "gate", "graders")
+PURE = ("skill", "patch", "analyze", "gate", "graders", "present")
 IO_MODULES = ("subprocess", "socket", "requests", "httpx", "urllib.request", "docker", "litellm")
 IO_MODULES += ("github",)
 MAX_LINES = 100
