@@ -98,7 +98,7 @@ class ProposeOutcome:
     commits: list[str] = field(default_factory=list)
 
 
-class _Runs:
+class ProposeRuns:
     """run_student / run_teacher callables over the scheduler (every trial cached)."""
 
     def __init__(self, ctx: RepoContext, opts: ProposeOptions) -> None:
@@ -366,7 +366,7 @@ def propose(ctx: RepoContext, opts: ProposeOptions) -> ProposeOutcome:
     base_sha, skill_dir, pkg = _load(ctx, opts)
     _check_guard_route(opts)
     task = _task(ctx, opts.task)
-    runs = _Runs(ctx, opts)
+    runs = ProposeRuns(ctx, opts)
     compiler, fallback = make_compiler(ctx, opts.compiler, opts.fallback)
     result = propose_task(
         task,
@@ -389,7 +389,7 @@ def propose_suite_flow(
     base_sha, skill_dir, pkg = _load(ctx, opts)
     _check_guard_route(opts)
     tasks = [_task(ctx, t) for t in task_ids]
-    runs = _Runs(ctx, opts)
+    runs = ProposeRuns(ctx, opts)
     compiler, fallback = make_compiler(ctx, opts.compiler, opts.fallback)
     result = propose_suite(
         tasks,
