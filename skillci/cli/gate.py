@@ -33,8 +33,8 @@ from skillci.cli.options import (
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
 from skillci.flows.gate import run_gate
-from skillci.gate.report import render_markdown
 from skillci.gate.verdict import GateReport
+from skillci.present.report import render_markdown
 from skillci.runners.outcome import TrialRun
 from skillci.runners.policy import use_policy
 

@@ -38,10 +38,10 @@ from skillci.forge.base import (
     PRState,
     PullRequest,
 )
-from skillci.gate.mdsafe import md_code, md_fence, md_text
 from skillci.gate.rebase import DEFAULT_REBASE_WHEN, RebaseWhen, should_rebase
 from skillci.patch.apply import apply
 from skillci.patch.diff import render_diff
+from skillci.present.mdsafe import md_code, md_fence, md_text
 from skillci.runners.base import builtin_agent, plan
 from skillci.runners.scheduler import Scheduler
 from skillci.skill.package import SkillPackage
@@ -98,7 +98,7 @@ class ProposeOutcome:
     commits: list[str] = field(default_factory=list)
 
 
-class _Runs:
+class ProposeRuns:
     """run_student / run_teacher callables over the scheduler (every trial cached)."""
 
     def __init__(self, ctx: RepoContext, opts: ProposeOptions) -> None:
@@ -366,7 +366,7 @@ def propose(ctx: RepoContext, opts: ProposeOptions) -> ProposeOutcome:
     base_sha, skill_dir, pkg = _load(ctx, opts)
     _check_guard_route(opts)
     task = _task(ctx, opts.task)
-    runs = _Runs(ctx, opts)
+    runs = ProposeRuns(ctx, opts)
     compiler, fallback = make_compiler(ctx, opts.compiler, opts.fallback)
     result = propose_task(
         task,
@@ -389,7 +389,7 @@ def propose_suite_flow(
     base_sha, skill_dir, pkg = _load(ctx, opts)
     _check_guard_route(opts)
     tasks = [_task(ctx, t) for t in task_ids]
-    runs = _Runs(ctx, opts)
+    runs = ProposeRuns(ctx, opts)
     compiler, fallback = make_compiler(ctx, opts.compiler, opts.fallback)
     result = propose_suite(
         tasks,
@@ -531,7 +531,7 @@ def _ask_guard_model(ctx: RepoContext, opts: ProposeOptions, prop: Proposal) -> 
 
 def _reproposable(pr: PullRequest) -> bool:
     """A closed PR that does not refuse its patch: a retry was asked, or the last gate
-    verdict on it was ``inconclusive`` (``gate.report.status_line``)."""
+    verdict on it was ``inconclusive`` (``present.report.status_line``)."""
     gate = pr.statuses.get(GATE_CONTEXT)
     inconclusive = gate is not None and gate.description.startswith("inconclusive")
     return RETRY_LABEL in pr.labels or inconclusive

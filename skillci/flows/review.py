@@ -10,8 +10,8 @@ from skillci.flows.context import RepoContext
 from skillci.flows.gate import GateOptions, GateRerun, Progress, gate_options, run_gate
 from skillci.forge.base import APPROVED_LABEL, NEEDS_APPROVAL_LABEL, PRState, PullRequest
 from skillci.gate.decision import worst
-from skillci.gate.report import render_markdown, status_line
 from skillci.gate.verdict import GateReport
+from skillci.present.report import render_markdown, status_line
 from skillci.vcs.candidate import parse_trailers
 
 GATE_CONTEXT = "skillci/gate"
