@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,6 +31,12 @@ KNOWN_PRIVATE_IMPORTS = {
     ("runners/harbor.py", "skillci.runners.sandbox", "_path_env"),
     ("runners/harbor.py", "skillci.runners.sandbox", "_python_roots"),
 }
+
+
+@cache
+def nodes_of(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of ``path``'s syntax tree, parsed once per test process."""
+    return tuple(ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
 
 
 def units() -> list[str]:
@@ -74,7 +81,7 @@ def import_graph() -> dict[str, dict[str, list[str]]]:
         if f == PKG / "__init__.py":
             continue
         src = unit_of(f)
-        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+        for node in nodes_of(f):
             for dst, line in imported_units(node):
                 if dst != src:
                     where = f"{f.relative_to(ROOT)}:{line}"
@@ -151,7 +158,7 @@ def test_the_pure_core_imports_no_io() -> None:
     bad = []
     for pkg in PURE:
         for f in sorted((PKG / pkg).rglob("*.py")):
-            for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            for node in nodes_of(f):
                 names = []
                 if isinstance(node, ast.Import):
                     names = [a.name for a in node.names]
@@ -216,7 +223,7 @@ def private_imports() -> set[tuple[str, str, str]]:
     """(file, module, name) of each ``from skillci.x import _name`` in skillci/."""
     out = set()
     for f in sorted(PKG.rglob("*.py")):
-        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+        for node in nodes_of(f):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("skillci"):
                 for a in node.names:
                     if a.name.startswith("_") and not a.name.startswith("__"):
@@ -253,7 +260,7 @@ def test_no_module_imports_its_own_package_init() -> None:
         if len(rel) < 2 or f.name == "__init__.py":
             continue
         own = f"skillci.{rel[0]}"
-        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+        for node in nodes_of(f):
             if isinstance(node, ast.ImportFrom) and node.module == own:
                 bad.append(f"{f.relative_to(ROOT)}:{node.lineno}")
     assert not bad, "imports from the own package's __init__:\n" + "\n".join(bad)
@@ -279,7 +286,7 @@ def test_one_set_of_pydantic_bases() -> None:
         f"{f.relative_to(ROOT)}:{node.lineno} {node.name}"
         for f in sorted(PKG.rglob("*.py"))
         if f != PKG / "basemodels.py"
-        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8")))
+        for node in nodes_of(f)
         if isinstance(node, ast.ClassDef) and _config_only_base(node)
     ]
     assert not copies, "use skillci.basemodels instead of:\n" + "\n".join(copies)
