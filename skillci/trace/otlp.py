@@ -53,12 +53,10 @@ def require_otel() -> None:
 def _sdk_spans(
     spans: Sequence[SpanData], resource: Mapping[str, str], scope: tuple[str, str]
 ) -> list[Any]:
-    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.resources import OTELResourceDetector, Resource
     from opentelemetry.sdk.trace import Event, ReadableSpan
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
     from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
-
-    from opentelemetry.sdk.resources import OTELResourceDetector
 
     # not Resource.create: its random service.instance.id would make two exports differ
     res = Resource(dict(resource)).merge(OTELResourceDetector().detect())
@@ -119,15 +117,6 @@ def to_json(
     return doc
 
 
-class _Collect(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.messages: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
-
-
 def traces_url(endpoint: str) -> str:
     """The traces URL of an OTLP/HTTP endpoint: ``/v1/traces`` is added to a base URL (as
     for ``OTEL_EXPORTER_OTLP_ENDPOINT``); a URL ending in it is kept."""
@@ -151,30 +140,50 @@ def send(
 
     url = traces_url(endpoint)
     sdk = _sdk_spans(spans, resource, scope)
+    session = _recording_session()
     log = logging.getLogger(_EXPORTER_LOGGER)
-    collect = _Collect()
-    log.addHandler(collect)
-    propagate, log.propagate = log.propagate, False  # its lines become our one error line
-    exporter = OTLPSpanExporter(endpoint=url, timeout=timeout)
+    quiet, log.disabled = log.disabled, True  # its lines become our one error line
+    exporter = OTLPSpanExporter(endpoint=url, timeout=timeout, session=session)
     try:
         result = exporter.export(sdk)
     finally:
         exporter.shutdown()  # type: ignore[no-untyped-call]
-        log.removeHandler(collect)
-        log.propagate = propagate
+        log.disabled = quiet
     if result is not SpanExportResult.SUCCESS:
-        raise OtlpExportError(f"OTLP export to {url} failed: {_cause(collect.messages)}")
+        raise OtlpExportError(f"OTLP export to {url} failed: {_cause(session)}")
 
 
-def _cause(messages: list[str]) -> str:
-    """The cause in the exporter's log lines: the OS error of a connection, the HTTP status
-    of an answer, else its lines."""
-    text = " ".join(" ".join(dict.fromkeys(messages)).split())
+def _recording_session() -> Any:
+    """A requests session that keeps the last error or answer (the exporter logs only a
+    summary): the cause of a failed export."""
+    import requests
+
+    class Recording(requests.Session):
+        last: str = "the exporter reported a failure"
+
+        def request(self, *args: Any, **kw: Any) -> requests.Response:  # type: ignore[override]
+            try:
+                resp = super().request(*args, **kw)
+            except requests.RequestException as exc:
+                self.last = _error_text(exc)
+                raise
+            self.last = f"HTTP {resp.status_code} {resp.reason}".strip()
+            return resp
+
+    return Recording()
+
+
+def _error_text(exc: BaseException) -> str:
+    """The OS error inside a connection error ("[Errno 111] Connection refused"), else the
+    error's class and text."""
+    text = " ".join(str(exc).split())
     if errno := re.search(r"\[Errno -?\d+\] [^'\")]+", text):
         return errno.group(0).strip()
-    if http := re.search(r"code: (\d+), reason: (.*)$", text):
-        return f"HTTP {http.group(1)} {http.group(2)}"[:300]
-    return text[:600] or "the exporter reported a failure"
+    return f"{type(exc).__name__}: {text}"[:400]
+
+
+def _cause(session: Any) -> str:
+    return str(session.last)
 
 
 __all__ = ["INSTALL_HINT", "OtlpExportError", "require_otel", "send", "to_json", "traces_url"]
