@@ -161,7 +161,7 @@ def _recording_session() -> Any:
     class Recording(requests.Session):
         last: str = "the exporter reported a failure"
 
-        def request(self, *args: Any, **kw: Any) -> requests.Response:  # type: ignore[override]
+        def request(self, *args: Any, **kw: Any) -> requests.Response:
             try:
                 resp = super().request(*args, **kw)
             except requests.RequestException as exc:
