@@ -100,17 +100,18 @@ def export_otlp(
         out=str(out) if out is not None else None,
         dry_run=dry_run,
     )
-    doc = otlp.to_json(spans, resource, SCOPE)
     if dry_run:
         return res
     if url is not None:
         otlp.send(spans, url, resource=resource, scope=SCOPE, timeout=timeout)
         res.sent = True
-    if out is not None:
-        atomic_write_text(out, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
-        res.written = True
-    if url is None and out is None:
-        res.document = doc
+    if out is not None or url is None:
+        doc = otlp.to_json(spans, resource, SCOPE)
+        if out is not None:
+            atomic_write_text(out, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+            res.written = True
+        else:  # neither --endpoint nor --out: the caller prints it
+            res.document = doc
     return res
 
 

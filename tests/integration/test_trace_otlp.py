@@ -263,6 +263,10 @@ def test_several_trials_go_in_one_request_one_trace_each(
     spans = _spans(req)
     assert len({s.trace_id for s in spans}) == 2
     assert [s.name for s in spans if not s.parent_span_id] == ["invoke_agent skillci-builtin"] * 2
+    with OtlpCollector() as dry:
+        assert _export(home, record.run_id, other.run_id, "--endpoint", dry.url, "--dry-run") == 0
+    assert dry.requests == []
+    assert "would export 16 span(s) of 2 trial(s) to" in " ".join(capsys.readouterr().out.split())
 
 
 @pytest.mark.slow  # a real trial: ~15 s of eval run before the export
