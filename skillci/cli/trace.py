@@ -170,7 +170,10 @@ def show_cmd(
 def export_cmd(
     run_ids: Annotated[
         list[str],
-        typer.Argument(help="Run id(s) (or unique prefixes); atif takes one, otlp any number."),
+        typer.Argument(
+            metavar="RUN_ID",
+            help="Run id(s) (or unique prefixes); atif takes one, otlp any number.",
+        ),
     ],
     fmt: Annotated[
         str,
