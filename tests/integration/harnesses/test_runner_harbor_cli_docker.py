@@ -27,17 +27,17 @@ DOCKER_CAUSES = ("compose", "Docker daemon", "docker")
 
 
 def _harness_failure(cause: str | None) -> bool:
-    return (
-        bool(cause)
-        and cause.startswith("harbor exited")
-        and any(  # type: ignore[union-attr]
-            c in cause
-            for c in DOCKER_CAUSES  # type: ignore[operator]
-        )
-    )
+    """A cause a harness failure leaves: Harbor's job crashed (its log tail names the Docker
+    cause: no compose plugin, no engine), or Harbor recorded the trial's own exception
+    (agent setup, environment start) — never empty."""
+    if not cause:
+        return False
+    if cause.startswith("harbor exited"):
+        return any(c in cause for c in DOCKER_CAUSES)
+    return True
 
 
-@pytest.mark.slow  # 2 harbor jobs (a trial and its retry): 18 s measured without an engine
+@pytest.mark.slow  # 2 harbor jobs (a trial and its retry): 7-18 s measured without an engine
 def test_eval_run_on_harbors_docker_environment(
     harbor: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -60,7 +60,7 @@ def test_eval_run_on_harbors_docker_environment(
     assert "measured nothing (not the skill's failure)" in " ".join(out.err.split())
 
 
-@pytest.mark.slow  # >= 4 harbor jobs; about 40 s without an engine
+@pytest.mark.slow  # 8 harbor jobs (2 rounds x 2 sides, each retried): 30 s measured without an engine
 def test_the_gate_runs_its_rounds_on_harbors_docker_environment(
     harbor: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -88,7 +88,9 @@ def test_the_gate_runs_its_rounds_on_harbors_docker_environment(
         assert rc == 4, out.err
         lines = [ln for side in errors.values() for ln in side]
         assert all(_harness_failure(ln.split(": ", 1)[1]) for ln in lines), lines
-        assert all(r.evaluation.state is EvalState.infra_error for r in runs)
+        assert all(
+            r.evaluation.state is EvalState.infra_error for r in runs if r.evaluation.state.is_error
+        )
         assert remote["retried"] >= 1  # each failed measurement got its retry
     else:
         assert rc in (0, 1, 5), out.err
