@@ -144,6 +144,8 @@ def agent_spec(req: EvalRequest) -> AgentSpec:
 
 def plan_eval(req: EvalRequest) -> list[TrialSpec]:
     """The trials ``req`` asks for (loads tasks and renders the skill; runs nothing)."""
+    if req.remote is not None:  # --dry-run too: Harbor has no agent for the built-in loop
+        check_agent(req.agent)
     tasks, suite, split = _load_tasks(req)
     skill = pkg_hash = None
     agent = agent_spec(req)

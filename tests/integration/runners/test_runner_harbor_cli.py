@@ -81,8 +81,9 @@ def test_eval_run_review_and_propose_refuse_before_any_trial(
     ev = ["eval", "run", "--root", str(scratch), "--task", "cfg-bool-flag", "--home", str(state)]
     rc, err = _run([*ev, "--agent", "oracle", "--runner", "harbor", "--env", "e2b"], capsys)
     assert rc == 4 and "E2B_API_KEY" in err, err
-    rc, err = _run([*ev, "--runner", "harbor", "--env", "docker"], capsys)  # builtin agent
-    assert rc == 2 and "built-in agent has no Harbor agent" in err, err
+    for extra in ([], ["--dry-run"]):  # the built-in agent, even when nothing would run
+        rc, err = _run([*ev, "--runner", "harbor", "--env", "docker", *extra], capsys)
+        assert rc == 2 and "built-in agent has no Harbor agent" in err, err
     # Harbor not installed: exit 4 saying how to install it
     missing = str(tmp_path / "no" / "harbor")
     rc, err = _run([*ev, "--agent", "oracle", "--runner", "harbor", "--env", "docker",
