@@ -14,29 +14,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from skillci.cli.main import main
 from tests import services
-from tests.integration.runners.test_real_model import server  # noqa: F401 - the fixture
+from tests.integration.runners.test_real_model import server, use_smollm2  # noqa: F401
 
 pytestmark = [pytest.mark.slow, pytest.mark.llama_server, pytest.mark.agents]
 pytestmark += [pytest.mark.timeout(900)]  # a 5k-token prompt on a CPU model: minutes when loaded
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def small_route(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, base: str) -> None:
-    route: dict[str, Any] = {"model": "openai/smollm2-135m", "api_base": base}
-    route |= {"api_key_env": "LOCAL_LLM_KEY", "temperature": 0.0, "max_tokens": 128}
-    route |= {"context_window": 8192, "timeout": 120}
-    route |= {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0}
-    path = tmp_path / "provider_routes.json"
-    path.write_text(json.dumps({"schema_version": 1, "routes": {"local/smollm2": route}}))
-    monkeypatch.setenv("SKILLCI_PROVIDER_ROUTES", str(path))
-    monkeypatch.setenv("LOCAL_LLM_KEY", "no-key-needed")
-    monkeypatch.setenv("SKILLCI_AGENTS_DIR", str(services.agents_dir()))
 
 
 def test_codex_on_a_real_small_model_is_a_measured_run_with_the_servers_tokens(
@@ -45,7 +32,8 @@ def test_codex_on_a_real_small_model_is_a_measured_run_with_the_servers_tokens(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    small_route(tmp_path, monkeypatch, server)
+    use_smollm2(tmp_path, monkeypatch, server)
+    monkeypatch.setenv("SKILLCI_AGENTS_DIR", str(services.agents_dir()))
     version = services.AGENT_VERSIONS["codex"]
     argv = ["eval", "run", "--task", "cfg-log-level", "--root", str(ROOT)]
     argv += ["--skill", str(ROOT / "skills" / "repo-debugger"), "--agent", "codex"]

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from skillci.cli.main import main
-from tests.integration.runners.test_real_model import server  # noqa: F401 - the fixture
+from tests.integration.runners.test_real_model import server, use_smollm2  # noqa: F401
 
 pytestmark = [pytest.mark.slow, pytest.mark.llama_server, pytest.mark.timeout(900)]
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "graded-tasks"
@@ -29,13 +29,14 @@ def test_smollm2_as_judge_runs_costs_caches_and_is_judged_by_its_calibration(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    route = {"model": "openai/smollm2-135m", "api_base": server, "api_key_env": "LOCAL_LLM_KEY"}
-    route |= {"temperature": 0.0, "max_tokens": 48, "context_window": 8192, "timeout": 120}
-    route |= {"input_cost_per_token": 1e-7, "output_cost_per_token": 2e-7}
-    routes = tmp_path / "provider_routes.json"
-    routes.write_text(json.dumps({"schema_version": 1, "routes": {"local/smollm2": route}}))
-    monkeypatch.setenv("SKILLCI_PROVIDER_ROUTES", str(routes))
-    monkeypatch.setenv("LOCAL_LLM_KEY", "no-key-needed")
+    use_smollm2(
+        tmp_path,
+        monkeypatch,
+        server,
+        max_tokens=48,
+        input_cost_per_token=1e-7,
+        output_cost_per_token=2e-7,
+    )
     monkeypatch.setenv("SKILLCI_HOME", str(tmp_path / "home"))
     repo = tmp_path / "r"
     shutil.copytree(FIXTURE, repo)
