@@ -256,17 +256,27 @@ class HeadlessAgent:
             return
         watch = _LoadWatch(self.adapter, stream, skills[0]) if self._watch(ctx) else None
         code, why = self._wait(proc, ctx, gateway, watch)
+        waiting = gateway.waiting_sec()  # a call still waiting for the route when it stopped
         state = StreamState()
         for line in _lines(stream):
             self._parse_line(line, log, state, skills, under_test=ctx.skill is not None)
         res.final_output = state.final_output
         res.stop_reason = why or "final_answer"
         err_tail = _tail(stderr)
+        answered = [c for c in gateway.calls if c.error is None]
         if gateway.fatal is not None:
             res.infra_error = f"the model route failed: {gateway.fatal}"
+        elif why == "timeout" and not answered:
+            # nothing was measured: the agent never got an answer within the limit (design 419)
+            res.infra_error = (
+                f"the agent's time limit was reached before {model} answered any call"
+                + (f" (its first call had waited {waiting:.0f} s)" if waiting is not None else "")
+                + ": the route is too slow for this task's [agent] timeout_sec; use a faster "
+                "route or raise the limit"
+            )
         elif why == "timeout":
             log.error("Timeout", "agent time limit reached")
-        elif not [c for c in gateway.calls if c.error is None]:
+        elif not answered:
             res.infra_error = (
                 f"{self.adapter.name} never reached the model (exit {code}): {err_tail}"
             )

@@ -67,6 +67,7 @@ class Gateway:
         self._thread: threading.Thread | None = None
         self._start = time.monotonic()
         self._ids = 0
+        self._in_flight: dict[int, float] = {}
 
     @property
     def base_url(self) -> str:
@@ -172,6 +173,9 @@ class Gateway:
         call = GatewayCall(
             api=api, model=model, started=round(started - self._start, 4), latency_sec=0
         )
+        key = id(call)
+        with self._lock:
+            self._in_flight[key] = started
         try:
             if self.fatal is not None:
                 raise ModelError(self.fatal)
@@ -185,6 +189,9 @@ class Gateway:
             error = {"type": "invalid_request_error", "message": f"skillci gateway: {call.error}"}
             self._json(h, {"type": "error", "error": error}, 400)
             return
+        finally:
+            with self._lock:
+                self._in_flight.pop(key, None)
         call.input_tokens, call.output_tokens = completion.input_tokens, completion.output_tokens
         call.usd, call.cached = completion.usd, completion.cached
         call.tool_calls = [t.name for t in completion.tool_calls]
@@ -217,6 +224,12 @@ class Gateway:
             self._sse(h, wire.chat_events(c, model, f"chatcmpl-{ident}", usage=usage))
         else:
             self._json(h, wire.chat_response(c, model, f"chatcmpl-{ident}"))
+
+    def waiting_sec(self) -> float | None:
+        """How long the oldest call still waiting for the route has waited (None: none)."""
+        with self._lock:
+            oldest = min(self._in_flight.values(), default=None)
+        return None if oldest is None else time.monotonic() - oldest
 
     def _record(self, call: GatewayCall, started: float) -> str:
         call.latency_sec = round(time.monotonic() - started, 4)

@@ -135,6 +135,34 @@ def test_a_real_agent_whose_model_is_unreachable_is_an_infra_error(
     assert record["evaluation"]["reward"] is None  # the verifier did not judge it
 
 
+@pytest.mark.agents  # ~15 s: a 4 s limit, then the gateway waits out the slow answer
+def test_a_time_limit_reached_before_the_model_answered_is_an_infra_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The route takes longer than the task's whole agent time limit to answer the first
+    call: nothing was measured, so the trial is ``infra_error`` (exit 4) naming the slow
+    route — not a failure of the skill (it was a failure when the verifier ran on the
+    untouched workspace)."""
+    from tests.fakes.slow_endpoint import SlowEndpoint
+    from tests.unit.tasks.helpers import TASK_TOML, make_harbor_task
+
+    toml = TASK_TOML.replace("[agent]\ntimeout_sec = 300.0", "[agent]\ntimeout_sec = 4.0")
+    make_harbor_task(tmp_path / "root" / "evals" / "tasks", "answer-42", toml=toml)
+    with SlowEndpoint(10.0) as slow:
+        use_route(tmp_path, monkeypatch, slow.base_url)
+        argv = ["eval", "run", "--task", "answer-42", "--root", str(tmp_path / "root")]
+        argv += ["--agent", "codex", "--agent-version", services.AGENT_VERSIONS["codex"]]
+        code = main([*argv, "--model", "scripted", "--home", str(tmp_path / "s"), "--json"])
+    [trial] = json.loads(capsys.readouterr().out)["trials"]
+    assert (code, trial["state"]) == (4, "infra_error"), trial
+    assert slow.requests >= 1  # the agent did ask
+    record = json.loads((Path(trial["trial_dir"]) / "record.json").read_text())
+    assert record["stop_reason"] == "agent_error"
+    said = record["evaluation"]["verifier_output"]
+    assert "time limit was reached before scripted answered any call" in said, said
+    assert record["evaluation"]["reward"] is None  # the verifier did not judge it
+
+
 def test_a_real_agent_that_is_not_installed_is_exit_4_naming_the_install_command(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
