@@ -50,6 +50,8 @@ ENVIRONMENTS: dict[str, tuple[tuple[str, ...], ...]] = {
 RUN_HERE = frozenset({"docker"})
 #: skillci agent kinds -> Harbor agent names (a real agent keeps its name).
 AGENT_NAMES = {"oracle": "oracle", "noop": "nop"}
+#: Harbor agents that take no skills: Harbor 0.25 refuses a job giving them one.
+NO_SKILL_AGENTS = frozenset(AGENT_NAMES.values())
 #: Seconds one ``harbor run`` may take before it counts as a harness failure.
 DEFAULT_TIMEOUT = 1800.0
 
@@ -157,7 +159,8 @@ class HarborEnvironment:
             env=self.environment,
             concurrency=1,
             attempts=1,
-            skills=write_skills(spec, run_dir / "skills"),
+            # Harbor's oracle and nop refuse any --skills (they declare no skills capability)
+            skills=[] if agent in NO_SKILL_AGENTS else write_skills(spec, run_dir / "skills"),
             env_kwargs=dict(self.env_kwargs),
             extra_compose=list(task.overlays),
         )
@@ -238,6 +241,7 @@ class HarborEnvironment:
 __all__ = [
     "AGENT_NAMES",
     "ENVIRONMENTS",
+    "NO_SKILL_AGENTS",
     "RUN_HERE",
     "HarborEnvironment",
     "check_environment",
