@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from skillci.flows.gate import GateInputs, GateOptions, TrialSource, _Runner, _run_suite, _Side
+from skillci.flows.gate import GateInputs, GateOptions, TrialSource, _run_suite, _Runner, _Side
 from skillci.runners.base import AgentSpec
 from skillci.runners.harbor_remote import HarborEnvironment
 from skillci.runners.remote import RemoteLimits, RemoteTrials
@@ -69,8 +69,9 @@ def gate(suite: str, opts: GateOptions, ins: GateInputs, src: TrialSource) -> di
     return {
         "decision": ev.decision.outcome if ev and ev.decision else None,
         "pass_rate": {side: round(sm.pass_rate.pass_rate, 3) for side, sm in m.sides.items()},
-        "states": sorted(f"{r.task_id}#{r.repeat_index}:{r.evaluation.state.value}"
-                         for r in run.base + run.head),  # fmt: skip
+        "states": sorted(
+            f"{r.task_id}#{r.repeat_index}:{r.evaluation.state.value}" for r in run.base + run.head
+        ),
         "head_rounds": len({r.repeat_index for r in run.head}),
         "trials_run": trials,
         "wall_s": round(wall, 1),

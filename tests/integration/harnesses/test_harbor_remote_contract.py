@@ -64,7 +64,9 @@ def test_each_environments_harbor_run_is_what_harbors_models_accept(
         assert parsed["jobs_dir"] == str(tmp_path / "run/jobs")
         if name == "docker":  # the no-network task goes as an export plus a Compose overlay
             assert parsed["path"] == str(tmp_path / "run" / "task" / TASK.name)
-            assert parsed["extra_docker_compose"] == [str(tmp_path / "run" / "compose-overlay.json")]
+            assert parsed["extra_docker_compose"] == [
+                str(tmp_path / "run" / "compose-overlay.json")
+            ]
         else:
             assert parsed["path"] == str(TASK) and not parsed["extra_docker_compose"]
         assert not parsed["skills"]  # Harbor's oracle refuses --skills
