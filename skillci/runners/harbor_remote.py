@@ -118,8 +118,9 @@ class HarborEnvironment:
     """A :class:`~skillci.runners.remote.RemoteEnvironment` on Harbor environment
     ``environment`` (its ``name``, as records' ``metadata.remote_environment`` show it:
     ``harbor:<environment>``). Jobs dirs go under ``work_dir`` (one per attempt; kept unless
-    ``keep_jobs`` is False). Construction checks the name, the credentials and Harbor's
-    executable, so a gate refuses before any trial."""
+    ``keep_jobs`` is False). ``build_network`` (default ``$SKILLCI_DOCKER_BUILD_NETWORK``):
+    the network of ``docker``'s image builds. Construction checks the name, the credentials
+    and Harbor's executable, so a gate refuses before any trial."""
 
     environment: str
     work_dir: Path
