@@ -237,3 +237,10 @@ class PipelineLocked(InvalidInputError):
     """Another process holds the run directory of a compile pipeline."""
 
     default_hint = "wait for the other `skillci pipeline` to finish, or pass another --run-dir"
+
+
+class MissingExtra(ExternalError):
+    """An optional feature's packages (a pyproject extra) are not installed. Exit 4, like a
+    missing agent or git: the environment lacks a tool, the input is fine."""
+
+    default_hint = "install the extra the message names: pip install 'skillci[EXTRA]'"

@@ -82,7 +82,7 @@ def bench_cmd(
     """
     use_policy(sandbox)
     from skillci.flows.bench import BenchOptions, check_arms, run_bench
-    from skillci.gate.bench import markdown_table
+    from skillci.present.bench import markdown_table
     from skillci.trace.store import default_home
 
     root = repo.resolve()
@@ -123,7 +123,7 @@ def _progress(line: str) -> None:
 def _print(rows: list[BenchRow], title: str) -> None:
     """The console table, then each unmeasured row's reason and each measured row's note."""
     from skillci.cli.tables import Column, fit_table, print_table
-    from skillci.gate.bench import fmt
+    from skillci.present.bench import fmt
 
     table = fit_table(
         [

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from skillci.cli.options import DryOpt, ForgeOpt, JsonOpt, RepoOpt
 from skillci.cli.output import console, emit_json
-from skillci.cli.release import ActorOpt, _actor, _ctx, _print_event, _split_ref
+from skillci.cli.release import ActorOpt, open_context, print_event, resolve_actor, split_ref
 from skillci.errors import ExitCode
 from skillci.release.models import CanaryAnalysis
 
@@ -36,14 +36,19 @@ def canary_start_cmd(
     """Serve a released version to WEIGHT% of requests (by request-id hash)."""
     from skillci.flows.canary import canary_start
 
-    skill, version = _split_ref(spec)
+    skill, version = split_ref(spec)
     ev = canary_start(
-        _ctx(repo, dry_run), skill, version, weight=weight, actor=_actor(actor, repo), force=force
+        open_context(repo, dry_run),
+        skill,
+        version,
+        weight=weight,
+        actor=resolve_actor(actor, repo),
+        force=force,
     )
     if json_out:
         emit_json({"event": ev})
     else:
-        _print_event(ev, "nothing to do")
+        print_event(ev, "nothing to do")
     return 0
 
 
@@ -90,7 +95,7 @@ def canary_analyze_cmd(
     """
     from skillci.flows.canary_ci import analyze_synced
 
-    ctx = _ctx(repo, dry_run, forge)
+    ctx = open_context(repo, dry_run, forge)
     a = analyze_synced(ctx, skill, auto=auto)
     if json_out:
         from skillci.cli.output import to_jsonable
@@ -118,7 +123,7 @@ def canary_list_cmd(
     from skillci.forge.actions import set_output
 
     _ = active  # only active canaries are listed; the flag says so in workflows
-    ctx = _ctx(repo, forge=forge)
+    ctx = open_context(repo, forge=forge)
     rows = active_canaries(ctx)
     set_output("skills", json.dumps([r.skill for r in rows]))
     if json_out:
@@ -145,9 +150,11 @@ def canary_promote_cmd(
     """Move stable to the running canary by hand."""
     from skillci.flows.canary import promote
 
-    ev = promote(_ctx(repo, dry_run), skill, actor=_actor(actor, repo), reason=reason or "")
+    ev = promote(
+        open_context(repo, dry_run), skill, actor=resolve_actor(actor, repo), reason=reason or ""
+    )
     if json_out:
         emit_json({"event": ev})
     else:
-        _print_event(ev, "nothing to do")
+        print_event(ev, "nothing to do")
     return 0

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from skillci.cli.options import DryOpt, JsonOpt, RepoOpt
 from skillci.cli.output import console, emit_json
-from skillci.cli.release import ActorOpt, _actor, _ctx, _moves, _print_event
+from skillci.cli.release import ActorOpt, moves_text, open_context, print_event, resolve_actor
 
 app = typer.Typer(
     help="Release channels (stable, canary) kept as git refs, and their log.",
@@ -33,11 +33,11 @@ def channel_init_cmd(
     """Point stable at the skill's current version (tagging <skill>@<version> if untagged)."""
     from skillci.flows.canary import channel_init
 
-    ev = channel_init(_ctx(repo, dry_run), skill, ref=ref, actor=_actor(actor, repo))
+    ev = channel_init(open_context(repo, dry_run), skill, ref=ref, actor=resolve_actor(actor, repo))
     if json_out:
         emit_json({"event": ev})
     else:
-        _print_event(ev, "stable is already set; nothing to do")
+        print_event(ev, "stable is already set; nothing to do")
     return 0
 
 
@@ -74,7 +74,7 @@ def channel_log_cmd(
             str(ev.seq),
             f"{ev.at:%Y-%m-%d %H:%M:%S}",
             ev.type + (f" {ev.version}" if ev.version else ""),
-            escape(_moves(ev)),
+            escape(moves_text(ev)),
             escape(ev.actor),
             escape(ev.reason),
             escape(ev.gate_id or ev.analysis_id or ""),

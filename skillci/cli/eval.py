@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import time
 from pathlib import Path
@@ -12,7 +13,15 @@ from rich.live import Live
 from rich.table import Table
 
 from skillci.cli.choices import Rerun, Role, Sandbox
-from skillci.cli.options import JUDGE_HELP
+from skillci.cli.options import (
+    JUDGE_HELP,
+    ConcurrencyOpt,
+    EnvOpt,
+    HarborOpt,
+    MaxTrialsOpt,
+    RunnerOpt,
+    remote_from_flags,
+)
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
 from skillci.flows.evalrun import EvalRequest, agent_names, cached, plan_eval, run_eval
@@ -188,10 +197,18 @@ def run_cmd(
     root: Path = typer.Option(Path("."), "--root", help="Repo root holding evals/."),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the trials; run nothing."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    runner: RunnerOpt = None,
+    env: EnvOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    max_trials: MaxTrialsOpt = None,
+    harbor: HarborOpt = None,
 ) -> int:
     """Run trials of a suite: `skillci eval run --suite validation --skill skills/x --model sim/student`."""
     from skillci.trace.store import default_home
 
+    remote = remote_from_flags(runner, env, concurrency, max_trials, None, harbor)
+    if remote is not None and max_usd is not None:  # the command's budget, held remotely
+        remote = dataclasses.replace(remote, max_usd=max_usd)
     req = EvalRequest(
         root=root.resolve(),
         suite=suite,
@@ -214,6 +231,7 @@ def run_cmd(
         trial_budget=Budget(max_usd=trial_max_usd, max_tokens=trial_max_tokens),
         command_budget=Budget(max_usd=max_usd, max_tokens=max_tokens, max_calls=max_calls),
         home=(home or default_home(root.resolve())).resolve(),
+        remote=remote,
     )
     if dry_run:
         return _dry_run(req, json_out)

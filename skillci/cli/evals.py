@@ -161,7 +161,7 @@ def merge_cmd(
     from skillci.flows.gate_shard import merge_shards
     from skillci.forge.actions import add_summary, set_output
     from skillci.fsutil import atomic_write_text
-    from skillci.gate.report import render_markdown
+    from skillci.present.report import render_markdown
 
     ctx = RepoContext.open(repo)
     report = merge_shards(ctx, dirs)

@@ -13,28 +13,35 @@ from skillci.cli.options import (
     AgentOpt,
     AgentVersionOpt,
     BaseOpt,
+    ConcurrencyOpt,
+    EnvOpt,
     GateRerunOpt,
+    HarborOpt,
     HeadOpt,
     JsonOpt,
     JudgeOpt,
+    MaxTrialsOpt,
+    MaxUsdOpt,
     ModelOpt,
     NoImpactOpt,
     NoSeqOpt,
     ParallelOpt,
     RepeatOpt,
     RepoOpt,
+    RunnerOpt,
     SameOpt,
     SandboxOpt,
     SkillOpt,
     SuitesOpt,
     TeacherOpt,
     gate_from_flags,
+    remote_from_flags,
 )
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
 from skillci.flows.gate import run_gate
-from skillci.gate.report import render_markdown
 from skillci.gate.verdict import GateReport
+from skillci.present.report import render_markdown
 from skillci.runners.outcome import TrialRun
 from skillci.runners.policy import use_policy
 
@@ -127,12 +134,19 @@ def gate_cmd(
     rerun: GateRerunOpt = "errors",
     json_out: JsonOpt = False,
     sandbox: SandboxOpt = None,
+    runner: RunnerOpt = None,
+    env: EnvOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    max_trials: MaxTrialsOpt = None,
+    max_usd: MaxUsdOpt = None,
+    harbor: HarborOpt = None,
 ) -> int:
     """Re-run the student on base and head: accept (0), reject (1), inconclusive (5); 4 when
     trials errored.
 
     Under GitHub Actions also writes ``verdict=`` and ``gate_id=`` to $GITHUB_OUTPUT."""
     use_policy(sandbox)
+    remote = remote_from_flags(runner, env, concurrency, max_trials, max_usd, harbor)
     ctx, opts = gate_from_flags(
         repo,
         skill=skill,
@@ -151,6 +165,7 @@ def gate_cmd(
         agent=agent,
         agent_version=agent_version,
         judge=judge,
+        remote=remote,
     )
     report = run_gate(ctx, opts, progress=progress_printer(json_out))
     from skillci.forge.actions import set_output

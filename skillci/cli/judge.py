@@ -66,6 +66,11 @@ def calibrate_cmd(
     )
     if report.disagreements:
         console.print(f"disagrees on: {escape(', '.join(report.disagreements))}")
+    if report.unreadable:
+        console.print(
+            f"unreadable answers (not the judge's JSON, counted as wrong): "
+            f"{escape(', '.join(report.unreadable))}"
+        )
     u = report.usage
     console.print(
         f"judge calls: {u['model_calls']} ({u['cached_calls']} cached), "

@@ -19,6 +19,7 @@ from skillci.forge.registry import help_text as forge_help
 if TYPE_CHECKING:
     from skillci.flows.context import RepoContext
     from skillci.flows.gate import GateOptions
+    from skillci.flows.remote import RunnerOptions
 
 RepoOpt = Annotated[Path, typer.Option("--repo", help="Repository root (default: current dir).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -144,3 +145,64 @@ JUDGE_HELP = (
     "simulator (word overlap), for wiring, not evidence."
 )
 JudgeOpt = Annotated[str | None, typer.Option("--judge", help=JUDGE_HELP)]
+
+# ---------------------------------------------------------------- where trials run (design 412)
+
+RunnerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--runner",
+        help="Where trials run: local (default: this machine, through the scheduler) or "
+        "harbor (one `harbor run` per trial on Harbor's --env; results come back through "
+        "the Harbor importer into the same trial cache and trace store).",
+    ),
+]
+EnvOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--env",
+        help="Harbor environment with --runner harbor: docker, daytona, modal, e2b, runloop "
+        "(the cloud ones need their credentials in the environment).",
+    ),
+]
+ConcurrencyOpt = Annotated[
+    int | None,
+    typer.Option("--concurrency", help="With --runner harbor: trials in flight at once (4)."),
+]
+MaxTrialsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-trials",
+        help="With --runner harbor: trials submitted at most, retries and look-ahead included.",
+    ),
+]
+MaxUsdOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--max-usd",
+        min=0,
+        help="With --runner harbor: no trial is submitted once the returned trials cost this "
+        "many dollars (an unknown cost counts as the dearest known one).",
+    ),
+]
+HarborOpt = Annotated[
+    str | None,
+    typer.Option("--harbor", help="With --runner harbor: Harbor's harbor ($SKILLCI_HARBOR)."),
+]
+
+
+def remote_from_flags(
+    runner: str | None,
+    env: str | None,
+    concurrency: int | None = None,
+    max_trials: int | None = None,
+    max_usd: float | None = None,
+    harbor: str | None = None,
+) -> RunnerOptions | None:
+    """The runner flags above, checked (exit 2): None for local trials."""
+    from skillci.flows.remote import runner_options
+
+    return runner_options(
+        runner, env, concurrency=concurrency, max_trials=max_trials, max_usd=max_usd,
+        harbor=harbor,
+    )  # fmt: skip

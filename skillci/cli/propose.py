@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from skillci.cli.choices import Forge, ProposeTarget
-from skillci.cli.options import AgentOpt, AgentVersionOpt, SandboxOpt
+from skillci.cli.options import (
+    AgentOpt,
+    AgentVersionOpt,
+    ConcurrencyOpt,
+    EnvOpt,
+    HarborOpt,
+    MaxTrialsOpt,
+    MaxUsdOpt,
+    RunnerOpt,
+    SandboxOpt,
+    remote_from_flags,
+)
 from skillci.cli.output import console, emit_json
 from skillci.errors import InvalidInputError, ModelOutputError
 from skillci.flows.context import RepoContext
@@ -23,6 +35,9 @@ from skillci.flows.propose import (
 from skillci.forge.registry import help_text as forge_help
 from skillci.gate.rebase import RebaseWhen
 from skillci.runners.policy import use_policy
+
+if TYPE_CHECKING:
+    from skillci.flows.remote import RunnerOptions
 
 
 def _show(o: ProposeOutcome) -> None:
@@ -186,9 +201,16 @@ def propose_cmd(
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     sandbox: SandboxOpt = None,
+    runner: RunnerOpt = None,
+    env: EnvOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    max_trials: MaxTrialsOpt = None,
+    max_usd: MaxUsdOpt = None,
+    harbor: HarborOpt = None,
 ) -> int:
     """From a failing student trial to a PR with a bounded, evidenced patch."""
     use_policy(sandbox)
+    remote = _remote(target, runner, env, concurrency, max_trials, max_usd, harbor)
     from skillci.flows.skills import resolve_skill
 
     ctx = RepoContext.open(repo, dry_run=dry_run, forge=forge)
@@ -200,8 +222,7 @@ def propose_cmd(
     if not task and suite is None:
         raise InvalidInputError("nothing to propose for", hint="pass --task ID or --suite NAME")
 
-    policy = _rebase_policy(rebase_when)
-    fb = _fallback(fallback)
+    policy, fb = _rebase_policy(rebase_when), _fallback(fallback)
     from skillci.flows.gate import target_agent
 
     # no --agent: the one the skill's target_runtime names on the base branch, else builtin
@@ -223,19 +244,34 @@ def propose_cmd(
             fallback=fb,
             agent=student,
             agent_version=student_version,
+            remote=remote,
         )
 
     outcomes = [propose(ctx, opts(t)) for t in task]
     if suite is not None:
-        from skillci.tasks.models import Purpose
-        from skillci.tasks.suites import load_suite
-
-        ids = [
-            t for t in load_suite(suite, ctx.root, purpose=Purpose.optimize).tasks if t not in task
-        ]
-        outcomes += propose_suite_flow(ctx, opts(), ids)
+        outcomes += propose_suite_flow(ctx, opts(), _suite_tasks(ctx, suite, task))
     _report(ctx, outcomes, json_out)
     return 0
+
+
+def _suite_tasks(ctx: RepoContext, suite: str, done: list[str]) -> list[str]:
+    """The tasks of ``suite`` not already proposed for by ``--task``."""
+    from skillci.tasks.models import Purpose
+    from skillci.tasks.suites import load_suite
+
+    return [t for t in load_suite(suite, ctx.root, purpose=Purpose.optimize).tasks if t not in done]
+
+
+def _remote(target: str, *flags: Any) -> RunnerOptions | None:
+    """The runner flags (exit 2 when invalid, or given with ``--target description``,
+    which runs trigger checks, not trials)."""
+    remote = remote_from_flags(*flags)
+    if remote is not None and target == "description":
+        raise InvalidInputError(
+            "--runner harbor runs trials: --target description has none to run",
+            hint="drop --runner/--env, or use --target tasks",
+        )
+    return remote
 
 
 def _report(ctx: RepoContext, outcomes: list[ProposeOutcome], json_out: bool) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -11,6 +12,9 @@ from skillci.cli.choices import RawRunner
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
 from skillci.runners.registry import runners
+
+if TYPE_CHECKING:
+    from skillci.flows.rawtask import RawTaskRequest, RawTaskResult
 
 _WIDTH = 5
 
@@ -84,26 +88,7 @@ def raw_task_cmd(
         harbor=harbor,
     )
     if dry_run:
-        t, under_test = rt.preflight(req)
-        key = rt.request_key(req, t, under_test)
-        rows = []
-        for n in range(1, repeat + 1):
-            path = req.output / rt.attempt_name(n)
-            done = rt.read_attempt(path, key) is not None
-            what = "reuse" if done else ("quarantine and run" if path.exists() else "run")
-            rows.append({"attempt": path.name, "action": what})
-        if json_out:
-            emit_json(
-                {
-                    "task": t.id,
-                    "skill": str(under_test) if under_test else None,
-                    "installed_with": [p.name for p in rt.companions(req)],
-                    "attempts": rows,
-                }
-            )
-        else:
-            for r in rows:
-                console.print(f"would {r['action']} {r['attempt']}", highlight=False)
+        _print_plan(req, json_out=json_out)
         return 0
 
     def show(name: str, i: int, n: int, phase: str, frac: float, elapsed: float) -> None:
@@ -116,25 +101,56 @@ def raw_task_cmd(
     if json_out:
         emit_json(result)
     else:
-        for q in result.quarantined:
-            console.print(f"moved incomplete {q}", highlight=False)
-        for a in result.attempts:
-            skill_note = "" if a.skill_ok else " (skill not invoked)"
-            console.print(
-                f"{a.name}: {a.state}{skill_note} reward={a.reward if a.reward is not None else '-'}"
-                f" {a.duration_sec:.1f}s" + (" (reused)" if a.name in result.reused else ""),
-                highlight=False,
-            )
-        for name, err in result.errors.items():
-            console.print(f"[red]{name}: did not complete: {err}[/red]", highlight=False)
-        rate = result.pass_rate
+        _print_result(req, result)
+    return int(ExitCode.EXTERNAL if result.errors else ExitCode.OK)
+
+
+def _print_plan(req: RawTaskRequest, *, json_out: bool) -> None:
+    """``--dry-run``: per attempt, whether it would be reused, quarantined and run, or run."""
+    from skillci.flows import rawtask as rt
+
+    t, under_test = rt.preflight(req)
+    key = rt.request_key(req, t, under_test)
+    rows = []
+    for n in range(1, req.repeat + 1):
+        path = req.output / rt.attempt_name(n)
+        done = rt.read_attempt(path, key) is not None
+        what = "reuse" if done else ("quarantine and run" if path.exists() else "run")
+        rows.append({"attempt": path.name, "action": what})
+    if json_out:
+        emit_json(
+            {
+                "task": t.id,
+                "skill": str(under_test) if under_test else None,
+                "installed_with": [p.name for p in rt.companions(req)],
+                "attempts": rows,
+            }
+        )
+    else:
+        for r in rows:
+            console.print(f"would {r['action']} {r['attempt']}", highlight=False)
+
+
+def _print_result(req: RawTaskRequest, result: RawTaskResult) -> None:
+    """One line per attempt (state, reward, time), the errors, then the pass rate."""
+    for q in result.quarantined:
+        console.print(f"moved incomplete {q}", highlight=False)
+    for a in result.attempts:
+        skill_note = "" if a.skill_ok else " (skill not invoked)"
         console.print(
-            f"{len(result.attempts)}/{repeat} complete, pass rate "
-            + ("-" if rate is None else f"{rate:.2f}")
-            + f"; results in {req.output}",
+            f"{a.name}: {a.state}{skill_note} reward={a.reward if a.reward is not None else '-'}"
+            f" {a.duration_sec:.1f}s" + (" (reused)" if a.name in result.reused else ""),
             highlight=False,
         )
-    return int(ExitCode.EXTERNAL if result.errors else ExitCode.OK)
+    for name, err in result.errors.items():
+        console.print(f"[red]{name}: did not complete: {err}[/red]", highlight=False)
+    rate = result.pass_rate
+    console.print(
+        f"{len(result.attempts)}/{req.repeat} complete, pass rate "
+        + ("-" if rate is None else f"{rate:.2f}")
+        + f"; results in {req.output}",
+        highlight=False,
+    )
 
 
 __all__ = ["progress_line", "raw_task_cmd"]

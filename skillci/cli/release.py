@@ -23,19 +23,22 @@ ActorOpt = Annotated[
 ]
 
 
-def _ctx(repo: Path, dry_run: bool = False, forge: str | None = None):  # type: ignore[no-untyped-def]
+def open_context(repo: Path, dry_run: bool = False, forge: str | None = None):  # type: ignore[no-untyped-def]
+    """The repository context the release commands act in."""
     from skillci.flows.context import RepoContext
 
     return RepoContext.open(repo, dry_run=dry_run, forge=forge)
 
 
-def _actor(actor: str | None, repo: Path | None = None) -> str:
+def resolve_actor(actor: str | None, repo: Path | None = None) -> str:
+    """``--actor``, else who the flows say is acting (env, git identity, user)."""
     from skillci.flows.release import actor_name
 
     return actor or actor_name(repo)
 
 
-def _moves(ev: ChannelEvent) -> str:
+def moves_text(ev: ChannelEvent) -> str:
+    """The channel moves of an event, one line."""
     parts = []
     for m in ev.moves:
         w = f" ({m.weight}%)" if m.weight is not None and m.channel == "canary" else ""
@@ -43,14 +46,16 @@ def _moves(ev: ChannelEvent) -> str:
     return "; ".join(parts) or "no channel moved"
 
 
-def _print_event(ev: ChannelEvent | None, nothing: str) -> None:
+def print_event(ev: ChannelEvent | None, nothing: str) -> None:
+    """One line for a channel event, or ``nothing`` when no event was written."""
     if ev is None:
         console.print(nothing)
         return
-    console.print(f"#{ev.seq} {ev.type}: {escape(_moves(ev))} — {escape(ev.reason)}")
+    console.print(f"#{ev.seq} {ev.type}: {escape(moves_text(ev))} — {escape(ev.reason)}")
 
 
-def _split_ref(spec: str) -> tuple[str, str]:
+def split_ref(spec: str) -> tuple[str, str]:
+    """``<skill>@<version>`` -> (skill, version); exit 2 on anything else."""
     skill, sep, version = spec.partition("@")
     if not sep or not skill or not version:
         raise InvalidInputError(
@@ -85,7 +90,7 @@ def release_cmd(
     """
     from skillci.flows.release import release_pr
 
-    ctx = _ctx(repo, dry_run, forge)
+    ctx = open_context(repo, dry_run, forge)
     if report is not None:
         from skillci.flows.gate import keep_report
         from skillci.flows.review_post import load_report_file
@@ -94,7 +99,7 @@ def release_cmd(
         if gate is None:
             raise InvalidInputError(f"--report: {problem}")
         keep_report(ctx, gate)
-    res = release_pr(ctx, pr, actor=_actor(actor, repo))
+    res = release_pr(ctx, pr, actor=resolve_actor(actor, repo))
     if json_out:
         from skillci.cli.output import to_jsonable
 

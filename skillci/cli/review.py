@@ -12,17 +12,24 @@ from skillci.cli.gate import print_student, progress_printer, verdict_exit
 from skillci.cli.options import (
     AgentOpt,
     AgentVersionOpt,
+    ConcurrencyOpt,
+    EnvOpt,
     ForgeOpt,
     GateRerunOpt,
+    HarborOpt,
     JsonOpt,
     JudgeOpt,
+    MaxTrialsOpt,
+    MaxUsdOpt,
     ModelOpt,
     ParallelOpt,
     RepeatOpt,
     RepoOpt,
+    RunnerOpt,
     SandboxOpt,
     SuitesOpt,
     TeacherOpt,
+    remote_from_flags,
     split_csv,
 )
 from skillci.cli.output import console, emit_json, to_jsonable
@@ -81,9 +88,16 @@ def review_cmd(
     rerun: GateRerunOpt = "errors",
     json_out: JsonOpt = False,
     sandbox: SandboxOpt = None,
+    runner: RunnerOpt = None,
+    env: EnvOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    max_trials: MaxTrialsOpt = None,
+    max_usd: MaxUsdOpt = None,
+    harbor: HarborOpt = None,
 ) -> int:
     """Gate a PR and upsert its sticky comment and `skillci/gate` status."""
     use_policy(sandbox)
+    remote = remote_from_flags(runner, env, concurrency, max_trials, max_usd, harbor)
     from skillci.flows.review import review
 
     if from_report is not None:
@@ -94,6 +108,8 @@ def review_cmd(
             "(docs/github.md, 'What to trust')",
         )
     if from_shards is not None:
+        if remote is not None:
+            raise InvalidInputError("--from-shards runs no trial: --runner harbor has no use")
         expected = GateOptions(
             skill="",
             base="",
@@ -127,6 +143,7 @@ def review_cmd(
         agent=agent,
         agent_version=agent_version,
         judge=judge,
+        remote=remote,
     )
     if out is not None:
         from skillci.fsutil import atomic_write_text

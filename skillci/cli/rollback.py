@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from skillci.cli.options import DryOpt, JsonOpt, RepoOpt
 from skillci.cli.output import console, emit_json
-from skillci.cli.release import ActorOpt, _actor, _ctx, _print_event
+from skillci.cli.release import ActorOpt, open_context, print_event, resolve_actor
 
 app = typer.Typer(add_completion=False)
 
@@ -47,19 +47,24 @@ def rollback_cmd(
     from skillci.flows.canary import mark_pending, rollback
 
     if mark_only:
-        commits = mark_pending(_ctx(repo, dry_run), skill, actor=_actor(actor, repo))
+        commits = mark_pending(open_context(repo, dry_run), skill, actor=resolve_actor(actor, repo))
         if json_out:
             emit_json({"marked_commits": commits})
         else:
             console.print(f"{len(commits)} marking commit(s)")
         return 0
     ev, commit, marks = rollback(
-        _ctx(repo, dry_run), skill, to=to, reason=reason, actor=_actor(actor, repo), force=force
+        open_context(repo, dry_run),
+        skill,
+        to=to,
+        reason=reason,
+        actor=resolve_actor(actor, repo),
+        force=force,
     )
     if json_out:
         emit_json({"event": ev, "marked_commit": commit, "marks": marks})
     else:
-        _print_event(ev, "nothing to roll back")
+        print_event(ev, "nothing to roll back")
         for line in marks:
             console.print(escape(line))
         if commit:

@@ -168,20 +168,52 @@ def show_cmd(
 
 @app.command("export")
 def export_cmd(
-    run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
+    run_ids: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="RUN_ID",
+            help="Run id(s) (or unique prefixes); atif takes one, otlp any number.",
+        ),
+    ],
     fmt: Annotated[
-        str, typer.Option("--format", help="Interchange format: atif (Harbor's ATIF).")
+        str,
+        typer.Option(
+            "--format",
+            help="atif: Harbor's ATIF trajectory; otlp: OpenTelemetry spans in the GenAI "
+            "conventions (needs pip install 'skillci[otel]').",
+        ),
     ] = "atif",
     out: Annotated[
-        Path | None, typer.Option("--out", help="Write the trajectory here (default: stdout).")
+        Path | None,
+        typer.Option("--out", help="Write the trajectory / OTLP JSON here (default: stdout)."),
     ] = None,
+    endpoint: Annotated[
+        str | None,
+        typer.Option(
+            "--endpoint",
+            help="otlp: send to this OTLP/HTTP collector (base URL, or the full .../v1/traces "
+            "URL); headers from OTEL_EXPORTER_OTLP_HEADERS.",
+        ),
+    ] = None,
+    include_content: Annotated[
+        bool,
+        typer.Option(
+            "--include-content",
+            help="otlp: add prompts, answers, tool arguments and outputs (redacted); off by "
+            "default.",
+        ),
+    ] = False,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.1, help="otlp: seconds for the send, retries in.")
+    ] = 10.0,
     home: HomeOpt = None,
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Build the trajectory; write no file.")
+        bool, typer.Option("--dry-run", help="Build the export; write and send nothing.")
     ] = False,
     json_out: JsonOpt = False,
 ) -> int:
-    """Export one run record as an ATIF trajectory (Harbor's viewer and any ATIF tool read it).
+    """Export run records: one as an ATIF trajectory (Harbor's viewer and any ATIF tool read
+    it), or any number as OpenTelemetry traces (OTLP: Langfuse, Phoenix, Grafana, Jaeger).
     A trial imported from ATIF comes back field for field; skillci's own trials are grouped
     into steps."""
     import json
@@ -190,9 +222,22 @@ def export_cmd(
     from skillci.fsutil import atomic_write_text
     from skillci.trace.atif import to_atif
 
+    if fmt == "otlp":
+        return _export_otlp(run_ids, out, endpoint, include_content, timeout, home, dry_run,
+                            json_out)  # fmt: skip
     if fmt != "atif":
-        raise UsageError(f"--format {fmt}: unknown export format", hint="use --format atif")
-    rec = TraceStore(home).get(run_id)
+        raise UsageError(f"--format {fmt}: unknown export format", hint="use --format atif or otlp")
+    if endpoint is not None or include_content:
+        raise UsageError(
+            "--endpoint and --include-content are options of --format otlp",
+            hint="ATIF is a file: use --out, or --format otlp",
+        )
+    if len(run_ids) != 1:
+        raise UsageError(
+            f"--format atif exports one run, {len(run_ids)} given",
+            hint="export each run on its own, or use --format otlp",
+        )
+    rec = TraceStore(home).get(run_ids[0])
     traj = to_atif(rec)
     text = json.dumps(traj, indent=2, ensure_ascii=False) + "\n"
     if out is None:
@@ -210,6 +255,44 @@ def export_cmd(
             f"{verb} {escape(str(out))}: {len(traj['steps'])} ATIF step(s) of {rec.run_id}",
             highlight=False,
         )
+    return 0
+
+
+def _export_otlp(
+    run_ids: list[str],
+    out: Path | None,
+    endpoint: str | None,
+    include_content: bool,
+    timeout: float,
+    home: Path | None,
+    dry_run: bool,
+    json_out: bool,
+) -> int:
+    import json
+
+    from skillci.flows.trace_export import export_otlp
+
+    res = export_otlp(home, run_ids, endpoint=endpoint, out=out, include_content=include_content,
+                      timeout=timeout, dry_run=dry_run)  # fmt: skip
+    if res.document is not None and not dry_run:  # neither --endpoint nor --out: stdout
+        sys.stdout.write(json.dumps(res.document, indent=1, ensure_ascii=False) + "\n")
+        return 0
+    if json_out:
+        emit_json(res.summary())
+        return 0
+    what = f"{res.spans} span(s) of {len(res.runs)} trial(s)"
+    content = " with content" if include_content else ""
+    if dry_run:
+        where = " and ".join(x for x in (res.endpoint, res.out) if x) or "stdout"
+        console.print(f"would export {what}{content} to {escape(where)}", highlight=False)
+        return 0
+    if res.sent:
+        console.print(f"sent {what}{content} to {escape(str(res.endpoint))}", highlight=False)
+    if res.written:
+        console.print(f"wrote {escape(str(res.out))}: {what}{content} (OTLP JSON)", highlight=False)
+    for run in res.runs:
+        console.print(f"  {run['run_id']}: trace {run['trace_id']}, {run['spans']} span(s), "
+                      f"{run['outcome']}", highlight=False)  # fmt: skip
     return 0
 
 

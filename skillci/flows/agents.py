@@ -15,7 +15,7 @@ from skillci.agents.install import (
     latest_version,
     parse_spec,
 )
-from skillci.agents.registry import adapter, registry
+from skillci.agents.registry import adapter, real_names, registry
 
 
 class AgentRow(BaseModel):
@@ -57,6 +57,18 @@ class InstallResult(BaseModel):
     dry_run: bool = False
 
 
+def target_spec(repo: Path, skill: str, ref: str) -> str | None:
+    """``NAME[@VERSION]`` of the real agent ``skill``'s ``target_runtime`` names at ``ref``
+    (what its gates run: the base branch's, design 372); None for the built-in agent."""
+    from skillci.flows.context import RepoContext
+    from skillci.flows.gate import target_agent
+
+    name, version = target_agent(RepoContext.open(repo), skill, ref)
+    if name not in real_names():
+        return None
+    return f"{name}@{version}" if version else name
+
+
 def install_agent(spec: str, *, dry_run: bool = False) -> InstallResult:
     """Install ``NAME[@VERSION]`` (the latest when no version) into the agents cache."""
     name, version = parse_spec(spec)
@@ -68,4 +80,4 @@ def install_agent(spec: str, *, dry_run: bool = False) -> InstallResult:
     return InstallResult(name=name, version=version, path=path, command=command, dry_run=dry_run)
 
 
-__all__ = ["AgentRow", "InstallResult", "install_agent", "list_agents"]
+__all__ = ["AgentRow", "InstallResult", "install_agent", "list_agents", "target_spec"]

@@ -29,7 +29,7 @@ from skillci.errors import PatchError
 from skillci.flows.bench import BenchOptions
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GateOptions, run_gate
-from skillci.flows.propose import ProposeOptions, _Runs, make_compiler
+from skillci.flows.propose import ProposeOptions, ProposeRuns, make_compiler
 from skillci.gate.verdict import GateCheck, GateReport, verdict_of
 from skillci.patch.apply import apply
 from skillci.patch.limits import BUDGET_LIMITS, SIZE_LIMITS
@@ -225,7 +225,7 @@ class _Loop:
 
     def propose(self) -> list[tuple[str, Proposal, SkillPackage | None, str]]:
         ctx, s = self.ctx, self.s
-        runs = _Runs(
+        runs = ProposeRuns(
             ctx,
             ProposeOptions(
                 skill=self.skill_dir,

@@ -99,7 +99,7 @@ def gate_refusal(ctx: RepoContext, skill: str, version: str) -> tuple[str | None
     """(why the version may not serve canary/stable, gate id): None when its release tag
     carries the stamp of a passing gate (docs/design/220-gated-channels.md). A report
     found in the local trace store must have the stamped hash and accept."""
-    from skillci.flows.release import _stored_gate
+    from skillci.flows.release import stored_gate
 
     tag = tag_name(skill, version)
     stamp = read_stamp(tag_message(ctx.git, tag))
@@ -112,7 +112,7 @@ def gate_refusal(ctx: RepoContext, skill: str, version: str) -> tuple[str | None
         )
     if stamp.get(STAMP_VERDICT) != "accept":
         return f"{tag}: gate {gid} did not accept it ({stamp.get(STAMP_VERDICT)})", gid
-    report = _stored_gate(ctx, gid)
+    report = stored_gate(ctx, gid)
     if report is not None:
         if report_digest(report.model_dump_json()) != stamp[STAMP_REPORT]:
             return f"{tag}: the stored report of gate {gid} does not have the stamped hash", gid

@@ -3,7 +3,7 @@ issue current (GitHub: an issue; LocalForge: ``refs/skillci/dashboard``), and ac
 boxes a maintainer ticked.
 
 Load (the forge's skillci pull requests and their gate statuses, the channel refs) ->
-decide (:mod:`skillci.gate.dashboard`: rows, Markdown, which ticked boxes count) -> act
+decide (:mod:`skillci.present.dashboard`: rows, Markdown, which ticked boxes count) -> act
 (write the body; re-run a gate, label a PR approved, label a rejected PR for a retry).
 """
 
@@ -24,7 +24,7 @@ from skillci.forge.base import (
     PRState,
     PullRequest,
 )
-from skillci.gate.dashboard import (
+from skillci.present.dashboard import (
     DASHBOARD_TITLE,
     CanaryRow,
     CandidateRow,

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from skillci.errors import UsageError
+from skillci.flows.remote import RunnerOptions, check_agent, open_environment, remote_source
 from skillci.providers.budget import Budget
 from skillci.runners.base import (
     AgentSpec,
@@ -24,8 +25,14 @@ from skillci.runners.base import (
     plan,
     real_agent,
 )
-from skillci.runners.outcome import EvalResult
-from skillci.runners.scheduler import Progress, RerunMode, Scheduler, sandbox_kind
+from skillci.runners.outcome import EvalResult, TrialRun, summarize
+from skillci.runners.scheduler import (
+    Progress,
+    RerunMode,
+    Scheduler,
+    sandbox_kind,
+    trial_outcome,
+)
 from skillci.runners.trialdir import read_complete, trial_dir
 from skillci.tasks.loader import load_suite_tasks, load_task, tasks_dir
 from skillci.tasks.models import Purpose, Task
@@ -72,6 +79,10 @@ class EvalRequest(BaseModel):
         description="errors: reuse every complete trial but failed measurements; all: reuse none.",
     )
     home: Path = Field(description="skillci state dir (.skillci): trial cache and trace store.")
+    remote: RunnerOptions | None = Field(
+        default=None,
+        description="Run the trials on this Harbor environment (--runner harbor; None: locally).",
+    )
 
     @field_validator("agent")
     @classmethod
@@ -118,6 +129,7 @@ def agent_spec(req: EvalRequest) -> AgentSpec:
             role=req.role,
             budget=req.trial_budget,
             cache_responses=req.cache_responses,
+            local=req.remote is None,  # a Harbor environment installs the agent itself
         )
     if req.agent != "builtin":
         return AgentSpec(kind=req.agent, role="oracle" if req.agent == "oracle" else req.role)
@@ -132,6 +144,8 @@ def agent_spec(req: EvalRequest) -> AgentSpec:
 
 def plan_eval(req: EvalRequest) -> list[TrialSpec]:
     """The trials ``req`` asks for (loads tasks and renders the skill; runs nothing)."""
+    if req.remote is not None:  # --dry-run too: Harbor has no agent for the built-in loop
+        check_agent(req.agent)
     tasks, suite, split = _load_tasks(req)
     skill = pkg_hash = None
     agent = agent_spec(req)
@@ -171,6 +185,8 @@ def run_eval(req: EvalRequest, *, progress: Progress | None = None) -> EvalResul
     """Plan and run ``req``; records go to the trace store under ``req.home``."""
     from skillci.trace.store import TraceStore
 
+    if req.remote is not None:
+        return _run_remote(req, req.remote, progress)
     specs = plan_eval(req)
     if req.suite is not None and any(s.task.graders and s.task.graders.needs_judge for s in specs):
         from skillci.flows.graders import check_judge
@@ -184,6 +200,42 @@ def run_eval(req: EvalRequest, *, progress: Progress | None = None) -> EvalResul
         rerun=req.rerun,
     )
     return scheduler.run(specs)
+
+
+def _run_remote(req: EvalRequest, remote: RunnerOptions, progress: Progress | None) -> EvalResult:
+    """``req``'s trials on a Harbor environment through :class:`RemoteTrials` (no look-ahead:
+    every trial is asked for at once), kept in the same trial cache and trace store. An
+    agent Harbor cannot run (exit 2), then missing credentials or Harbor (exit 4), are
+    refused before anything runs."""
+    from skillci.trace.store import TraceStore
+
+    check_agent(req.agent)
+    env = open_environment(remote, req.home)
+    try:
+        specs = plan_eval(req)
+        src = remote_source(remote, env, req.home, TraceStore(req.home),
+                            judge=judge_spec(req.judge), lookahead=0)  # fmt: skip
+        try:
+            done = src.run_specs(specs, fresh=req.rerun == "all")
+        finally:
+            src.close()
+    finally:
+        env.close()
+    causes = dict(line.split(": ", 1) for line in src.errors)
+    trials = []
+    for spec, key, rec, was_cached in done:
+        if rec is not None:
+            trials.append(trial_outcome(spec, key, rec, cached=was_cached))
+            continue
+        cause = causes.get(f"{spec.task.id} #{spec.repeat_index}", "no record came back")
+        state = "skipped" if "budget spent" in cause else "error"
+        trials.append(TrialRun(key=key, task_id=spec.task.id, repeat_index=spec.repeat_index,
+                               state=state, error=cause))  # fmt: skip
+    if progress is not None:
+        for t in trials:
+            progress(t)
+    stop = next((t.error for t in trials if t.state == "skipped"), None)
+    return summarize(trials, budget_stop=stop)
 
 
 __all__ = ["EvalRequest", "agent_names", "agent_spec", "cached", "plan_eval", "run_eval"]

@@ -20,6 +20,13 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from skillci.errors import InvalidInputError, SkillciError, UsageError
 from skillci.flows.context import RepoContext, task_hash_memo, token_counts
+from skillci.flows.remote import (
+    RunnerOptions,
+    check_agent,
+    open_environment,
+    remote_config,
+    remote_source,
+)
 from skillci.gate.decision import (
     conclude,
     majority,
@@ -132,6 +139,9 @@ class GateOptions:
     #: the pull request being reviewed (``review --pr N``): shown in later gates' grader
     #: history (docs/design/410); not part of the gate id
     pr: int | None = None
+    #: where the trials run (``--runner harbor --env NAME``; None: locally, through the
+    #: scheduler): a remote gate's rounds run on :class:`RemoteTrials` (docs/design/412)
+    remote: RunnerOptions | None = None
 
 
 def gate_options(
@@ -196,12 +206,17 @@ def target_agent(ctx: RepoContext, skill: str, ref: str) -> tuple[str, str | Non
     return (tr.agent or "builtin", tr.agent_version if tr.agent else None)
 
 
-def student_agent(route: str, agent: str | None, version: str | None = None) -> AgentSpec:
+def student_agent(
+    route: str, agent: str | None, version: str | None = None, *, remote: bool = False
+) -> AgentSpec:
     """The student of the gate, review and propose: skillci's built-in loop on ``route``,
     or the registered real agent ``agent`` (``version`` or the newest installed) on that
-    route through the gateway (exit 4 when it is not installed)."""
+    route through the gateway (exit 4 when it is not installed). ``remote``: the trials run
+    in a Harbor environment, which installs the agent itself (the built-in loop: exit 2)."""
     from skillci.agents.registry import real_names
 
+    if remote:
+        check_agent(agent)
     if agent in (None, "builtin"):
         return builtin_agent(route)
     if agent not in real_names():
@@ -209,7 +224,7 @@ def student_agent(route: str, agent: str | None, version: str | None = None) -> 
             f"--agent {agent!r} cannot be the student here",
             hint=f"use builtin or a real agent: {', '.join(real_names())} (skillci agents ls)",
         )
-    return real_agent(agent, route, version=version)
+    return real_agent(agent, route, version=version, local=not remote)
 
 
 @dataclass
@@ -231,6 +246,8 @@ def gate_id(opts: GateOptions, base_sha: str, head_sha: str) -> str:
         )
         # a different judge is a different measurement; the default keeps old gate ids
         + (f"|judge={opts.judge}".encode() if named_judge(opts.judge) else b"")
+        # trials on a remote environment are another measurement; local keeps old gate ids
+        + (f"|runner={opts.remote.name}".encode() if opts.remote else b"")
     )
     return f"gate-{h.hexdigest()[:16]}"
 
@@ -447,7 +464,7 @@ def load_inputs(ctx: RepoContext, opts: GateOptions) -> GateInputs:
     check_suites(ctx, base_sha, opts.suites, opts.base)
     check_suites(ctx, head_sha, opts.suites, opts.head)
     agent = student_agent(
-        opts.student, opts.agent, opts.agent_version
+        opts.student, opts.agent, opts.agent_version, remote=opts.remote is not None
     )  # an absent real agent fails here (exit 4), before any work
     judge = judge_spec(opts.judge)  # an unknown route fails here (exit 2)
     with token_counts(ctx.state_dir, write=not ctx.dry_run):
@@ -498,9 +515,35 @@ def _judging(
 
 def run_gate(ctx: RepoContext, opts: GateOptions, progress: Progress | None = None) -> GateReport:
     t0 = time.monotonic()
+    if opts.remote is not None:
+        return _remote_gate(ctx, opts, opts.remote, t0)
     inputs = load_inputs(ctx, opts)
     runner = _Runner(ctx, opts.parallel, progress, judge=inputs.judge)
     return decide_gate(ctx, opts, inputs, runner, t0=t0)
+
+
+def _remote_gate(
+    ctx: RepoContext, opts: GateOptions, remote: RunnerOptions, t0: float
+) -> GateReport:
+    """The gate with its trials on a Harbor environment (:class:`RemoteTrials`: head rounds
+    as batches of futures, look-ahead cancelled at the verdict), the same decision code. An
+    agent Harbor cannot run (exit 2), then missing credentials or Harbor (exit 4), are
+    refused before anything loads or runs."""
+    check_agent(opts.agent)
+    env = open_environment(remote, ctx.state_dir)
+    try:
+        inputs = load_inputs(ctx, opts)
+        src = remote_source(remote, env, ctx.state_dir, ctx.store, rounds=opts.repeat,
+                            judge=inputs.judge)  # fmt: skip
+        try:
+            report = decide_gate(ctx, opts, inputs, src, t0=t0, keep=False)
+        finally:
+            src.close()
+        report.config.update(remote_config(remote, src))
+        keep_report(ctx, report)
+        return report
+    finally:
+        env.close()
 
 
 @dataclass

@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from skillci.errors import (
     InvalidInputError,
     JudgeUnfit,
-    ModelError,
     TaskFormatError,
     UsageError,
 )
@@ -253,20 +252,26 @@ def calibrate(
     cal = _load_examples(examples)
     spec = judge_spec(judge)
     mj = ModelJudge(spec, home)
-    verdicts = []
+    verdicts, unreadable = [], []
     for ex in cal.examples:
         rubric = Rubric(id="calibration", criteria=[ex.criterion])
         try:
             verdicts.append(mj.verdicts(ex.task, rubric, ex.output)[0].passed)
-        except JudgeAnswerError as exc:
-            raise ModelError(
-                f"judge {spec.route_name} on example {ex.id!r}: {exc}",
-                hint="a judge must answer the JSON its prompt asks for; try another --judge",
-            ) from None
+        except JudgeAnswerError:
+            # the judge answered, not in its format: a judge that cannot say is wrong here
+            # (design 418); a call that failed (ModelError) still stops the calibration
+            unreadable.append(ex.id)
+            verdicts.append(not ex.label)
     labels = [ex.label for ex in cal.examples]
     agree = agreement(labels, verdicts)
     fit = (
-        judge_fit(spec.route_name, agree, min_kappa, min_examples=min_examples)
+        judge_fit(
+            spec.route_name,
+            agree,
+            min_kappa,
+            min_examples=min_examples,
+            unreadable=len(unreadable),
+        )
         if min_kappa is not None
         else None
     )
@@ -280,6 +285,7 @@ def calibrate(
         disagreements=[
             ex.id for ex, v in zip(cal.examples, verdicts, strict=True) if v != ex.label
         ],
+        unreadable=unreadable,
         usage=mj.usage.model_dump(mode="json"),
     )
 

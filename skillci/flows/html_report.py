@@ -1,5 +1,5 @@
 """``skillci report GATE_ID --html DIR``: load a gate report's evidence runs from the trace
-store, render the page (pure, :mod:`skillci.gate.html`) and write ``DIR/index.html``
+store, render the page (pure, :mod:`skillci.present.html`) and write ``DIR/index.html``
 atomically."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 from skillci.errors import InvalidInputError, SkillciError
 from skillci.flows.context import RepoContext
 from skillci.fsutil import atomic_write_text
-from skillci.gate.html import referenced_run_ids, render_html
 from skillci.gate.verdict import GateReport
+from skillci.present.html import referenced_run_ids, render_html
 from skillci.trace.models import RunRecord
 from skillci.trace.redact import Redactor
 from skillci.trace.store import TraceStore

@@ -26,7 +26,7 @@ from skillci.providers.routes import ROUTES_FILE
 from skillci.skill.discover import SKIPPED_DIRS, skill_dirs
 from skillci.skill.models import ReleaseGate
 from skillci.skill.package import MANIFEST, read_executables, read_tree
-from skillci.skill.porting import _manifest_text, import_plain
+from skillci.skill.porting import import_plain, manifest_text
 
 Action = Literal["create", "update", "keep", "skip"]
 
@@ -90,7 +90,7 @@ def _skill_metadata(root: Path, sdir: str) -> tuple[dict[str, bytes], InitItem |
     except SkillciError as err:
         return {}, InitItem(path=sdir, action="skip", reason=err.one_line())
     added = {rel: data for rel, data in pkg.files.items() if rel not in files}
-    added[MANIFEST] = _manifest_text(pkg.manifest.model_copy(update={"release_gate": INIT_GATE}))
+    added[MANIFEST] = manifest_text(pkg.manifest.model_copy(update={"release_gate": INIT_GATE}))
     return {f"{sdir}/{rel}": data for rel, data in sorted(added.items())}, None
 
 

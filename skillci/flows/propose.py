@@ -30,6 +30,7 @@ from skillci.errors import InvalidInputError
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import student_agent
 from skillci.flows.proposal_store import PROPOSAL_BLOB
+from skillci.flows.remote import RunnerOptions, open_environment, remote_source
 from skillci.flows.review_post import GATE_CONTEXT
 from skillci.forge.base import (
     APPROVED_LABEL,
@@ -38,12 +39,14 @@ from skillci.forge.base import (
     PRState,
     PullRequest,
 )
-from skillci.gate.mdsafe import md_code, md_fence, md_text
 from skillci.gate.rebase import DEFAULT_REBASE_WHEN, RebaseWhen, should_rebase
 from skillci.patch.apply import apply
 from skillci.patch.diff import render_diff
-from skillci.runners.base import builtin_agent, plan
-from skillci.runners.scheduler import Scheduler
+from skillci.present.mdsafe import md_code, md_fence, md_text
+from skillci.runners.base import TrialSpec, builtin_agent, plan
+from skillci.runners.harbor_remote import HarborEnvironment
+from skillci.runners.remote import RemoteTrials
+from skillci.runners.scheduler import Scheduler, error_cause
 from skillci.skill.package import SkillPackage
 from skillci.skill.render import render
 from skillci.tasks.loader import load_task
@@ -81,6 +84,9 @@ class ProposeOptions:
     agent_version: str | None = None
     #: a model route asked for a second opinion on each patch's free text (design 407)
     guard_model: str | None = None
+    #: where the student's trials run (``--runner harbor --env NAME``; None: locally); the
+    #: teacher (skillci's built-in loop, which Harbor cannot run) stays local (design 412)
+    remote: RunnerOptions | None = None
     fallback: Fallback = DEFAULT_FALLBACK
     """What compiles when a model compiler gives no valid patch: ``none`` (default: the
     proposal ends ``compiler_failed``, no PR) or ``template`` (said on the console and in
@@ -98,15 +104,38 @@ class ProposeOutcome:
     commits: list[str] = field(default_factory=list)
 
 
-class _Runs:
+class ProposeRuns:
     """run_student / run_teacher callables over the scheduler (every trial cached)."""
 
     def __init__(self, ctx: RepoContext, opts: ProposeOptions) -> None:
         self.ctx = ctx
-        self.student = student_agent(opts.student, opts.agent, opts.agent_version)
+        self.student = student_agent(
+            opts.student, opts.agent, opts.agent_version, remote=opts.remote is not None
+        )  # on Harbor: the built-in loop is refused (exit 2) before the credentials (exit 4)
         self.teacher = builtin_agent(opts.teacher, role="teacher")
         self.scheduler = Scheduler(parallel=opts.parallel, store=ctx.store)
         self.repeats: Counter[tuple[str, str | None]] = Counter()
+        self.env: HarborEnvironment | None = None
+        self.remote: RemoteTrials | None = None
+        if opts.remote is not None:
+            self.env = open_environment(opts.remote, ctx.state_dir)
+            self.remote = remote_source(opts.remote, self.env, ctx.state_dir, ctx.store,
+                                        lookahead=0)  # fmt: skip
+
+    def close(self) -> None:
+        """Finish the remote writes and stop the environment's threads."""
+        if self.remote is not None:
+            self.remote.close()
+        if self.env is not None:
+            self.env.close()
+
+    def _run(self, spec: TrialSpec, teacher: bool) -> tuple[str | None, str | None]:
+        """Run one trial: its run id (None: no record) and the runner's error."""
+        if self.remote is not None and not teacher:
+            ((_, _, rec, _),) = self.remote.run_specs([spec])
+            return (rec.run_id, None) if rec is not None else (None, "; ".join(self.remote.errors))
+        (o,) = self.scheduler.run([spec]).trials
+        return o.run_id, (o.error if o.run_id else f"{o.state} {o.error or ''}".strip())
 
     def _one(self, task: Task, pkg: SkillPackage | None, teacher: bool) -> RunRecord:
         key = (task.id, pkg.content_hash if pkg else None)
@@ -122,22 +151,19 @@ class _Runs:
             else None,
             skill_package_hash=pkg.content_hash if pkg else None,
         )
-        result = self.scheduler.run([specs[idx]])
-        (o,) = result.trials
-        if o.run_id is None:
+        run_id, error = self._run(specs[idx], teacher)
+        if run_id is None:
             from skillci.errors import RunnerError
 
-            raise RunnerError(
-                f"trial of {task.id} produced no record: {o.state} {o.error or ''}".strip()
-            )
-        record = self.ctx.store.get(o.run_id)
+            raise RunnerError(f"trial of {task.id} produced no record: {error}")
+        record = self.ctx.store.get(run_id)
         if record.evaluation.state.is_error:  # nothing to diagnose or patch (design 300)
             from skillci.errors import ModelError, RunnerError
 
             cls = ModelError if record.stop_reason == "model_error" else RunnerError
             raise cls(
                 f"the {'teacher' if teacher else 'student'} trial of {task.id} measured "
-                f"nothing: {o.error or record.evaluation.state.value}",
+                f"nothing: {error_cause(record) or error or record.evaluation.state.value}",
                 hint="fix the cause and re-run: failed trials are not cached",
             )
         return record
@@ -366,19 +392,22 @@ def propose(ctx: RepoContext, opts: ProposeOptions) -> ProposeOutcome:
     base_sha, skill_dir, pkg = _load(ctx, opts)
     _check_guard_route(opts)
     task = _task(ctx, opts.task)
-    runs = _Runs(ctx, opts)
+    runs = ProposeRuns(ctx, opts)
     compiler, fallback = make_compiler(ctx, opts.compiler, opts.fallback)
-    result = propose_task(
-        task,
-        pkg,
-        run_student=runs.run_student,
-        run_teacher=runs.run_teacher,
-        compiler=compiler,
-        fallback=fallback,
-        budget=LoopBudget(max_rounds=opts.max_rounds, repeats=opts.repeat),
-        checks=sorted(task_checks(task)),
-        instruction=task.instruction,
-    )
+    try:
+        result = propose_task(
+            task,
+            pkg,
+            run_student=runs.run_student,
+            run_teacher=runs.run_teacher,
+            compiler=compiler,
+            fallback=fallback,
+            budget=LoopBudget(max_rounds=opts.max_rounds, repeats=opts.repeat),
+            checks=sorted(task_checks(task)),
+            instruction=task.instruction,
+        )
+    finally:
+        runs.close()
     return publish(ctx, opts, result.proposal, result.candidate, pkg, base_sha, skill_dir)
 
 
@@ -389,17 +418,20 @@ def propose_suite_flow(
     base_sha, skill_dir, pkg = _load(ctx, opts)
     _check_guard_route(opts)
     tasks = [_task(ctx, t) for t in task_ids]
-    runs = _Runs(ctx, opts)
+    runs = ProposeRuns(ctx, opts)
     compiler, fallback = make_compiler(ctx, opts.compiler, opts.fallback)
-    result = propose_suite(
-        tasks,
-        pkg,
-        run_student=runs.run_student,
-        run_teacher=runs.run_teacher,
-        compiler=compiler,
-        fallback=fallback,
-        budget=LoopBudget(max_rounds=opts.max_rounds, repeats=opts.repeat),
-    )
+    try:
+        result = propose_suite(
+            tasks,
+            pkg,
+            run_student=runs.run_student,
+            run_teacher=runs.run_teacher,
+            compiler=compiler,
+            fallback=fallback,
+            budget=LoopBudget(max_rounds=opts.max_rounds, repeats=opts.repeat),
+        )
+    finally:
+        runs.close()
     if not ctx.dry_run:
         ctx.store.put_blob(
             SUITE_BLOB, result.suite, key=f"suite-{pkg.content_hash[:16]}", replace=True
@@ -531,7 +563,7 @@ def _ask_guard_model(ctx: RepoContext, opts: ProposeOptions, prop: Proposal) -> 
 
 def _reproposable(pr: PullRequest) -> bool:
     """A closed PR that does not refuse its patch: a retry was asked, or the last gate
-    verdict on it was ``inconclusive`` (``gate.report.status_line``)."""
+    verdict on it was ``inconclusive`` (``present.report.status_line``)."""
     gate = pr.statuses.get(GATE_CONTEXT)
     inconclusive = gate is not None and gate.description.startswith("inconclusive")
     return RETRY_LABEL in pr.labels or inconclusive

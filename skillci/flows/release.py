@@ -30,9 +30,9 @@ from skillci.errors import (
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GATE_BLOB
 from skillci.forge.base import APPROVED_LABEL, NEEDS_APPROVAL_LABEL, PRState, PullRequest
-from skillci.gate.report import render_markdown
 from skillci.gate.verdict import GateReport
 from skillci.patch.version import ChangeList, compare, next_version
+from skillci.present.report import render_markdown
 from skillci.release import changelog, compat
 from skillci.release.channels import ChannelStore, Draft
 from skillci.release.manifest_text import MANIFEST, set_compatibility, set_version
@@ -139,7 +139,9 @@ def stamped(entry: str, report: GateReport) -> str:
     return with_stamp(entry, report.gate_id, digest, report.verdict)
 
 
-def _stored_gate(ctx: RepoContext, gate_id: str | None) -> GateReport | None:
+def stored_gate(ctx: RepoContext, gate_id: str | None) -> GateReport | None:
+    """The gate report kept in the trace store under ``gate_id``; None when there is none
+    (no id, no store, no such blob): release and the gated channels read it."""
     if not gate_id or not ctx.store.index_path.exists():
         return None
     try:
@@ -369,7 +371,7 @@ def _tag_merged(ctx: RepoContext, pr: PullRequest, actor: str) -> ReleaseResult:
         dry_run=ctx.dry_run,
     )
     if not ctx.dry_run:
-        report = _stored_gate(ctx, gid)
+        report = stored_gate(ctx, gid)
         message = stamped(entry, report) if report is not None else entry
         res.tag_sha = ctx.forge.publish_tag(ctx.git, tag, pr.merge_sha, message)
         info = ReleaseInfo(

@@ -8,10 +8,11 @@ from skillci.compile.proposal import Proposal
 from skillci.errors import SkillciError
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GateOptions, GateRerun, Progress, gate_options, run_gate
+from skillci.flows.remote import RunnerOptions, preflight
 from skillci.forge.base import APPROVED_LABEL, NEEDS_APPROVAL_LABEL, PRState, PullRequest
 from skillci.gate.decision import worst
-from skillci.gate.report import render_markdown, status_line
 from skillci.gate.verdict import GateReport
+from skillci.present.report import render_markdown, status_line
 from skillci.vcs.candidate import parse_trailers
 
 GATE_CONTEXT = "skillci/gate"
@@ -30,6 +31,7 @@ def pr_gate_options(
     agent: str | None = None,
     agent_version: str | None = None,
     judge: str | None = None,
+    remote: RunnerOptions | None = None,
 ) -> GateOptions:
     """Gate options for a PR: its skill, base/head, the proposal's guard/same-instance, and
     the student: ``student`` (``--model``), else the one the proposal's runs used, else
@@ -75,6 +77,7 @@ def pr_gate_options(
         agent=agent,
         agent_version=agent_version,
         judge=judge,
+        remote=remote,
     )
 
 
@@ -105,7 +108,10 @@ def review(
     agent: str | None = None,
     agent_version: str | None = None,
     judge: str | None = None,
+    remote: RunnerOptions | None = None,
 ) -> GateReport:
+    if remote is not None:  # missing credentials or Harbor: exit 4 before the PR is touched
+        preflight(remote)
     # one review of a PR at a time in this state dir: a second one waits, then finds
     # the first one's trials in the cache and posts after it (never interleaved)
     ctx.state_dir.mkdir(parents=True, exist_ok=True)
@@ -124,6 +130,7 @@ def review(
             agent=agent,
             agent_version=agent_version,
             judge=judge,
+            remote=remote,
         )
 
 
@@ -142,6 +149,7 @@ def _review(
     agent: str | None = None,
     agent_version: str | None = None,
     judge: str | None = None,
+    remote: RunnerOptions | None = None,
 ) -> GateReport:
     forge = ctx.forge
     pr = forge.refresh_head(number)
@@ -172,6 +180,7 @@ def _review(
         agent=agent,
         agent_version=agent_version,
         judge=judge,
+        remote=remote,
     )
     report = run_gate(ctx, opts, progress=progress)
     if post:

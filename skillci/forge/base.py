@@ -31,7 +31,7 @@ RETRY_LABEL = "skillci:retry"
 #: Asks the PR workflow to gate the PR again (dashboard "re-run" on GitHub: the label event,
 #: made with the bot token, starts skill-pr; its trusted report job posts the verdict).
 RERUN_LABEL = "skillci:rerun"
-#: The dashboard issue (GitHub) and its first line (the marker gate/dashboard.py renders).
+#: The dashboard issue (GitHub) and its first line (the marker present/dashboard.py renders).
 DASHBOARD_LABEL = "skillci:dashboard"
 DASHBOARD_MARKER = "<!-- skillci:dashboard -->"
 

@@ -101,14 +101,22 @@ class JudgeFit(StrictModel):
 
 
 def judge_fit(
-    route: str, result: Agreement, min_kappa: float, *, min_examples: int = DEFAULT_MIN_EXAMPLES
+    route: str,
+    result: Agreement,
+    min_kappa: float,
+    *,
+    min_examples: int = DEFAULT_MIN_EXAMPLES,
+    unreadable: int = 0,
 ) -> JudgeFit:
     """May a gate use ``route``'s verdicts? Fit when at least ``min_examples`` examples
-    were judged and kappa (the point estimate) reaches ``min_kappa``."""
+    were judged and kappa (the point estimate) reaches ``min_kappa``. ``unreadable``:
+    answers not in the judge's format, already counted in ``result`` as wrong."""
     figures = (
         f"kappa {result.kappa} (95% CI {result.kappa_low}..{result.kappa_high}), "
         f"accuracy {result.accuracy:.2f} on {result.n} labelled examples"
     )
+    if unreadable:
+        figures += f", {unreadable} of {result.n} answers unreadable (counted as wrong)"
     if result.n < min_examples:
         return JudgeFit(
             fit=False,
@@ -140,6 +148,11 @@ class CalibrationReport(StrictModel):
     min_kappa: float | None = Field(description="The suite's minimum (None: none declared).")
     fit: JudgeFit | None = Field(description="judge_fit against the minimum, when declared.")
     disagreements: list[str] = Field(description="Ids of examples the judge got wrong.")
+    unreadable: list[str] = Field(
+        default_factory=list,
+        description="Ids of examples whose answer was not the judge's JSON (counted as wrong, "
+        "also listed in disagreements).",
+    )
     usage: dict[str, Any] = Field(description="The judge's calls (JudgeUsage).")
 
 

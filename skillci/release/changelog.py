@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from skillci.gate.mdsafe import md_fence
 from skillci.gate.metrics import GateMetrics
 from skillci.gate.verdict import GateReport, all_changes
 from skillci.patch.version import ChangeList
+from skillci.present.mdsafe import md_fence
 from skillci.release.compat import describe, describe_all
 from skillci.skill.models import CompatEntry
 from skillci.skill.package import CHANGELOG

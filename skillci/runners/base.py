@@ -286,18 +286,22 @@ def real_agent(
     role: Role = "student",
     budget: Budget | None = None,
     cache_responses: bool = False,
+    local: bool = True,
 ) -> AgentSpec:
     """Real agent ``name`` (installed; ``version`` or the newest) on route ``route_name``
-    through the gateway. Raises AgentNotInstalled (exit 4) when it is not installed."""
-    from skillci.agents.install import resolve
+    through the gateway. Raises AgentNotInstalled (exit 4) when it is not installed.
+    ``local=False``: the agent runs where a remote environment installs it (Harbor), so
+    nothing is looked up here and the version is ``version`` as given."""
+    if local:
+        from skillci.agents.install import resolve
 
-    installed = resolve(name, version)
+        version = resolve(name, version).version
     return AgentSpec(
         kind=name,
         role=role,
         route_name=route_name,
         route=resolve_route(route_name),
-        agent_version=installed.version,
+        agent_version=version,
         budget=budget if budget is not None else Budget(),
         cache_responses=cache_responses,
     )

@@ -91,14 +91,19 @@ def harbor_agent(spec: TrialSpec) -> tuple[str, str | None]:
     kind = spec.agent.kind
     if kind in AGENT_NAMES:
         return AGENT_NAMES[kind], None
+    refuse_builtin(kind)
+    model = spec.agent.route.model if spec.agent.route is not None else spec.agent.route_name
+    return kind, model
+
+
+def refuse_builtin(kind: str) -> None:
+    """Exit 2 for skillci's built-in model agent: Harbor has no agent that runs it."""
     if kind == "builtin":
         raise InvalidInputError(
             "skillci's built-in agent has no Harbor agent: it cannot run in a Harbor environment",
             hint="use a real agent (--agent claude-code, codex, opencode) or oracle/noop, "
             "or the local runner",
         )
-    model = spec.agent.route.model if spec.agent.route is not None else spec.agent.route_name
-    return kind, model
 
 
 def write_skills(spec: TrialSpec, where: Path) -> list[Path]:
@@ -248,5 +253,6 @@ __all__ = [
     "check_environment",
     "harbor_agent",
     "missing_credentials",
+    "refuse_builtin",
     "write_skills",
 ]

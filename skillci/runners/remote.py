@@ -200,6 +200,24 @@ class RemoteTrials:
             for s in specs(first_repeat + 1, ahead):
                 self._want(s, False, fresh, new)
             self._reuse(new, fresh)
+        self._wait(wanted)
+        return [t.record for t in wanted if t.record is not None]
+
+    def run_specs(
+        self, specs: list[TrialSpec], *, fresh: bool = False
+    ) -> list[tuple[TrialSpec, str, RunRecord | None, bool]]:
+        """Trials planned by the caller (``eval run``: its seed, split and sandbox mode), no
+        look-ahead: per spec, its cache key, its record (None: never measured, the cause is
+        in :attr:`errors`) and whether the record came from the trial cache."""
+        new: list[_Trial] = []
+        wanted = [self._want(s, True, fresh, new) for s in specs]
+        self._reuse(new, fresh)
+        self._wait(wanted)
+        self.flush()
+        return [(t.spec, t.key, t.record, t.cached) for t in wanted]
+
+    def _wait(self, wanted: list[_Trial]) -> None:
+        """Submit and collect until every trial in ``wanted`` is done or a budget is spent."""
         self._fill()  # the look-ahead goes out even when the asked-for trials are done
         while not all(t.done for t in wanted):
             self._fill()
@@ -213,7 +231,6 @@ class RemoteTrials:
         self._keep([t for t in wanted if t.record is not None and not t.kept])  # look-ahead
         for t in wanted:
             self.cached += t.cached and t.record is not None
-        return [t.record for t in wanted if t.record is not None]
 
     def rounds_done(self) -> None:
         """The gate reached its verdict: cancel the look-ahead still queued or in flight, drop

@@ -60,7 +60,8 @@ RerunMode = Literal["errors", "all"]
 MODEL_BOUND_ADMIT = 2
 
 
-def _outcome(spec: TrialSpec, key: str, record: RunRecord, *, cached: bool) -> TrialRun:
+def trial_outcome(spec: TrialSpec, key: str, record: RunRecord, *, cached: bool) -> TrialRun:
+    """The report of a trial whose record is ``record`` (run now, or reused: ``cached``)."""
     ev, cost = record.evaluation, record.cost
     note = sandbox_note(spec, record) if cached else None
     return TrialRun(
@@ -154,7 +155,7 @@ def execute(spec: TrialSpec, key: str, *, fresh: bool = False) -> TrialRun:
     with lock_for(spec.state_dir, key):
         done = None if fresh else reusable(spec, key)
         if done is not None:
-            return _outcome(spec, key, done, cached=True)
+            return trial_outcome(spec, key, done, cached=True)
         quarantine(path, spec.state_dir)
         try:
             record = runner.run_trial(spec, path, key)
@@ -168,7 +169,7 @@ def execute(spec: TrialSpec, key: str, *, fresh: bool = False) -> TrialRun:
                 trial_dir=str(path),
                 wall_time_sec=round(time.monotonic() - start, 3),
             )
-    return _outcome(spec, key, record, cached=False)
+    return trial_outcome(spec, key, record, cached=False)
 
 
 def execute_bounded(spec: TrialSpec, key: str, calls: int, fresh: bool = False) -> TrialRun:
@@ -243,7 +244,7 @@ class Scheduler:
         for spec, key in keyed:
             done = found.get(key) if self.rerun != "all" else None
             if done is not None and still_holds(spec, done):
-                outcomes[key] = _outcome(spec, key, done, cached=True)
+                outcomes[key] = trial_outcome(spec, key, done, cached=True)
                 self.records[done.run_id] = done
                 if self.store is not None and done.run_id not in stored.get(key, ()):
                     self.store.put(done)
@@ -391,5 +392,6 @@ __all__ = [
     "sandbox_kind",
     "still_holds",
     "supported",
+    "trial_outcome",
     "warm",
 ]

@@ -21,6 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from tests.fakes.loopback import serve, stop
 from tests.fakes.openai_server import write_json
 
 TASK_TOML = """version = "1.0"
@@ -140,15 +141,11 @@ class SlowEndpoint:
                     }
                 write_json(self, stats)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._server = serve(Handler)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.shutdown()
-        self._server.server_close()
+        stop(self._server)
 
 
 def list_files_task(root: Path, *, agent_timeout: float = 120) -> Path:

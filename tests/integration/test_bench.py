@@ -11,7 +11,8 @@ import pytest
 
 from skillci.cli.main import main
 from skillci.flows.bench import ARMS
-from skillci.gate.bench import BenchRow, markdown_table
+from skillci.gate.bench import BenchRow
+from skillci.present.bench import markdown_table
 from skillci.tasks.models import Purpose
 from skillci.tasks.suites import load_suite
 from tests.conftest import ROOT

@@ -20,8 +20,8 @@ from skillci.flows.demo import (
     gate_summary,
     sandbox_kind,
 )
-from skillci.gate.report import render_markdown
 from skillci.gate.verdict import GateReport, all_changes, decide
+from skillci.present.report import render_markdown
 from skillci.release.models import Sample
 from skillci.skill.models import ReleaseGate
 from tests.conftest import ROOT

@@ -27,8 +27,8 @@ from skillci.flows.context import RepoContext
 from skillci.flows.gate import GATE_BLOB, load_report
 from skillci.flows.html_report import write_html
 from skillci.fsutil import atomic_write_text
-from skillci.gate.html import render_html
-from skillci.gate.html.markup import anchor
+from skillci.present.html import render_html
+from skillci.present.html.markup import anchor
 from skillci.trace.redact import Redactor
 from skillci.trace.store import TraceStore
 from tests.unit.gate.report_fixture import IMG, SCRIPT, Built, build_report

@@ -107,3 +107,33 @@ def test_import_export_and_bad_evals_json(
     assert main(["tasks", "import", str(evals), "--repo", str(repo)]) == 2
     err = capsys.readouterr().err
     assert "evals.json" in err and "evals.0.prompt" in err
+
+
+def test_a_judge_that_answers_prose_is_unfit_not_an_error(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A judge that answers, but not its JSON, cannot be trusted: its unreadable answers
+    count as wrong and the calibration says unfit (exit 1) — no exit 4, which means a
+    measurement failed (a refused connection, a missing key)."""
+    from tests.fakes.openai_server import FAKE_KEY_ENV, FakeOpenAI
+
+    with FakeOpenAI(["Here is a plan: 1. add the flag."]) as server:
+        route = {"model": "openai/prose", "api_base": server.base_url, "api_key_env": FAKE_KEY_ENV}
+        routes = repo / "provider_routes.json"
+        routes.write_text(json.dumps({"schema_version": 1, "routes": {"prose/judge": route}}))
+        monkeypatch.setenv("SKILLCI_PROVIDER_ROUTES", str(routes))
+        monkeypatch.setenv(FAKE_KEY_ENV, "not-a-secret")
+        argv = ["judge", "calibrate", "--suite", "plans-strict", "--judge", "prose/judge"]
+        rc = main([*argv, "--repo", str(repo), "--json"])
+        report = json.loads(capsys.readouterr().out)
+        assert len(server.requests) == 12
+        assert main([*argv, "--repo", str(repo)]) == 1  # the same answers, from the cache
+        assert len(server.requests) == 12
+        text = " ".join(capsys.readouterr().out.split())
+    assert rc == 1 and report["fit"]["fit"] is False
+    assert len(report["unreadable"]) == 12 and set(report["unreadable"]) == set(
+        report["disagreements"]
+    )
+    assert report["agreement"]["accuracy"] == 0.0
+    assert "12 of 12 answers unreadable (counted as wrong)" in report["fit"]["reason"]
+    assert "unreadable answers" in text and "12 cached" in text

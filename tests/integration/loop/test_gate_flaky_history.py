@@ -11,7 +11,7 @@ from skillci.agents.loop import HARNESS, HARNESS_VERSION
 from skillci.flows.context import RepoContext
 from skillci.flows.demo import OVERFIT_RULE
 from skillci.flows.gate import GateOptions, run_gate
-from skillci.gate.report import render_markdown
+from skillci.present.report import render_markdown
 from skillci.skill.package import SkillPackage
 from skillci.tasks.loader import load_task
 from skillci.tasks.models import Purpose

@@ -15,8 +15,8 @@ import pytest
 
 from skillci.cli.main import main
 from skillci.flows.context import RepoContext
-from skillci.gate.report import render_markdown
 from skillci.gate.verdict import GateReport
+from skillci.present.report import render_markdown
 from tests.conftest import ROOT
 from tests.integration.loop.conftest import git, write_suites
 

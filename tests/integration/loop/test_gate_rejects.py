@@ -9,7 +9,7 @@ import pytest
 from skillci.flows.context import RepoContext
 from skillci.flows.demo import OVERFIT_RULE
 from skillci.flows.gate import GateOptions, run_gate
-from skillci.gate.report import render_markdown
+from skillci.present.report import render_markdown
 from tests.integration.loop.conftest import git, make_scratch, write_suites
 
 

@@ -12,7 +12,7 @@ from skillci.errors import ReleaseRefused
 from skillci.flows.context import RepoContext
 from skillci.flows.release import release_pr, stamped
 from skillci.forge.base import PRState
-from skillci.gate.mdsafe import md_text
+from skillci.present.mdsafe import md_text
 from skillci.release.channels import ChannelStore
 from skillci.release.tags import tag_message
 from skillci.skill.models import Lifecycle

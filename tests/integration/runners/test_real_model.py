@@ -82,6 +82,20 @@ def server() -> Iterator[str]:
         proc.wait(timeout=30)
 
 
+def use_smollm2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, base: str, **fields: object
+) -> None:
+    """Route ``local/smollm2`` on the server at ``base`` (``fields`` override the route's)."""
+    route: dict[str, object] = {"model": "openai/smollm2-135m", "api_base": base}
+    route |= {"api_key_env": "LOCAL_LLM_KEY", "temperature": 0.0, "max_tokens": 128}
+    route |= {"context_window": 8192, "timeout": 120}
+    route |= {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0, **fields}
+    path = tmp_path / "provider_routes.json"
+    path.write_text(json.dumps({"schema_version": 1, "routes": {"local/smollm2": route}}))
+    monkeypatch.setenv("SKILLCI_PROVIDER_ROUTES", str(path))
+    monkeypatch.setenv("LOCAL_LLM_KEY", "no-key-needed")
+
+
 def test_a_real_small_model_runs_a_bundled_task_end_to_end(
     server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -157,3 +157,36 @@ def test_a_dollar_budget_over_unpriced_trials_stops_at_once(tmp_path: Path) -> N
     src2.run(inputs.agent, tasks, inputs.base.rendered, pkg, repeats=1, suite="bench")
     src2.close()
     assert len(env2.submitted) == 5 and src2.errors == []
+
+
+def test_caller_planned_trials_are_kept_and_then_read_from_the_cache(tmp_path: Path) -> None:
+    """``run_specs`` (``eval run --runner harbor``): the caller's own specs, each with its
+    key, its record and whether it came from the trial cache; a budget-stopped one has no
+    record and its cause is in ``errors``."""
+    state = tmp_path / ".skillci"
+    inputs = gate_inputs(tmp_path, 3)
+    specs = trial_specs(state, inputs.agent, inputs.base.tasks["bench"], inputs.base.rendered,
+                        inputs.base.pkg.content_hash, repeats=2, suite="bench")  # fmt: skip
+    env = FakeRemote(seed=2)
+    src = RemoteTrials(env, state, RemoteLimits(concurrency=4, lookahead=0))
+    done = src.run_specs(specs)
+    src.close()
+    assert [(s.task.id, s.repeat_index) for s, *_ in done] == [
+        (s.task.id, s.repeat_index) for s in specs
+    ]
+    assert len(env.submitted) == len(specs) and not any(c for *_, c in done)
+    store = TraceStore(state)
+    for spec, key, rec, _ in done:
+        assert rec is not None and key == spec.cache_key(sandbox_kind(spec))
+        assert store.get(rec.run_id).trial_cache_key == key
+    again = RemoteTrials(FakeRemote(seed=9), state, RemoteLimits(concurrency=4, lookahead=0))
+    done2 = again.run_specs(specs)
+    assert again.stats.submitted == 0 and all(c for *_, c in done2)
+    assert [r.run_id for _, _, r, _ in done2 if r] == [r.run_id for _, _, r, _ in done if r]
+    capped = RemoteTrials(FakeRemote(seed=3), tmp_path / "other",
+                          RemoteLimits(concurrency=1, budget=2, lookahead=0))  # fmt: skip
+    done3 = capped.run_specs(specs)
+    capped.close()
+    assert sum(r is not None for _, _, r, _ in done3) == 2
+    assert len(capped.errors) == len(specs) - 2
+    assert all(e.endswith("trial budget spent") for e in capped.errors)

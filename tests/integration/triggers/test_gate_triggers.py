@@ -10,7 +10,7 @@ import pytest
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GateOptions, run_gate
 from skillci.flows.triggers import trigger_gate
-from skillci.gate.report import render_markdown
+from skillci.present.report import render_markdown
 from skillci.skill.catalogue import CatalogueEntry
 from skillci.skill.package import SKILL_MD, TRIGGERS, SkillPackage
 from tests.conftest import ROOT

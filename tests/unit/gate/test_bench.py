@@ -6,8 +6,9 @@ import math
 
 import pytest
 
-from skillci.gate.bench import BenchRow, markdown_table, measured_row, per_task_mean
+from skillci.gate.bench import BenchRow, measured_row, per_task_mean
 from skillci.gate.metrics import TrialOutcome
+from skillci.present.bench import markdown_table
 
 
 def trials(passes: dict[str, list[bool]], tokens: int = 100) -> list[TrialOutcome]:

@@ -6,7 +6,7 @@ from skillci.forge.base import STICKY_MARKER as FORGE_MARKER
 from skillci.gate.decision import majority, merge_impact, suite_outcomes, worst
 from skillci.gate.impact import select_tasks
 from skillci.gate.outcomes import comparable, unsupported_warnings
-from skillci.gate.report import STICKY_MARKER as REPORT_MARKER
+from skillci.present.report import STICKY_MARKER as REPORT_MARKER
 from skillci.trace.models import EvalState, Evaluation, RunRecord
 from tests.unit.trace.helpers import make_record
 

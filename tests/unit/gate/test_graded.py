@@ -109,8 +109,8 @@ def test_no_history_no_entry_and_an_equal_share_says_nothing() -> None:
 
 
 def test_the_history_line_is_escaped_and_says_it_is_not_the_verdict() -> None:
-    from skillci.gate.report import _grader_history
     from skillci.gate.verdict import SuiteResult
+    from skillci.present.report import _grader_history
 
     h = GraderHistory(task_id="t`|<b>x</b>", grader="g", kind="*bold* @ann #12", task_hash="v",
                       passed=9, trials=10, gates=["gate-1", "gate-2"], head_passed=4,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from skillci.gate.metrics import compute_metrics
 from skillci.gate.outcomes import to_outcome
-from skillci.gate.report import render_markdown
+from skillci.present.report import render_markdown
 from skillci.trace.invocation import invocation
 from skillci.trace.models import MessageEvent, SkillLoadEvent, ToolCallEvent
 from tests.unit.gate.report_fixture import build_report, make_run

@@ -21,9 +21,9 @@ from skillci.gate.power import (
     suite_power,
     tasks_for_gain,
 )
-from skillci.gate.report import render_markdown
 from skillci.gate.stats import clustered_se
 from skillci.gate.verdict import Complexity, SuiteResult, decide
+from skillci.present.report import render_markdown
 from skillci.skill.models import QuarantinedTask, ReleaseGate
 
 

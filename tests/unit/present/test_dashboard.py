@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from skillci.forge.base import DASHBOARD_MARKER as FORGE_MARKER
-from skillci.gate.dashboard import (
+from skillci.present.dashboard import (
     DASHBOARD_MARKER,
     CanaryRow,
     CandidateRow,

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from skillci.gate.graded import GraderHistory
-from skillci.gate.mdsafe import md_code, md_text
 from skillci.gate.sequential import OUTCOME_TEXT
 from skillci.gate.triggers import TriggerCheck
 from skillci.gate.verdict import Complexity, GateReport, SuiteResult, is_flaky
+from skillci.present.mdsafe import md_code, md_text
 
 #: First line of a rendered report: forges find (and edit in place) the sticky PR comment by
 #: it. The same text as ``skillci.forge.base.STICKY_MARKER`` (a test holds them equal), so

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from skillci.gate.html.assets import CSP, CSS, JS
-from skillci.gate.html.charts import cost_chart, gcr_chart, has_gcr, pass_rate_chart, task_map
-from skillci.gate.html.markup import (
+from skillci.gate.sequential import OUTCOME_TEXT
+from skillci.gate.verdict import Complexity, GateReport, SuiteResult, all_changes
+from skillci.present.html.assets import CSP, CSS, JS
+from skillci.present.html.charts import cost_chart, gcr_chart, has_gcr, pass_rate_chart, task_map
+from skillci.present.html.markup import (
     CHANGE_LABEL,
     SIDE_LABEL,
     Safe,
@@ -23,9 +25,7 @@ from skillci.gate.html.markup import (
     usd,
     void,
 )
-from skillci.gate.html.trajectory import trajectory_section
-from skillci.gate.sequential import OUTCOME_TEXT
-from skillci.gate.verdict import Complexity, GateReport, SuiteResult, all_changes
+from skillci.present.html.trajectory import trajectory_section
 from skillci.trace.models import RunRecord
 
 #: Per-task tables with more rows than this start collapsed (changed tasks are listed above).

@@ -7,7 +7,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from skillci.gate.html.markup import (
+from skillci.gate.metrics import TaskChange
+from skillci.gate.verdict import SuiteResult
+from skillci.present.html.markup import (
     CHANGE_COLOR,
     CHANGE_LABEL,
     SIDE_COLOR,
@@ -19,8 +21,6 @@ from skillci.gate.html.markup import (
     pct,
     side_order,
 )
-from skillci.gate.metrics import TaskChange
-from skillci.gate.verdict import SuiteResult
 
 W = 560
 INK = "#1f2328"

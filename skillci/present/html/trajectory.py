@@ -3,7 +3,7 @@ head, and teacher/baseline when their runs are in the evidence), every event of 
 (pure).
 
 All text from run records is untrusted and reaches the page through :func:`el` only, so it is
-escaped; long text keeps its start and end (see :func:`skillci.gate.html.markup.clip`).
+escaped; long text keeps its start and end (see :func:`skillci.present.html.markup.clip`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from skillci.gate.html.markup import (
+from skillci.gate.metrics import TaskChange
+from skillci.gate.verdict import GateReport, all_changes
+from skillci.present.html.markup import (
     CHANGE_LABEL,
     SIDE_TITLE,
     Safe,
@@ -24,8 +26,6 @@ from skillci.gate.html.markup import (
     usd,
     void,
 )
-from skillci.gate.metrics import TaskChange
-from skillci.gate.verdict import GateReport, all_changes
 from skillci.trace.models import (
     Event,
     MessageEvent,

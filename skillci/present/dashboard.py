@@ -8,7 +8,7 @@ and the PR; a maintainer ticks it, the workflow reacts to the edit (``issues: ed
 and :func:`ticked` reads the boxes back.
 
 Plain data in (:class:`DashboardData`), Markdown out (:func:`render_dashboard`). Every value
-from a PR, a status or a log is escaped with :mod:`skillci.gate.mdsafe`, so no value can
+from a PR, a status or a log is escaped with :mod:`skillci.present.mdsafe`, so no value can
 add a heading, a link, a mention, HTML or a checkbox marker. A ticked box is only an
 action when its PR is in the matching section of the data collected *now*
 (:func:`actions_for`): a hand-written line proves nothing.
@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from skillci.gate.mdsafe import md_code, md_text
+from skillci.present.mdsafe import md_code, md_text
 
 DASHBOARD_SCHEMA_VERSION = 1
 #: The body's first line; the forges find the dashboard by it (forge/ keeps the same

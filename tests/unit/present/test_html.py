@@ -11,11 +11,11 @@ from html.parser import HTMLParser
 
 import pytest
 
-from skillci.gate.html import evidence_runs, referenced_run_ids, render_html
-from skillci.gate.html.assets import CSS, JS
-from skillci.gate.html.charts import nice_max
-from skillci.gate.html.markup import anchor, clip, el
-from skillci.gate.report import render_markdown
+from skillci.present.html import evidence_runs, referenced_run_ids, render_html
+from skillci.present.html.assets import CSS, JS
+from skillci.present.html.charts import nice_max
+from skillci.present.html.markup import anchor, clip, el
+from skillci.present.report import render_markdown
 from skillci.trace.models import ToolResultEvent
 from tests.unit.gate.report_fixture import (
     HOSTILE_TASK,
@@ -346,7 +346,7 @@ def test_environment_unsupported_warnings_show_on_the_page_and_in_markdown(built
     report = built.report.model_copy(update={"warnings": [line]})
     assert line in Page(render_html(report, built.by_id)).all_text
     md = render_markdown(report, marker=False)
-    from skillci.gate.mdsafe import md_text
+    from skillci.present.mdsafe import md_text
 
     assert f"**⚠ Trial warnings:**\n- {md_text(line)}" in md
     assert "Trial warnings" not in render_markdown(built.report, marker=False)

@@ -14,12 +14,12 @@ import pytest
 from markdown_it import MarkdownIt
 
 from skillci.forge.base import STICKY_MARKER
-from skillci.gate.html import render_html
-from skillci.gate.mdsafe import md_code, md_fence, md_text
-from skillci.gate.report import render_markdown
 from skillci.gate.verdict import GateReport
+from skillci.present.html import render_html
+from skillci.present.mdsafe import md_code, md_fence, md_text
+from skillci.present.report import render_markdown
 from tests.unit.gate.report_fixture import build_report
-from tests.unit.gate.test_html import Page
+from tests.unit.present.test_html import Page
 
 #: One payload per attack the forged report of issue 16 used, and a few more.
 ATTACKS = [

@@ -1,0 +1,63 @@
+"""A real agent on a real small model: Codex against SmolLM2-135M served by llama.cpp on
+loopback (the server fixture of tests/integration/runners/test_real_model.py), through
+skillci's gateway.
+
+A 135M model cannot do the task; the point is the real path: the agent's own request in
+its own wire format (OpenAI Responses) reaches a real inference server through the
+gateway, each call is recorded with the server's token counts, and what comes back is a
+measured outcome of the agent's run judged by the task's verifier. Codex only: its
+request (~5k tokens) fits the server's 8k context; Claude Code's and OpenCode's system
+prompts do not, and a 135M model at a larger context only makes the step slower.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skillci.cli.main import main
+from tests import services
+from tests.integration.runners.test_real_model import server, use_smollm2  # noqa: F401
+
+pytestmark = [pytest.mark.slow, pytest.mark.llama_server, pytest.mark.agents]
+pytestmark += [pytest.mark.timeout(900)]  # a 5k-token prompt on a CPU model: minutes when loaded
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_codex_on_a_real_small_model_is_a_measured_run_with_the_servers_tokens(
+    server: str,  # noqa: F811 - the imported fixture
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    use_smollm2(tmp_path, monkeypatch, server)
+    monkeypatch.setenv("SKILLCI_AGENTS_DIR", str(services.agents_dir()))
+    version = services.AGENT_VERSIONS["codex"]
+    argv = ["eval", "run", "--task", "cfg-log-level", "--root", str(ROOT)]
+    argv += ["--skill", str(ROOT / "skills" / "repo-debugger"), "--agent", "codex"]
+    argv += ["--agent-version", version, "--model", "local/smollm2"]
+    code = main([*argv, "--home", str(tmp_path / "state"), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    [trial] = out["trials"]
+    # the agent ran and the verifier judged it: an outcome, not a measurement error
+    assert trial["state"] in {"passed", "failed"} and code == 0, trial
+    trial_dir = Path(trial["trial_dir"])
+    record = json.loads((trial_dir / "record.json").read_text())
+    assert (record["runtime"]["harness"], record["runtime"]["harness_version"]) == (
+        "codex",
+        version,
+    )
+    assert record["model"]["route"] == "local/smollm2"
+    # every call the agent made went through the gateway to the server, and is recorded
+    # with the server's own token counts
+    gateway = [
+        json.loads(line)
+        for line in (trial_dir / "logs" / "agent" / "gateway.jsonl").read_text().splitlines()
+    ]
+    assert len(gateway) == record["cost"]["model_calls"] >= 1
+    assert record["cost"]["input_tokens"] > 1000  # Codex's own prompt, counted by llama.cpp
+    assert record["cost"]["input_tokens"] == sum(g["input_tokens"] for g in gateway)
+    assert {g["api"] for g in gateway} == {"responses"} and not any(g["error"] for g in gateway)
+    assert 0 < record["cost"]["output_tokens"] <= 128 * len(gateway)  # the route's max_tokens
