@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A private Docker engine for skillci's Docker-runner tests (and for trying the Docker runner).
 #
-#   eval "$(bash scripts/ci_docker.sh start)"   # prints `export DOCKER_HOST=...`; idempotent
+#   eval "$(bash scripts/ci_docker.sh start)"   # prints `export DOCKER_HOST=... DOCKER_CONFIG=...`
 #   bash scripts/ci_docker.sh stop              # stops the engine this script started
 #   bash scripts/ci_docker.sh status            # prints what is running and cached
 #
@@ -19,6 +19,11 @@
 #     task images built by one run are reused by the next on the same machine.
 #  4. `docker import`s the tarball and tags it as the base the bundled tasks' Dockerfiles
 #     name (python:3.11-slim) unless an image with the same recipe label is already there.
+#  5. Installs the Docker Compose v2 plugin Harbor's docker environment needs into the cache
+#     (scripts/ci_compose.sh: a pinned Debian trixie .deb, SHA256-checked) and exports
+#     DOCKER_CONFIG pointing at a dir whose cli-plugins/ holds it (no system dir touched),
+#     and SKILLCI_DOCKER_BUILD_NETWORK=none (image builds' RUN steps get no network: the
+#     engine has no default bridge, and the base already holds what the tasks install).
 #
 # Errors go to stderr with the log to read; the exit code is non-zero.
 set -euo pipefail
@@ -169,7 +174,12 @@ cmd_start() {
     docker import -c 'CMD ["bash"]' -c 'ENV LANG=C.UTF-8' -c "LABEL skillci.base=$rid" \
       "$tarball" "$BASE_TAG" >/dev/null
   fi
-  printf 'export DOCKER_HOST=%q\n' "$DOCKER_HOST"
+  local docker_config
+  docker_config=$(bash "$(dirname "$0")/ci_compose.sh")
+  # This engine has no default bridge: image builds' RUN steps get no network (BuildKit
+  # would look for the bridge and fail), which the offline base makes enough.
+  printf 'export DOCKER_HOST=%q DOCKER_CONFIG=%q SKILLCI_DOCKER_BUILD_NETWORK=none\n' \
+    "$DOCKER_HOST" "$docker_config"
 }
 
 cmd_stop() {

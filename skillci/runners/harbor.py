@@ -6,7 +6,8 @@ of its ``harbor`` executable (``--harbor PATH``, else ``$SKILLCI_HARBOR``, else 
 PATH) and passes:
 
     harbor run -p TASK_OR_DATASET -a AGENT [-m MODEL] -e ENV -n CONCURRENCY -k ATTEMPTS
-        -o JOBS_DIR [--skills DIR...] [--ek KEY=VALUE...] [-i TASK...] -y -q
+        -o JOBS_DIR [--skills DIR...] [--ek KEY=VALUE...] [--extra-docker-compose FILE...]
+        [-i TASK...] -y -q
 
 ``-e local`` (skillci's name, not Harbor's) selects
 :data:`BWRAP_ENV`, an environment class shipped in :mod:`skillci.runners.harbor_env` that runs
@@ -61,6 +62,8 @@ class HarborRun:
     skills: list[Path] = field(default_factory=list)
     env_kwargs: dict[str, str] = field(default_factory=dict)
     include: list[str] = field(default_factory=list)
+    #: Compose overlays for Harbor's docker environment (``--extra-docker-compose``).
+    extra_compose: list[Path] = field(default_factory=list)
 
     @property
     def environment(self) -> str:
@@ -91,6 +94,8 @@ class HarborRun:
             args += ["--skills", str(s)]
         for k, v in sorted(self.kwargs().items()):
             args += ["--ek", f"{k}={v}"]
+        for c in self.extra_compose:
+            args += ["--extra-docker-compose", str(c)]
         for t in self.include:
             args += ["-i", t]
         return [*args, "-y", "-q"]

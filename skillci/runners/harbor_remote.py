@@ -14,6 +14,11 @@ A harness failure (Harbor exits without a trial dir, times out, or cannot start)
 ``infra_error`` record — a failed measurement RemoteTrials may retry — never a failed trial.
 ``cancel`` stops an attempt not yet started; a started ``harbor run`` is let finish (its
 record is counted unused by RemoteTrials): docs/design/409-harbor-remote-environment.md.
+
+On ``docker`` each attempt's task goes through :func:`~skillci.runners.harbor_docker.docker_task`:
+skillci closes a no-network task's network with a Compose overlay (Harbor's own enforcement
+needs images from Docker Hub) and sets the build's network from ``build_network``
+(``$SKILLCI_DOCKER_BUILD_NETWORK``): docs/design/413-harbor-docker-on-the-ci-engine.md.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from pathlib import Path
 import skillci.runners.harbor as hb
 from skillci.errors import InvalidInputError, RunnerError, SkillciError
 from skillci.runners.base import TrialSpec
+from skillci.runners.harbor_docker import DockerTask, docker_task
 from skillci.trace.models import EvalState, RunRecord, SkillRef
 
 #: The Harbor environments skillci drives (Harbor's ``EnvironmentType`` values) -> the
@@ -44,6 +50,8 @@ ENVIRONMENTS: dict[str, tuple[tuple[str, ...], ...]] = {
 RUN_HERE = frozenset({"docker"})
 #: skillci agent kinds -> Harbor agent names (a real agent keeps its name).
 AGENT_NAMES = {"oracle": "oracle", "noop": "nop"}
+#: Harbor agents that take no skills: Harbor 0.25 refuses a job giving them one.
+NO_SKILL_AGENTS = frozenset(AGENT_NAMES.values())
 #: Seconds one ``harbor run`` may take before it counts as a harness failure.
 DEFAULT_TIMEOUT = 1800.0
 
@@ -115,8 +123,9 @@ class HarborEnvironment:
     """A :class:`~skillci.runners.remote.RemoteEnvironment` on Harbor environment
     ``environment`` (its ``name``, as records' ``metadata.remote_environment`` show it:
     ``harbor:<environment>``). Jobs dirs go under ``work_dir`` (one per attempt; kept unless
-    ``keep_jobs`` is False). Construction checks the name, the credentials and Harbor's
-    executable, so a gate refuses before any trial."""
+    ``keep_jobs`` is False). ``build_network`` (default ``$SKILLCI_DOCKER_BUILD_NETWORK``):
+    the network of ``docker``'s image builds. Construction checks the name, the credentials
+    and Harbor's executable, so a gate refuses before any trial."""
 
     environment: str
     work_dir: Path
@@ -125,6 +134,9 @@ class HarborEnvironment:
     timeout: float | None = DEFAULT_TIMEOUT
     keep_jobs: bool = True
     env_kwargs: dict[str, str] = field(default_factory=dict)
+    build_network: str | None = field(
+        default_factory=lambda: os.environ.get("SKILLCI_DOCKER_BUILD_NETWORK") or None
+    )
     name: str = field(init=False)
     _pool: ThreadPoolExecutor = field(init=False)
     _exe: str = field(init=False)
@@ -140,16 +152,23 @@ class HarborEnvironment:
     def run_spec(self, spec: TrialSpec, attempt: int, run_dir: Path) -> hb.HarborRun:
         """The ``harbor run`` of one attempt (what the contract test checks against Harbor)."""
         agent, model = harbor_agent(spec)
+        task = (
+            docker_task(spec.task.root, run_dir, self.build_network)
+            if self.environment == "docker"
+            else DockerTask(spec.task.root)
+        )
         return hb.HarborRun(
-            path=spec.task.root,
+            path=task.path,
             agent=agent,
             model=model,
             jobs_dir=run_dir / "jobs",
             env=self.environment,
             concurrency=1,
             attempts=1,
-            skills=write_skills(spec, run_dir / "skills"),
+            # Harbor's oracle and nop refuse any --skills (they declare no skills capability)
+            skills=[] if agent in NO_SKILL_AGENTS else write_skills(spec, run_dir / "skills"),
             env_kwargs=dict(self.env_kwargs),
+            extra_compose=list(task.overlays),
         )
 
     def submit(self, spec: TrialSpec, attempt: int) -> Future[RunRecord]:
@@ -228,6 +247,7 @@ class HarborEnvironment:
 __all__ = [
     "AGENT_NAMES",
     "ENVIRONMENTS",
+    "NO_SKILL_AGENTS",
     "RUN_HERE",
     "HarborEnvironment",
     "check_environment",

@@ -61,9 +61,15 @@ def test_each_environments_harbor_run_is_what_harbors_models_accept(
         # one trial per job: RemoteTrials owns concurrency, retries and the budget
         assert parsed["environment"] == name and parsed["agent_name"] == "oracle"
         assert (parsed["n_concurrent_trials"], parsed["n_attempts"]) == (1, 1)
-        assert parsed["path"] == str(TASK) and parsed["jobs_dir"] == str(tmp_path / "run/jobs")
-        assert parsed["skills"] == [str(tmp_path / "run" / "skills" / "repo-debugger")]
-        assert (tmp_path / "run" / "skills" / "repo-debugger" / "SKILL.md").is_file()
+        assert parsed["jobs_dir"] == str(tmp_path / "run/jobs")
+        if name == "docker":  # the no-network task goes as an export plus a Compose overlay
+            assert parsed["path"] == str(tmp_path / "run" / "task" / TASK.name)
+            assert parsed["extra_docker_compose"] == [
+                str(tmp_path / "run" / "compose-overlay.json")
+            ]
+        else:
+            assert parsed["path"] == str(TASK) and not parsed["extra_docker_compose"]
+        assert not parsed["skills"]  # Harbor's oracle refuses --skills
         assert "-m" not in argv  # the oracle takes no model
         kwargs = [str(k) for k in parsed["environment_kwargs"]]  # type: ignore[attr-defined]
         assert kwargs == ["region=eu"]  # never skillci's bwrap kwargs off this machine
@@ -108,6 +114,8 @@ def test_a_real_agent_runs_as_harbors_agent_of_the_same_name_with_the_routes_mod
         parsed = hb.parse_check(harbor, env.run_spec(spec, 1, tmp_path / "run").argv(harbor))
         assert parsed["agent_name"] == "claude-code"
         assert parsed["model_names"] == ["anthropic/claude-x"]
+        assert parsed["skills"] == [str(tmp_path / "run" / "skills" / "repo-debugger")]
+        assert (tmp_path / "run" / "skills" / "repo-debugger" / "SKILL.md").is_file()
         with pytest.raises(InvalidInputError, match="built-in agent") as err:
             env.submit(_spec(tmp_path, "builtin"), 1)
         assert err.value.exit_code == 2
