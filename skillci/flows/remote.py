@@ -17,11 +17,10 @@ from pathlib import Path
 from skillci.errors import InvalidInputError
 from skillci.runners.base import JudgeSpec
 from skillci.runners.harbor_remote import ENVIRONMENTS, HarborEnvironment, refuse_builtin
+from skillci.runners.registry import LOCAL, trial_runners
 from skillci.runners.remote import RemoteLimits, RemoteTrials
 from skillci.trace.store import TraceStore
 
-#: The ``--runner`` values the trial commands take: local (the scheduler) or harbor.
-TRIAL_RUNNERS = ("local", "harbor")
 #: Harbor attempts in flight at once when ``--concurrency`` is not given.
 DEFAULT_CONCURRENCY = 4
 
@@ -67,14 +66,14 @@ def runner_options(
     """The remote runner the flags ask for (None: local trials). A flag that only means
     something remotely without ``--runner harbor``, ``--runner harbor`` without ``--env``,
     an unknown runner or environment: exit 2 naming the flag and the valid values."""
-    runner = runner or "local"
-    if runner not in TRIAL_RUNNERS:
+    runner = runner or LOCAL
+    if runner not in trial_runners():
         raise InvalidInputError(
             f"--runner {runner!r} cannot run these trials",
-            hint=f"use one of: {', '.join(TRIAL_RUNNERS)} (harbor needs --env NAME)",
+            hint=f"use one of: {', '.join(trial_runners())} (harbor needs --env NAME)",
         )
     envs = ", ".join(ENVIRONMENTS)
-    if runner == "local":
+    if runner == LOCAL:
         given = {"--env": env, "--concurrency": concurrency, "--max-trials": max_trials,
                  "--max-usd": max_usd, "--harbor": harbor}  # fmt: skip
         for flag, value in given.items():
@@ -158,7 +157,6 @@ def remote_config(opts: RunnerOptions, src: RemoteTrials) -> dict[str, object]:
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
-    "TRIAL_RUNNERS",
     "RunnerOptions",
     "check_agent",
     "open_environment",

@@ -100,6 +100,9 @@ class RunnerEntry:
     harness: bool = False
     """It drives an external harness CLI (:class:`HarnessRunner`; built-ins only for now):
     ``eval raw-task`` only, and not a trial mode."""
+    remote: bool = False
+    """It also runs the trials of ``eval run``, ``gate``, ``review`` and ``propose`` on a
+    remote environment (``--runner NAME --env ENV``, skillci.flows.remote; design 412)."""
 
     def load(self) -> Runner | HarnessRunner:
         """A fresh runner (a trial runner keeps per-trial state: one per trial)."""
@@ -162,6 +165,7 @@ BUILTIN_RUNNERS = (
         "Harbor's harbor CLI and its agents",
         "skillci.runners.harbor:HarborRunner",
         harness=True,
+        remote=True,
     ),
 )
 
@@ -214,6 +218,12 @@ def sandboxes() -> dict[str, SandboxEntry]:
 
 def runner_names() -> list[str]:
     return list(runners())
+
+
+def trial_runners() -> list[str]:
+    """``--runner`` values of the trial commands: :data:`LOCAL` (this machine, the
+    default), then every runner that runs them on a remote environment."""
+    return [LOCAL, *(n for n, e in runners().items() if e.remote)]
 
 
 def runner_entry(name: str) -> RunnerEntry:
