@@ -3,6 +3,10 @@
     python benchmarks/static_compile_corpus.py [--split dev|test|all] [--json]
         [--sample docs/static-compile-sample.md] [--verbose]
 
+It measures the ``skillci`` that Python imports: from a git worktree whose venv holds an
+editable install of another checkout, run it as ``PYTHONPATH=. python benchmarks/…`` so the
+worktree's code is the one measured.
+
 The corpus is tests/fixtures/real-skills (SOURCES.yaml: publisher repo, commit, licence and
 a dev / test-only split chosen by a hash of the skill id) and tests/fixtures/plain-skills
 (split by the same hash of ``plain-skills/<dir>``). Every skill is imported as a
@@ -508,7 +512,8 @@ def write_sample(
             "conditions (flagged, not rewritten), and a paragraph becomes steps only when "
             "every sentence is one unconditional instruction (no condition, question, "
             "standing rule such as never/always/do not, or statement; design 405). The other "
-            f"{len(rows) - n_test} come from the dev split (tuned on), labelled so.",
+            f"{len(rows) - n_test} {'comes' if len(rows) - n_test == 1 else 'come'} from the "
+            "dev split (tuned on), labelled so.",
             "",
         ]
     for i, (split, sid, kind, before, after) in enumerate(rows, 1):

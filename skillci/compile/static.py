@@ -76,9 +76,12 @@ from skillci.skill.render import render
 STATIC_SCHEMA_VERSION = 3
 Mode = Literal["deterministic", "hybrid"]
 
-#: Section titles that carry the procedure: never moved out of the bootstrap.
+#: Section titles that carry the procedure or sum the skill up (a quick reference or
+#: cheat sheet is the skill in brief, like its overview; design 414): never moved out of
+#: the bootstrap.
 CORE_TITLES = re.compile(
     r"workflow|step|procedure|process|rule|instruction|overview|quick ?start|when to use|"
+    r"quick[ -]?reference|cheat[ -]?sheet|at a glance|"
     r"when to apply|when (?:this|the) skill applies|"
     r"usage|getting started|guideline|verif|how to|checklist|important|must",
     re.IGNORECASE,
@@ -343,6 +346,50 @@ def _move_problems(before: SkillPackage, after: SkillPackage) -> list[str]:
     return out
 
 
+def _keep_shrunk(
+    before_moves: SkillPackage,
+    boot_before: int,
+    before_rules: SkillPackage,
+    cur: SkillPackage,
+    moved: dict[str, str],
+    ops: list[OpReport],
+    notes: list[str],
+) -> tuple[SkillPackage, dict[str, str]]:
+    """The bootstrap shrank or nothing moved (issue 33, design 414): sections moved to make
+    the bootstrap smaller, so what compile adds to it afterwards (a rule and its index
+    line) may not make it larger than the source's. An added rule that would is left out;
+    if the moves alone still leave it no smaller (rewrites added to it), the moves are
+    undone too. Each undo is said in the report. Returns the package and what stays moved."""
+    after = _bootstrap(cur)
+    if after < boot_before:
+        return cur, moved
+    rules = [o for o in ops if o.applied and o.kind != "move_on_demand"]
+    if rules:
+        without = _bootstrap(before_rules)
+        for o in rules:
+            o.applied = False
+            o.detail = (
+                f"not added: with it the bootstrap would grow from {boot_before} to {after} "
+                f"tokens although sections moved to make it smaller ({without} without it)"
+            )
+        notes.append(
+            f"left out {', '.join(o.kind.replace('_', ' ') for o in rules)}: it would make the "
+            f"bootstrap larger ({after} tokens) than the source's {boot_before}"
+        )
+        cur, after = before_rules, without
+        if after < boot_before:
+            return cur, moved
+    for o in ops:
+        if o.kind == "move_on_demand" and o.applied:
+            o.applied = False
+            o.detail = f"moved back: the bootstrap would not shrink ({boot_before} -> {after})"
+    notes.append(
+        f"moves undone: the bootstrap would be {after} tokens after them, not smaller than "
+        f"the source's {boot_before}"
+    )
+    return before_moves, {}
+
+
 def _place(sections: list[SectionReport], body: str, moved: dict[str, str]) -> None:
     """Name where each SKILL.md section went: ``kept``, or ``moved to FILE`` (a moved
     section's sub-sections move with it)."""
@@ -393,8 +440,8 @@ def compile_static(
     cur = pkg.with_files(changes) if changes else pkg
     ops: list[OpReport] = []
     moved: dict[str, str] = {}
-    boot_rewritten = _bootstrap(cur)
-    if boot_rewritten > budget:
+    before_moves = cur
+    if _bootstrap(cur) > budget:
         cur, moves, moved = _move_sections(
             cur, budget, list(plan.move) if plan else [], mode, planner
         )
@@ -404,12 +451,12 @@ def compile_static(
                 f"bootstrap still {_bootstrap(cur)} tokens, over the budget of {budget}: "
                 "no further section may move (procedure sections stay)"
             )
-    boot_moved = _bootstrap(cur)
     if profile.loads_on_demand is False and any(o.applied for o in ops):
         note_list.append(
             "the profile shows this student rarely loads on-demand files; moved sections "
             "are listed in the bootstrap's on-demand index"
         )
+    before_rules = cur
     if profile.skips_verification:
         cur, rep = _rule_op(
             cur,
@@ -434,6 +481,10 @@ def compile_static(
             "the profile shows the student repeating failing calls",
         )
         ops.append(rep)
+    if moved:
+        cur, moved = _keep_shrunk(
+            before_moves, boot_before, before_rules, cur, moved, ops, note_list
+        )
     eol_fix = restore_line_endings(pkg.files, cur.files, SKILL_MD)
     if eol_fix:
         cur = cur.with_files(dict(eol_fix))
@@ -442,8 +493,8 @@ def compile_static(
         cur.files,
         SKILL_MD,
         moved=bool(moved),
-        bootstrap_before=boot_rewritten,
-        bootstrap_after=boot_moved,
+        bootstrap_before=boot_before,
+        bootstrap_after=_bootstrap(cur),
         undone=[f"{o.detail}: {'; '.join(o.problems)}" for o in ops if "moved back" in o.detail],
     )
     if not self_check.ok:

@@ -175,10 +175,31 @@ def says_first(sentence: str) -> bool:
     return _FIRST.match(sentence.strip().lstrip("*_\"'(")) is not None
 
 
+#: A series of bare verbs before one object: "Create, retrieve, and analyze ROIs",
+#: "Read, write or convert files" (design 414).
+_VERB_SERIES = re.compile(
+    r"^[A-Za-z-]+,\s+(?:[a-z-]+,\s+)*[a-z-]+,?\s+(?:and|or|&)\s+[a-z-]+\b"
+    r"|^[A-Za-z-]+,\s+[a-z-]+,\s"
+)
+
+
+def is_capability(sentence: str) -> bool:
+    """The sentence says what the skill can do, not what to do next: an instruction verb
+    in a series of bare verbs ("Create, retrieve, and analyze ROIs with various shapes.").
+    It sums up a capability; numbered, it would read as one step of a procedure."""
+    return is_imperative(sentence) and _VERB_SERIES.match(_bare(sentence)) is not None
+
+
 def is_step(sentence: str) -> bool:
     """The sentence is one unconditional instruction that may stand as a numbered step:
-    imperative, no condition anywhere, not a standing rule, not a question."""
-    return is_imperative(sentence) and not has_condition(sentence) and not is_rule(sentence)
+    imperative, no condition anywhere, not a standing rule, not a question, not a
+    capability summary (:func:`is_capability`)."""
+    return (
+        is_imperative(sentence)
+        and not has_condition(sentence)
+        and not is_rule(sentence)
+        and not is_capability(sentence)
+    )
 
 
 def _content(sentence: str) -> set[str]:
@@ -192,11 +213,12 @@ _CODE_SPAN = re.compile(r"`[^`]*`")
 def is_summary(sentences: list[str]) -> bool:
     """The first sentence sums up what the rest do ("Create a branch following the naming
     conventions. Read the ticket. Name the branch ..."): it ends with a colon, or, in a
-    paragraph of three or more sentences, a later sentence takes up one of its words."""
+    paragraph of three or more sentences, a later sentence takes up one of its words; or it
+    names a capability (:func:`is_capability`: "Create, retrieve, and analyze ROIs.")."""
     if not sentences:
         return False
     first = sentences[0].rstrip()
-    if first.endswith((":", "：")):
+    if first.endswith((":", "：")) or is_capability(first):
         return True
     if len(sentences) < 3:
         return False
@@ -228,6 +250,8 @@ def plan_problem(text: str, plan: ParagraphPlan) -> str | None:
         return "a sentence that says it comes first would become a later step"
     if is_summary(sentences) and 0 not in plan.intro:
         return "a summary sentence would become a step"
+    if any(is_capability(sentences[step[0]]) for step in plan.steps):
+        return "a capability summary (a series of verbs) would become a step"
     return None
 
 
@@ -509,6 +533,7 @@ __all__ = [
     "TextRewrite",
     "deterministic_plan",
     "has_condition",
+    "is_capability",
     "is_condition",
     "is_imperative",
     "is_rule",
