@@ -23,6 +23,7 @@ from skillci.errors import InvalidInputError
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import GateOptions, Progress, _run_suite
 from skillci.flows.gate_shard import (
+    NextRound,
     Received,
     ShardResult,
     _Replay,
@@ -32,72 +33,23 @@ from skillci.flows.gate_shard import (
     shard_runner,
     write_shard,
 )
-from skillci.runners.base import AgentSpec
-from skillci.skill.render import RenderedSkill
 from skillci.tasks.models import Task
-from skillci.trace.models import RunRecord
-
-
-class _NextRound(Exception):
-    """The replay asked for head round ``index`` (0-based) of ``tasks`` of ``suite``, which
-    no shard ran yet: the suite is still open."""
-
-    def __init__(self, suite: str, tasks: list[Task], index: int) -> None:
-        super().__init__(f"{suite}: round {index + 1}")
-        self.suite = suite
-        self.tasks = tasks
-        self.index = index
-
-
-class _Partial(_Replay):
-    """A replay of the first ``received`` head rounds: a request for a later head round
-    raises :class:`_NextRound` instead of "no shard ran"."""
-
-    def __init__(self, ctx: RepoContext, got: Received) -> None:
-        super().__init__(ctx, got.trials, judge=got.inputs.judge)
-        self.received = got.rounds
-        self.head_hash = got.inputs.head.pkg.content_hash
-
-    def run(
-        self,
-        agent: AgentSpec,
-        tasks: list[Task],
-        rendered: RenderedSkill | None,
-        pkg_hash: str | None,
-        *,
-        repeats: int,
-        first_repeat: int = 0,
-        suite: str | None = None,
-        fresh: bool = False,
-    ) -> list[RunRecord]:
-        if (
-            suite is not None
-            and rendered is not None
-            and pkg_hash == self.head_hash
-            and first_repeat >= self.received
-        ):
-            raise _NextRound(suite, tasks, first_repeat)
-        return super().run(
-            agent,
-            tasks,
-            rendered,
-            pkg_hash,
-            repeats=repeats,
-            first_repeat=first_repeat,
-            suite=suite,
-            fresh=fresh,
-        )
 
 
 def open_rounds(ctx: RepoContext, got: Received) -> dict[str, list[Task]]:
     """The suites whose sequential test has not stopped after the rounds ``got`` holds, with
     the tasks whose next head round the gate would ask for (the suite's rerun tasks)."""
-    replay = _Partial(ctx, got)
+    replay = _Replay(
+        ctx,
+        got.trials,
+        judge=got.inputs.judge,
+        partial=(got.rounds, got.inputs.head.pkg.content_hash),
+    )
     still: dict[str, list[Task]] = {}
     for s in got.opts.suites:
         try:
             _run_suite(s, got.opts, got.inputs, replay)
-        except _NextRound as nxt:
+        except NextRound as nxt:
             if nxt.index != got.rounds:  # a replay asks for rounds in order: cannot happen
                 raise AssertionError(f"{s}: round {nxt.index + 1} after {got.rounds}") from nxt
             still[s] = nxt.tasks

@@ -438,15 +438,33 @@ def write_shard(
 # ---------------------------------------------------------------------------- merge
 
 
+class NextRound(Exception):
+    """A partial replay was asked for head round ``index`` (0-based) of ``tasks`` of
+    ``suite``, which no shard ran yet: the suite's sequential test is still open."""
+
+    def __init__(self, suite: str, tasks: list[Task], index: int) -> None:
+        super().__init__(f"{suite}: round {index + 1}")
+        self.suite = suite
+        self.tasks = tasks
+        self.index = index
+
+
 class _Replay:
-    """A :class:`~skillci.flows.gate.TrialSource` serving the shards' records."""
+    """A :class:`~skillci.flows.gate.TrialSource` serving the shards' records. With
+    ``partial`` (head rounds received, head package hash) a request for a later head round
+    raises :class:`NextRound` instead of "no shard ran" (design 417)."""
 
     def __init__(
-        self, ctx: RepoContext, trials: dict[str, ShardTrial], judge: JudgeSpec | None = None
+        self,
+        ctx: RepoContext,
+        trials: dict[str, ShardTrial],
+        judge: JudgeSpec | None = None,
+        partial: tuple[int, str] | None = None,
     ) -> None:
         self.ctx = ctx
         self.judge = judge
         self.trials = trials
+        self.partial = partial
         self.used: set[str] = set()
         self.owner: dict[str, str] = {}  # run id -> the trial key it was given for
         self.ran = 0
@@ -466,6 +484,9 @@ class _Replay:
         fresh: bool = False,
     ) -> list[RunRecord]:
         # ``fresh`` is the running shards' business: a replay reads what they recorded
+        p = self.partial  # a head round not received yet: the caller's suite is open
+        if p and suite and rendered is not None and pkg_hash == p[1] and first_repeat >= p[0]:
+            raise NextRound(suite, tasks, first_repeat)
         specs = trial_specs(
             self.ctx.state_dir,
             agent,
