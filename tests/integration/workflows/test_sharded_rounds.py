@@ -17,7 +17,15 @@ from skillci.flows.context import RepoContext
 from skillci.flows.demo import OVERFIT_RULE
 from skillci.flows.gate import GateOptions, run_gate
 from skillci.flows.gate_rounds import decide_round, run_round
-from skillci.flows.gate_shard import comparable, merge_shards, read_shard, run_shard
+from skillci.flows.gate_shard import (
+    GateSpec,
+    ShardResult,
+    _rounds_of,
+    comparable,
+    merge_shards,
+    read_shard,
+    run_shard,
+)
 from tests.integration.loop.conftest import git, make_scratch, write_suites
 
 SHARDS = 2
@@ -110,3 +118,36 @@ def test_round_one_with_remaining_is_the_one_shot_shard(repo: Path, tmp_path: Pa
     assert decide_round(_ctx(repo, tmp_path / "d"), [d]).decided
     merged = merge_shards(_ctx(repo, tmp_path / "m"), [d])
     assert merged.config["sharding"]["unused_trials"] == 2  # type: ignore[index]
+
+
+def _result(shard: int, shards: int, rnd: int, last: int | None = None) -> ShardResult:
+    spec = GateSpec(
+        skill="repo-debugger", base="main", head="cand", base_sha="1" * 40, head_sha="2" * 40,
+        suites=["regression"], repeat=3, student="sim/student", sequential=True, impact=True,
+    )  # fmt: skip
+    return ShardResult(
+        plan_id="plan-x", gate_id="gate-x", spec=spec, shard=shard, shards=shards, units=[],
+        round=rnd, last_round=rnd if last is None else last, trials=[], ran=0, cached=0,
+        model_calls=0, wall_time_sec=0.0,
+    )  # fmt: skip
+
+
+def test_shards_received_are_whole_dispatches_of_rounds_one_to_k() -> None:
+    """(head rounds received, dispatches) — what decide, run --round K and merge trust."""
+    r = _result
+    assert _rounds_of([r(1, 2, 1), r(0, 2, 1)]) == (1, 1)
+    assert _rounds_of([r(0, 2, 1), r(1, 2, 1), r(1, 2, 2), r(0, 2, 2)]) == (2, 2)
+    assert _rounds_of([r(0, 1, 1), r(0, 1, 2, 3)]) == (3, 2)  # round 2 --remaining
+    assert _rounds_of([r(0, 2, 0), r(1, 2, 0)]) == (3, 0)  # one-shot: every planned round
+    for bad, why in (
+        ([r(0, 1, 2)], "round 1 is missing"),
+        ([r(0, 1, 1), r(0, 1, 3)], "round 2 is missing"),
+        ([r(0, 2, 1), r(1, 2, 1), r(0, 2, 2)], "round 2: missing 1/2"),
+        ([r(0, 2, 1), r(0, 2, 1), r(1, 2, 1)], "duplicated 0"),
+        ([r(0, 1, 0), r(0, 1, 1)], "mix one-shot and round shards"),
+    ):
+        with pytest.raises(InvalidInputError, match=why):
+            _rounds_of(bad)
+    # a shard file of schema version 1 (no round fields) is a one-shot shard
+    old = r(0, 1, 1).model_dump(mode="json", exclude={"round", "last_round"})
+    assert ShardResult.model_validate({**old, "schema_version": 1}).round == 0
