@@ -109,6 +109,11 @@ def run_round(
         raise InvalidInputError(
             "round 1 reads no earlier rounds", hint="skillci evals run --round 1 (no directories)"
         )
+    if not previous:
+        raise InvalidInputError(
+            f"--round {first} needs the shard directories of rounds 1..{first - 1}",
+            hint=f"skillci evals run --round {first} ... shards/eval-r*-* (downloaded first)",
+        )
     got = receive_shards(ctx, previous, opts=opts)
     if got.rounds != first - 1 or got.dispatches == 0:
         raise InvalidInputError(
