@@ -21,12 +21,12 @@ from pydantic import BaseModel, Field
 
 from skillci.errors import InvalidInputError
 from skillci.flows.context import RepoContext
-from skillci.flows.gate import GateOptions, Progress, _run_suite
+from skillci.flows.gate import GateOptions, Progress, run_suite
 from skillci.flows.gate_shard import (
     NextRound,
     Received,
+    Replay,
     ShardResult,
-    _Replay,
     effective_shards,
     receive_shards,
     round_range,
@@ -39,7 +39,7 @@ from skillci.tasks.models import Task
 def open_rounds(ctx: RepoContext, got: Received) -> dict[str, list[Task]]:
     """The suites whose sequential test has not stopped after the rounds ``got`` holds, with
     the tasks whose next head round the gate would ask for (the suite's rerun tasks)."""
-    replay = _Replay(
+    replay = Replay(
         ctx,
         got.trials,
         judge=got.inputs.judge,
@@ -48,7 +48,7 @@ def open_rounds(ctx: RepoContext, got: Received) -> dict[str, list[Task]]:
     still: dict[str, list[Task]] = {}
     for s in got.opts.suites:
         try:
-            _run_suite(s, got.opts, got.inputs, replay)
+            run_suite(s, got.opts, got.inputs, replay)
         except NextRound as nxt:
             if nxt.index != got.rounds:  # a replay asks for rounds in order: cannot happen
                 raise AssertionError(f"{s}: round {nxt.index + 1} after {got.rounds}") from nxt

@@ -16,7 +16,7 @@ sequential test, which looks at all tasks of a suite round by round. So:
 - :func:`decide_round` is the coordinator between rounds: the same replay says whether
   every suite decided (no further round) or which round comes next.
 - :func:`merge_shards` imports every shard's records and replays
-  :func:`skillci.flows.gate.decide_gate` with a :class:`_Replay` source that hands out
+  :func:`skillci.flows.gate.decide_gate` with a :class:`Replay` source that hands out
   those records instead of running trials. The replay asks for head rounds one at a time
   and stops where the sequential test stops, so the report is the one an unsharded
   ``skillci gate`` writes; head trials of rounds after the stop (one-shot shards) are
@@ -449,7 +449,7 @@ class NextRound(Exception):
         self.index = index
 
 
-class _Replay:
+class Replay:
     """A :class:`~skillci.flows.gate.TrialSource` serving the shards' records. With
     ``partial`` (head rounds received, head package hash) a request for a later head round
     raises :class:`NextRound` instead of "no shard ran" (design 417)."""
@@ -697,7 +697,7 @@ def merge_shards(
     t0 = time.monotonic()
     got = receive_shards(ctx, dirs, opts=opts)
     results = got.results
-    replay = _Replay(ctx, got.trials, judge=got.inputs.judge)
+    replay = Replay(ctx, got.trials, judge=got.inputs.judge)
     replay.ran = sum(r.ran for r in results)
     replay.cached = sum(r.cached for r in results)
     replay.model_calls = sum(r.model_calls for r in results)
