@@ -75,7 +75,7 @@ def _open_pr(fake: FakeGitHub, m: Machine, work: Path) -> int:
     ).number  # fmt: skip
 
 
-@pytest.mark.slow  # > 20 s: the gate's trials twice (sharded in the runner, and unsharded)
+@pytest.mark.slow  # > 20 s: 62-145 s wall (the gate sharded in the runner, then unsharded)
 @pytest.mark.parametrize("github", ["full"], indirect=True)
 def test_a_decided_first_round_dispatches_no_second(
     github: tuple[FakeGitHub, Machine], tmp_path: Path

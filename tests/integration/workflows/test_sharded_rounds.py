@@ -54,7 +54,7 @@ def _ctx(repo: Path, state: Path) -> RepoContext:
     return RepoContext.open(repo, state_dir=state)
 
 
-@pytest.mark.slow  # > 20 s: two gates' trials with the sim models (~80 s on 2 cores)
+@pytest.mark.slow  # > 20 s: 59-225 s wall on the shared 2-core machine, 2026-12-04
 def test_rounds_stop_where_the_sequential_test_stops(repo: Path, tmp_path: Path) -> None:
     opts = GateOptions(
         skill="repo-debugger", base="main", head="cand", suites=("regression", "security"),
@@ -105,7 +105,7 @@ def test_rounds_stop_where_the_sequential_test_stops(repo: Path, tmp_path: Path)
     assert sharding["trials"] == 2 * 3 + 2 + 1 + 1 < 12
 
 
-@pytest.mark.slow  # > 20 s: base trials of the small suites
+@pytest.mark.slow  # > 20 s: 22 s wall on the shared 2-core machine, 2026-12-04
 def test_round_one_with_remaining_is_the_one_shot_shard(repo: Path, tmp_path: Path) -> None:
     """``--round 1 --remaining`` runs what the one-shot shard runs; the merge of such round
     shards ignores the trials after the stop, as it always did."""
