@@ -1,9 +1,12 @@
-"""``skillci evals plan | run --shard i/N | merge``: the release gate split over CI jobs.
+"""``skillci evals plan | run --shard i/N | decide | merge``: the release gate split over CI
+jobs.
 
 ``plan`` prints (and writes to ``$GITHUB_OUTPUT``) the GitHub Actions matrix; each matrix
 job runs ``run --shard i/N --out DIR`` and uploads DIR as ``eval-<i>``; one last job
 downloads them all and ``merge`` writes the GateReport an unsharded ``skillci gate`` would
-have written (docs/design/110-sharded-gate.md).
+have written (docs/design/110-sharded-gate.md). In rounds (docs/design/417): the matrix
+runs ``run --round 1``; ``decide`` over the rounds so far says whether round K+1 is
+dispatched (``run --round K+1 ... DIRS`` of rounds 1..K); ``merge`` takes every round's.
 """
 
 from __future__ import annotations
@@ -33,12 +36,13 @@ from skillci.cli.options import (
     gate_from_flags,
 )
 from skillci.cli.output import console, emit_json, err_console
-from skillci.errors import ExitCode
+from skillci.errors import ExitCode, InvalidInputError
 from skillci.flows.context import RepoContext
 from skillci.runners.policy import use_policy
 
 app = typer.Typer(
-    help="The release gate sharded over CI jobs: plan the matrix, run a shard, merge.",
+    help="The release gate sharded over CI jobs: plan the matrix, run a shard (or a round "
+    "of it), decide between rounds, merge.",
     no_args_is_help=True,
 )
 
@@ -115,9 +119,26 @@ def run_cmd(
     repo: RepoOpt = Path("."),
     json_out: JsonOpt = False,
     sandbox: SandboxOpt = None,
+    rnd: Annotated[
+        int,
+        typer.Option(
+            "--round",
+            min=0,
+            help="Run round K only (1: base, references and head round 1; K>1: head round K "
+            "of the suites still open after PREVIOUS). 0: every round at once.",
+        ),
+    ] = 0,
+    remaining: Annotated[
+        bool, typer.Option("--remaining", help="With --round K: run rounds K..--repeat.")
+    ] = False,
+    previous: Annotated[
+        list[Path] | None,
+        typer.Argument(help="With --round K>1: every shard directory of rounds 1..K-1."),
+    ] = None,
 ) -> int:
-    """Run one shard's trials (all rounds) and write them to --out."""
+    """Run one shard's trials (every round, or round --round) and write them to --out."""
     use_policy(sandbox)
+    from skillci.flows.gate_rounds import run_round
     from skillci.flows.gate_shard import parse_shard, run_shard
 
     i, n = parse_shard(shard)
@@ -136,16 +157,53 @@ def run_cmd(
         teacher=teacher,
         judge=judge,
     )
-    res = run_shard(ctx, opts, i, n, out)
+    if rnd > 1:
+        res = run_round(ctx, opts, i, n, out, previous or [], rnd=rnd, remaining=remaining)
+    elif previous:
+        raise InvalidInputError(
+            "shard directories are read only with --round K > 1",
+            hint="round 1 and the one-shot run (no --round) start from nothing",
+        )
+    else:
+        res = run_shard(ctx, opts, i, n, out, rnd=rnd, remaining=remaining)
     if json_out:
         emit_json(res)
     else:
+        what = f"round {res.round}" + (f"..{res.last_round}" if res.last_round > res.round else "")
         console.print(
-            f"shard {i}/{n} of {res.gate_id}: {len(res.units)} unit(s), {len(res.trials)} "
-            f"trial(s) ({res.ran} run, {res.cached} cached) -> {out}"
+            f"shard {i}/{n} of {res.gate_id}{f' ({what})' if res.round else ''}: "
+            f"{len(res.units)} unit(s), {len(res.trials)} trial(s) ({res.ran} run, "
+            f"{res.cached} cached) -> {out}"
         )
     errors = sum(1 for t in res.trials if t.run_id is None)
     return int(ExitCode.EXTERNAL if errors else ExitCode.OK)
+
+
+@app.command("decide")
+def decide_cmd(
+    dirs: Annotated[list[Path], typer.Argument(help="Every shard directory of rounds 1..K.")],
+    repo: RepoOpt = Path("."),
+    json_out: JsonOpt = False,
+) -> int:
+    """Between rounds: has the gate decided after rounds 1..K, or does round K+1 run?
+    (also ``decided=true|false`` and ``next_round=`` in $GITHUB_OUTPUT)."""
+    from skillci.flows.gate_rounds import decide_round
+    from skillci.forge.actions import set_output
+
+    d = decide_round(RepoContext.open(repo), dirs)
+    set_output("decided", "true" if d.decided else "false")
+    set_output("next_round", str(d.next_round or ""))
+    set_output("rounds", str(d.rounds))
+    if json_out:
+        emit_json(d)
+    elif d.decided:
+        console.print(f"{d.gate_id}: decided after {d.rounds} of {d.repeat} round(s)")
+    else:
+        still = "; ".join(f"{s}: {', '.join(t)}" for s, t in d.open.items())
+        console.print(
+            f"{d.gate_id}: round {d.next_round} of {d.repeat} runs ({still})", markup=False
+        )
+    return 0
 
 
 @app.command("merge")

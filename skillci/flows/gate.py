@@ -558,7 +558,7 @@ class _SuiteRun:
     reused: int
 
 
-def _run_suite(s: str, opts: GateOptions, inputs: GateInputs, runner: TrialSource) -> _SuiteRun:
+def run_suite(s: str, opts: GateOptions, inputs: GateInputs, runner: TrialSource) -> _SuiteRun:
     """Base trials, impact selection, head rounds with the sequential test, references."""
     base, head, agent = inputs.base, inputs.head, inputs.agent
     btasks = {t.id: t for t in base.tasks[s]}
@@ -661,16 +661,16 @@ def decide_gate(
     refs: tuple[str, str] | None = None,
     keep: bool = True,
 ) -> GateReport:
-    """The gate over trials from ``runner``: each suite's trials (:func:`_run_suite`), then
+    """The gate over trials from ``runner``: each suite's trials (:func:`run_suite`), then
     the verdict (:func:`skillci.gate.decision.conclude`). Keeps the report in the trace
     store (``keep``). ``refs`` are the (base, head) names the report shows (default:
     ``opts.base/head``)."""
     base, head = inputs.base, inputs.head
-    runs = [_run_suite(s, opts, inputs, runner) for s in opts.suites]
+    runs = [run_suite(s, opts, inputs, runner) for s in opts.suites]
     stale = stale_base(runs) if opts.rerun == "errors" else []
     if stale:  # the base trials came from another machine or harness: run them again
         opts = dataclasses.replace(opts, rerun="base")
-        runs = [_run_suite(s, opts, inputs, runner) for s in opts.suites]
+        runs = [run_suite(s, opts, inputs, runner) for s in opts.suites]
     evidence, impact_all = _evidence(runs)
     all_base = [r for run in runs for r in run.base]
     all_head = [r for run in runs for r in run.head]

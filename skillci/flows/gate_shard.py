@@ -1,4 +1,4 @@
-"""Sharded gate: ``skillci evals plan | run --shard i/N | merge`` (docs/design/110).
+"""Sharded gate: ``skillci evals plan | run --shard i/N | merge`` (docs/design/110, 417).
 
 The gate's trials split into *units*, one per (suite, task) pair plus one for the
 same-instance task. Everything the gate decides about a unit depends only on that unit's
@@ -7,15 +7,20 @@ sequential test, which looks at all tasks of a suite round by round. So:
 
 - :func:`plan_gate` lists the units in a fixed order; shard ``i`` of ``N`` takes units
   ``i, i+N, i+2N, ...`` (:meth:`GatePlan.units_of`).
-- :func:`run_shard` runs, for each of its units, every base repeat and — when the impact
-  selection says so — *every* head round (a shard cannot see the other shards' trials,
-  so it cannot stop early), and writes its run records plus a :class:`ShardResult`.
+- :func:`run_shard` runs, for each of its units, every base repeat, the reference sides
+  and the same-instance trials, and head rounds: *every* planned round (one-shot, no
+  ``round``: a shard cannot see the other shards' trials, so it cannot stop early), or
+  only round ``round`` (design 417). Round 1 runs the base side and head round 1; round
+  ``K > 1`` reads the earlier rounds' directories, replays the sequential test over them
+  (:func:`open_rounds`) and runs head round ``K`` of the tasks whose suite is still open.
+- :func:`decide_round` is the coordinator between rounds: the same replay says whether
+  every suite decided (no further round) or which round comes next.
 - :func:`merge_shards` imports every shard's records and replays
-  :func:`skillci.flows.gate.decide_gate` with a :class:`_Replay` source that hands out
+  :func:`skillci.flows.gate.decide_gate` with a :class:`Replay` source that hands out
   those records instead of running trials. The replay asks for head rounds one at a time
   and stops where the sequential test stops, so the report is the one an unsharded
-  ``skillci gate`` writes; the head trials of rounds after the stop are counted
-  (``config.sharding.unused_trials``) and otherwise ignored.
+  ``skillci gate`` writes; head trials of rounds after the stop (one-shot shards) are
+  counted (``config.sharding.unused_trials``) and otherwise ignored.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -53,7 +59,8 @@ from skillci.trace.models import RunRecord
 
 _M = TypeVar("_M", bound=BaseModel)
 
-SHARD_SCHEMA_VERSION = 1
+#: 2: ``round`` / ``last_round`` (design 417); a version-1 file reads as one-shot
+SHARD_SCHEMA_VERSION = 2
 SHARD_FILE = "shard.json"
 RECORDS_DIR = "records"
 #: The key a trial is known by across machines (the trial cache key, sandbox excluded:
@@ -162,6 +169,11 @@ class ShardResult(BaseModel):
     shard: int = Field(description="0-based shard index.")
     shards: int = Field(description="Number of shards.")
     units: list[GateUnit] = Field(description="Units this shard ran.")
+    round: int = Field(
+        default=0,
+        description="First head round (1-based) this shard ran; 0: one-shot, every round.",
+    )
+    last_round: int = Field(default=0, description="Last head round this shard ran (0: one-shot).")
     trials: list[ShardTrial] = Field(description="Every trial of those units.")
     ran: int = Field(description="Trials run (not cached).")
     cached: int = Field(description="Trials served from the trial cache.")
@@ -270,8 +282,15 @@ def _same_instance_task(ctx: RepoContext, inputs: GateInputs, task_id: str) -> T
 
 
 def _run_unit(
-    ctx: RepoContext, opts: GateOptions, inputs: GateInputs, runner: _Runner, unit: GateUnit
+    ctx: RepoContext,
+    opts: GateOptions,
+    inputs: GateInputs,
+    runner: _Runner,
+    unit: GateUnit,
+    last: int,
 ) -> None:
+    """Round 1 of ``unit`` (base repeats, the reference sides, the same-instance trials)
+    and its head rounds 1..``last``."""
     base, head, agent = inputs.base, inputs.head, inputs.agent
     if unit.suite is None:  # the same-instance check: base and head, all repeats
         task = _same_instance_task(ctx, inputs, unit.task_id)
@@ -294,13 +313,35 @@ def _run_unit(
         inputs.changed, loaded, tasks=sorted(htasks), sections_changed=inputs.sections
     )
     rerun = rerun_on_head(opts.impact, sel, btasks, htasks)
-    if rerun:  # every round: the sequential stop is decided at merge time
-        runner.run(agent, rerun, head.rendered, head.pkg.content_hash, repeats=opts.repeat, suite=s)
+    if rerun:  # rounds 1..last: where the sequential test stops is decided by the replay
+        runner.run(agent, rerun, head.rendered, head.pkg.content_hash, repeats=last, suite=s)
     if opts.teacher:  # the reference sides of this task, exactly as decide_gate asks for them
         tasks = list(htasks.values())
         teacher = builtin_agent(opts.teacher, role="teacher")
         runner.run(teacher, tasks, None, None, repeats=opts.repeat, suite=s)
         runner.run(agent, tasks, None, None, repeats=opts.repeat, suite=s)
+
+
+def round_range(opts: GateOptions, rnd: int, remaining: bool) -> tuple[int, int]:
+    """The head rounds (first, last; 1-based) ``--round rnd [--remaining]`` runs; round 0
+    is the one-shot shard: every round."""
+    if rnd == 0:
+        return 1, opts.repeat
+    if not 1 <= rnd <= opts.repeat:
+        raise InvalidInputError(
+            f"--round {rnd} is not a round of this gate (1..{opts.repeat}, --repeat)",
+            hint="rounds count from 1; omit --round to run every round",
+        )
+    return rnd, opts.repeat if remaining else rnd
+
+
+def shard_runner(
+    ctx: RepoContext, opts: GateOptions, inputs: GateInputs, progress: Progress | None
+) -> _Runner:
+    """A trial runner that logs every trial asked for (what :func:`write_shard` writes)."""
+    runner = _Runner(ctx, opts.parallel, progress, judge=inputs.judge)
+    runner.log = []
+    return runner
 
 
 def run_shard(
@@ -310,21 +351,47 @@ def run_shard(
     shards: int,
     out: Path,
     progress: Progress | None = None,
+    *,
+    rnd: int = 0,
+    remaining: bool = False,
 ) -> ShardResult:
-    """Run shard ``shard`` of ``shards`` and write ``out/shard.json`` + ``out/records/``."""
+    """Run shard ``shard`` of ``shards`` and write ``out/shard.json`` + ``out/records/``:
+    every round (``rnd`` 0), or round 1 (and with ``remaining`` every later one). Later
+    rounds alone: :func:`skillci.flows.gate_rounds.run_round`."""
     t0 = time.monotonic()
+    first, last = round_range(opts, rnd, remaining)
+    if first != 1:
+        raise InvalidInputError(
+            f"round {first} needs the earlier rounds' shards",
+            hint="skillci evals run --round K ... eval-r1-* (the directories of rounds < K)",
+        )
     inputs = load_inputs(ctx, opts)
     plan = _plan(opts, inputs)
     n = effective_shards(plan, shards)
     units = plan.units_of(shard, n) if shard < n else []
-    runner = _Runner(ctx, opts.parallel, progress, judge=inputs.judge)
-    runner.log = []
+    runner = shard_runner(ctx, opts, inputs, progress)
     for unit in units:
-        _run_unit(ctx, opts, inputs, runner, unit)
+        _run_unit(ctx, opts, inputs, runner, unit, last)
+    rounds = (first, last) if rnd else (0, 0)
+    return write_shard(ctx, plan, inputs, runner, (shard, n), units, rounds, out, t0)
+
+
+def write_shard(
+    ctx: RepoContext,
+    plan: GatePlan,
+    inputs: GateInputs,
+    runner: _Runner,
+    where: tuple[int, int],
+    units: list[GateUnit],
+    rounds: tuple[int, int],
+    out: Path,
+    t0: float,
+) -> ShardResult:
+    """``out/shard.json`` and ``out/records/`` of the trials ``runner`` logged."""
     head_hash = inputs.head.pkg.content_hash
     trials: dict[str, ShardTrial] = {}
     (out / RECORDS_DIR).mkdir(parents=True, exist_ok=True)
-    for spec, o in runner.log:
+    for spec, o in runner.log or []:
         key = trial_key(spec)
         if key in trials:
             continue
@@ -353,9 +420,11 @@ def run_shard(
         plan_id=plan.plan_id,
         gate_id=plan.gate_id,
         spec=plan.spec,
-        shard=shard,
-        shards=n,
+        shard=where[0],
+        shards=where[1],
         units=units,
+        round=rounds[0],
+        last_round=rounds[1],
         trials=list(trials.values()),
         ran=runner.ran,
         cached=runner.cached,
@@ -369,15 +438,33 @@ def run_shard(
 # ---------------------------------------------------------------------------- merge
 
 
-class _Replay:
-    """A :class:`~skillci.flows.gate.TrialSource` serving the shards' records."""
+class NextRound(Exception):
+    """A partial replay was asked for head round ``index`` (0-based) of ``tasks`` of
+    ``suite``, which no shard ran yet: the suite's sequential test is still open."""
+
+    def __init__(self, suite: str, tasks: list[Task], index: int) -> None:
+        super().__init__(f"{suite}: round {index + 1}")
+        self.suite = suite
+        self.tasks = tasks
+        self.index = index
+
+
+class Replay:
+    """A :class:`~skillci.flows.gate.TrialSource` serving the shards' records. With
+    ``partial`` (head rounds received, head package hash) a request for a later head round
+    raises :class:`NextRound` instead of "no shard ran" (design 417)."""
 
     def __init__(
-        self, ctx: RepoContext, trials: dict[str, ShardTrial], judge: JudgeSpec | None = None
+        self,
+        ctx: RepoContext,
+        trials: dict[str, ShardTrial],
+        judge: JudgeSpec | None = None,
+        partial: tuple[int, str] | None = None,
     ) -> None:
         self.ctx = ctx
         self.judge = judge
         self.trials = trials
+        self.partial = partial
         self.used: set[str] = set()
         self.owner: dict[str, str] = {}  # run id -> the trial key it was given for
         self.ran = 0
@@ -397,6 +484,9 @@ class _Replay:
         fresh: bool = False,
     ) -> list[RunRecord]:
         # ``fresh`` is the running shards' business: a replay reads what they recorded
+        p = self.partial  # a head round not received yet: the caller's suite is open
+        if p and suite and rendered is not None and pkg_hash == p[1] and first_repeat >= p[0]:
+            raise NextRound(suite, tasks, first_repeat)
         specs = trial_specs(
             self.ctx.state_dir,
             agent,
@@ -506,15 +596,73 @@ def _known(ctx: RepoContext, run_id: str) -> bool:
         return False
 
 
-def merge_shards(
+@dataclass
+class Received:
+    """The shards of one gate, checked against this checkout's plan, records imported."""
+
+    opts: GateOptions
+    inputs: GateInputs
+    plan: GatePlan
+    results: list[ShardResult]
+    trials: dict[str, ShardTrial]
+    #: head rounds every shard ran (the plan's ``repeat`` for one-shot shards)
+    rounds: int
+    #: round dispatches received (0: one-shot shards)
+    dispatches: int
+
+
+def _complete(results: list[ShardResult], label: str) -> None:
+    """Every shard ``0..N-1`` of one dispatch, once."""
+    first = results[0]
+    seen = sorted(r.shard for r in results)
+    expected = list(range(first.shards))
+    if seen != expected or any(r.shards != first.shards for r in results):
+        missing = sorted(set(expected) - set(seen))
+        dup = sorted({s for s in seen if seen.count(s) > 1})
+        raise InvalidInputError(
+            f"shards of {first.plan_id}{label}: "
+            + (f"missing {', '.join(f'{i}/{first.shards}' for i in missing)}" if missing else "")
+            + (f"duplicated {', '.join(map(str, dup))}" if dup else "")
+            + ("" if missing or dup else "shard counts differ"),
+            hint="download every eval-* artifact of the run",
+        )
+
+
+def _rounds_of(results: list[ShardResult]) -> tuple[int, int]:
+    """(head rounds received, dispatches) of the shards of one plan: one-shot shards are
+    complete; round shards must be rounds 1..K, each dispatch complete."""
+    groups: dict[tuple[int, int], list[ShardResult]] = {}
+    for r in results:
+        groups.setdefault((r.round, r.last_round), []).append(r)
+    if (0, 0) in groups:
+        if len(groups) > 1:
+            raise InvalidInputError(
+                f"shards of {results[0].plan_id} mix one-shot and round shards",
+                hint="merge the shards of one gate run only",
+            )
+        _complete(groups[(0, 0)], "")
+        return results[0].spec.repeat, 0
+    expect = 1
+    for first, last in sorted(groups):
+        if first != expect or last < first:
+            raise InvalidInputError(
+                f"shards of {results[0].plan_id}: round {expect} is missing "
+                f"(found round(s) {', '.join(str(f) for f, _ in sorted(groups))})",
+                hint="download every eval-r<k>-* artifact of the run",
+            )
+        _complete(groups[(first, last)], f" round {first}")
+        expect = last + 1
+    return expect - 1, len(groups)
+
+
+def receive_shards(
     ctx: RepoContext, dirs: list[Path], *, opts: GateOptions | None = None
-) -> GateReport:
-    """One GateReport from every shard's directory; equal to the unsharded gate's report
-    (see :func:`comparable`)."""
-    t0 = time.monotonic()
+) -> Received:
+    """Read the shard directories ``dirs`` (untrusted data), check that they are one plan's
+    complete dispatches and that this checkout plans the same, import their records."""
     if not dirs:
         raise InvalidInputError("no shard directories given", hint="e.g. evals merge eval-*")
-    pairs = sorted(((d, read_shard(d)) for d in dirs), key=lambda p: p[1].shard)
+    pairs = sorted(((d, read_shard(d)) for d in dirs), key=lambda p: (p[1].round, p[1].shard))
     results = [r for _, r in pairs]
     first = results[0]
     for r in results:
@@ -524,17 +672,7 @@ def merge_shards(
                 f"{first.shard}/{first.shards} to {first.plan_id}",
                 hint="merge the shards of one gate run only",
             )
-    seen = [r.shard for r in results]
-    expected = list(range(first.shards))
-    if seen != expected:
-        missing = sorted(set(expected) - set(seen))
-        dup = sorted({s for s in seen if seen.count(s) > 1})
-        raise InvalidInputError(
-            f"shards of {first.plan_id}: "
-            + (f"missing {', '.join(f'{i}/{first.shards}' for i in missing)}" if missing else "")
-            + (f"duplicated {', '.join(map(str, dup))}" if dup else ""),
-            hint="download every eval-<i> artifact of the run",
-        )
+    rounds, dispatches = _rounds_of(results)
     opts = opts or first.spec.options()
     inputs = load_inputs(ctx, opts)
     plan = _plan(opts, inputs)
@@ -548,18 +686,37 @@ def merge_shards(
         _import_records(ctx, d, {t.run_id for t in r.trials if t.run_id})
         for t in r.trials:
             trials.setdefault(t.key, t)
-    replay = _Replay(ctx, trials, judge=inputs.judge)
+    return Received(opts, inputs, plan, results, trials, rounds, dispatches)
+
+
+def merge_shards(
+    ctx: RepoContext, dirs: list[Path], *, opts: GateOptions | None = None
+) -> GateReport:
+    """One GateReport from every shard's directory (one-shot shards, or every round's);
+    equal to the unsharded gate's report (see :func:`comparable`)."""
+    t0 = time.monotonic()
+    got = receive_shards(ctx, dirs, opts=opts)
+    results = got.results
+    replay = Replay(ctx, got.trials, judge=got.inputs.judge)
     replay.ran = sum(r.ran for r in results)
     replay.cached = sum(r.cached for r in results)
     replay.model_calls = sum(r.model_calls for r in results)
+    first = results[0]
     report = decide_gate(
-        ctx, opts, inputs, replay, t0=t0, refs=(first.spec.base, first.spec.head), keep=False
+        ctx,
+        got.opts,
+        got.inputs,
+        replay,
+        t0=t0,
+        refs=(first.spec.base, first.spec.head),
+        keep=False,
     )
     report.config["sharding"] = {
-        "plan_id": plan.plan_id,
+        "plan_id": got.plan.plan_id,
         "shards": first.shards,
-        "trials": len(trials),
-        "unused_trials": len(set(trials) - replay.used),
+        "rounds": got.dispatches,
+        "trials": len(got.trials),
+        "unused_trials": len(set(got.trials) - replay.used),
         "shard_wall_time_sec": [r.wall_time_sec for r in results],
     }
     keep_report(ctx, report)

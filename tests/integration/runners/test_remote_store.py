@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from skillci.flows.gate import GateOptions, _run_suite, error_lines, trial_specs
+from skillci.flows.gate import GateOptions, error_lines, run_suite, trial_specs
 from skillci.runners.base import sandbox_kind
 from skillci.runners.remote import RemoteLimits, RemoteTrials
 from skillci.runners.trialdir import read_complete, trial_dir
@@ -33,7 +33,7 @@ def _gate(
     env = FakeRemote(lift=0.6, head_hash=inputs.head.pkg.content_hash, seed=seed,
                      always_error=errors)  # fmt: skip
     src = RemoteTrials(env, state, limits, rounds=opts.repeat)
-    run = _run_suite("bench", opts, inputs, src)
+    run = run_suite("bench", opts, inputs, src)
     src.close()
     return env, src, [r.run_id for r in run.base + run.head]
 
@@ -114,7 +114,7 @@ def test_the_dollar_budget_stops_submission_and_the_gate_shows_it(tmp_path: Path
     inputs = gate_inputs(tmp_path, 10)
     env = FakeRemote(usd=0.10, head_hash=inputs.head.pkg.content_hash, seed=2)
     src = RemoteTrials(env, tmp_path, RemoteLimits(concurrency=2, max_dollars=0.45), rounds=1)
-    run = _run_suite("bench", _opts(1), inputs, src)
+    run = run_suite("bench", _opts(1), inputs, src)
     src.close()
     n = len(env.submitted)
     # the 5th returned dollar-tenth reaches 0.45; one more may have been in flight (let finish)

@@ -425,8 +425,11 @@ class WorkflowRun:
         needs = _list(spec.get("needs"))
         ctx = self._ctx(needs, matrix, job)
         failed_needs = any(self.jobs[n].result == "failure" for n in needs)
+        # as on GitHub: a job whose need failed or was skipped is skipped, unless its `if`
+        # calls a status function (always(), !cancelled(), ...)
+        skipped_needs = any(self.jobs[n].result == "skipped" for n in needs)
         status = {
-            "success": not failed_needs,
+            "success": not failed_needs and not skipped_needs,
             "always": True,
             "cancelled": False,
             "failure": failed_needs,

@@ -32,7 +32,14 @@ from tests.fakes.github_api import FakeGitHub
 from tests.integration.github.conftest import make_forge
 from tests.integration.workflows.actions_runner import Machine, WorkflowRun
 from tests.integration.workflows.conftest import WORKFLOWS
-from tests.integration.workflows.test_workflows import STICKY, gate_pr, ok, pr_event, report
+from tests.integration.workflows.test_workflows import (
+    STICKY,
+    gate_pr,
+    ok,
+    pr_event,
+    report,
+    run_rounds,
+)
 
 #: What the PR's own workflow does after the real merge: rewrite the report to "accept".
 FORGE_REPORT = (
@@ -115,8 +122,7 @@ def test_forged_workflow_report_sets_no_success(
     # the PR's run: the real gate rejects, then the forged step rewrites the report
     run = WorkflowRun(m, wf_file, "pull_request", pr_event(fake, n, "opened"))
     ok(run.run_job("plan"))
-    for job in run.run_all("shard"):
-        ok(job)
+    run_rounds(run)
     merge = run.run_job("merge")
     assert merge.step("Merge").rc == 1  # rejected
     assert merge.step("Forge").outcome == "success"

@@ -23,7 +23,7 @@ from tests.fakes.github_api import FakeGitHub
 from tests.fakes.openapi import Contract
 from tests.integration.github.conftest import contract, make_forge  # noqa: F401 - fixture
 from tests.integration.workflows.actions_runner import Machine, WorkflowRun
-from tests.integration.workflows.test_workflows import STICKY, bare_git, ok, pr_event
+from tests.integration.workflows.test_workflows import STICKY, bare_git, ok, pr_event, run_rounds
 
 SHA = "1111111111111111111111111111111111111111"
 SKILL = "systematic-debugging"
@@ -130,8 +130,7 @@ def test_user_repo_pr_report_release_through_the_callers_init_wrote(
     pr_run = WorkflowRun(m, flows / "skill-pr.yml", "pull_request", pr_event(fake, n, "opened"))
     plan = ok(pr_run.run_job("plan"))
     assert plan.outputs["skill"] == f"skills/{SKILL}"
-    for job in pr_run.run_all("shard"):
-        ok(job)
+    run_rounds(pr_run)
     ok(pr_run.run_job("merge"))
     out = pr_run.call_outputs("gate")
     assert out["verdict"] == "accept"

@@ -79,10 +79,25 @@ def gate_pr(m: Machine, fake: FakeGitHub, number: int) -> WorkflowRun:
         m, WORKFLOWS / "skill-pr.yml", "pull_request", pr_event(fake, number, "opened")
     )
     ok(run.run_job("plan"))
-    for job in run.run_all("shard"):
-        ok(job)
+    run_rounds(run)
     run.run_job("merge")  # exit 1 on a rejected gate: the report is uploaded all the same
     return run
+
+
+#: skillci-gate.yml's jobs between plan and merge, in order (docs/design/417)
+ROUND_JOBS = ("round-1", "decide-1", "round-2", "decide-2", "round-3")
+
+
+def run_rounds(run: WorkflowRun) -> list[str]:
+    """The gate's rounds and the decisions between them, as GitHub orders them; the round
+    jobs that ran (a round after a decision is skipped)."""
+    ran = []
+    for name in ROUND_JOBS:
+        for job in run.run_all(name):
+            if job.result != "skipped":
+                ok(job)
+                ran.append(name)
+    return sorted(set(ran), key=ROUND_JOBS.index)
 
 
 def report(m: Machine, fake: FakeGitHub, pr_run: WorkflowRun, number: int) -> JobResult:
@@ -132,12 +147,10 @@ def test_propose_review_release_through_the_workflows(github: tuple[FakeGitHub, 
     assert plan.outputs["skill"] == "skills/repo-debugger"  # the skill folder
     merge = ok(pr_run.jobs["merge"])
     art = WorkflowRun.artifacts_of(m, pr_run.run_id)
-    assert sorted(p.name for p in art.iterdir()) == [
-        "eval-0",
-        "eval-1",
-        "eval-2",
-        "skillci-gate-report",
-    ]
+    names = {p.name for p in art.iterdir()}
+    assert {"eval-r1-0", "eval-r1-1", "eval-r1-2", "skillci-gate-report"} <= names
+    rounds = {n.split("-")[1] for n in names - {"skillci-gate-report"}}
+    assert names - {"skillci-gate-report"} == {f"eval-{r}-{i}" for r in rounds for i in range(3)}
     gate = GateReport.model_validate_json((art / "skillci-gate-report" / "report.json").read_text())
     assert gate.verdict == "accept" and gate.head_sha == pr.head_sha
     assert (art / "skillci-gate-report" / "html" / "index.html").is_file()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from skillci.flows.gate import GateOptions, _run_suite
+from skillci.flows.gate import GateOptions, run_suite
 from skillci.runners.remote import RemoteLimits, RemoteTrials
 from skillci.trace.models import EvalState
 from tests.fakes.remote_env import FakeRemote, gate_inputs
@@ -24,7 +24,7 @@ def test_early_stop_cancels_the_round_in_flight(tmp_path: Path) -> None:
     # machine): the look-ahead round is still in flight when the test decides
     env = FakeRemote(latency=0.5, lift=0.6, head_hash=inputs.head.pkg.content_hash, seed=3)
     src = RemoteTrials(env, tmp_path, RemoteLimits(concurrency=200, lookahead=1), rounds=5)
-    run = _run_suite("bench", _opts(5), inputs, src)
+    run = run_suite("bench", _opts(5), inputs, src)
     rounds = sorted({r.repeat_index for r in run.head})
     assert run.result.evidence is not None and run.result.evidence.decision is not None
     assert run.result.evidence.decision.outcome == "accept"
