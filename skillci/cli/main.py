@@ -84,7 +84,8 @@ COMMANDS: tuple[Entry, ...] = (
     Entry(
         "evals",
         "skillci.cli.evals",
-        "The release gate sharded over CI jobs: plan the matrix, run a shard, merge.",
+        "The release gate sharded over CI jobs: plan the matrix, run a shard (or a round of it), "
+        "decide between rounds, merge.",
         group=True,
     ),
     Entry(
