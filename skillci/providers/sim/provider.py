@@ -18,7 +18,7 @@ from skillci.providers.sim.guard import guard_answer
 from skillci.providers.sim.judge import judge_answer
 from skillci.providers.sim.policy import next_action
 from skillci.providers.sim.transcript import read_transcript
-from skillci.providers.sim.trigger import answer
+from skillci.providers.sim.trigger import answer, unread_script
 from skillci.skill.catalogue import parse_catalogue
 from skillci.skill.tokens import count_tokens
 
@@ -116,7 +116,8 @@ def respond(
 
 def trigger_answer(messages: list[dict[str, Any]]) -> str | None:
     """The trigger decision when the request is one (a catalogue system prompt, then the
-    user's request), else None (see :mod:`.trigger`)."""
+    user's request), else None (see :mod:`.trigger`). :class:`OutOfDomain` when the request
+    is in a script the simulator does not read."""
     system = next((m for m in messages if m.get("role") == "system"), None)
     content = system.get("content") if system else None
     entries = parse_catalogue(content) if isinstance(content, str) else None
@@ -124,6 +125,13 @@ def trigger_answer(messages: list[dict[str, Any]]) -> str | None:
         return None
     users = [m.get("content") for m in messages if m.get("role") == "user"]
     query = users[-1] if users and isinstance(users[-1], str) else ""
+    script = unread_script(query)
+    if script is not None:
+        raise OutOfDomain(
+            f"the simulator cannot read {script} text (it matches Latin words and Chinese, "
+            "Japanese or Korean characters only); use a real route for queries in that "
+            "language — docs/simulator.md"
+        )
     return answer(query, entries)
 
 

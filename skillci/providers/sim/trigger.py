@@ -15,6 +15,9 @@ words only:
    each distinct stem counted once.
 4. The skill with the highest score is loaded when that score is at least
    :data:`MIN_SCORE`; on a tie the first in catalogue order (sorted by name) wins. Else none.
+5. A query most of whose letters are in a script it does not read (Cyrillic, Arabic, Greek,
+   Hebrew, Devanagari, Thai, ...: anything but Latin and CJK) gets no answer: the simulator
+   says so (:func:`unread_script`; a model error, not a "none" decision).
 
 It never looks at the seed: k runs of one query give k equal answers (real models vary).
 """
@@ -22,6 +25,8 @@ It never looks at the seed: k runs of one query give k equal answers (real model
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections import Counter
 
 from skillci.skill.catalogue import NONE_ANSWER, CatalogueEntry
 
@@ -67,6 +72,25 @@ def cjk_bigrams(text: str) -> set[str]:
     return out
 
 
+def unread_script(text: str) -> str | None:
+    """The script (``Cyrillic``, ``Arabic``, ...) of most of ``text``'s letters when it is
+    one the simulator does not read — anything but Latin and Chinese, Japanese or Korean —
+    else None. Its "none" for such a query would be a guess, not a decision."""
+    other: Counter[str] = Counter()
+    letters = 0
+    for ch in text:
+        if not ch.isalpha():
+            continue
+        letters += 1
+        name = unicodedata.name(ch, "")
+        if ch.isascii() or name.startswith("LATIN") or _CJK.match(ch):
+            continue
+        other[name.split(" ")[0] or "UNKNOWN"] += 1
+    if not letters or 2 * sum(other.values()) <= letters:
+        return None
+    return other.most_common(1)[0][0].title()
+
+
 def skill_stems(entry: CatalogueEntry) -> tuple[set[str], set[str]]:
     """(positive, excluded) stems of one catalogue entry."""
     desc = entry.description.replace("’", "'")
@@ -98,4 +122,14 @@ def answer(query: str, entries: list[CatalogueEntry]) -> str:
     return choose(query, entries) or NONE_ANSWER
 
 
-__all__ = ["MIN_SCORE", "STOP", "answer", "choose", "score", "skill_stems", "stem", "stems"]
+__all__ = [
+    "MIN_SCORE",
+    "STOP",
+    "answer",
+    "choose",
+    "score",
+    "skill_stems",
+    "stem",
+    "stems",
+    "unread_script",
+]

@@ -113,6 +113,23 @@ def test_a_broken_description_loses_recall(repo: Path, capsys: pytest.CaptureFix
     assert res["metrics"]["confusion"] == {"none": 4}
 
 
+def test_a_query_the_simulator_cannot_read_is_exit_4_not_a_miss(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """sim/student reads Latin and CJK only: a Russian query is a model error naming the
+    script (exit 4, nothing recorded for it), never a "none" decision counted as a miss."""
+    suite = repo / "skills/repo-debugger/skillci/evals/triggers.yaml"
+    suite.write_text(
+        SUITE + "- {id: fix-ru, query: Почини падающий тест в репозитории, should_trigger: true}\n"
+    )
+    argv = ["eval", "triggers", "--skill", str(repo / "skills/repo-debugger"), "--root", str(repo)]
+    assert main([*argv, "--home", str(repo / ".skillci"), "--json"]) == 4
+    err = " ".join(capsys.readouterr().err.split())
+    assert "cannot read Cyrillic text" in err and "use a real route" in err, err
+    recs = TraceStore(repo / ".skillci").records(suite="triggers")
+    assert not [r for r in recs if r.task_id == "trigger/fix-ru"]
+
+
 def test_dry_run_and_missing_suite(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["eval", "triggers", "--skill", str(repo / "skills/repo-debugger"), "--root", str(repo)]
     assert main([*argv, "--home", str(repo / ".skillci"), "--dry-run"]) == 0

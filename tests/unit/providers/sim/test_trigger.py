@@ -55,3 +55,21 @@ def test_cjk_text_is_read_as_character_pairs() -> None:
     assert choose("帮我调试这个失败的测试", [PDF, zh, ja]) == "zh-debug"
     assert choose("このコードをレビューして", [PDF, zh, ja]) == "ja-review"
     assert choose("今天天气怎么样", [PDF, zh, ja]) is None
+
+
+def test_a_query_in_a_script_it_does_not_read_is_refused_not_answered_none() -> None:
+    import pytest
+
+    from skillci.providers.sim.provider import OutOfDomain
+    from skillci.providers.sim.trigger import unread_script
+
+    assert unread_script("Почини падающий тест в этом репозитории") == "Cyrillic"
+    assert unread_script("أصلح الاختبار الفاشل") == "Arabic"
+    assert unread_script("Fix the failing test: Ωmega") is None  # mostly Latin
+    assert unread_script("帮我调试这个失败的测试") is None  # CJK is read (as pairs)
+    assert unread_script("Corrige le test qui échoue") is None  # accented Latin is Latin
+    assert unread_script("123 !?") is None  # no letters: nothing to read
+    prompt = render_catalogue([PDF, DEBUG], "folder")
+    msgs = [{"role": "system", "content": prompt}, {"role": "user", "content": "Объедини PDF"}]
+    with pytest.raises(OutOfDomain, match="cannot read Cyrillic text"):
+        respond("sim/student", msgs, {})
