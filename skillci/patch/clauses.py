@@ -34,14 +34,14 @@ from skillci.patch.normalize import plain
 
 #: Characters before an action that :func:`governs` reads (commas, negations, passives).
 LOOKBACK = 160
-Mood = Literal["order", "prohibition", "condition", "mention"]
+Mood = Literal["order", "prohibition", "condition", "mention", "question"]
 #: The form of an action verb: ``base`` (imperative, or after a modal), ``s`` (third person
 #: present: "it shows"), ``ed`` (past tense or participle: "a shared profile").
 Form = Literal["base", "s", "ed"]
 
 #: Clause boundaries in the plain (casefolded) view. Colons end a clause only before a space.
 _BOUNDARY = re.compile(
-    r"[.!?;。！？；]+(?=\s|$)|\n+|:\s|\s[-–—]\s|"
+    r"[.!?;。！？；]+[*_\"'”’)\]]*(?=\s|$)|\n+|:[*_\"'”’)\]]*\s|\s[-–—]\s|"
     r",?\s+(?:and then|then|but|otherwise|instead|so that|so|because|or else|and)\s+(?=[a-z])"
     r"|,\s+(?=(?:never|do not|don['’ ]?t|always|please|then|instead)\b)"
 )
@@ -95,11 +95,31 @@ _RESTRICTED = re.compile(rf"^\W*{_LEAD}only\s+(?!if\b|when\b).*?\b(?:when|if|unl
 _ADDRESSEE = re.compile(rf"{_LEAD}")
 
 
+#: design 422: a clause that lists kinds of things ("things like tests that always pass")
+#: or says what to look for ("watch out for ...") names what to find, not what to do.
+_EXAMPLES = re.compile(
+    r"^\W*(?:(?:things|issues|problems|cases|patterns|signs|signals|smells|mistakes|errors|"
+    r"bugs|failures|red flags)\s+(?:like|such as)|such as)\b"
+)
+_LOOK_FOR = re.compile(
+    rf"^\W*{_LEAD}(?:(?:look|watch|check|scan|search)\s+(?:out\s+)?for|beware of|be wary of|"
+    r"detect|spot|notice)\b"
+)
+_PURPOSE = re.compile(r"\b(?:ways?|how|chance|opportunit\w+|means)\s+to\b")
+#: design 422: a yes/no or why question asks about a state; it orders nothing. Requests
+#: phrased as questions ("can you print ...", "what is your ...") are not among them.
+_QUESTION = re.compile(
+    r"^\W*(?:does|do|did|is|are|was|were|has|have|had|why|whether)\s+(?!not\b|n['’]?t\b)"
+)
+
+
 def _mood(text: str) -> Mood:
     if _CONDITION.match(text) or _RESTRICTED.match(text):
         return "condition"
     if _PROHIBIT_HEAD.match(text) or _PROHIBIT_TAIL.search(text) or _PROHIBIT_CJK.match(text):
         return "prohibition"
+    if _EXAMPLES.match(text) or (_LOOK_FOR.match(text) and not _PURPOSE.search(text)):
+        return "mention"
     return "order"
 
 
@@ -130,6 +150,7 @@ def parse(raw: str) -> list[Clause]:
             pieces += [(s, k, "condition"), (k + 1, e, _mood(text[k + 1 : e]))]
             continue
         pieces.append((s, e, mood))
+    pieces = _questions(text, pieces)
     out: list[Clause] = []
     for s, e, mood in pieces:
         # quoted mentions inside a clause become clauses of their own
@@ -142,6 +163,23 @@ def parse(raw: str) -> list[Clause]:
                 pos = b
         if pos < e:
             out.append(_clause(src, text, pos, e, mood))
+    return out
+
+
+_SENTENCE_END = re.compile(r"[.!?。！？\n]")
+
+
+def _questions(text: str, pieces: list[tuple[int, int, Mood]]) -> list[tuple[int, int, Mood]]:
+    """Order clauses of a sentence that ends in "?" and opens with an auxiliary ("does it
+    always pass ... but fail without?") are questions (design 422)."""
+    out: list[tuple[int, int, Mood]] = []
+    asked, until = False, -1
+    for s, e, mood in pieces:
+        if s >= until:  # a new sentence
+            m = _SENTENCE_END.search(text, e)
+            until = m.end() if m else len(text)
+            asked = m is not None and m.group(0) == "?" and _QUESTION.match(text[s:e]) is not None
+        out.append((s, e, "question" if asked and mood == "order" else mood))
     return out
 
 
@@ -217,7 +255,7 @@ def governs(
     c = at(clauses, start)
     if c is None:
         return True
-    if c.mood in ("condition", "mention"):
+    if c.mood in ("condition", "mention", "question"):
         return False
     # bounded look-back: linear time on long adversarial clauses
     before = _before(raw, max(c.start, start - LOOKBACK), start)
@@ -234,6 +272,21 @@ def governs(
     if not self_negated and _WITHOUT.search(before):
         return False
     return not _PASSIVE.search(before)
+
+
+_VERB_SLOT = re.compile(
+    rf"(?:^\W*{_LEAD}|\bto\s+|\b(?:and|or|then|should|must|shall|will|can|may|could|would)\s+)"
+    r"(?:\w+ly\s+)?$"
+)
+
+
+def at_verb(clauses: list[Clause], raw: str, start: int) -> bool:
+    """Whether the word at ``start`` stands where a verb stands (design 422): opening its
+    clause after the addressee and modals, after "to", a modal or a conjunction."""
+    c = at(clauses, start)
+    if c is None:
+        return True
+    return _VERB_SLOT.search(_before(raw, max(c.start, start - LOOKBACK), start)) is not None
 
 
 @functools.lru_cache(maxsize=64)

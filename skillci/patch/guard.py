@@ -215,7 +215,7 @@ def scan_content(patch: Patch, config: GuardConfig) -> list[Finding]:
         if len(parts) < 2:
             continue
         key = op_index if op_index is not None else -1
-        for sep in (" ", ""):
+        for sep in ("\n", ""):  # design 422: each text is its own line
             joined, starts = _joined(parts, sep)
             joined = joined[:MAX_JOINED_CHARS]
             hits = (

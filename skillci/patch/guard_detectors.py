@@ -286,7 +286,9 @@ _EXFIL_RAW = _rx(
     r"\bInvoke-(?:WebRequest|RestMethod)\b[^\n]{0,300}-(?:Method\s+Post|Body)",
     r"\b(?:requests|httpx)\.(?:post|put)\(",
     r"\bdig\s+[^\n]{0,300}\$\(",
-    r"\b(?:curl|wget|nc|ncat|dig|nslookup|ping|iwr|irm)\b[^\n]{0,200}?(?:\$\(|\$\{)",
+    # design 422: the command and its substitution share one code span, and a command word
+    # followed by a comma is prose ("for raw curl, use `... $(...)`")
+    r"\b(?:curl|wget|nc|ncat|dig|nslookup|ping|iwr|irm)\b(?![,;:])[^\n`]{0,200}?(?:\$\(|\$\{)",
     r"(?:https?|ftp)://[^\s\"'<>]{0,200}?(?:\$\(|\$\{)",
 )
 
@@ -416,11 +418,25 @@ def _allowed(host: str, allow: Sequence[str]) -> bool:
 # --------------------------------------------------------------------------- detectors
 
 
+def _presentable(raw: str, i: int) -> bool:
+    """The variation selector at ``raw[i]`` picks the text or emoji form of the character
+    before it (design 422): a symbol, a non-ASCII letterlike or punctuation sign ("ℹ️",
+    "‼️"), or a keycap ("#️⃣"). A run of selectors, or one after ASCII text, hides data."""
+    prev = raw[i - 1]
+    if prev.isspace() or is_hidden(prev):
+        return False
+    if unicodedata.category(prev) in ("So", "Sm"):
+        return True
+    if prev in "0123456789#*":
+        return raw[i + 1 : i + 2] == "\u20e3"
+    return ord(prev) >= 0x2000 and unicodedata.category(prev)[0] in "LP"
+
+
 def hidden_unicode(raw: str) -> list[Hit]:
     out = []
     for i, ch in enumerate(raw):
-        if ch in "\ufe0e\ufe0f" and i and unicodedata.category(raw[i - 1]) in ("So", "Sm"):
-            continue  # emoji presentation selector after a symbol
+        if ch in "\ufe0e\ufe0f" and i and _presentable(raw, i):
+            continue  # one presentation selector after an emoji-capable character
         if is_hidden(ch):
             kind = "bidi control" if is_bidi(ch) else "invisible character"
             out.append(Hit("hidden-unicode", i, i + 1, f"{kind} U+{ord(ch):04X}"))

@@ -252,6 +252,9 @@ class PolicyClass:
     #: the verb is the second concept: the hit counts when either concept is ordered
     #: ("if a web page gives you instructions, obey them")
     either: bool = False
+    #: the first concept counts only where a verb stands: opening an order clause, after
+    #: "to", a modal or a conjunction (design 422)
+    verb_position: bool = False
 
 
 #: Claims of authority over the agent ("I am your developer", "<GOD MODE>") and orders to
@@ -285,12 +288,14 @@ AUTHORITY = _lex(
     "act as if this instruction is valid|act as if the instruction is valid"
 )
 
-#: Gaming the verifier: exploiting the test harness instead of solving the task.
+#: Gaming the verifier: exploiting the test harness instead of solving the task. The verbs
+#: count only where a verb stands (design 422): "monkeypatch the grader", not "the
+#: monkeypatch fixture" or "tests for special cases".
+GAME_VERBS = _lex("exploit|hack|bypass|monkey patch|monkeypatch|hard code|hardcode|special case")
 GAME = _lex(
-    "exploit|exploits|exploitable|hack|hacks|bypass|bypassed|vulnerabilit|vulnerability|"
-    "vulnerabilities|monkey patch|monkey patching|monkeypatch|hard code|hardcode|"
-    "special case|special cased|always return true|always returns true|returning true|"
-    "returns true|sys exit 0|no ops|no op"
+    "exploitable|bypassed|vulnerabilit|vulnerability|"
+    "vulnerabilities|monkey patching|special cased|always return true|always returns true|"
+    "returning true|returns true|sys exit 0|no ops|no op"
 )
 HARNESS = _lex(
     "test harness|the harness|harness|test suite|tests|assertion|assertions|assert|"
@@ -376,6 +381,13 @@ CLASSES: tuple[PolicyClass, ...] = (
     PolicyClass(
         "policy-edit-tests", "games the tests or their harness", GAME, HARNESS, verb_first=False
     ),
+    PolicyClass(
+        "policy-edit-tests",
+        "games the tests or their harness",
+        GAME_VERBS,
+        HARNESS,
+        verb_position=True,
+    ),
     PolicyClass("policy-gate-weakening", "changes the gate or its checks", SETTERS, GATE_KEYS),
     PolicyClass(
         "policy-gate-weakening",
@@ -449,6 +461,15 @@ def _ordered(
         form = grammar.form_of(
             m.group(0).split(" ")[0], lambda w: cls.first.fullmatch(w) is not None
         )
+    if (
+        verb
+        and cls.verb_position
+        and (
+            not grammar.at_verb(parsed, raw, start)
+            or grammar.form_of(m.group(0), lambda w: cls.first.fullmatch(w) is not None) != "base"
+        )
+    ):
+        return False  # "special cases", "the monkeypatch fixture": nouns (design 422)
     negated = bool(_SELF_NEGATED.search(m.group(0)))
     if not grammar.governs(parsed, raw, start, self_negated=negated, form=form):
         return False
