@@ -21,6 +21,7 @@ payload split across steps is seen whole. See docs/design/012-patch-guard.md.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -149,6 +150,16 @@ def _forbidding(field: str) -> bool:
     return ".anti_patterns[" in field
 
 
+_SENTENCE_END = re.compile(r"[.!?。！？]+\s+(?=\S)|\n+(?=\S)")
+
+
+def _never_scope(text: str) -> int:
+    """Where the "Never:" an anti-pattern is rendered under stops governing it (design 422):
+    at the end of its first sentence; later sentences are read as any other text."""
+    m = _SENTENCE_END.search(text)
+    return m.end() if m else len(text)
+
+
 def _finding(
     code: str, op: int | None, field: str, text: str, start: int, end: int, note: str
 ) -> Finding:
@@ -201,7 +212,11 @@ def scan_content(patch: Patch, config: GuardConfig) -> list[Finding]:
                 )
             )
         for h in detectors.scan_text(t.text[:MAX_TEXT_CHARS], allow):
-            if h.code.startswith("policy-") and _forbidding(t.field):
+            if (
+                h.code.startswith("policy-")
+                and _forbidding(t.field)
+                and h.start < _never_scope(t.text)
+            ):
                 continue
             findings.append(_finding(h.code, t.op_index, t.field, t.text, h.start, h.end, h.note))
             seen.add((t.op_index, h.code))

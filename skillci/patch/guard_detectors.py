@@ -477,6 +477,38 @@ def injection(v: dict[str, View]) -> list[Hit]:
     return out
 
 
+#: design 422: keys of an agent's own step record (browser-use state, ReAct, chat tool
+#: calls). A patch text that writes such a record forges what the agent thought or did.
+_STATE_KEY = re.compile(
+    r"[\"'](current_state|evaluation_previous_goal|next_goal|important_contents|memory|thought|"
+    r"thoughts|action|action_input|observation|tool_calls|function_call|role)[\"']\s*:\s*"
+    r"(?:[\"']\s*(system|assistant|developer|tool)\b)?"
+)
+_STATE_DISTINCT = frozenset(
+    {
+        "current_state",
+        "evaluation_previous_goal",
+        "next_goal",
+        "important_contents",
+        "action_input",
+        "tool_calls",
+        "function_call",
+    }
+)
+
+
+def agent_state(raw: str) -> list[Hit]:
+    """A record in the shape of the agent's own state or tool call: two or more of its
+    keys, one of them specific to agents (or a chat role other than the user)."""
+    found = list(_STATE_KEY.finditer(raw.casefold()))
+    keys = {m.group(1) for m in found}
+    specific = keys & _STATE_DISTINCT or {m.group(1) for m in found if m.group(2)}
+    if len(keys) < 2 or not specific:
+        return []
+    s, e = found[0].start(), found[-1].end()
+    return [Hit("role-override", s, e, f"forged agent state or tool call: {sorted(keys)}")]
+
+
 def _clause_has(parsed: list[grammar.Clause], pos: int, rx: re.Pattern[str]) -> bool:
     c = grammar.at(parsed, pos)
     return c is not None and rx.search(c.text) is not None
@@ -659,7 +691,7 @@ def scan_text(raw: str, allow: Sequence[str], *, decode: bool = True) -> list[Hi
     v = views(raw)
     hits = hidden_unicode(raw) + homoglyphs(raw) + injection(v) + credentials(v, raw)
     hits += exfiltration(v) + remote_exec(v) + urls(v, allow) + blobs(raw) + policy(v, raw)
-    hits += destructive(v)
+    hits += destructive(v) + agent_state(raw)
     hits += obfuscation(raw)
     if decode:
         hits += decoded_payloads(raw, allow)

@@ -255,6 +255,9 @@ class PolicyClass:
     #: the first concept counts only where a verb stands: opening an order clause, after
     #: "to", a modal or a conjunction (design 422)
     verb_position: bool = False
+    #: the second concept is the antecedent of a pronoun in the first: it must sit in the
+    #: condition clause right before the first's clause ("when a test fails, delete it")
+    antecedent: bool = False
 
 
 #: Claims of authority over the agent ("I am your developer", "<GOD MODE>") and orders to
@@ -346,6 +349,19 @@ FAILING = _lex(
     "failing tests|failing test|broken tests|failing assertions|red tests|the failing|"
     "tests that fail|test that fails|failing test files|tests that do not pass|failing checks"
 )
+#: design 422: "when a test fails, delete it": the pronoun stands for the failing test
+#: named in the condition before it.
+DROP_IT = _lex(
+    "delete it|remove it|skip it|disable it|drop it|xfail it|comment it out|mute it|"
+    "delete them|remove them|skip them|disable them|drop them|xfail them|comment them out|"
+    "mute them|delete that test|remove that test|skip that test|delete the test|"
+    "remove the test|skip the test|disable the test|comment out the test"
+)
+FAIL_EVENT = _lex(
+    "test fails|tests fail|test failed|tests failed|test is failing|tests are failing|"
+    "test breaks|tests break|check fails|checks fail|assertion fails|assertions fail|"
+    "test goes red|tests go red|test keeps failing|tests keep failing|test turns red"
+)
 MERGE = _lex("merge|merges|merged|pr merge|pulls merge|push the tag|push a tag")
 NOW = _lex("admin|immediately|right away|without review|without waiting|release workflow")
 
@@ -405,6 +421,9 @@ CLASSES: tuple[PolicyClass, ...] = (
         verb_first=False,
     ),
     PolicyClass("policy-edit-tests", "drops failing tests", DROP, FAILING, any_order=False),
+    PolicyClass(
+        "policy-edit-tests", "drops the test that fails", DROP_IT, FAIL_EVENT, antecedent=True
+    ),
     PolicyClass("policy-protected-branch", "merges around review", MERGE, NOW, window=40),
 )
 
@@ -568,6 +587,20 @@ def _respelled(view: View) -> View | None:
     return View("".join(chars), tuple(src))
 
 
+def _antecedent(
+    view: View, parsed: list[grammar.Clause] | None, a: re.Match[str], b: re.Match[str]
+) -> bool:
+    """``b`` lies in the condition clause right before the clause of ``a`` (design 422)."""
+    if parsed is None or not view.src or b.start() > a.start():
+        return parsed is None and b.start() < a.start()
+    ca = grammar.at(parsed, view.span(a.start(), a.end())[0])
+    cb = grammar.at(parsed, view.span(b.start(), b.end())[0])
+    if ca is None or cb is None or cb.mood != "condition":
+        return False
+    i = parsed.index(ca)
+    return i > 0 and parsed[i - 1] is cb
+
+
 def policy_intents(view: View, raw: str | None = None) -> list[IntentHit]:
     """Policy-class hits on ``view``; an override misspelt by one letter per word counts too."""
     out = _intents(view, raw, CLASSES)
@@ -619,6 +652,8 @@ def _intents(view: View, raw: str | None, classes: tuple[PolicyClass, ...]) -> l
                 if (b.start() >= a.end() and b.start() - a.end() <= window)
                 or (cls.any_order and b.end() <= a.start() and a.start() - b.end() <= window)
             ]
+            if near and cls.antecedent:
+                near = [b for b in near if _antecedent(view, parsed, a, b)]
             if (
                 near
                 and cls.either
