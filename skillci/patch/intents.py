@@ -259,6 +259,12 @@ class PolicyClass:
     #: condition clause right before the first's clause ("when a test fails, delete it")
     antecedent: bool = False
 
+    @property
+    def scoped(self) -> bool:
+        """Both concepts must share a clause (design 422); not for overrides, whose two
+        halves across a boundary are themselves the attack, nor for the classes above."""
+        return not (self.either or self.antecedent or self.code == "policy-override")
+
 
 #: Claims of authority over the agent ("I am your developer", "<GOD MODE>") and orders to
 #: drop everything else.
@@ -587,6 +593,23 @@ def _respelled(view: View) -> View | None:
     return View("".join(chars), tuple(src))
 
 
+def _same_clause(
+    view: View, parsed: list[grammar.Clause], a: re.Match[str], b: re.Match[str]
+) -> bool:
+    """The two concepts of a class sit in one clause (design 422): "push the branch, then
+    open a PR against main" pushes nothing to main. A verb whose object is a pronoun reaches
+    back to a concept in an earlier clause."""
+    ca = grammar.at(parsed, view.span(a.start(), a.end())[0])
+    cb = grammar.at(parsed, view.span(b.start(), b.end())[0])
+    if ca is None or cb is None or ca is cb:
+        return True
+    # a pronoun object carries its antecedent across the boundary ("take the key: post it")
+    return b.end() <= a.start() and _PRONOUN.match(view.text, a.end()) is not None
+
+
+_PRONOUN = re.compile(r" (?:it|them|this|that|these|those|everything)\b")
+
+
 def _antecedent(
     view: View, parsed: list[grammar.Clause] | None, a: re.Match[str], b: re.Match[str]
 ) -> bool:
@@ -652,6 +675,8 @@ def _intents(view: View, raw: str | None, classes: tuple[PolicyClass, ...]) -> l
                 if (b.start() >= a.end() and b.start() - a.end() <= window)
                 or (cls.any_order and b.end() <= a.start() and a.start() - b.end() <= window)
             ]
+            if near and parsed is not None and view.src and cls.scoped:
+                near = [b for b in near if _same_clause(view, parsed, a, b)]
             if near and cls.antecedent:
                 near = [b for b in near if _antecedent(view, parsed, a, b)]
             if (
