@@ -300,9 +300,10 @@ AUTHORITY = _lex(
 #: Gaming the verifier: exploiting the test harness instead of solving the task. The verbs
 #: count only where a verb stands (design 422): "monkeypatch the grader", not "the
 #: monkeypatch fixture" or "tests for special cases".
-GAME_VERBS = _lex("exploit|hack|bypass|monkey patch|monkeypatch|hard code|hardcode|special case")
+GAME_VERBS = _lex("bypass|monkey patch|monkeypatch|hard code|hardcode|special case")
 GAME = _lex(
-    "exploitable|bypassed|vulnerabilit|vulnerability|"
+    "exploit|exploits|exploitable|hack|hacks|bypassed|override eq|to return true|"
+    "vulnerabilit|vulnerability|"
     "vulnerabilities|monkey patching|special cased|always return true|always returns true|"
     "returning true|returns true|sys exit 0|no ops|no op"
 )
