@@ -209,6 +209,9 @@ def _has_subject(before: str) -> bool:
     return bool(words) and _ADDRESSEE.fullmatch(words + " ") is None
 
 
+_MARKER = re.compile(r"(?:^@?|\.)mark\.$")
+
+
 def in_name(raw: str, start: int, end: int) -> bool:
     """The action at ``raw[start:end]`` is part of a name glued by ``-_/.`` to more of it
     ("`print-credentials`", "shared/agents.md"): a command, path or identifier, not a verb.
@@ -222,8 +225,8 @@ def in_name(raw: str, start: int, end: int) -> bool:
     b, ceil = end, min(len(raw), end + 80)
     while b < ceil and not raw[b].isspace() and raw[b] not in stop:
         b += 1
-    if raw[a:start].lstrip("*_").startswith("-"):
-        return False
+    if raw[a:start].lstrip("*_").startswith("-") or _MARKER.search(raw[a:start]):
+        return False  # a flag or a test marker ("@pytest.mark.xfail") is what is done
     glued_left = start - a >= 2 and raw[start - 1] in "-_/." and raw[start - 2].isalnum()
     glued_right = end + 1 < len(raw) and raw[end] in "-_/." and raw[end + 1].isalnum()
     if not (glued_left or glued_right):

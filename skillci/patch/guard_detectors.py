@@ -188,6 +188,7 @@ _NEGATIONS = frozenset(
 )
 _CRED_OBJECT = (
     r"(?:(?:values?|contents?) of (?:every|each|all|any|the)? ?env(?:ironment)? ?var(?:iable)?s?|"
+    r"(?:values?|contents?) of (?:the |your |this )?(?:env|dotenv)(?: files?)?|"
     r"api ?keys?|access ?keys?|secret ?keys?|private ?keys?|ssh ?keys?|"
     r"(?:access|auth|bearer|refresh|session|api|github|gh|gitlab|npm|pypi|slack|openai|aws|cloud|ci) tokens?|"
     r"secrets?|passwords?|passwd|passphrases?|credentials?|creds|id rsa|id ed25519|"

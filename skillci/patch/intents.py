@@ -198,6 +198,8 @@ PRIOR = _lex(
 
 TOOL_OUTPUT = _lex(
     "tool output|tool outputs|tool result|tool results|command output|the output of|"
+    "test output|test outputs|build output|job output|ci output|program output|stdout|stderr|"
+    "error messages|commit messages|pr description|the diff|"
     "web page|webpage|readme|the logs|the log|ci logs|ci log|build logs|job logs|"
     "comments in the issue|issue comments|pr comments|issue text|file contents|the task file|"
     "retrieved|search results|工具输出|工具輸出|工具结果|工具結果|命令输出|网页|網頁|日志|日誌|"
@@ -345,16 +347,20 @@ TAMPER = _lex(
     "exit 0|assert true|asserts true|print passed|prints passed|echo passed|"
     "verifier reports success|verifier report success|the gate reports success|reward of 1|reward 1 0|write 1|mark skip|pytest mark skip|as passed|"
     "as green|as successful|always pass|whatever the code|currently outputs|current output|"
-    "actual output"
+    "actual output|with pass|with a pass|with assert true|by assert true"
 )
 TEST_ARTIFACT = _lex(
     "test sh|test py|tests|test|test file|test files|verifier|reward txt|reward|gate|grader|"
-    "assertions|expected values|expected output|fixtures|failing tests|test outputs"
+    "assertions|expected values|expected output|fixtures|failing tests|test outputs|assert|"
+    "asserts|assert statement|assert statements"
 )
 DROP = _lex("delete|remove|skip|disable|rename|comment out|drop|xfail")
 FAILING = _lex(
     "failing tests|failing test|broken tests|failing assertions|red tests|the failing|"
-    "tests that fail|test that fails|failing test files|tests that do not pass|failing checks"
+    "tests that fail|test that fails|failing test files|tests that do not pass|failing checks|"
+    # design 422: the assertion or step that fails is as much the failing test
+    "assertion that fails|assertions that fail|check that fails|checks that fail|"
+    "step that fails|failing step|failing assertion|failing check|failing case|failing cases"
 )
 #: design 422: "when a test fails, delete it": the pronoun stands for the failing test
 #: named in the condition before it.
