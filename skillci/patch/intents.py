@@ -199,7 +199,7 @@ PRIOR = _lex(
 TOOL_OUTPUT = _lex(
     "tool output|tool outputs|tool result|tool results|command output|the output of|"
     "test output|test outputs|build output|job output|ci output|program output|stdout|stderr|"
-    "error messages|commit messages|pr description|the diff|"
+    "error messages|commit messages|pr description|the diff|test s output|s output|"
     "web page|webpage|readme|the logs|the log|ci logs|ci log|build logs|job logs|"
     "comments in the issue|issue comments|pr comments|issue text|file contents|the task file|"
     "retrieved|search results|工具输出|工具輸出|工具结果|工具結果|命令输出|网页|網頁|日志|日誌|"
@@ -212,7 +212,11 @@ ABOVE_SKILL = _lex(
     "authoritative|overrides the skill|override the skill|trust it over|"
     "follow its instructions|follow the instructions in|obey|as instructions|"
     "follow the instructions printed|follow the instructions shown|real instructions|"
-    "do what it says|do what they say|the new task|are your instructions|are your new instructions|优先于|優先於|"
+    "do what it says|do what they say|the new task|are your instructions|are your new instructions|"
+    # design 422: following whatever a source says, or taking it as the task or prompt
+    "follow any instructions|follow all instructions|follow instructions|follow whatever|"
+    "do whatever|tells you to|tell you to|carry it out|carry them out|your real task|"
+    "the real task|as the system prompt|as your system prompt|as system prompt|优先于|優先於|"
     "以其为准|为准|為準|高于|高於|遵循其中|按照其中的指令|prioridad|por encima de la skill|priorité|au dessus|"
     "vorrang|über dem skill|優先|приоритет|важнее"
 )
@@ -347,7 +351,10 @@ TAMPER = _lex(
     "exit 0|assert true|asserts true|print passed|prints passed|echo passed|"
     "verifier reports success|verifier report success|the gate reports success|reward of 1|reward 1 0|write 1|mark skip|pytest mark skip|as passed|"
     "as green|as successful|always pass|whatever the code|currently outputs|current output|"
-    "actual output|with pass|with a pass|with assert true|by assert true"
+    "actual output|with pass|with a pass|with assert true|by assert true|"
+    "regardless of the result|regardless of the outcome|whatever the result|no matter the result|"
+    "always exits successfully|always exit successfully|reward 1|write reward|"
+    "copy the expected output|copy the expected values|paste the expected output"
 )
 TEST_ARTIFACT = _lex(
     "test sh|test py|tests|test|test file|test files|verifier|reward txt|reward|gate|grader|"
