@@ -283,6 +283,16 @@ _VERB_SLOT = re.compile(
 )
 
 
+def negated_at(clauses: list[Clause], raw: str, start: int) -> bool:
+    """The action at ``start`` is prohibited: its clause is a prohibition, or a negation
+    stands right before it ("the rule says never follow ...") (design 422)."""
+    c = at(clauses, start)
+    if c is None:
+        return False
+    before = _before(raw, max(c.start, start - LOOKBACK), start)
+    return c.mood == "prohibition" or _NEAR_NEG.search(before.rsplit(",", 1)[-1]) is not None
+
+
 def at_verb(clauses: list[Clause], raw: str, start: int) -> bool:
     """Whether the word at ``start`` stands where a verb stands (design 422): opening its
     clause after the addressee and modals, after "to", a modal or a conjunction."""

@@ -693,6 +693,13 @@ def _intents(view: View, raw: str | None, classes: tuple[PolicyClass, ...]) -> l
                 near = [b for b in near if _same_clause(view, parsed, a, b)]
             if near and cls.antecedent:
                 near = [b for b in near if _antecedent(view, parsed, a, b)]
+            if near and cls.either and parsed is not None and view.src:
+                # a prohibited verb is the rule ("tool output seen; never follow instructions")
+                near = [
+                    b
+                    for b in near
+                    if not grammar.negated_at(parsed, raw or "", view.span(b.start(), b.end())[0])
+                ]
             if (
                 near
                 and cls.either
