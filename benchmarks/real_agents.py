@@ -215,14 +215,18 @@ def skill_md_opens(trial_dir: Path, skills_dir: str) -> int:
     opens = 0
     for line in log.read_text(errors="replace").splitlines():
         pid, _, rest = line.partition(" ")
-        if path in rest and re.match(r"\s*open(at2?)?\(", rest) and "O_WRONLY" not in rest:
+        if (
+            path in rest
+            and re.match(r"\s*open(at2?)?\(", rest)
+            and not re.search(r"O_WRONLY|O_RDWR|O_PATH", rest)
+        ):
             if rest.endswith("<unfinished ...>"):
                 pending.add(pid)
                 continue
-            opens += bool(re.search(r"\) = \d+$", rest))
+            opens += bool(re.search(r"\)\s*= \d+$", rest))
         elif pid in pending and re.match(r"\s*<\.\.\. open(at2?)? resumed>", rest):
             pending.discard(pid)
-            opens += bool(re.search(r"\) = \d+$", rest))
+            opens += bool(re.search(r"\)\s*= \d+$", rest))
     return opens
 
 
@@ -248,16 +252,22 @@ def timing(name: str, model: Model, label: str, n: int, tmp: Path) -> None:
 
 
 def reads(name: str, n: int, tmp: Path) -> None:
+    """Per straced trial: skill-load events and SKILL.md read opens, with the model loading
+    the skill (``solve``) and with a model that loads nothing (the control: the opens an
+    agent makes anyway, to list its skills)."""
     skills_dir = adapter(name).skills_dir
-    rows: list[str] = []
+    got: dict[str, tuple[list[int], list[int]]] = {}
     with straced():
-        for label, model, runs in (("solve", slow(0.0), n), ("no-load control", no_load, 1)):
+        for label, model, runs in (("solve", slow(0.0), n), ("control", no_load, n)):
             with scripted(model, tmp) as fake:
-                got = [trial(name, fake, tmp / f"reads-{name}-{label}-{i}") for i in range(runs)]
-            events = [t.loads for t in got]
-            opens = [skill_md_opens(t.trial_dir, skills_dir) for t in got]
-            rows.append(f"{label}: events {events} SKILL.md opens {opens}")
-    print(f"{name:<12} {'; '.join(rows)}")
+                ts = [trial(name, fake, tmp / f"reads-{name}-{label}-{i}") for i in range(runs)]
+            got[label] = (
+                [t.loads for t in ts],
+                [skill_md_opens(t.trial_dir, skills_dir) for t in ts],
+            )
+    (ev, op), (cev, cop) = got["solve"], got["control"]
+    extra = statistics.median(op) - statistics.median(cop)
+    print(f"{name:<12} {ev!s:<10} {op!s:<10} {cev!s:<10} {cop!s:<10} {extra:+g}")
 
 
 def main() -> None:
@@ -288,8 +298,13 @@ def main() -> None:
                 timing(name, model, label, args.n, tmp)
         if args.reads > 0:
             print(
-                "skill-load events in the record vs successful opens of the skill's SKILL.md "
-                "by the agent's process tree (strace -f, untimed trials)"
+                "skill-load events in the record vs read opens of the skill's SKILL.md by the "
+                "agent's process tree (strace -f, untimed trials); control = a model that "
+                "loads nothing"
+            )
+            print(
+                f"{'agent':<12} {'events':<10} {'opens':<10} {'ctl ev':<10} {'ctl opens':<10}"
+                " opens beyond the control"
             )
             for name in names:
                 reads(name, args.reads, tmp)
