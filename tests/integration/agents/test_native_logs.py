@@ -109,11 +109,7 @@ def test_a_real_opencode_database_imports_with_every_call_paired_and_its_tokens(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    why = services.agent_absent("opencode")
-    if why is not None and "agents" in services.required():
-        pytest.fail(f"[agents] required but absent: {why}", pytrace=False)
-    if why is not None:
-        pytest.skip(f"[agents] {why}")
+    services.need_agent("opencode")
     data = tmp_path / "opencode-data"
     live = run_keeping(".local/share/opencode", "opencode", data, tmp_path, monkeypatch, capsys)
     home = tmp_path / "imported"
