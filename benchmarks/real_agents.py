@@ -78,6 +78,7 @@ Model = Callable[[dict[str, Any]], "str | ToolCalls"]
 @dataclass
 class Trial:
     wall: float
+    agent: float
     calls: int
     seen: int
     loads: int
@@ -122,9 +123,47 @@ def scripted(model: Model, tmp: Path) -> Iterator[FakeOpenAI]:
         yield fake
 
 
+#: How long each trial's agent process ran (launch to exit), appended by :func:`agent_clock`.
+AGENT_SECONDS: list[float] = []
+
+
+@contextmanager
+def agent_clock() -> Iterator[None]:
+    """Time every real agent's process inside its trial: from its launch in the sandbox
+    to its exit (what the bare run's subprocess is, less the sandbox's start)."""
+    original = agent_launch.launcher
+
+    def launcher(shell: BwrapShell | PlainShell) -> Callable[[Launch], subprocess.Popen[bytes]]:
+        launch = original(shell)
+
+        def timed(job: Launch) -> subprocess.Popen[bytes]:
+            start = time.perf_counter()
+            proc = launch(job)
+            wait = proc.wait
+
+            def waited(timeout: float | None = None) -> int:
+                code = wait(timeout)  # returns once the agent has exited
+                if AGENT_SECONDS[-1] < 0:
+                    AGENT_SECONDS[-1] = time.perf_counter() - start
+                return code
+
+            proc.wait = waited  # type: ignore[method-assign]
+            return proc
+
+        return timed
+
+    agent_launch.launcher = launcher
+    try:
+        yield
+    finally:
+        agent_launch.launcher = original
+
+
 def trial(name: str, fake: FakeOpenAI, home: Path) -> Trial:
-    """One trial: wall, calls recorded, calls the endpoint saw, skill loads, state."""
+    """One trial: wall, the agent process's part, calls recorded, calls the endpoint saw,
+    skill loads, state."""
     seen = len(fake.requests)
+    AGENT_SECONDS.append(-1.0)
     req = EvalRequest(
         root=ROOT, tasks=[TASK], skill=SKILL, agent=name, model="scripted", home=home, rerun="all"
     )
@@ -136,6 +175,7 @@ def trial(name: str, fake: FakeOpenAI, home: Path) -> Trial:
     loads = sum(1 for e in record.events if e.kind == "skill_load")
     return Trial(
         wall,
+        AGENT_SECONDS[-1],
         record.cost.model_calls,
         len(fake.requests) - seen,
         loads,
@@ -231,23 +271,27 @@ def skill_md_opens(trial_dir: Path, skills_dir: str) -> int:
 
 
 def timing(name: str, model: Model, label: str, n: int, tmp: Path) -> None:
-    with scripted(model, tmp) as fake:
-        home = tmp / f"state-{name}-{label}"
+    tag = re.sub(r"[^a-z0-9.]+", "-", label)
+    with scripted(model, tmp) as fake, agent_clock():
+        home = tmp / f"state-{name}-{tag}"
         trial(name, fake, home)  # warm-up: builds the workspace template; not counted
         trials: list[Trial] = []
         bares: list[tuple[float, float, int, bool]] = []
         for i in range(n):
             trials.append(trial(name, fake, home))
-            bares.append(bare(name, fake, tmp / f"bare-{name}-{label}-{i}"))
+            bares.append(bare(name, fake, tmp / f"bare-{name}-{tag}-{i}"))
     tw = statistics.median(t.wall for t in trials)
     bw = statistics.median(b[0] for b in bares)
     vw = statistics.median(b[1] for b in bares)
+    ta = statistics.median(t.agent for t in trials)
+    ba = statistics.median(b[0] - b[1] for b in bares)
     rec, saw = sum(t.calls for t in trials), sum(t.seen for t in trials)
     states = ",".join(sorted({t.state for t in trials}))
     ok = sum(b[3] for b in bares)
     print(
         f"{name:<12} {label:<14} {tw:8.2f} {bw:7.2f} {vw:6.2f} {tw / bw:5.2f}x {tw - bw:+6.2f}"
-        f"  {rec:>3}/{saw:<3} {states} (bare: {ok}/{n} passed, {sum(b[2] for b in bares)} calls)"
+        f" {ta:7.2f} {ba:7.2f}  {rec:>3}/{saw:<3} {states}"
+        f" (bare: {ok}/{n} passed, {sum(b[2] for b in bares)} calls)"
     )
 
 
@@ -288,8 +332,13 @@ def main() -> None:
     )
     print("model: scripted on loopback; '+Xs/call' = the same, sleeping X s before each answer")
     print(
+        "bare s = agent + verifier as host subprocesses; verif = its verifier part; over s = "
+        "trial - bare; agent t = the agent process in the trial (launch to exit), agent b = "
+        "the bare agent (bare s - verif)"
+    )
+    print(
         f"{'agent':<12} {'model':<14} {'trial s':>8} {'bare s':>7} {'verif':>6} {'ratio':>6}"
-        f" {'over s':>6}  calls rec/seen  states"
+        f" {'over s':>6} {'agent t':>7} {'agent b':>7}  calls rec/seen  states"
     )
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
