@@ -39,15 +39,15 @@ def run_keeping(
     capsys: pytest.CaptureFixture[str],
 ) -> Any:
     """Run ``agent`` on cfg-log-level; copy ``HOME/<sub>`` to ``dest`` before the runner
-    deletes the trial's HOME; the live record skillci wrote."""
-    rmtree = shutil.rmtree
+    discards the trial's HOME; the live record skillci wrote."""
+    discard = local.discard_tree
 
-    def keep_home(path: Any, *args: Any, **kwargs: Any) -> None:
-        if Path(path).name == "home" and (Path(path) / sub).is_dir() and not dest.exists():
-            shutil.copytree(Path(path) / sub, dest)
-        rmtree(path, *args, **kwargs)
+    def keep_home(path: Path, trash: Path) -> None:
+        if path.name == "home" and (path / sub).is_dir() and not dest.exists():
+            shutil.copytree(path / sub, dest)
+        discard(path, trash)
 
-    monkeypatch.setattr(local.shutil, "rmtree", keep_home)
+    monkeypatch.setattr(local, "discard_tree", keep_home)
     code, out = eval_run(agent, tmp_path / "state", capsys)
     assert code == 0, out
     [trial] = out["trials"]
