@@ -1,21 +1,36 @@
 """Real agents as students: a skillci trial vs the same agent run bare, per agent.
 
     SKILLCI_AGENTS_DIR=~/.cache/skillci-tests/agents \\
-      .venv/bin/python benchmarks/real_agents.py [--agents claude-code,codex] [--n 3]
+      .venv/bin/python -m benchmarks.real_agents [--agents claude-code,codex] [--n 3] \\
+      [--latency 0.5] [--reads 2]
 
 Both sides run the installed agent CLI on the bundled task cfg-log-level with the bundled
 skill repo-debugger, against the scripted competent model (tests/fakes/scripted_agents.py)
-on loopback behind skillci's gateway (the only thing that speaks the agents' formats):
+behind skillci's gateway (the only thing here that speaks the agents' formats): the same
+prompt, the same skill files in the same skills directory, the same model server, the same
+agent environment, and both are checked by the task's verifier:
 
-- trial: ``skillci eval run --agent NAME`` (workspace from the task template, skill
-  installed, fresh HOME, bubblewrap sandbox, verifier, redacted record);
-- bare: the same CLI and command line as a host subprocess in a prepared copy of the
-  workspace with the skill installed and the same environment — no sandbox, verifier or
-  record.
+- trial: ``run_eval(agent=NAME)``, as ``skillci eval run --agent NAME`` runs it, in one
+  process with one state dir per agent and mode (``rerun=all``; its first trial, which
+  also builds the cached workspace template, is a discarded warm-up). Everything skillci
+  adds is inside the time: the workspace copy, the skill install, the fresh HOME and its
+  config, the gateway's start and stop, bubblewrap, the verifier in its own sandbox,
+  redaction, the trial dir, the record and its SQLite index.
+- bare: a workspace prepared like the trial's with the skill installed, a fresh HOME with
+  the same config and a gateway already running (all untimed), then, timed: the same CLI
+  and command line as a host subprocess, removing the skill dirs, and the task's
+  ``tests/test.sh`` as a host subprocess (the verifier, timed on its own too).
 
-Prints per agent the median wall times and their ratio (goal <= 1.2x), the model calls the
-record holds vs the calls the endpoint saw (equal), and the skill-load events in the record
-vs the skill loads the scripted model asked for (one per trial).
+Trials and bare runs alternate, so a change in the machine's load falls on both. Two
+models: the scripted one answering at once, and the same one with ``--latency`` seconds
+of sleep before each answer (a stand-in for a real model's latency, labelled as such: the
+SmolLM2 llama.cpp server needs a ~15 min source build, see scripts/ci_llama.sh).
+
+Printed per agent and model: median wall times, their ratio (goal <= 1.2x), the absolute
+overhead in seconds per trial, the model calls the records hold vs the calls the endpoint
+saw (equal), and then (``--reads`` trials per agent under ``strace -f``, untimed) the
+skill-load events in the record vs the opens of the skill's SKILL.md the kernel saw from the
+agent's process tree, with a control trial whose model loads nothing.
 """
 
 from __future__ import annotations
@@ -23,14 +38,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from skillci.agents.headless import agent_env, install_skills
+import skillci.runners.agent_launch as agent_launch
+from skillci.agents.headless import Launch, agent_env, install_skills, remove_skills
 from skillci.agents.install import resolve
 from skillci.agents.registry import adapter
 from skillci.flows.evalrun import EvalRequest, run_eval
@@ -38,18 +59,31 @@ from skillci.providers.client import ModelClient
 from skillci.providers.gateway import Gateway
 from skillci.providers.routes import ModelRoute
 from skillci.runners.local import prepare_workspace
-from skillci.runners.sandbox import base_env
+from skillci.runners.sandbox import BwrapShell, PlainShell, base_env
 from skillci.skill.package import SkillPackage
 from skillci.skill.render import render
 from skillci.tasks.loader import load_task
 from skillci.tasks.models import Purpose
 from skillci.trace.models import RunRecord
-from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_server import FakeOpenAI, ToolCalls
 from tests.fakes.scripted_agents import solve_cfg_log_level
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK, SKILL = "cfg-log-level", ROOT / "skills" / "repo-debugger"
 KEY_ENV = "SKILLCI_BENCH_SCRIPTED_KEY"
+STRACE_LOG = "strace.txt"
+Model = Callable[[dict[str, Any]], "str | ToolCalls"]
+
+
+@dataclass
+class Trial:
+    wall: float
+    agent: float
+    calls: int
+    seen: int
+    loads: int
+    state: str
+    trial_dir: Path
 
 
 def route_for(fake: FakeOpenAI) -> dict[str, object]:
@@ -63,27 +97,103 @@ def route_for(fake: FakeOpenAI) -> dict[str, object]:
     }
 
 
-def trial(name: str, fake: FakeOpenAI, tmp: Path) -> tuple[float, int, int, int, str]:
-    """One trial: wall, calls recorded, calls the endpoint saw, skill loads, state."""
+def slow(latency: float) -> Model:
+    """The scripted model, answering each call after ``latency`` seconds."""
+
+    def model(body: dict[str, Any]) -> str | ToolCalls:
+        time.sleep(latency)
+        return solve_cfg_log_level(body)
+
+    return model
+
+
+def no_load(body: dict[str, Any]) -> str | ToolCalls:
+    """A model that loads no skill: it answers in prose at once (the reads' control)."""
+    return "Nothing to do."
+
+
+@contextmanager
+def scripted(model: Model, tmp: Path) -> Iterator[FakeOpenAI]:
+    with FakeOpenAI([model]) as fake:
+        routes = tmp / f"routes-{id(fake)}.json"
+        routes.write_text(
+            json.dumps({"schema_version": 1, "routes": {"scripted": route_for(fake)}})
+        )
+        os.environ["SKILLCI_PROVIDER_ROUTES"] = str(routes)
+        yield fake
+
+
+#: How long each trial's agent process ran (launch to exit), appended by :func:`agent_clock`.
+AGENT_SECONDS: list[float] = []
+
+
+@contextmanager
+def agent_clock() -> Iterator[None]:
+    """Time every real agent's process inside its trial: from its launch in the sandbox
+    to its exit (what the bare run's subprocess is, less the sandbox's start)."""
+    original = agent_launch.launcher
+
+    def launcher(shell: BwrapShell | PlainShell) -> Callable[[Launch], subprocess.Popen[bytes]]:
+        launch = original(shell)
+
+        def timed(job: Launch) -> subprocess.Popen[bytes]:
+            start = time.perf_counter()
+            proc = launch(job)
+            wait = proc.wait
+
+            def waited(timeout: float | None = None) -> int:
+                code = wait(timeout)  # returns once the agent has exited
+                if AGENT_SECONDS[-1] < 0:
+                    AGENT_SECONDS[-1] = time.perf_counter() - start
+                return code
+
+            proc.wait = waited  # type: ignore[method-assign]
+            return proc
+
+        return timed
+
+    agent_launch.launcher = launcher
+    try:
+        yield
+    finally:
+        agent_launch.launcher = original
+
+
+def trial(name: str, fake: FakeOpenAI, home: Path) -> Trial:
+    """One trial: wall, the agent process's part, calls recorded, calls the endpoint saw,
+    skill loads, state."""
     seen = len(fake.requests)
-    req = EvalRequest(root=ROOT, tasks=[TASK], skill=SKILL, agent=name, model="scripted", home=tmp)
+    AGENT_SECONDS.append(-1.0)
+    req = EvalRequest(
+        root=ROOT, tasks=[TASK], skill=SKILL, agent=name, model="scripted", home=home, rerun="all"
+    )
     start = time.perf_counter()
     res = run_eval(req)
     wall = time.perf_counter() - start
     [t] = res.trials
     record = RunRecord.model_validate_json((Path(t.trial_dir) / "record.json").read_text())
     loads = sum(1 for e in record.events if e.kind == "skill_load")
-    return wall, record.cost.model_calls, len(fake.requests) - seen, loads, t.state
+    return Trial(
+        wall,
+        AGENT_SECONDS[-1],
+        record.cost.model_calls,
+        len(fake.requests) - seen,
+        loads,
+        t.state,
+        Path(t.trial_dir),
+    )
 
 
-def bare(name: str, fake: FakeOpenAI, tmp: Path) -> tuple[float, int]:
-    """The agent CLI alone: wall and the calls the endpoint saw."""
+def bare(name: str, fake: FakeOpenAI, tmp: Path) -> tuple[float, float, int, bool]:
+    """The agent CLI alone, then the verifier: wall (both), the verifier's part, the calls
+    the endpoint saw, whether the verifier passed it."""
     a, exe = adapter(name), resolve(name).exe
     task = load_task(ROOT / "evals" / "tasks" / TASK, purpose=Purpose.optimize)
-    ws, home = tmp / "ws", tmp / "home"
+    ws, home, logs = tmp / "ws", tmp / "home", tmp / "logs"
     prepare_workspace(task.environment_dir, ws)
-    install_skills(ws, a.skills_dir, [render(SkillPackage.from_dir(SKILL), "folder")])
+    created = install_skills(ws, a.skills_dir, [render(SkillPackage.from_dir(SKILL), "folder")])
     route = ModelRoute.model_validate(route_for(fake))
+    (logs / "verifier").mkdir(parents=True)
     seen = len(fake.requests)
     with Gateway(ModelClient("scripted", route)) as gw:
         env = base_env(agent_env(a, home, gw, "scripted"))
@@ -92,41 +202,162 @@ def bare(name: str, fake: FakeOpenAI, tmp: Path) -> tuple[float, int]:
         subprocess.run(
             argv, cwd=ws, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=600
         )
-        wall = time.perf_counter() - start
-    return wall, len(fake.requests) - seen
+        remove_skills(created)
+        verifier_start = time.perf_counter()
+        subprocess.run(
+            ["bash", str(task.verifier_dir / "test.sh")],
+            cwd=ws,
+            env=base_env({"LOGS_DIR": str(logs)}),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=600,
+        )
+        end = time.perf_counter()
+    reward = (logs / "verifier" / "reward.txt").read_text().strip()
+    shutil.rmtree(tmp, ignore_errors=True)
+    return end - start, end - verifier_start, len(fake.requests) - seen, float(reward) == 1.0
+
+
+@contextmanager
+def straced() -> Iterator[None]:
+    """Every real agent launched meanwhile runs under ``strace -f``, its file opens logged
+    to ``<trial>/logs/agent/strace.txt`` (inside the sandbox: ``/logs/agent``)."""
+    strace = shutil.which("strace")
+    if strace is None:
+        raise SystemExit("--reads needs strace on PATH (apt-get install strace)")
+    original = agent_launch.launcher
+
+    def launcher(shell: BwrapShell | PlainShell) -> Callable[[Launch], subprocess.Popen[bytes]]:
+        launch = original(shell)
+        where = "/logs/agent" if isinstance(shell, BwrapShell) else None
+
+        def wrapped(job: Launch) -> subprocess.Popen[bytes]:
+            log = f"{where or job.stdout.parent}/{STRACE_LOG}"
+            trace = [strace, "-f", "-qq", "-e", "trace=open,openat,openat2", "-o", log]
+            job.argv = [*trace, *job.argv]
+            return launch(job)
+
+        return wrapped
+
+    agent_launch.launcher = launcher
+    try:
+        yield
+    finally:
+        agent_launch.launcher = original
+
+
+def skill_md_opens(trial_dir: Path, skills_dir: str) -> int:
+    """Successful read opens of the skill's SKILL.md in the trial's strace log (a call
+    another thread interrupted is two lines: ``<unfinished ...>``, then ``resumed``)."""
+    log = trial_dir / "logs" / "agent" / STRACE_LOG
+    path = f'{skills_dir}/{SKILL.name}/SKILL.md"'
+    pending: set[str] = set()
+    opens = 0
+    for line in log.read_text(errors="replace").splitlines():
+        pid, _, rest = line.partition(" ")
+        if (
+            path in rest
+            and re.match(r"\s*open(at2?)?\(", rest)
+            and not re.search(r"O_WRONLY|O_RDWR|O_PATH", rest)
+        ):
+            if rest.endswith("<unfinished ...>"):
+                pending.add(pid)
+                continue
+            opens += bool(re.search(r"\)\s*= \d+$", rest))
+        elif pid in pending and re.match(r"\s*<\.\.\. open(at2?)? resumed>", rest):
+            pending.discard(pid)
+            opens += bool(re.search(r"\)\s*= \d+$", rest))
+    return opens
+
+
+def timing(name: str, model: Model, label: str, n: int, tmp: Path) -> None:
+    tag = re.sub(r"[^a-z0-9.]+", "-", label)
+    with scripted(model, tmp) as fake, agent_clock():
+        home = tmp / f"state-{name}-{tag}"
+        trial(name, fake, home)  # warm-up: builds the workspace template; not counted
+        trials: list[Trial] = []
+        bares: list[tuple[float, float, int, bool]] = []
+        for i in range(n):
+            trials.append(trial(name, fake, home))
+            bares.append(bare(name, fake, tmp / f"bare-{name}-{tag}-{i}"))
+    tw = statistics.median(t.wall for t in trials)
+    bw = statistics.median(b[0] for b in bares)
+    vw = statistics.median(b[1] for b in bares)
+    ta = statistics.median(t.agent for t in trials)
+    ba = statistics.median(b[0] - b[1] for b in bares)
+    rec, saw = sum(t.calls for t in trials), sum(t.seen for t in trials)
+    states = ",".join(sorted({t.state for t in trials}))
+    ok = sum(b[3] for b in bares)
+    print(
+        f"{name:<12} {label:<14} {tw:8.2f} {bw:7.2f} {vw:6.2f} {tw / bw:5.2f}x {tw - bw:+6.2f}"
+        f" {ta:7.2f} {ba:7.2f}  {rec:>3}/{saw:<3} {states}"
+        f" (bare: {ok}/{n} passed, {sum(b[2] for b in bares)} calls)"
+    )
+
+
+def reads(name: str, n: int, tmp: Path) -> None:
+    """Per straced trial: skill-load events and SKILL.md read opens, with the model loading
+    the skill (``solve``) and with a model that loads nothing (the control: the opens an
+    agent makes anyway, to list its skills)."""
+    skills_dir = adapter(name).skills_dir
+    got: dict[str, tuple[list[int], list[int]]] = {}
+    with straced():
+        for label, model, runs in (("solve", slow(0.0), n), ("control", no_load, n)):
+            with scripted(model, tmp) as fake:
+                ts = [trial(name, fake, tmp / f"reads-{name}-{label}-{i}") for i in range(runs)]
+            got[label] = (
+                [t.loads for t in ts],
+                [skill_md_opens(t.trial_dir, skills_dir) for t in ts],
+            )
+    (ev, op), (cev, cop) = got["solve"], got["control"]
+    extra = statistics.median(op) - statistics.median(cop)
+    print(f"{name:<12} {ev!s:<10} {op!s:<10} {cev!s:<10} {cop!s:<10} {extra:+g}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--agents", default="claude-code,codex")
     ap.add_argument("--n", type=int, default=3)
+    ap.add_argument("--latency", type=float, default=0.5, help="seconds per call (0: skip)")
+    ap.add_argument("--reads", type=int, default=2, help="straced trials per agent (0: skip)")
     args = ap.parse_args()
     os.environ[KEY_ENV] = "bench-route-key"
-    print(f"task {TASK}, skill {SKILL.name}, {args.n} runs each, load {os.getloadavg()[0]:.2f}")
+    names = args.agents.split(",")
+    models: list[tuple[str, Model]] = [("instant", slow(0.0))]
+    if args.latency > 0:
+        models.append((f"+{args.latency:g}s/call", slow(args.latency)))
     print(
-        f"{'agent':<12} {'version':<9} {'trial s':>8} {'bare s':>7} {'ratio':>6}  calls rec/seen  loads  states"
+        f"task {TASK}, skill {SKILL.name}, {args.n} trials + {args.n} bare runs each "
+        f"(alternating, after 1 warm-up trial), load {os.getloadavg()[0]:.2f}"
     )
-    for name in args.agents.split(","):
-        with FakeOpenAI([solve_cfg_log_level]) as fake, tempfile.TemporaryDirectory() as d:
-            tmp = Path(d)
-            routes = tmp / "routes.json"
-            routes.write_text(
-                json.dumps({"schema_version": 1, "routes": {"scripted": route_for(fake)}})
+    print("model: scripted on loopback; '+Xs/call' = the same, sleeping X s before each answer")
+    print(
+        "bare s = agent + verifier as host subprocesses; verif = its verifier part; over s = "
+        "trial - bare; agent t = the agent process in the trial (launch to exit), agent b = "
+        "the bare agent (bare s - verif)"
+    )
+    print(
+        f"{'agent':<12} {'model':<14} {'trial s':>8} {'bare s':>7} {'verif':>6} {'ratio':>6}"
+        f" {'over s':>6} {'agent t':>7} {'agent b':>7}  calls rec/seen  states"
+    )
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        for name in names:
+            for label, model in models:
+                timing(name, model, label, args.n, tmp)
+        if args.reads > 0:
+            print(
+                "skill-load events in the record vs read opens of the skill's SKILL.md by the "
+                "agent's process tree (strace -f, untimed trials); control = a model that "
+                "loads nothing"
             )
-            os.environ["SKILLCI_PROVIDER_ROUTES"] = str(routes)
-            trials = [trial(name, fake, tmp / f"state-{i}") for i in range(args.n)]
-            bares = [bare(name, fake, tmp / f"bare-{i}") for i in range(args.n)]
-            shutil.rmtree(tmp, ignore_errors=True)
-        tw = statistics.median(t[0] for t in trials)
-        bw = statistics.median(b[0] for b in bares)
-        rec, saw = sum(t[1] for t in trials), sum(t[2] for t in trials)
-        loads = sum(t[3] for t in trials)
-        states = ",".join(sorted({t[4] for t in trials}))
-        print(
-            f"{name:<12} {resolve(name).version:<9} {tw:8.2f} {bw:7.2f} {tw / bw:5.2f}x"
-            f"  {rec:>5}/{saw:<5}     {loads}/{args.n}  {states}"
-            f"  (bare calls {sum(b[1] for b in bares)})"
-        )
+            print(
+                f"{'agent':<12} {'events':<10} {'opens':<10} {'ctl ev':<10} {'ctl opens':<10}"
+                " opens beyond the control"
+            )
+            for name in names:
+                reads(name, args.reads, tmp)
+    print("versions: " + ", ".join(f"{n} {resolve(n).version}" for n in names))
 
 
 if __name__ == "__main__":

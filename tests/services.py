@@ -144,7 +144,12 @@ def _github_openapi() -> str | None:
 
 
 #: The real agents CI installs (npm) into the test cache's agents dir, pinned.
-AGENT_VERSIONS = {"claude-code": "2.1.197", "codex": "0.171.0", "opencode": "1.18.33"}
+AGENT_VERSIONS = {
+    "claude-code": "2.1.197",
+    "codex": "0.171.0",
+    "opencode": "1.18.33",
+    "qwen": "0.24.4",
+}
 
 
 def agents_dir() -> Path:
@@ -157,7 +162,7 @@ def agent_absent(name: str) -> str | None:
     version = AGENT_VERSIONS[name]
     if shutil.which("node") is None:
         return "no node on PATH; install it: apt-get install -y nodejs npm"
-    bins = {"claude-code": "claude", "codex": "codex", "opencode": "opencode"}
+    bins = {"claude-code": "claude", "codex": "codex", "opencode": "opencode", "qwen": "qwen"}
     if not (agents_dir() / f"{name}-{version}" / "node_modules" / ".bin" / bins[name]).exists():
         return (
             f"{name} {version} is not in {agents_dir()}; install it: "
@@ -219,6 +224,17 @@ def required() -> set[str]:
             f"{REQUIRE_ENV} names unknown services {sorted(unknown)}; known: {sorted(PROBES)}"
         )
     return names
+
+
+def need_agent(name: str) -> None:
+    """Skip the current test (or fail it, when ``agents`` is required) if real agent
+    ``name`` cannot run here (the ``agents`` marker probes Claude Code and Codex only)."""
+    why = agent_absent(name)
+    if why is None:
+        return
+    if "agents" in required():
+        pytest.fail(f"[agents] required but absent: {why}", pytrace=False)
+    pytest.skip(f"[agents] {why}")
 
 
 def need(service: str) -> None:

@@ -27,6 +27,7 @@ import contextlib
 import hashlib
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -328,27 +329,70 @@ class HeadlessAgent:
         (``watch``) once it loaded the skill under test."""
         why: str | None = None
         fatal_at: float | None = None
-        while True:
-            try:
-                return proc.wait(timeout=0.2), why
-            except subprocess.TimeoutExpired:
-                pass
-            if gateway.fatal_event.is_set() and fatal_at is None:
-                fatal_at = time.monotonic()
-            if watch is not None and watch.loaded():
-                why = SKILL_LOADED
-            elif ctx.time_left() <= 0:
-                why = "timeout"
-            elif fatal_at is not None and time.monotonic() - fatal_at > FATAL_GRACE_SEC:
-                why = "agent_error"
-            if why is not None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                return proc.wait(), why
+        with _ExitWatch(proc) as exited:
+            while True:
+                if exited(timeout=0.2):
+                    return proc.wait(), why
+                why, fatal_at = self._stop_why(ctx, gateway, watch, fatal_at)
+                if why is not None:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    return proc.wait(), why
+
+    @staticmethod
+    def _stop_why(
+        ctx: AgentContext, gateway: Gateway, watch: _LoadWatch | None, fatal_at: float | None
+    ) -> tuple[str | None, float | None]:
+        """Why the agent is to be stopped now (None: let it run), and when the gateway
+        first failed a call."""
+        why: str | None = None
+        if gateway.fatal_event.is_set() and fatal_at is None:
+            fatal_at = time.monotonic()
+        if watch is not None and watch.loaded():
+            why = SKILL_LOADED
+        elif ctx.time_left() <= 0:
+            why = "timeout"
+        elif fatal_at is not None and time.monotonic() - fatal_at > FATAL_GRACE_SEC:
+            why = "agent_error"
+        return why, fatal_at
 
     @staticmethod
     def _write_calls(path: Path, calls: list[GatewayCall]) -> None:
         path.write_text("".join(c.model_dump_json() + "\n" for c in calls))
+
+
+class _ExitWatch:
+    """Waits up to ``timeout`` for a process to exit and wakes the moment it does: a Linux
+    pidfd in ``poll`` (``Popen.wait(timeout)`` sleeps in steps of up to 50 ms instead),
+    else ``Popen.wait``."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.fd: int | None = None
+        self.poller: select.poll | None = None
+
+    def __enter__(self) -> _ExitWatch:
+        pidfd_open = getattr(os, "pidfd_open", None)
+        if pidfd_open is not None:
+            with contextlib.suppress(OSError):
+                self.fd = pidfd_open(self.proc.pid)
+                self.poller = select.poll()
+                self.poller.register(self.fd, select.POLLIN)
+        return self
+
+    def __call__(self, *, timeout: float) -> bool:
+        """True once the process has exited (not yet reaped)."""
+        if self.poller is None:
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return False
+            return True
+        return bool(self.poller.poll(timeout * 1000))
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
 
 
 class _LoadWatch:

@@ -1,7 +1,7 @@
 """The agent registry: every kind of student by name (``--agent NAME``).
 
 One :class:`AgentEntry` per agent: skillci's own (``builtin``, ``oracle``, ``noop``) and
-the real agents run through their headless CLI (``claude-code``, ``codex``, ``opencode``).
+the real agents run through their headless CLI (``claude-code``, ``codex``, ``opencode``, ``qwen``).
 Outside packages add agents through the entry-point group ``skillci.agents``: the entry
 point's name is the agent's name and its value a
 :class:`~skillci.agents.headless.HeadlessAdapter` subclass (``pkg.module:Class``). CLI
@@ -74,6 +74,12 @@ BUILTIN = (
         "opencode",
         "OpenCode, opencode run (chat completions via the gateway)",
         "skillci.agents.real.opencode:OpenCode",
+        True,
+    ),
+    AgentEntry(
+        "qwen",
+        "Qwen Code, qwen -o stream-json (chat completions via the gateway)",
+        "skillci.agents.real.qwen_code:QwenCode",
         True,
     ),
 )

@@ -16,8 +16,11 @@ by whoever runs it, and the trial is an infrastructure error, not the skill's fa
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import secrets
+import selectors
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -65,6 +68,7 @@ class Gateway:
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._wake: tuple[int, int] | None = None
         self._start = time.monotonic()
         self._ids = 0
         self._in_flight: dict[int, float] = {}
@@ -96,14 +100,34 @@ class Gateway:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._wake = os.pipe()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
         return self
 
+    def _serve(self) -> None:
+        """Accept connections until :meth:`__exit__` writes to the wake pipe. Not
+        ``serve_forever``: its ``shutdown`` waits for the next 0.5 s poll, which was a
+        third of a real agent's trial overhead (docs/design/424)."""
+        assert self._server is not None and self._wake is not None
+        with selectors.DefaultSelector() as sel:
+            sel.register(self._server, selectors.EVENT_READ)
+            sel.register(self._wake[0], selectors.EVENT_READ)
+            while True:
+                ready = [key.fileobj for key, _ in sel.select()]
+                if self._wake[0] in ready:
+                    return
+                self._server.handle_request()
+
     def __exit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+        if self._server is None or self._wake is None or self._thread is None:
+            return
+        os.write(self._wake[1], b"x")
+        self._thread.join()
+        self._server.server_close()
+        for fd in self._wake:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     # ------------------------------------------------------------------ handling
 

@@ -331,7 +331,7 @@ class TrialRunner:
         (trial_dir / "workspace.diff").write_text(redactor.redact_text(workspace_diff(ws)))
         if not spec.keep_workspace:
             discard_tree(ws, trial_dir.parent / TRASH)
-        shutil.rmtree(trial_dir / "home", ignore_errors=True)  # a real agent's fresh HOME
+        discard_tree(trial_dir / "home", trial_dir.parent / TRASH)  # a real agent's fresh HOME
         result.cost.wall_time_sec = round(time.monotonic() - start, 4)
         record = redactor.redact_model(
             self._record(spec, key, result, evaluation, shell.kind, warnings)

@@ -56,6 +56,13 @@ def solve_cfg_log_level(body: dict[str, Any]) -> str | ToolCalls:
             ("Bash", {"command": CHECK, "description": "Run the failing check"}),
             ("Bash", {"command": f"{FIX} && {CHECK}", "description": "Fix and re-check"}),
         ]
+    elif "skill" in names and "run_shell_command" in names:  # Qwen Code
+        steps = [
+            ("skill", {"skill": SKILL}),
+            ("run_shell_command", {"command": ENV, "description": "Show the environment"}),
+            ("run_shell_command", {"command": CHECK, "description": "Run the failing check"}),
+            ("run_shell_command", {"command": f"{FIX} && {CHECK}", "description": "Fix"}),
+        ]
     elif "skill" in names and "bash" in names:  # OpenCode
         steps = [
             ("skill", {"name": SKILL}),

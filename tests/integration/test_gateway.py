@@ -4,6 +4,7 @@ HTTP, onto a route served by the loopback OpenAI-compatible fake."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -97,3 +98,22 @@ def test_an_unreachable_route_is_a_fatal_non_retryable_error() -> None:
         )
         assert r.status_code == 400 and "skillci gateway" in r.json()["error"]["message"]
         assert gw.fatal_event.is_set() and gw.calls[0].error is not None
+
+
+def test_the_gateway_stops_at_once_not_at_its_next_poll() -> None:
+    """Stopping wakes the server thread through a pipe: serve_forever's shutdown waited up to
+    0.5 s for its next poll, a third of a real agent's trial overhead (docs/design/424).
+    Three stops of an idle gateway took ~0.75 s together that way; only the stops are
+    timed here, not the requests around them."""
+    route = ModelRoute(model="openai/none", api_base="http://127.0.0.1:9/v1", timeout=1)
+    stopping = 0.0
+    for _ in range(3):
+        gw = Gateway(ModelClient("none", route))
+        with gw:
+            assert httpx.get(f"{gw.base_url}/v1/models").status_code == 200
+            time.sleep(0.05)  # idle: the old server sat in its 0.5 s poll
+            start = time.monotonic()
+        stopping += time.monotonic() - start
+        with pytest.raises(httpx.ConnectError):  # closed: nothing listens on its port now
+            httpx.get(f"{gw.base_url}/v1/models")
+    assert stopping < 0.3

@@ -160,11 +160,7 @@ def test_trigger_metrics_come_from_what_the_real_agent_loaded(
 def test_trigger_decisions_in_opencode_come_from_its_skill_tool(
     tmp_path: Path, scripted: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    why = services.agent_absent("opencode")
-    if why is not None and "agents" in services.required():
-        pytest.fail(f"[agents] required but absent: {why}", pytrace=False)
-    if why is not None:
-        pytest.skip(f"[agents] {why}")
+    services.need_agent("opencode")
     root = tmp_path / "two"
     desc = "Fix a failing test in a Python repository from a CI log or stack trace."
     _skill(root, "repo-debugger", desc, suite_yaml(["fix-ci", "tox"]))

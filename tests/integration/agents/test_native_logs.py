@@ -39,15 +39,15 @@ def run_keeping(
     capsys: pytest.CaptureFixture[str],
 ) -> Any:
     """Run ``agent`` on cfg-log-level; copy ``HOME/<sub>`` to ``dest`` before the runner
-    deletes the trial's HOME; the live record skillci wrote."""
-    rmtree = shutil.rmtree
+    discards the trial's HOME; the live record skillci wrote."""
+    discard = local.discard_tree
 
-    def keep_home(path: Any, *args: Any, **kwargs: Any) -> None:
-        if Path(path).name == "home" and (Path(path) / sub).is_dir() and not dest.exists():
-            shutil.copytree(Path(path) / sub, dest)
-        rmtree(path, *args, **kwargs)
+    def keep_home(path: Path, trash: Path) -> None:
+        if path.name == "home" and (path / sub).is_dir() and not dest.exists():
+            shutil.copytree(path / sub, dest)
+        discard(path, trash)
 
-    monkeypatch.setattr(local.shutil, "rmtree", keep_home)
+    monkeypatch.setattr(local, "discard_tree", keep_home)
     code, out = eval_run(agent, tmp_path / "state", capsys)
     assert code == 0, out
     [trial] = out["trials"]
@@ -109,11 +109,7 @@ def test_a_real_opencode_database_imports_with_every_call_paired_and_its_tokens(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    why = services.agent_absent("opencode")
-    if why is not None and "agents" in services.required():
-        pytest.fail(f"[agents] required but absent: {why}", pytrace=False)
-    if why is not None:
-        pytest.skip(f"[agents] {why}")
+    services.need_agent("opencode")
     data = tmp_path / "opencode-data"
     live = run_keeping(".local/share/opencode", "opencode", data, tmp_path, monkeypatch, capsys)
     home = tmp_path / "imported"

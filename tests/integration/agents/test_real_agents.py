@@ -1,4 +1,4 @@
-"""Real agents (Claude Code, Codex, OpenCode) as students in ``skillci eval run``, offline.
+"""Real agents (Claude Code, Codex, OpenCode, Qwen Code) as students in ``skillci eval run``, offline.
 
 Each agent is the real npm-installed CLI, pinned (tests/services.py AGENT_VERSIONS; CI
 installs them in .ci/run), run in the trial's sandbox with a fresh HOME. It talks to the
@@ -35,6 +35,7 @@ TOOLS = {
     "claude-code": ("Skill", "Bash"),
     "codex": ("command_execution", "command_execution"),
     "opencode": ("skill", "bash"),
+    "qwen": ("skill", "run_shell_command"),
 }
 
 
@@ -100,18 +101,15 @@ def test_eval_run_in_a_real_agent_passes_with_its_own_tool_calls_and_skill_load(
 
 
 @pytest.mark.agents
-@pytest.mark.slow  # 48 s measured: OpenCode spends ~40 s starting in a fresh HOME
-def test_eval_run_in_opencode(
-    routes: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.slow  # 48 s (OpenCode: ~40 s starting in a fresh HOME) and 44 s (Qwen Code) measured
+@pytest.mark.parametrize("agent", ["opencode", "qwen"])
+def test_eval_run_in_a_slow_starting_agent(
+    agent: str, routes: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    why = services.agent_absent("opencode")
-    if why is not None and "agents" in services.required():
-        pytest.fail(f"[agents] required but absent: {why}", pytrace=False)
-    if why is not None:
-        pytest.skip(f"[agents] {why}")
-    code, out = eval_run("opencode", tmp_path / "state", capsys)
+    services.need_agent(agent)
+    code, out = eval_run(agent, tmp_path / "state", capsys)
     assert code == 0, out
-    check_trial("opencode", out, routes)
+    check_trial(agent, out, routes)
 
 
 @pytest.mark.agents  # 20 s measured: the route client's retries, then a 3 s grace

@@ -204,3 +204,17 @@ def test_the_load_watch_sees_a_load_in_the_growing_stream_line_by_line(tmp_path:
     with stream.open("a") as f:
         f.write(line[20:] + "\n")
     assert watch.loaded()
+
+
+def test_the_exit_watch_wakes_when_the_agent_exits_not_at_its_timeout() -> None:
+    import subprocess
+
+    from skillci.agents.headless import _ExitWatch
+
+    proc = subprocess.Popen(["sleep", "0.3"])
+    with _ExitWatch(proc) as exited:
+        assert not exited(timeout=0.05)  # still running
+        start = time.monotonic()
+        assert exited(timeout=5.0)
+        assert time.monotonic() - start < 1.0  # woke at the exit (~0.25 s), not after 5 s
+    assert proc.wait() == 0
