@@ -294,12 +294,17 @@ def redact_text(text: str) -> str:
 MAX_REDACT_FILE_BYTES = 20 * 1024 * 1024
 
 
+def _one_document(text: str) -> bool:
+    """A JSON file holding one document (else JSON Lines)."""
+    return text.lstrip().startswith(("{", "[")) and "\n{" not in text.strip()
+
+
 def _redact_json(text: str, r: Redactor) -> str | None:
     """A JSON (or JSON Lines) file with every string redacted as a string: on the raw text,
     escaped quotes and ``\\n`` hide the context detectors match on. The text itself when
     nothing changes (the file keeps its bytes); None when it is not JSON."""
     try:
-        if text.lstrip().startswith(("{", "[")) and "\n{" not in text.strip():
+        if _one_document(text):
             data = json.loads(text)
             clean = r.redact_obj(data)
             if clean == data:
@@ -312,6 +317,24 @@ def _redact_json(text: str, r: Redactor) -> str | None:
     if cleaned == rows:
         return text
     return "".join(("" if v is None else json.dumps(v, ensure_ascii=False)) + "\n" for v in cleaned)
+
+
+def _raw_pass_keeping_json(text: str, r: Redactor) -> str:
+    """The raw-text pass over JSON whose strings were already redacted one by one, kept only
+    where it leaves valid JSON: on escaped text a detector can match across an escape
+    (``\\n`` + token reads as one token) and its marker would break the line; such a match
+    is an artifact of the escaping, and every string in the line has already been redacted."""
+    parts = [text] if _one_document(text) else text.splitlines(keepends=True)
+    out = []
+    for part in parts:
+        raw = r.redact_text(part)
+        if raw != part and part.strip():
+            try:
+                json.loads(raw)
+            except ValueError:
+                raw = part
+        out.append(raw)
+    return "".join(out)
 
 
 def redact_files(root: Path, redactor: Redactor | None = None) -> int:
@@ -329,7 +352,7 @@ def redact_files(root: Path, redactor: Redactor | None = None) -> int:
         except (UnicodeDecodeError, OSError):
             continue
         parsed = _redact_json(text, r) if path.suffix in (".json", ".jsonl") else None
-        clean = r.redact_text(text if parsed is None else parsed)
+        clean = r.redact_text(text) if parsed is None else _raw_pass_keeping_json(parsed, r)
         if clean != text:
             atomic_write_text(path, clean)
             changed += 1

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -195,3 +198,26 @@ def test_a_repeated_text_is_redacted_every_time() -> None:
     data = {"evidence": {"t": {"base": [texts[0]] * 5}}, "note": texts[1]}
     out = red.redact_obj(data)
     assert out["evidence"]["t"]["base"] == [first[0]] * 5 and out["note"] == first[1]
+
+
+def test_redact_files_keeps_every_jsonl_line_valid_json(tmp_path: Path) -> None:
+    # On the escaped text "result:\nkq7W..." the raw pass reads "nkq7W..." as one high-entropy
+    # token and its marker would leave "\[" in the line: invalid JSON. The string itself
+    # ("kq7W..." on its own line) is not a secret, and the stream must stay readable.
+    from skillci.trace.redact import redact_files
+
+    benign = "result:\nkq7WzP2xR9vL4mN8tY3bC6"
+    key = ANTHROPIC
+    stream = tmp_path / "run" / "stream.jsonl"
+    stream.parent.mkdir()
+    stream.write_text(
+        json.dumps({"type": "tool_result", "content": benign})
+        + "\n"
+        + json.dumps({"type": "text", "text": f"the key is {key}"})
+        + "\n"
+    )
+    assert "\\[REDACTED" in Redactor().redact_text(stream.read_text())  # what the raw pass did
+    redact_files(tmp_path / "run", Redactor())
+    rows = [json.loads(line) for line in stream.read_text().splitlines()]
+    assert rows[0]["content"] == benign
+    assert key not in rows[1]["text"] and "[REDACTED:" in rows[1]["text"]
