@@ -16,7 +16,7 @@ from pathlib import Path
 
 from skillci.errors import InvalidInputError
 from skillci.runners.base import JudgeSpec
-from skillci.runners.harbor_remote import ENVIRONMENTS, HarborEnvironment, refuse_builtin
+from skillci.runners.harbor_remote import ENVIRONMENTS, HarborEnvironment
 from skillci.runners.registry import LOCAL, trial_runners
 from skillci.runners.remote import RemoteLimits, RemoteTrials
 from skillci.trace.store import TraceStore
@@ -99,11 +99,6 @@ def runner_options(
     )
 
 
-def check_agent(kind: str | None) -> None:
-    """Refuse (exit 2) an agent Harbor cannot run: skillci's built-in model agent."""
-    refuse_builtin(kind or "builtin")
-
-
 def preflight(opts: RunnerOptions) -> None:
     """Exit 4 now, before anything is touched, when the environment lacks its credentials or
     Harbor is not installed (what :func:`open_environment` would refuse)."""
@@ -158,7 +153,6 @@ def remote_config(opts: RunnerOptions, src: RemoteTrials) -> dict[str, object]:
 __all__ = [
     "DEFAULT_CONCURRENCY",
     "RunnerOptions",
-    "check_agent",
     "open_environment",
     "preflight",
     "remote_config",
