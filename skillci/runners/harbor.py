@@ -5,15 +5,16 @@ format as skillci and scales out with ``-e daytona|modal|e2b -n 100``. skillci n
 of its ``harbor`` executable (``--harbor PATH``, else ``$SKILLCI_HARBOR``, else ``harbor`` on
 PATH) and passes:
 
-    harbor run -p TASK_OR_DATASET -a AGENT [-m MODEL] -e ENV -n CONCURRENCY -k ATTEMPTS
-        -o JOBS_DIR [--skills DIR...] [--ek KEY=VALUE...] [--extra-docker-compose FILE...]
-        [-i TASK...] -y -q
+    harbor run -p TASK_OR_DATASET (-a AGENT | --agent-import-path MOD:CLASS) [-m MODEL]
+        -e ENV -n CONCURRENCY -k ATTEMPTS -o JOBS_DIR [--skills DIR...] [--ek KEY=VALUE...]
+        [--ak KEY=VALUE...] [--extra-docker-compose FILE...] [-i TASK...] -y -q
 
 ``-e local`` (skillci's name, not Harbor's) selects
 :data:`BWRAP_ENV`, an environment class shipped in :mod:`skillci.runners.harbor_env` that runs
 trials in bubblewrap on this machine: the driver puts a directory holding only a ``skillci``
 link on Harbor's ``PYTHONPATH`` and passes skillci's own Python (which has pytest) as the
-sandbox's tools. Exit code 0 only means the job finished: verdicts are read by
+sandbox's tools; skillci's built-in agent (``--agent-import-path``, design 426) gets the same
+``PYTHONPATH`` entry. Exit code 0 only means the job finished: verdicts are read by
 :mod:`skillci.trace.importers.harbor`.
 """
 
