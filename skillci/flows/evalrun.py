@@ -210,7 +210,8 @@ def _run_remote(req: EvalRequest, remote: RunnerOptions, progress: Progress | No
     try:
         specs = plan_eval(req)
         src = remote_source(remote, env, req.home, TraceStore(req.home),
-                            judge=judge_spec(req.judge), lookahead=0)  # fmt: skip
+                            judge=judge_spec(req.judge), lookahead=0,
+                            progress=progress)  # fmt: skip
         try:
             done = src.run_specs(specs, fresh=req.rerun == "all")
         finally:
@@ -227,9 +228,6 @@ def _run_remote(req: EvalRequest, remote: RunnerOptions, progress: Progress | No
         state = "skipped" if "budget spent" in cause else "error"
         trials.append(TrialRun(key=key, task_id=spec.task.id, repeat_index=spec.repeat_index,
                                state=state, error=cause))  # fmt: skip
-    if progress is not None:
-        for t in trials:
-            progress(t)
     stop = next((t.error for t in trials if t.state == "skipped"), None)
     return summarize(trials, budget_stop=stop)
 

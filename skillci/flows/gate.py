@@ -514,14 +514,18 @@ def _judging(
 def run_gate(ctx: RepoContext, opts: GateOptions, progress: Progress | None = None) -> GateReport:
     t0 = time.monotonic()
     if opts.remote is not None:
-        return _remote_gate(ctx, opts, opts.remote, t0)
+        return _remote_gate(ctx, opts, opts.remote, t0, progress)
     inputs = load_inputs(ctx, opts)
     runner = _Runner(ctx, opts.parallel, progress, judge=inputs.judge)
     return decide_gate(ctx, opts, inputs, runner, t0=t0)
 
 
 def _remote_gate(
-    ctx: RepoContext, opts: GateOptions, remote: RunnerOptions, t0: float
+    ctx: RepoContext,
+    opts: GateOptions,
+    remote: RunnerOptions,
+    t0: float,
+    progress: Progress | None = None,
 ) -> GateReport:
     """The gate with its trials on a Harbor environment (:class:`RemoteTrials`: head rounds
     as batches of futures, look-ahead cancelled at the verdict), the same decision code.
@@ -530,7 +534,7 @@ def _remote_gate(
     try:
         inputs = load_inputs(ctx, opts)
         src = remote_source(remote, env, ctx.state_dir, ctx.store, rounds=opts.repeat,
-                            judge=inputs.judge)  # fmt: skip
+                            judge=inputs.judge, progress=progress)  # fmt: skip
         try:
             report = decide_gate(ctx, opts, inputs, src, t0=t0, keep=False)
         finally:

@@ -11,12 +11,14 @@ trace store (docs/design/412-runner-harbor-cli.md).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from skillci.errors import InvalidInputError
 from skillci.runners.base import JudgeSpec
 from skillci.runners.harbor_remote import ENVIRONMENTS, HarborEnvironment
+from skillci.runners.outcome import TrialRun
 from skillci.runners.registry import LOCAL, trial_runners
 from skillci.runners.remote import RemoteLimits, RemoteTrials
 from skillci.trace.store import TraceStore
@@ -126,9 +128,10 @@ def remote_source(
     rounds: int = 1,
     judge: JudgeSpec | None = None,
     lookahead: int = 1,
+    progress: Callable[[TrialRun], None] | None = None,
 ) -> RemoteTrials:
     """The :class:`RemoteTrials` over ``env`` keeping records in ``state_dir``'s trial cache
-    and ``store``."""
+    and ``store``, telling ``progress`` of each trial as a local run does."""
     return RemoteTrials(
         env,
         state_dir,
@@ -136,6 +139,7 @@ def remote_source(
         rounds=rounds,
         judge=judge,
         store=store,
+        progress=progress,
     )
 
 
