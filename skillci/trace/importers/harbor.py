@@ -226,6 +226,10 @@ class SkillciRun(StrictModel):
     )
 
 
+#: Saved shapes of this module (``skillci skill schemas``).
+SAVED_MODELS: dict[str, type[StrictModel]] = {"harbor-skillci-run": SkillciRun}
+
+
 def read_skillci_run(trial: Path) -> tuple[SkillciRun | None, str | None]:
     """(the run, None), (None, None) when the trial has none, or (None, why) when it is not
     a :class:`SkillciRun` (a container can write the agent's logs dir: untrusted)."""
@@ -524,6 +528,7 @@ def import_jobs(
 
 
 __all__ = [
+    "SAVED_MODELS",
     "SKILLCI_AGENT",
     "SKILLCI_RUN",
     "SkillciRun",
