@@ -90,6 +90,7 @@ def test_a_decided_first_round_dispatches_no_second(
     assert [e["shard"] for e in matrix["include"]] == ["0/2", "1/2"]
     assert run_rounds(run) == ["round-1", "decide-1"]
     assert run.jobs["decide-1"].outputs["decided"] == "true"
+    assert json.loads(run.jobs["decide-1"].outputs["matrix"]) == {"include": []}  # no shard left
     for later in ("round-2", "decide-2", "round-3"):
         assert run.jobs[later].result == "skipped", later
     merge = run.run_job("merge")  # runs although the later rounds were skipped
