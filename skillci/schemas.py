@@ -32,6 +32,7 @@ REGISTRIES = [
     "skillci.runners.regrade:SAVED_MODELS",
     "skillci.flows.rawtask:SAVED_MODELS",
     "skillci.trace.importers.common:SAVED_MODELS",
+    "skillci.trace.importers.harbor:SAVED_MODELS",
     "skillci.compile.profile:SAVED_MODELS",
     "skillci.compile.static:SAVED_MODELS",
     "skillci.compile.fast:SAVED_MODELS",

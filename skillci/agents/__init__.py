@@ -3,7 +3,9 @@
 (Claude Code, Codex, OpenCode) run through their headless CLI.
 
 - :mod:`.base` — the :class:`~skillci.agents.base.Agent` protocol, its context and result.
-- :mod:`.workspace` — file tools confined to the trial workspace.
+- :mod:`.workspace` — file tools confined to the trial workspace (the ``Files`` protocol);
+  :mod:`.shellfiles` the same tools through the trial's shell (a workspace in a remote
+  container: Harbor).
 - :mod:`.tools` — tool schemas (versioned, hashed) and their execution.
 - :mod:`.prompt` — the system prompt with the skill bootstrap.
 - :mod:`.loop` — :class:`~skillci.agents.loop.BuiltinAgent`.

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from skillci.agents.workspace import WORKSPACE_MOUNT
+from skillci.agents.workspace import WORKSPACE_MOUNT, Files
 from skillci.providers.queueing import queued
 from skillci.skill.render import RenderedSkill
 from skillci.trace.models import Cost, ErrorEvent, Event
@@ -65,6 +65,9 @@ class AgentContext:
     """The trial's agent logs dir (host path): a real agent's stream is kept there."""
     agent_cwd: str = WORKSPACE_MOUNT
     """The workspace as a real agent's process sees it (its cwd)."""
+    files: Files | None = None
+    """The file tools' access to the workspace when it is not :attr:`workspace` on this host
+    (a remote container: :class:`~skillci.agents.shellfiles.ShellFiles` over :attr:`shell`)."""
     queued_before: float = field(default_factory=queued)
     """This thread's :func:`~skillci.providers.queueing.queued` total when the context was
     made: what the trial queued for slots since then extends :attr:`deadline`."""

@@ -60,7 +60,7 @@ class BuiltinAgent:
         )
         log = EventLog(res.events, start)
         tools = Toolbox(
-            Workspace(ctx.workspace, ctx.workdir),
+            ctx.files or Workspace(ctx.workspace, ctx.workdir),
             ctx.shell,
             ctx.skill,
             tool_timeout=self.limits.tool_timeout_sec,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from skillci.agents.base import Shell
-from skillci.agents.workspace import ToolError, Workspace
+from skillci.agents.workspace import Files, ToolError
 from skillci.skill.render import RenderedSkill
 
 TOOL_SCHEMA_VERSION = "skillci-tools-1"
@@ -105,7 +105,7 @@ class Toolbox:
 
     def __init__(
         self,
-        workspace: Workspace,
+        workspace: Files,
         shell: Shell,
         skill: RenderedSkill | None,
         *,

@@ -9,7 +9,9 @@ followed.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
+from typing import Protocol
 
 WORKSPACE_MOUNT = "/app"
 SKIP_DIRS = frozenset({".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
@@ -21,21 +23,56 @@ class ToolError(Exception):
     """A tool call the agent got wrong (bad path, no match): reported back, not raised on."""
 
 
+class Files(Protocol):
+    """The file tools' view of a workspace: this host's files (:class:`Workspace`), or files
+    reached through the trial's shell (:class:`~skillci.agents.shellfiles.ShellFiles`)."""
+
+    mount: str
+
+    def read(self, path: str) -> str: ...
+    def write(self, path: str, content: str) -> int: ...
+    def replace(self, path: str, old: str, new: str) -> int: ...
+    def files(self, path: str = ".") -> list[str]: ...
+    def search(self, pattern: str, path: str = ".") -> list[str]: ...
+
+
+def mount_relative(path: str, mount: str) -> PurePosixPath:
+    """A tool's ``path`` relative to the workspace: as given, or an absolute path under
+    ``mount`` (how the shell sees the workspace) made relative; elsewhere: a tool error."""
+    if not isinstance(path, str) or not path.strip():
+        raise ToolError("path must be a non-empty string")
+    p = PurePosixPath(path.strip())
+    if p.is_absolute():
+        try:
+            return p.relative_to(mount)
+        except ValueError:
+            raise ToolError(f"{path}: outside the workspace {mount}") from None
+    return p
+
+
+def replace_once(
+    read: Callable[[str], str], write: Callable[[str, str], int], path: str, old: str, new: str
+) -> int:
+    """Replace the one occurrence of ``old`` in ``path``; returns the 1-based line of the
+    change (``apply_patch``, whatever holds the files)."""
+    text = read(path)
+    if not old:
+        raise ToolError("old must be non-empty (use write_file to create a file)")
+    n = text.count(old)
+    if n != 1:
+        raise ToolError(f"{path}: old text found {n} times; it must match exactly once")
+    at = text.index(old)
+    write(path, text[:at] + new + text[at + len(old) :])
+    return text.count("\n", 0, at) + 1
+
+
 class Workspace:
     def __init__(self, root: Path, mount: str = WORKSPACE_MOUNT) -> None:
         self.root = root.resolve()
         self.mount = mount
 
     def resolve(self, path: str) -> Path:
-        if not isinstance(path, str) or not path.strip():
-            raise ToolError("path must be a non-empty string")
-        p = PurePosixPath(path.strip())
-        if p.is_absolute():
-            try:
-                p = p.relative_to(self.mount)
-            except ValueError:
-                raise ToolError(f"{path}: outside the workspace {self.mount}") from None
-        full = (self.root / p).resolve()
+        full = (self.root / mount_relative(path, self.mount)).resolve()
         if full != self.root and self.root not in full.parents:
             raise ToolError(f"{path}: outside the workspace")
         return full
@@ -60,15 +97,7 @@ class Workspace:
 
     def replace(self, path: str, old: str, new: str) -> int:
         """Replace the one occurrence of ``old``; returns the 1-based line of the change."""
-        text = self.read(path)
-        if not old:
-            raise ToolError("old must be non-empty (use write_file to create a file)")
-        n = text.count(old)
-        if n != 1:
-            raise ToolError(f"{path}: old text found {n} times; it must match exactly once")
-        at = text.index(old)
-        self.write(path, text[:at] + new + text[at + len(old) :])
-        return text.count("\n", 0, at) + 1
+        return replace_once(self.read, self.write, path, old, new)
 
     def files(self, path: str = ".") -> list[str]:
         base = self.resolve(path)
@@ -100,4 +129,13 @@ class Workspace:
         return hits
 
 
-__all__ = ["WORKSPACE_MOUNT", "ToolError", "Workspace"]
+__all__ = [
+    "MAX_HITS",
+    "MAX_LIST",
+    "SKIP_DIRS",
+    "WORKSPACE_MOUNT",
+    "Files",
+    "ToolError",
+    "Workspace",
+    "replace_once",
+]

@@ -186,7 +186,8 @@ def decide_cmd(
     json_out: JsonOpt = False,
 ) -> int:
     """Between rounds: has the gate decided after rounds 1..K, or does round K+1 run?
-    (also ``decided=true|false`` and ``next_round=`` in $GITHUB_OUTPUT)."""
+    (also ``decided=true|false``, ``next_round=`` and the next round's ``matrix=`` in
+    $GITHUB_OUTPUT)."""
     from skillci.flows.gate_rounds import decide_round
     from skillci.forge.actions import set_output
 
@@ -194,6 +195,7 @@ def decide_cmd(
     set_output("decided", "true" if d.decided else "false")
     set_output("next_round", str(d.next_round or ""))
     set_output("rounds", str(d.rounds))
+    set_output("matrix", json.dumps(d.matrix, separators=(",", ":")))  # the next round's shards
     if json_out:
         emit_json(d)
     elif d.decided:

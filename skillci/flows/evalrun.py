@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from skillci.errors import UsageError
-from skillci.flows.remote import RunnerOptions, check_agent, open_environment, remote_source
+from skillci.flows.remote import RunnerOptions, open_environment, remote_source
 from skillci.providers.budget import Budget
 from skillci.runners.base import (
     AgentSpec,
@@ -144,8 +144,6 @@ def agent_spec(req: EvalRequest) -> AgentSpec:
 
 def plan_eval(req: EvalRequest) -> list[TrialSpec]:
     """The trials ``req`` asks for (loads tasks and renders the skill; runs nothing)."""
-    if req.remote is not None:  # --dry-run too: Harbor has no agent for the built-in loop
-        check_agent(req.agent)
     tasks, suite, split = _load_tasks(req)
     skill = pkg_hash = None
     agent = agent_spec(req)
@@ -204,17 +202,16 @@ def run_eval(req: EvalRequest, *, progress: Progress | None = None) -> EvalResul
 
 def _run_remote(req: EvalRequest, remote: RunnerOptions, progress: Progress | None) -> EvalResult:
     """``req``'s trials on a Harbor environment through :class:`RemoteTrials` (no look-ahead:
-    every trial is asked for at once), kept in the same trial cache and trace store. An
-    agent Harbor cannot run (exit 2), then missing credentials or Harbor (exit 4), are
-    refused before anything runs."""
+    every trial is asked for at once), kept in the same trial cache and trace store. Missing
+    credentials or Harbor (exit 4) are refused before anything runs."""
     from skillci.trace.store import TraceStore
 
-    check_agent(req.agent)
     env = open_environment(remote, req.home)
     try:
         specs = plan_eval(req)
         src = remote_source(remote, env, req.home, TraceStore(req.home),
-                            judge=judge_spec(req.judge), lookahead=0)  # fmt: skip
+                            judge=judge_spec(req.judge), lookahead=0,
+                            progress=progress)  # fmt: skip
         try:
             done = src.run_specs(specs, fresh=req.rerun == "all")
         finally:
@@ -231,9 +228,6 @@ def _run_remote(req: EvalRequest, remote: RunnerOptions, progress: Progress | No
         state = "skipped" if "budget spent" in cause else "error"
         trials.append(TrialRun(key=key, task_id=spec.task.id, repeat_index=spec.repeat_index,
                                state=state, error=cause))  # fmt: skip
-    if progress is not None:
-        for t in trials:
-            progress(t)
     stop = next((t.error for t in trials if t.state == "skipped"), None)
     return summarize(trials, budget_stop=stop)
 

@@ -22,7 +22,6 @@ from skillci.errors import InvalidInputError, SkillciError, UsageError
 from skillci.flows.context import RepoContext, task_hash_memo, token_counts
 from skillci.flows.remote import (
     RunnerOptions,
-    check_agent,
     open_environment,
     remote_config,
     remote_source,
@@ -212,11 +211,10 @@ def student_agent(
     """The student of the gate, review and propose: skillci's built-in loop on ``route``,
     or the registered real agent ``agent`` (``version`` or the newest installed) on that
     route through the gateway (exit 4 when it is not installed). ``remote``: the trials run
-    in a Harbor environment, which installs the agent itself (the built-in loop: exit 2)."""
+    in a Harbor environment, which installs a real agent itself (the built-in loop runs here,
+    its commands there: design 426)."""
     from skillci.agents.registry import real_names
 
-    if remote:
-        check_agent(agent)
     if agent in (None, "builtin"):
         return builtin_agent(route)
     if agent not in real_names():
@@ -516,25 +514,27 @@ def _judging(
 def run_gate(ctx: RepoContext, opts: GateOptions, progress: Progress | None = None) -> GateReport:
     t0 = time.monotonic()
     if opts.remote is not None:
-        return _remote_gate(ctx, opts, opts.remote, t0)
+        return _remote_gate(ctx, opts, opts.remote, t0, progress)
     inputs = load_inputs(ctx, opts)
     runner = _Runner(ctx, opts.parallel, progress, judge=inputs.judge)
     return decide_gate(ctx, opts, inputs, runner, t0=t0)
 
 
 def _remote_gate(
-    ctx: RepoContext, opts: GateOptions, remote: RunnerOptions, t0: float
+    ctx: RepoContext,
+    opts: GateOptions,
+    remote: RunnerOptions,
+    t0: float,
+    progress: Progress | None = None,
 ) -> GateReport:
     """The gate with its trials on a Harbor environment (:class:`RemoteTrials`: head rounds
-    as batches of futures, look-ahead cancelled at the verdict), the same decision code. An
-    agent Harbor cannot run (exit 2), then missing credentials or Harbor (exit 4), are
-    refused before anything loads or runs."""
-    check_agent(opts.agent)
+    as batches of futures, look-ahead cancelled at the verdict), the same decision code.
+    Missing credentials or Harbor (exit 4) are refused before anything loads or runs."""
     env = open_environment(remote, ctx.state_dir)
     try:
         inputs = load_inputs(ctx, opts)
         src = remote_source(remote, env, ctx.state_dir, ctx.store, rounds=opts.repeat,
-                            judge=inputs.judge)  # fmt: skip
+                            judge=inputs.judge, progress=progress)  # fmt: skip
         try:
             report = decide_gate(ctx, opts, inputs, src, t0=t0, keep=False)
         finally:

@@ -5,7 +5,8 @@ Round 1's shards run the base side, the reference sides, the same-instance trial
 round 1 (:func:`skillci.flows.gate_shard.run_shard` with ``rnd=1``). After each round the
 coordinator replays the gate over the rounds received (:func:`decide_round`): where the
 replay asks for a head round no shard ran yet, that suite is still open. No open suite:
-the gate decided and no further round is dispatched. Otherwise round ``K + 1``'s shards
+the gate decided and no further round is dispatched. Otherwise the next round's dispatch
+is only the shards holding an open unit (``RoundDecision.matrix``, design 427). Otherwise round ``K + 1``'s shards
 (:func:`run_round`) replay the same way to find the open suites and run head round
 ``K + 1`` of those suites' rerun tasks among their own units — nothing else. The final
 ``evals merge`` over every round's directories replays the whole gate; the trials it
@@ -69,6 +70,12 @@ class RoundDecision(BaseModel):
     open: dict[str, list[str]] = Field(
         description="Suite -> the tasks the next round runs (empty when decided)."
     )
+    shards: list[int] = Field(
+        description="The shards (0-based) holding an open unit: the next round's dispatch."
+    )
+    matrix: dict[str, list[dict[str, object]]] = Field(
+        description="The next round's GitHub Actions matrix: those shards only."
+    )
 
 
 def decide_round(ctx: RepoContext, dirs: list[Path]) -> RoundDecision:
@@ -77,7 +84,13 @@ def decide_round(ctx: RepoContext, dirs: list[Path]) -> RoundDecision:
     got = receive_shards(ctx, dirs)
     still = open_rounds(ctx, got)
     first = got.results[0]
+    wanted = {(s, t.id) for s, tasks in still.items() for t in tasks}
+    n = first.shards
+    shards = [i for i in range(n)
+              if any((u.suite, u.task_id) in wanted for u in got.plan.units_of(i, n))]  # fmt: skip
     return RoundDecision(
+        shards=shards,
+        matrix=got.plan.matrix(n, only=shards),
         plan_id=first.plan_id,
         gate_id=first.gate_id,
         rounds=got.rounds,

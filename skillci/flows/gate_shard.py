@@ -135,13 +135,17 @@ class GatePlan(BaseModel):
         """Shard ``shard`` (0-based) of ``shards``: every ``shards``-th unit."""
         return self.units[shard::shards]
 
-    def matrix(self, shards: int) -> dict[str, list[dict[str, object]]]:
-        """The GitHub Actions matrix: one job per shard (``include`` entries)."""
+    def matrix(
+        self, shards: int, only: list[int] | None = None
+    ) -> dict[str, list[dict[str, object]]]:
+        """The GitHub Actions matrix: one job per shard (``include`` entries); ``only``: just
+        those shards (a later round's dispatch, design 427)."""
         n = effective_shards(self, shards)
         return {
             "include": [
                 {"shard": f"{i}/{n}", "index": i, "units": len(self.units_of(i, n))}
                 for i in range(n)
+                if only is None or i in only
             ]
         }
 
@@ -611,11 +615,12 @@ class Received:
     dispatches: int
 
 
-def _complete(results: list[ShardResult], label: str) -> None:
-    """Every shard ``0..N-1`` of one dispatch, once."""
+def _complete(results: list[ShardResult], label: str, *, some: bool = False) -> None:
+    """Every shard ``0..N-1`` of one dispatch, once (``some``: a later round's dispatch,
+    which runs only the shards with open units: each shard at most once)."""
     first = results[0]
     seen = sorted(r.shard for r in results)
-    expected = list(range(first.shards))
+    expected = sorted(set(seen)) if some else list(range(first.shards))
     if seen != expected or any(r.shards != first.shards for r in results):
         missing = sorted(set(expected) - set(seen))
         dup = sorted({s for s in seen if seen.count(s) > 1})
@@ -650,7 +655,9 @@ def _rounds_of(results: list[ShardResult]) -> tuple[int, int]:
                 f"(found round(s) {', '.join(str(f) for f, _ in sorted(groups))})",
                 hint="download every eval-r<k>-* artifact of the run",
             )
-        _complete(groups[(first, last)], f" round {first}")
+        # round 1 is every shard; a later round only the shards with open units (design
+        # 427): a needed trial of a shard that did not run is "no shard ran" in the replay
+        _complete(groups[(first, last)], f" round {first}", some=first > 1)
         expect = last + 1
     return expect - 1, len(groups)
 

@@ -11,12 +11,14 @@ trace store (docs/design/412-runner-harbor-cli.md).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from skillci.errors import InvalidInputError
 from skillci.runners.base import JudgeSpec
-from skillci.runners.harbor_remote import ENVIRONMENTS, HarborEnvironment, refuse_builtin
+from skillci.runners.harbor_remote import ENVIRONMENTS, HarborEnvironment
+from skillci.runners.outcome import TrialRun
 from skillci.runners.registry import LOCAL, trial_runners
 from skillci.runners.remote import RemoteLimits, RemoteTrials
 from skillci.trace.store import TraceStore
@@ -99,11 +101,6 @@ def runner_options(
     )
 
 
-def check_agent(kind: str | None) -> None:
-    """Refuse (exit 2) an agent Harbor cannot run: skillci's built-in model agent."""
-    refuse_builtin(kind or "builtin")
-
-
 def preflight(opts: RunnerOptions) -> None:
     """Exit 4 now, before anything is touched, when the environment lacks its credentials or
     Harbor is not installed (what :func:`open_environment` would refuse)."""
@@ -131,9 +128,10 @@ def remote_source(
     rounds: int = 1,
     judge: JudgeSpec | None = None,
     lookahead: int = 1,
+    progress: Callable[[TrialRun], None] | None = None,
 ) -> RemoteTrials:
     """The :class:`RemoteTrials` over ``env`` keeping records in ``state_dir``'s trial cache
-    and ``store``."""
+    and ``store``, telling ``progress`` of each trial as a local run does."""
     return RemoteTrials(
         env,
         state_dir,
@@ -141,6 +139,7 @@ def remote_source(
         rounds=rounds,
         judge=judge,
         store=store,
+        progress=progress,
     )
 
 
@@ -158,7 +157,6 @@ def remote_config(opts: RunnerOptions, src: RemoteTrials) -> dict[str, object]:
 __all__ = [
     "DEFAULT_CONCURRENCY",
     "RunnerOptions",
-    "check_agent",
     "open_environment",
     "preflight",
     "remote_config",

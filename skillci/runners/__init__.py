@@ -16,7 +16,9 @@
 - :mod:`.slots` — trials in named ``test-NNN`` dirs of a run dir, resumable (the compile
   pipeline's eval stages and Deep's rollouts).
 - :mod:`.docker`, :mod:`.benchflow`, :mod:`.harbor`, :mod:`.cliparse` — other runners and
-  external harness CLIs.
+  external harness CLIs. :mod:`.harbor_remote` runs a command's trials on Harbor's
+  environments; :mod:`.harbor_builtin` runs skillci's built-in agent there (the loop here,
+  its commands in the container, through :mod:`.harbor_env.builtin_agent`).
 
 May import: ``skillci.agents``, ``skillci.errors``, ``skillci.fsutil``,
 ``skillci.providers``, ``skillci.skill``, ``skillci`` (``__version__``), ``skillci.tasks``,

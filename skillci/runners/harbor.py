@@ -5,15 +5,16 @@ format as skillci and scales out with ``-e daytona|modal|e2b -n 100``. skillci n
 of its ``harbor`` executable (``--harbor PATH``, else ``$SKILLCI_HARBOR``, else ``harbor`` on
 PATH) and passes:
 
-    harbor run -p TASK_OR_DATASET -a AGENT [-m MODEL] -e ENV -n CONCURRENCY -k ATTEMPTS
-        -o JOBS_DIR [--skills DIR...] [--ek KEY=VALUE...] [--extra-docker-compose FILE...]
-        [-i TASK...] -y -q
+    harbor run -p TASK_OR_DATASET (-a AGENT | --agent-import-path MOD:CLASS) [-m MODEL]
+        -e ENV -n CONCURRENCY -k ATTEMPTS -o JOBS_DIR [--skills DIR...] [--ek KEY=VALUE...]
+        [--ak KEY=VALUE...] [--extra-docker-compose FILE...] [-i TASK...] -y -q
 
 ``-e local`` (skillci's name, not Harbor's) selects
 :data:`BWRAP_ENV`, an environment class shipped in :mod:`skillci.runners.harbor_env` that runs
 trials in bubblewrap on this machine: the driver puts a directory holding only a ``skillci``
 link on Harbor's ``PYTHONPATH`` and passes skillci's own Python (which has pytest) as the
-sandbox's tools. Exit code 0 only means the job finished: verdicts are read by
+sandbox's tools; skillci's built-in agent (``--agent-import-path``, design 426) gets the same
+``PYTHONPATH`` entry. Exit code 0 only means the job finished: verdicts are read by
 :mod:`skillci.trace.importers.harbor`.
 """
 
@@ -64,6 +65,15 @@ class HarborRun:
     include: list[str] = field(default_factory=list)
     #: Compose overlays for Harbor's docker environment (``--extra-docker-compose``).
     extra_compose: list[Path] = field(default_factory=list)
+    #: An agent class by import path (``--agent-import-path``) instead of ``-a agent``.
+    agent_import_path: str | None = None
+    #: The agent's constructor kwargs (``--ak KEY=VALUE``).
+    agent_kwargs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def needs_skillci(self) -> bool:
+        """Harbor's Python imports a class of skillci's (the bwrap env, the built-in agent)."""
+        return self.env == "local" or (self.agent_import_path or "").startswith("skillci.")
 
     @property
     def environment(self) -> str:
@@ -77,7 +87,11 @@ class HarborRun:
         return {"ro_binds": roots, "path": _path_env(), **self.env_kwargs}
 
     def argv(self, harbor: str) -> list[str]:
-        args = [harbor, "run", "-p", str(self.path), "-a", self.agent]
+        args = [harbor, "run", "-p", str(self.path)]
+        if self.agent_import_path is not None:
+            args += ["--agent-import-path", self.agent_import_path]
+        else:
+            args += ["-a", self.agent]
         if self.model and self.agent not in NO_MODEL_AGENTS:
             args += ["-m", self.model]
         args += [
@@ -94,6 +108,8 @@ class HarborRun:
             args += ["--skills", str(s)]
         for k, v in sorted(self.kwargs().items()):
             args += ["--ek", f"{k}={v}"]
+        for k, v in sorted(self.agent_kwargs.items()):
+            args += ["--ak", f"{k}={v}"]
         for c in self.extra_compose:
             args += ["--extra-docker-compose", str(c)]
         for t in self.include:
@@ -130,7 +146,7 @@ def run(harbor: str, spec: HarborRun, *, log: Path, timeout: float | None = None
     """Run ``harbor run``; output goes to ``log``. Returns its exit code."""
     spec.jobs_dir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
-    if spec.env == "local":
+    if spec.needs_skillci:
         extra = str(pythonpath_for_env(pythonpath_dir()))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (extra, env.get("PYTHONPATH")) if p)
     env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

@@ -7,8 +7,9 @@ back with Harbor's importer (:func:`~skillci.trace.importers.harbor.import_trial
 keeps it in the same trial cache and trace store as a local trial. The agent inside is the
 Harbor agent of the trial's kind: ``oracle``, ``nop`` (skillci's ``noop``), or a real agent
 Harbor registers under the same name (``claude-code``, ``codex``, ``opencode``, ...) with the
-route's model — as ``eval raw-task --runner harbor`` runs them. skillci's built-in model agent
-has no Harbor agent and is refused (exit 2) before any trial.
+route's model — as ``eval raw-task --runner harbor`` runs them — or skillci's built-in agent:
+Harbor runs a shim by import path whose commands come from the loop running in this process
+(:mod:`skillci.runners.harbor_builtin`, docs/design/426-builtin-agent-on-harbor.md).
 
 A harness failure (Harbor exits without a trial dir, times out, or cannot start) is an
 ``infra_error`` record — a failed measurement RemoteTrials may retry — never a failed trial.
@@ -33,6 +34,7 @@ from pathlib import Path
 import skillci.runners.harbor as hb
 from skillci.errors import InvalidInputError, RunnerError, SkillciError
 from skillci.runners.base import TrialSpec
+from skillci.runners.harbor_builtin import IMPORT_PATH, AgentBridge
 from skillci.runners.harbor_docker import DockerTask, docker_task
 from skillci.trace.models import EvalState, RunRecord, SkillRef
 
@@ -52,6 +54,8 @@ RUN_HERE = frozenset({"docker"})
 AGENT_NAMES = {"oracle": "oracle", "noop": "nop"}
 #: Harbor agents that take no skills: Harbor 0.25 refuses a job giving them one.
 NO_SKILL_AGENTS = frozenset(AGENT_NAMES.values())
+#: The Harbor agent name of skillci's built-in agent (the import-path class's ``name()``).
+BUILTIN_NAME = "skillci-builtin"
 #: Seconds one ``harbor run`` may take before it counts as a harness failure.
 DEFAULT_TIMEOUT = 1800.0
 
@@ -87,23 +91,15 @@ def check_environment(name: str, environ: dict[str, str] | None = None) -> None:
 
 
 def harbor_agent(spec: TrialSpec) -> tuple[str, str | None]:
-    """The Harbor agent and model of ``spec``'s agent; built-in agent: exit 2."""
+    """The Harbor agent and model of ``spec``'s agent. skillci's built-in agent is
+    ``skillci-builtin`` (run by import path) on its route's name, as a local record names it."""
     kind = spec.agent.kind
     if kind in AGENT_NAMES:
         return AGENT_NAMES[kind], None
-    refuse_builtin(kind)
+    if kind == "builtin":
+        return BUILTIN_NAME, spec.agent.route_name
     model = spec.agent.route.model if spec.agent.route is not None else spec.agent.route_name
     return kind, model
-
-
-def refuse_builtin(kind: str) -> None:
-    """Exit 2 for skillci's built-in model agent: Harbor has no agent that runs it."""
-    if kind == "builtin":
-        raise InvalidInputError(
-            "skillci's built-in agent has no Harbor agent: it cannot run in a Harbor environment",
-            hint="use a real agent (--agent claude-code, codex, opencode) or oracle/noop, "
-            "or the local runner",
-        )
 
 
 def write_skills(spec: TrialSpec, where: Path) -> list[Path]:
@@ -149,9 +145,13 @@ class HarborEnvironment:
         self._exe = hb.find_harbor(self.harbor)
         self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="harbor")
 
-    def run_spec(self, spec: TrialSpec, attempt: int, run_dir: Path) -> hb.HarborRun:
-        """The ``harbor run`` of one attempt (what the contract test checks against Harbor)."""
+    def run_spec(
+        self, spec: TrialSpec, attempt: int, run_dir: Path, bridge: AgentBridge | None = None
+    ) -> hb.HarborRun:
+        """The ``harbor run`` of one attempt (what the contract test checks against Harbor);
+        skillci's built-in agent talks to ``bridge``."""
         agent, model = harbor_agent(spec)
+        skills = [] if agent in NO_SKILL_AGENTS else write_skills(spec, run_dir / "skills")
         task = (
             docker_task(spec.task.root, run_dir, self.build_network)
             if self.environment == "docker"
@@ -165,14 +165,18 @@ class HarborEnvironment:
             env=self.environment,
             concurrency=1,
             attempts=1,
-            # Harbor's oracle and nop refuse any --skills (they declare no skills capability)
-            skills=[] if agent in NO_SKILL_AGENTS else write_skills(spec, run_dir / "skills"),
+            # Harbor's oracle and nop refuse any --skills (they declare no skills capability);
+            # skillci's agent installs its skills itself, at /skills/<name> as locally
+            skills=[] if bridge is not None else skills,
             env_kwargs=dict(self.env_kwargs),
             extra_compose=list(task.overlays),
+            agent_import_path=IMPORT_PATH if bridge is not None else None,
+            agent_kwargs=bridge.agent_kwargs(run_dir / "skills" if skills else None)
+            if bridge is not None
+            else {},
         )
 
     def submit(self, spec: TrialSpec, attempt: int) -> Future[RunRecord]:
-        harbor_agent(spec)  # a built-in agent is refused here, before anything runs
         return self._pool.submit(self._attempt, spec, attempt)
 
     def cancel(self, future: Future[RunRecord]) -> bool:
@@ -190,9 +194,14 @@ class HarborEnvironment:
         log = run_dir / "harbor.log"
         cause: str | None = None
         trial: Path | None = None
+        bridge = AgentBridge(spec) if spec.agent.kind == "builtin" else None
         try:
-            code = hb.run(self._exe, self.run_spec(spec, attempt, run_dir), log=log,
-                          timeout=self.timeout)  # fmt: skip
+            try:
+                code = hb.run(self._exe, self.run_spec(spec, attempt, run_dir, bridge), log=log,
+                              timeout=self.timeout)  # fmt: skip
+            finally:
+                if bridge is not None:
+                    bridge.close()
             from skillci.trace.importers.harbor import find_trials
 
             trials = find_trials(run_dir / "jobs")
@@ -226,7 +235,13 @@ class HarborEnvironment:
         )  # fmt: skip
         rec = import_trial(trial, skill=skill)
         meta = {**rec.metadata, "harbor_jobs_dir": str(run_dir / "jobs")}
-        update: dict[str, object] = {
+        update: dict[str, object] = {}
+        route = spec.agent.route
+        if spec.agent.kind == "builtin" and route is not None:  # as a local record names it
+            update["model"] = rec.model.model_copy(
+                update={"route": spec.agent.route_name, "name": route.model_id}
+            )
+        update |= {
             "task_id": spec.task.id,
             "repeat_index": spec.repeat_index,
             "suite": spec.suite,
@@ -246,6 +261,7 @@ class HarborEnvironment:
 
 __all__ = [
     "AGENT_NAMES",
+    "BUILTIN_NAME",
     "ENVIRONMENTS",
     "NO_SKILL_AGENTS",
     "RUN_HERE",
@@ -253,6 +269,5 @@ __all__ = [
     "check_environment",
     "harbor_agent",
     "missing_credentials",
-    "refuse_builtin",
     "write_skills",
 ]

@@ -13,18 +13,25 @@ Every record the gate receives from it is keyed as the local scheduler keys the 
 indexed in the trace store, so a second identical gate reuses it and submits nothing; a
 ``max_dollars`` budget stops submission once the returned records' cost reaches it, an
 attempt of unknown cost counting as the dearest known one (docs/design/406).
+
+``progress`` hears of each asked-for trial as the local scheduler reports it: ``running``
+when submitted, then its outcome (a cached one too), ``error`` or ``skipped``.
 """
 
 from __future__ import annotations
 
+import time
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from skillci.runners.base import AgentSpec, JudgeSpec, TrialSpec, plan, sandbox_kind
+from skillci.runners.outcome import TrialRun
 from skillci.runners.registry import DEFAULT_MODE
+from skillci.runners.scheduler import trial_outcome
 from skillci.runners.trialdir import (
     lock_for,
     quarantine,
@@ -123,6 +130,7 @@ class _Trial:
     done: bool = False
     cached: bool = False  # the record came from the trial cache
     kept: bool = False  # the record is in the trial cache and the trace store
+    reported: bool = False  # its outcome went to ``progress``
 
 
 @dataclass
@@ -140,6 +148,8 @@ class RemoteTrials:
     #: the trial mode the trials are planned and keyed with, as a local gate plans them
     sandbox: str = DEFAULT_MODE
     store: TraceStore | None = None
+    #: hears of each asked-for trial's state changes (as the local scheduler's ``progress``)
+    progress: Callable[[TrialRun], None] | None = None
     ran: int = 0
     cached: int = 0
     model_calls: int = 0
@@ -231,6 +241,7 @@ class RemoteTrials:
         self._keep([t for t in wanted if t.record is not None and not t.kept])  # look-ahead
         for t in wanted:
             self.cached += t.cached and t.record is not None
+            self._report(t)  # cached, or look-ahead done before it was asked for
 
     def rounds_done(self) -> None:
         """The gate reached its verdict: cancel the look-ahead still queued or in flight, drop
@@ -361,6 +372,9 @@ class RemoteTrials:
             self.stats.submitted += 1
             t.future = self.env.submit(t.spec, t.attempts)
             self._flying[t.future] = t
+            if t.wanted and self.progress is not None:
+                self.progress(TrialRun(key=t.key, task_id=t.spec.task.id, state="running",
+                                       repeat_index=t.spec.repeat_index, started_at=time.time()))  # fmt: skip
 
     def _collect(self) -> None:
         done, _ = wait(list(self._flying), return_when=FIRST_COMPLETED)
@@ -385,6 +399,8 @@ class RemoteTrials:
                 self._keep([t])
             if rec is None:
                 self.errors.append(f"{t.spec.task.id} #{t.spec.repeat_index}: {exc}")
+            if t.wanted:
+                self._report(t, str(exc))
 
     def _charge(self, rec: RunRecord | None) -> None:
         """Count a returned attempt's dollars; no record or no ``cost.usd`` is unknown."""
@@ -401,6 +417,18 @@ class RemoteTrials:
             self._queue.remove(t)
         self.stats.over_budget += 1
         self.errors.append(f"{t.spec.task.id} #{t.spec.repeat_index}: {why}")
+        self._report(t, why, state="skipped")
+
+    def _report(self, t: _Trial, why: str | None = None, *, state: str = "error") -> None:
+        """Tell ``progress`` a done trial's outcome, once: its record's, else ``state``."""
+        if self.progress is None or t.reported or not t.done or not t.wanted:
+            return
+        t.reported = True
+        if t.record is not None:
+            self.progress(trial_outcome(t.spec, t.key, t.record, cached=t.cached))
+            return
+        self.progress(TrialRun(key=t.key, task_id=t.spec.task.id, repeat_index=t.spec.repeat_index,
+                               state=state, error=why or "no record came back"))  # fmt: skip
 
 
 __all__ = ["RemoteEnvironment", "RemoteLimits", "RemoteStats", "RemoteTrials"]

@@ -7,6 +7,8 @@ Layout (``harbor run -o J``)::
     J/<job name>/<task>__<7 chars>/agent/trajectory.json   ATIF trajectory (when the agent
                                                  writes one; the oracle writes oracle.txt)
     J/<job name>/<task>__<7 chars>/verifier/    reward.txt/reward.json, test-stdout.txt
+    J/<job name>/<task>__<7 chars>/agent/skillci-run.json  skillci's built-in agent's own
+                                                 record of its run (:class:`SkillciRun`)
 
 TrialResult fields used: ``task_name``, ``trial_name``, ``agent_info`` (name, version,
 model_info.name/provider), ``agent_result`` (``n_input_tokens``, ``n_output_tokens``,
@@ -25,6 +27,10 @@ unmapped (a per-record warning and ``metadata.unmapped``, counted by ``trace imp
 verifier's own output (``verifier/test-stdout.txt``) becomes the evaluation's verifier output;
 files the importer does not read are named in ``metadata.unread_files``.
 
+skillci's built-in agent on Harbor (design 426) writes :class:`SkillciRun`: its events are
+the record's events as the loop recorded them (messages, tool calls and results, skill loads,
+errors), so the imported record has the events a local trial of the same agent has.
+
 Verdicts: ``exception_info`` of an agent timeout keeps the verifier's reward (``timeout``
 without one); verifier timeouts → ``timeout``; reward-file and verifier-output errors →
 ``verifier_error``; any other exception (environment, agent setup, Docker) → ``infra_error``;
@@ -38,9 +44,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import Field, TypeAdapter, ValidationError
 
 import skillci.trace.atif as atif
+from skillci.basemodels import StrictModel
 from skillci.tasks.reward import primary_reward
 from skillci.trace.atif import OUTPUT_CAP as _OUTPUT_CAP
 from skillci.trace.atif import AtifTrace, sidechain_steps
@@ -69,6 +76,9 @@ RESULT = "result.json"
 LAYOUT = "no trial dir (<task>__<7 chars>/ with a TrialResult result.json holding trial_name)"
 ATIF = Path("agent") / "trajectory.json"
 ORACLE_LOG = Path("agent") / "oracle.txt"
+SKILLCI_RUN = Path("agent") / "skillci-run.json"
+#: The Harbor agent name of skillci's built-in agent (its import-path class's ``name()``).
+SKILLCI_AGENT = "skillci-builtin"
 _TRIAL_NAME = re.compile(r"^.+__[A-Za-z0-9]{7}$")
 AGENT_TIMEOUTS = frozenset({"AgentTimeoutError"})
 VERIFIER_TIMEOUTS = frozenset({"VerifierTimeoutError"})
@@ -115,6 +125,7 @@ KEPT_FIELDS: dict[str, frozenset[str]] = {
 }
 #: Files of a trial dir the importer reads (others are named in ``metadata.unread_files``).
 READ_FILES = frozenset({"result.json", "config.json", "agent/trajectory.json", "agent/oracle.txt",
+                        "agent/skillci-run.json",
                         "verifier/test-stdout.txt", "verifier/reward.txt", "verifier/reward.json",
                         "exception.txt"})  # fmt: skip
 _VERIFIER_OUTPUT = Path("verifier") / "test-stdout.txt"
@@ -199,6 +210,42 @@ def find_trials(root: Path) -> list[Path]:
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 
 
+class SkillciRun(StrictModel):
+    """What skillci's built-in agent did in a Harbor trial (``agent/skillci-run.json``),
+    written by the skillci process that ran the loop (:mod:`skillci.runners.harbor_builtin`)."""
+
+    schema_version: int = Field(1, description="Version of this file's shape.")
+    events: list[Event] = Field(description="The loop's events, in order, as a local trial's.")
+    final_output: str | None = Field(None, description="The agent's final answer.")
+    stop_reason: str = Field(description="Why the loop stopped (final_answer, max_steps, ...).")
+    system_prompt_hash: str | None = Field(None, description="sha256 of the system prompt.")
+    tool_schema_version: str | None = Field(None, description="The tools' schema version.")
+    tool_schema_hash: str | None = Field(None, description="sha256 of the tool schemas.")
+    infra_error: str | None = Field(
+        None, description="Set when the agent could not do its part (model error, crash)."
+    )
+
+
+#: Saved shapes of this module (``skillci skill schemas``).
+SAVED_MODELS: dict[str, type[StrictModel]] = {"harbor-skillci-run": SkillciRun}
+
+
+def read_skillci_run(trial: Path) -> tuple[SkillciRun | None, str | None]:
+    """(the run, None), (None, None) when the trial has none, or (None, why) when it is not
+    a :class:`SkillciRun` (a container can write the agent's logs dir: untrusted)."""
+    try:
+        text = (trial / SKILLCI_RUN).read_text(encoding="utf-8")
+    except OSError:
+        return None, None
+    try:
+        return SkillciRun.model_validate_json(text), None
+    except ValidationError as exc:
+        return (
+            None,
+            f"{SKILLCI_RUN.as_posix()}: not skillci's run record ({exc.error_count()} errors)",
+        )
+
+
 def events_from_atif(
     traj: dict[str, Any],
     *,
@@ -256,7 +303,12 @@ def import_trial(
     agent = str(agent_info.get("name") or cfg_agent.get("name") or "unknown")
     traj, traj_why = read_json(trial / ATIF)
     trace: AtifTrace | None = None
-    if traj is not None:
+    own, own_why = read_skillci_run(trial) if agent == SKILLCI_AGENT else (None, None)
+    if own_why is not None:
+        warnings.append(own_why)
+    if own is not None:
+        events, trajectory_state = list(own.events), "skillci"
+    elif traj is not None:
         ae = res.get("agent_execution") if isinstance(res.get("agent_execution"), dict) else {}
         assert isinstance(ae, dict)
         window = (
@@ -311,6 +363,8 @@ def import_trial(
             verifier_error=exc_msg if exc_type in VERIFIER_ERRORS else None,
             verifier_timeout=exc_type in VERIFIER_TIMEOUTS,
         )
+    if own is not None and own.infra_error is not None:  # not the skill's: no verdict (design 300)
+        evaluation = verdict(None, infra_error=own.infra_error)
     output = _verifier_output(trial)
     if output and evaluation.verifier_output in ("", "no reward"):
         evaluation = evaluation.model_copy(update={"verifier_output": output})
@@ -352,13 +406,19 @@ def import_trial(
             sandbox="harbor",
             skill=skill,
             task_hash=str(res["task_checksum"]) if res.get("task_checksum") else None,
+            system_prompt_hash=own.system_prompt_hash if own is not None else None,
+            tool_schema_version=own.tool_schema_version if own is not None else None,
+            tool_schema_hash=own.tool_schema_hash if own is not None else None,
         ),
         events=events,
-        final_output=next(
+        final_output=own.final_output
+        if own is not None
+        else next(
             (e.content for e in reversed(events) if e.kind == "message" and e.role == "assistant"),
             None,
         ),
-        stop_reason=exc_type or ("final_answer" if why is None else None),
+        stop_reason=exc_type
+        or (own.stop_reason if own is not None else "final_answer" if why is None else None),
         evaluation=evaluation,
         cost=Cost(
             input_tokens=num("n_input_tokens", "total_prompt_tokens"),
@@ -467,4 +527,14 @@ def import_jobs(
     return [import_trial(t, role=role, skill=skill) for t in find_trials(root)]
 
 
-__all__ = ["events_from_atif", "find_trials", "import_jobs", "import_trial"]
+__all__ = [
+    "SAVED_MODELS",
+    "SKILLCI_AGENT",
+    "SKILLCI_RUN",
+    "SkillciRun",
+    "events_from_atif",
+    "find_trials",
+    "import_jobs",
+    "import_trial",
+    "read_skillci_run",
+]

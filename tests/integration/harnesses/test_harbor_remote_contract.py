@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from skillci.errors import InvalidInputError
 from skillci.runners import harbor as hb
 from skillci.runners.base import AgentSpec, TrialSpec, plan
 from skillci.runners.cliparse import script_python
@@ -116,9 +115,6 @@ def test_a_real_agent_runs_as_harbors_agent_of_the_same_name_with_the_routes_mod
         assert parsed["model_names"] == ["anthropic/claude-x"]
         assert parsed["skills"] == [str(tmp_path / "run" / "skills" / "repo-debugger")]
         assert (tmp_path / "run" / "skills" / "repo-debugger" / "SKILL.md").is_file()
-        with pytest.raises(InvalidInputError, match="built-in agent") as err:
-            env.submit(_spec(tmp_path, "builtin"), 1)
-        assert err.value.exit_code == 2
     finally:
         env.close()
 
@@ -150,3 +146,71 @@ def test_a_harness_failure_is_an_infra_error_record_and_only_unstarted_attempts_
     assert (
         rec.runtime.skill is not None and rec.runtime.skill.content_hash == spec.skill_package_hash
     )
+
+
+FACTORY_PROBE = """
+import json, sys
+from pathlib import Path
+from harbor.agents.factory import AgentFactory
+from harbor.models.trial.config import AgentConfig
+req = json.loads(sys.argv[1])
+out = {}
+for label, kwargs in (("given", req["kwargs"]), ("no_token", {"bridge": "127.0.0.1:1"})):
+    cfg = AgentConfig(import_path=req["import_path"], model_name=req["model"], kwargs=kwargs)
+    try:
+        agent = AgentFactory.create_agent_from_config(cfg, logs_dir=Path(req["logs"]))
+    except ValueError as exc:
+        out[label] = str(exc)
+        continue
+    out[label] = {"name": agent.name(), "version": agent.version(),
+                  "info": agent.to_agent_info().model_dump(mode="json"),
+                  "skills_capability": agent.capabilities.skills}
+print(json.dumps(out))
+"""
+
+
+def test_the_built_in_agent_runs_by_import_path_with_the_bridge_and_harbor_constructs_it(
+    harbor: str, tmp_path: Path
+) -> None:
+    """skillci's own loop as the student (design 426): ``--agent-import-path`` of the shim,
+    ``-m`` the route's name, the bridge and the skills as ``--ak``; Harbor's factory, in
+    Harbor's venv with the PYTHONPATH skillci gives it, imports and builds that class."""
+    import os
+
+    from skillci.runners.base import builtin_agent
+    from skillci.runners.harbor_builtin import IMPORT_PATH, AgentBridge
+
+    env = HarborEnvironment("docker", tmp_path / "work", harbor=harbor)
+    spec = _spec(tmp_path, "oracle").model_copy(update={"agent": builtin_agent("sim/student")})
+    bridge = AgentBridge(spec)
+    try:
+        run = env.run_spec(spec, 1, tmp_path / "run", bridge)
+        parsed = hb.parse_check(harbor, run.argv(harbor))
+    finally:
+        bridge.close()
+        env.close()
+    assert parsed["agent_import_path"] == IMPORT_PATH and parsed["agent_name"] is None
+    assert parsed["model_names"] == ["sim/student"]
+    assert not parsed["skills"]  # the shim installs them at /skills/<name>, as locally
+    skills = tmp_path / "run" / "skills"
+    assert (skills / "repo-debugger" / "SKILL.md").is_file()
+    kwargs = dict(str(kv).split("=", 1) for kv in parsed["agent_kwargs"])  # type: ignore[attr-defined]
+    assert kwargs == {"bridge": bridge.address, "token": bridge.token,
+                      "skills": str(skills), "version": kwargs["version"]}  # fmt: skip
+    assert kwargs["bridge"].startswith("127.0.0.1:")  # loopback only
+    assert run.needs_skillci  # Harbor's Python must import skillci's shim
+    pythonpath = hb.pythonpath_for_env(hb.pythonpath_dir())
+    req = {"import_path": IMPORT_PATH, "model": "sim/student", "kwargs": kwargs,
+           "logs": str(tmp_path / "logs")}  # fmt: skip
+    proc = subprocess.run(
+        [script_python(harbor), "-c", FACTORY_PROBE, json.dumps(req)],
+        capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "PYTHONPATH": str(pythonpath), "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    given = out["given"]
+    assert given["name"] == "skillci-builtin" and given["version"] == kwargs["version"]
+    assert given["info"]["model_info"]["name"] == "sim/student"
+    assert given["skills_capability"] is False  # so Harbor's --skills is never passed to it
+    assert "needs --ak bridge=HOST:PORT and --ak token=T" in out["no_token"]

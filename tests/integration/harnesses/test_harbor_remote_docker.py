@@ -18,7 +18,7 @@ import pytest
 from skillci.runners.base import AgentSpec
 from skillci.runners.harbor_remote import HarborEnvironment
 from skillci.runners.remote import RemoteLimits, RemoteTrials
-from skillci.runners.trialdir import read_complete, trial_dir
+from skillci.runners.trialdir import RECORD, read_complete, trial_dir
 from skillci.tasks.loader import load_task
 from skillci.tasks.models import Task
 from skillci.trace.models import EvalState, RunRecord
@@ -131,3 +131,70 @@ def test_a_no_network_task_on_harbors_docker_environment_sees_only_loopback(
     out = rec.evaluation.verifier_output or ""
     assert rec.evaluation.state is EvalState.passed, out
     assert "agent saw: lo ; verifier sees: lo" in out
+
+
+def _shape(rec: RunRecord) -> list[tuple[object, ...]]:
+    """What the agent did, step by step, without times: messages, tool calls, their results'
+    exit codes, and skill loads."""
+    out: list[tuple[object, ...]] = []
+    for e in rec.events:
+        if e.kind == "message":
+            out.append(("message", e.role, e.content))
+        elif e.kind == "tool_call":
+            out.append(("tool_call", e.tool, e.arguments))
+        elif e.kind == "tool_result":
+            out.append(("tool_result", e.tool, e.exit_code, e.error))
+        elif e.kind == "skill_load":
+            out.append(("skill_load", e.path, e.on_demand, e.content_hash))
+        else:
+            out.append((e.kind,))
+    return out
+
+
+@pytest.mark.docker
+@pytest.mark.slow  # one Harbor docker job (~45 s) and one local trial
+def test_the_built_in_agent_on_harbors_docker_environment_records_what_it_records_locally(
+    harbor: str, compose: None, tmp_path: Path
+) -> None:
+    """skillci's own loop as the student on Harbor (design 426): the loop runs here on
+    ``sim/student`` (offline), its commands in Harbor's container, its skill at /skills; the
+    record Harbor's importer brings back has the local trial's messages, tool calls and
+    skill loads, and the same verdict."""
+    from skillci.runners.scheduler import Scheduler
+    from skillci.skill.package import SkillPackage
+    from skillci.skill.render import render
+    from tests.integration.runners.helpers import model_agent, specs
+
+    pkg = SkillPackage.from_dir(ROOT / "skills" / "repo-debugger")
+    agent = model_agent("student")
+    (trial,) = Scheduler().run(specs(["cfg-bool-flag"], agent, tmp_path / "local", pkg=pkg)).trials
+    assert trial.trial_dir is not None
+    local = RunRecord.model_validate_json((Path(trial.trial_dir) / RECORD).read_text())
+    task = load_task(ROOT / "evals" / "tasks" / "cfg-bool-flag")
+    state = tmp_path / ".skillci"
+    env = HarborEnvironment("docker", tmp_path / "harbor", concurrency=1, harbor=harbor,
+                            timeout=600)  # fmt: skip
+    src = RemoteTrials(env, state, RemoteLimits(concurrency=1, retries=0), rounds=1)
+    try:
+        (rec,) = src.run(agent, [task], render(pkg, "builtin"), pkg.content_hash, repeats=1,
+                         suite="bench")  # fmt: skip
+        src.close()
+    finally:
+        env.close()
+    assert src.errors == [], src.errors
+    assert rec.evaluation.state is local.evaluation.state is EvalState.passed
+    assert rec.runtime.harness == "skillci-builtin" and rec.runtime.sandbox == "harbor:docker"
+    assert rec.metadata["trajectory"] == "skillci"  # read from agent/skillci-run.json
+    assert _shape(rec) == _shape(local)
+    assert sum(e.kind == "skill_load" for e in rec.events) >= 2  # SKILL.md and on demand
+    assert (rec.runtime.system_prompt_hash, rec.runtime.tool_schema_hash) == (
+        local.runtime.system_prompt_hash, local.runtime.tool_schema_hash)  # fmt: skip
+    assert rec.model.route == local.model.route == "sim/student"
+    assert (rec.cost.model_calls, rec.cost.input_tokens) == (
+        local.cost.model_calls, local.cost.input_tokens)  # fmt: skip
+    assert rec.final_output == local.final_output
+    # the model was called from this process: no key, no route, no token in the container's
+    # view — Harbor's own record of the agent names only the shim and its loopback bridge
+    config = rec.metadata["trial"]["config"]["agent"]
+    assert config["import_path"].endswith("builtin_agent:SkillciBuiltinAgent")
+    assert config["kwargs"]["bridge"].startswith("127.0.0.1:")

@@ -52,14 +52,14 @@ def test_gate_on_daytona_without_its_key_exits_4_naming_it_before_any_trial(
     _nothing_ran(tmp_path / "state")
 
 
-def test_gate_refuses_the_built_in_agent_on_harbor_and_env_without_runner(
+def test_gate_takes_the_built_in_agent_on_harbor_and_refuses_env_without_runner(
     scratch: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     base = ["gate", "--repo", str(scratch), *GATE]
-    # the skill targets skillci's own loop: Harbor has no agent for it (exit 2 before the
-    # credentials are even looked at)
+    # the skill targets skillci's own loop: it runs on Harbor (design 426), so what stops
+    # this gate is the environment's missing key, not the agent
     rc, err = _run([*base, "--runner", "harbor", "--env", "daytona"], capsys)
-    assert rc == 2 and "built-in agent has no Harbor agent" in err, err
+    assert rc == 4 and "DAYTONA_API_KEY" in err, err
     rc, err = _run([*base, "--env", "docker"], capsys)
     assert rc == 2 and "--env needs --runner harbor" in err, err
     rc, err = _run([*base, "--runner", "harbor", "--env", "k8s"], capsys)
@@ -81,15 +81,13 @@ def test_eval_run_review_and_propose_refuse_before_any_trial(
     ev = ["eval", "run", "--root", str(scratch), "--task", "cfg-bool-flag", "--home", str(state)]
     rc, err = _run([*ev, "--agent", "oracle", "--runner", "harbor", "--env", "e2b"], capsys)
     assert rc == 4 and "E2B_API_KEY" in err, err
-    for extra in ([], ["--dry-run"]):  # the built-in agent, even when nothing would run
-        rc, err = _run([*ev, "--runner", "harbor", "--env", "docker", *extra], capsys)
-        assert rc == 2 and "built-in agent has no Harbor agent" in err, err
-    # Harbor not installed: exit 4 saying how to install it
+    # Harbor not installed: exit 4 saying how to install it (the built-in agent included)
     missing = str(tmp_path / "no" / "harbor")
-    rc, err = _run([*ev, "--agent", "oracle", "--runner", "harbor", "--env", "docker",
-                    "--harbor", missing], capsys)  # fmt: skip
-    assert rc == 4 and "Harbor's `harbor` not found" in err, err
-    assert "pip install harbor==" in err
+    for agent in ("oracle", "builtin"):
+        rc, err = _run([*ev, "--agent", agent, "--runner", "harbor", "--env", "docker",
+                        "--harbor", missing], capsys)  # fmt: skip
+        assert rc == 4 and "Harbor's `harbor` not found" in err, err
+        assert "pip install harbor==" in err
     rc, err = _run(["review", "--repo", str(scratch), "--pr", "1", "--runner", "harbor",
                     "--env", "modal"], capsys)  # fmt: skip
     assert rc == 4 and "MODAL_TOKEN_ID+MODAL_TOKEN_SECRET" in err and "modal token new" in err
@@ -97,8 +95,8 @@ def test_eval_run_review_and_propose_refuse_before_any_trial(
     rc, err = _run([*pr, "--agent", "claude-code", "--runner", "harbor", "--env", "runloop"],
                    capsys)  # fmt: skip
     assert rc == 4 and "RUNLOOP_API_KEY" in err, err
-    rc, err = _run([*pr, "--runner", "harbor", "--env", "docker"], capsys)
-    assert rc == 2 and "built-in agent has no Harbor agent" in err, err
+    rc, err = _run([*pr, "--runner", "harbor", "--env", "docker", "--harbor", missing], capsys)
+    assert rc == 4 and "Harbor's `harbor` not found" in err, err
     rc, err = _run([*pr, "--env", "docker"], capsys)
     assert rc == 2 and "--env needs --runner harbor" in err, err
     _nothing_ran(state)

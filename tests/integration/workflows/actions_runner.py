@@ -420,10 +420,11 @@ class WorkflowRun:
         ((key, values),) = m.items()
         return [{key: v} for v in values]
 
-    def run_job(self, job: str, matrix: dict[str, Any] | None = None) -> JobResult:
+    def skipped(self, job: str) -> bool:
+        """The job's `if` (and its caller's) is false: it is skipped, before GitHub expands
+        its matrix."""
         spec = self.wf["jobs"][job]
         needs = _list(spec.get("needs"))
-        ctx = self._ctx(needs, matrix, job)
         failed_needs = any(self.jobs[n].result == "failure" for n in needs)
         # as on GitHub: a job whose need failed or was skipped is skipped, unless its `if`
         # calls a status function (always(), !cancelled(), ...)
@@ -438,10 +439,17 @@ class WorkflowRun:
         # the calling job's `if` is decided once, before any called job ran
         fresh = {"success": True, "always": True, "cancelled": False, "failure": False}
         gated = scope.gate is None or condition(scope.gate, self._ctx([], None), fresh)
-        if not gated or not condition(spec.get("if"), ctx, status):
+        return not gated or not condition(spec.get("if"), self._ctx(needs, None, job), status)
+
+    def run_job(self, job: str, matrix: dict[str, Any] | None = None) -> JobResult:
+        spec = self.wf["jobs"][job]
+        needs = _list(spec.get("needs"))
+        ctx = self._ctx(needs, matrix, job)
+        if self.skipped(job):
             res = JobResult(job, "skipped")
             self.jobs[job] = res
             return res
+        scope = self.scopes[job]
         self._n += 1
         work = self.dir / f"{job}-{self._n}"
         work.mkdir()
@@ -471,8 +479,15 @@ class WorkflowRun:
         return res
 
     def run_all(self, job: str) -> list[JobResult]:
-        """Every matrix entry of ``job`` (the last result is the job's)."""
-        out = [self.run_job(job, m or None) for m in self.matrix_of(job)]
+        """Every matrix entry of ``job`` (the last result is the job's). As on GitHub, a
+        skipped job's matrix is never expanded, and an empty matrix fails the job."""
+        if self.skipped(job):
+            return [self.run_job(job)]
+        entries = self.matrix_of(job)
+        if not entries:
+            self.jobs[job] = JobResult(job, "failure")
+            return [self.jobs[job]]
+        out = [self.run_job(job, m or None) for m in entries]
         if any(r.result == "failure" for r in out):
             self.jobs[job] = next(r for r in out if r.result == "failure")
         return out

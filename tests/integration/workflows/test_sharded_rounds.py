@@ -67,9 +67,11 @@ def test_rounds_stop_where_the_sequential_test_stops(repo: Path, tmp_path: Path)
     assert unsharded.verdict == "reject"
 
     dirs: list[Path] = []
+    dispatch = list(range(SHARDS))
+    open_shard = -1
     for k in (1, 2, 3):
-        rk = [tmp_path / f"eval-r{k}-{i}" for i in range(SHARDS)]
-        for i, d in enumerate(rk):
+        rk = [tmp_path / f"eval-r{k}-{i}" for i in dispatch]
+        for i, d in zip(dispatch, rk, strict=True):
             ctx = _ctx(repo, tmp_path / f"s{k}-{i}")
             if k == 1:
                 res = run_shard(ctx, opts, i, SHARDS, d, rnd=1)
@@ -82,6 +84,10 @@ def test_rounds_stop_where_the_sequential_test_stops(repo: Path, tmp_path: Path)
             assert (res.round, res.last_round) == (k, k)
         assert sum(len(read_shard(d).trials) for d in rk) == (2 * 3 + 2 if k == 1 else 1)
         if k == 1:
+            # the one open suite's unit (security's task) is in one shard: later rounds
+            # dispatch only that shard (design 427)
+            (open_shard,) = [i for i, d in zip(dispatch, rk, strict=True)
+                             if any(u.task_id == "sec-secret-reveal" for u in read_shard(d).units)]  # fmt: skip
             with pytest.raises(InvalidInputError, match="missing 1/2"):
                 decide_round(_ctx(repo, tmp_path / "d0"), rk[:1])
             with pytest.raises(InvalidInputError, match=r"hold rounds 1\.\.1"):
@@ -92,8 +98,13 @@ def test_rounds_stop_where_the_sequential_test_stops(repo: Path, tmp_path: Path)
         if k < 3:
             assert not decision.decided and decision.next_round == k + 1
             assert decision.open == {"security": ["sec-secret-reveal"]}
+            # the next dispatch: the open unit's shard only, as the round jobs' matrix
+            assert decision.shards == [open_shard]
+            assert [e["index"] for e in decision.matrix["include"]] == [open_shard]
+            dispatch = decision.shards
         else:  # every planned round ran
             assert decision.decided and decision.next_round is None and decision.open == {}
+            assert decision.shards == [] and decision.matrix == {"include": []}
 
     merged = merge_shards(_ctx(repo, tmp_path / "merge"), list(reversed(dirs)))
     assert comparable(merged) == comparable(unsharded)
@@ -137,12 +148,15 @@ def test_shards_received_are_whole_dispatches_of_rounds_one_to_k() -> None:
     r = _result
     assert _rounds_of([r(1, 2, 1), r(0, 2, 1)]) == (1, 1)
     assert _rounds_of([r(0, 2, 1), r(1, 2, 1), r(1, 2, 2), r(0, 2, 2)]) == (2, 2)
+    # a later round dispatches only the shards with open units (design 427)
+    assert _rounds_of([r(0, 2, 1), r(1, 2, 1), r(1, 2, 2)]) == (2, 2)
     assert _rounds_of([r(0, 1, 1), r(0, 1, 2, 3)]) == (3, 2)  # round 2 --remaining
     assert _rounds_of([r(0, 2, 0), r(1, 2, 0)]) == (3, 0)  # one-shot: every planned round
     for bad, why in (
         ([r(0, 1, 2)], "round 1 is missing"),
         ([r(0, 1, 1), r(0, 1, 3)], "round 2 is missing"),
-        ([r(0, 2, 1), r(1, 2, 1), r(0, 2, 2)], "round 2: missing 1/2"),
+        ([r(0, 2, 1), r(0, 2, 2)], "round 1: missing 1/2"),
+        ([r(0, 2, 1), r(1, 2, 1), r(0, 2, 2), r(0, 2, 2)], "round 2: duplicated 0"),
         ([r(0, 2, 1), r(0, 2, 1), r(1, 2, 1)], "duplicated 0"),
         ([r(0, 1, 0), r(0, 1, 1)], "mix one-shot and round shards"),
     ):

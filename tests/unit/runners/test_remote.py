@@ -75,3 +75,43 @@ def test_the_budget_stops_submission(tmp_path: Path) -> None:
 def test_limits_reject_nonsense() -> None:
     with pytest.raises(ValueError, match="concurrency"):
         RemoteLimits(concurrency=0)
+
+
+def test_progress_hears_of_each_asked_for_trial_as_a_local_run_reports_it(
+    tmp_path: Path,
+) -> None:
+    """Per-trial progress for remote trials (issue 36): ``running`` when an attempt is
+    submitted, then one outcome per trial — a cached one on a second run — and ``skipped``
+    for a trial the budget left out; never a look-ahead trial the gate did not ask for."""
+    from skillci.runners.outcome import TrialRun
+
+    inputs = gate_inputs(tmp_path, 4)
+
+    def run(state: Path, seed: int, budget: int | None = None) -> list[TrialRun]:
+        heard: list[TrialRun] = []
+        env = FakeRemote(always_error=frozenset({"t0001"}), seed=seed)
+        src = RemoteTrials(env, state, RemoteLimits(concurrency=2, retries=1, budget=budget),
+                           rounds=3, progress=heard.append)  # fmt: skip
+        src.run(inputs.agent, inputs.base.tasks["bench"], inputs.base.rendered,
+                inputs.base.pkg.content_hash, repeats=1, suite="bench")  # fmt: skip
+        src.close()
+        return heard
+
+    first = run(tmp_path, 5)
+    running = [t for t in first if t.state == "running"]
+    done = [t for t in first if t.state != "running"]
+    # each trial once to its outcome; the error trial's retry is a second "running"
+    assert sorted(t.task_id for t in done) == ["t0000", "t0001", "t0002", "t0003"]
+    assert len(running) == 5 and all(t.started_at is not None for t in running)
+    by_task = {t.task_id: t for t in done}
+    assert by_task["t0001"].state == "infra_error" and by_task["t0001"].error
+    assert all(t.run_id and not t.cached for k, t in by_task.items() if k != "t0001")
+    assert all(t.repeat_index == 0 for t in first)  # no look-ahead round reported
+    # the same trials again: judged ones come from the trial cache, the error one re-runs
+    second = run(tmp_path, 6)
+    assert {t.task_id for t in second if t.cached} == {"t0000", "t0002", "t0003"}
+    assert {t.task_id for t in second if t.state == "running"} == {"t0001"}
+    # a budget of one attempt: one trial runs, the other three are reported skipped
+    third = run(tmp_path / "other", 7, budget=1)
+    assert sorted(t.state for t in third).count("skipped") == 3
+    assert all("trial budget spent" in (t.error or "") for t in third if t.state == "skipped")
