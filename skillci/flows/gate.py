@@ -297,7 +297,7 @@ def _load_side(
 
 
 class TrialSource(Protocol):
-    """Where the gate's trials come from: run now (:class:`_Runner`), or replayed from the
+    """Where the gate's trials come from: run now (:class:`GateRunner`), or replayed from the
     records of sharded runs (:mod:`skillci.flows.gate_shard`)."""
 
     ran: int
@@ -365,7 +365,7 @@ def trial_specs(
     ]
 
 
-class _Runner:
+class GateRunner:
     """Runs trial specs through the scheduler and fetches their records."""
 
     def __init__(
@@ -518,7 +518,7 @@ def run_gate(ctx: RepoContext, opts: GateOptions, progress: Progress | None = No
     if opts.remote is not None:
         return _remote_gate(ctx, opts, opts.remote, t0)
     inputs = load_inputs(ctx, opts)
-    runner = _Runner(ctx, opts.parallel, progress, judge=inputs.judge)
+    runner = GateRunner(ctx, opts.parallel, progress, judge=inputs.judge)
     return decide_gate(ctx, opts, inputs, runner, t0=t0)
 
 
