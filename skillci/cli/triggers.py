@@ -11,6 +11,7 @@ from rich.table import Table
 from skillci.cli.choices import AgentSandbox, Harness, TriggerSplit
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
+from skillci.flows.plugins import trigger_agent_help
 
 
 def _pct(x: float | None) -> str:
@@ -36,9 +37,7 @@ def triggers_cmd(
     agent: str = typer.Option(
         None,
         "--agent",
-        help="A real agent decides by loading skills: claude-code, codex, opencode (skillci "
-        "agents ls), run headless on --model through the gateway. Default: the catalogue "
-        "question to --model.",
+        help=trigger_agent_help(),
     ),
     agent_version: str = typer.Option(
         None, "--agent-version", help="Real agent version (default: newest installed)."
