@@ -108,9 +108,9 @@ def list_cmd(
     Also writes ``skills=<JSON list>`` to $GITHUB_OUTPUT under GitHub Actions."""
     import json
 
+    from skillci.flows.command import set_output
     from skillci.flows.context import RepoContext
     from skillci.flows.skills import select_skills
-    from skillci.forge.actions import set_output
 
     ctx = RepoContext.open(repo)
     dirs = select_skills(ctx, [s.strip() for s in only.split(",") if s.strip()])

@@ -12,8 +12,8 @@ from rich.markup import escape
 from skillci.cli.options import SandboxOpt
 from skillci.cli.output import console, emit_json
 from skillci.errors import SkillciError, TaskFormatError, UsageError
+from skillci.flows.command import use_policy
 from skillci.flows.tasks import TaskRunCheck
-from skillci.runners.policy import use_policy
 from skillci.tasks.validate import Severity, TaskReport, expand_task_dirs, validate_task
 
 app = typer.Typer(help="List and check evaluation task directories.", no_args_is_help=True)

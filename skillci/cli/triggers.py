@@ -54,8 +54,8 @@ def triggers_cmd(
     """Run a skill's trigger suite: for each query the model sees the skill catalogue and
     names the skill it would load (or none); with --agent the real agent runs on the query
     and what it loaded decides. k runs each. Decisions are cached."""
+    from skillci.flows.command import default_home
     from skillci.flows.triggers import TriggerEvalRequest, eval_triggers
-    from skillci.trace.store import default_home
 
     req = TriggerEvalRequest(
         skill=skill,

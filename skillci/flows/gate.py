@@ -61,11 +61,11 @@ from skillci.gate.sequential import SequentialConfig
 from skillci.gate.triggers import TriggerCheck
 from skillci.gate.verdict import (
     GateCheck,
-    GateReport,
     SameInstance,
     SuiteResult,
     Verdict,
 )
+from skillci.gate.verdict import GateReport as GateReport  # re-exported: what `gate` renders
 from skillci.graders.models import GradeReport
 from skillci.runners.base import (
     AgentSpec,
@@ -77,7 +77,7 @@ from skillci.runners.base import (
     plan,
     real_agent,
 )
-from skillci.runners.outcome import TrialRun
+from skillci.runners.outcome import TrialRun as TrialRun  # re-exported: `gate` progress
 from skillci.runners.scheduler import Scheduler, error_cause, sandbox_kind
 from skillci.skill.models import Manifest
 from skillci.skill.package import SkillPackage
