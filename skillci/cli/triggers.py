@@ -76,7 +76,7 @@ def triggers_cmd(
     live = not json_out
 
     def show(o: object) -> None:
-        from skillci.gate.triggers import QueryOutcome
+        from skillci.flows.triggers import QueryOutcome
 
         assert isinstance(o, QueryOutcome)
         got = ",".join(c or "none" for c in o.choices)
@@ -116,22 +116,12 @@ def triggers_cmd(
 
 
 def _dry_run(req: object, root: Path, json_out: bool) -> int:
-    from skillci.flows.triggers import TriggerEvalRequest, catalogue, entry_of, installed_entries
-    from skillci.skill.package import SkillPackage
-    from skillci.skill.triggers import require_suite
+    from skillci.flows.triggers import TriggerEvalRequest, dry_run_plan
 
     assert isinstance(req, TriggerEvalRequest)
-    pkg = SkillPackage.from_dir(req.skill)
-    suite = require_suite(pkg)
-    split = None if req.split == "all" else req.split
-    target = entry_of(pkg)
-    names = sorted(
-        e.name for e in catalogue(target, installed_entries(req.installed or root, req.skill))
-    )
-    queries = suite.part(split)
-    runs = req.runs or suite.runs
+    target, names, queries, runs = dry_run_plan(req, root)
     if json_out:
-        shown = {"skill": target.name, "catalogue": names, "queries": queries, "runs": runs}
+        shown = {"skill": target, "catalogue": names, "queries": queries, "runs": runs}
         emit_json({**shown, "agent": req.real_agent})
         return 0
     if req.real_agent is not None:
