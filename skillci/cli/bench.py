@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from skillci.cli.options import SandboxOpt
 from skillci.cli.output import console, emit_json
-from skillci.flows.command import use_policy
+from skillci.flows.plugins import use_policy
 
 if TYPE_CHECKING:
     from skillci.flows.bench import BenchRow

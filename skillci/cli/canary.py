@@ -121,8 +121,8 @@ def canary_list_cmd(
     """
     import json
 
+    from skillci.flows.actions import set_output
     from skillci.flows.canary_ci import active_canaries
-    from skillci.flows.command import set_output
 
     _ = active  # only active canaries are listed; the flag says so in workflows
     ctx = open_context(repo, forge=forge)

@@ -95,7 +95,7 @@ def apply_cmd(
     """Act on the ticked boxes (the edited issue of an ``issues: edited`` event, else the
     dashboard as the forge keeps it), then rewrite the dashboard."""
     from skillci.flows import dashboard
-    from skillci.flows.command import read_event
+    from skillci.flows.actions import read_event
     from skillci.flows.review import review
 
     ctx = _ctx(repo, dry_run, forge)

@@ -37,8 +37,8 @@ from skillci.cli.options import (
 )
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode, InvalidInputError
-from skillci.flows.command import use_policy
 from skillci.flows.context import RepoContext
+from skillci.flows.plugins import use_policy
 
 app = typer.Typer(
     help="The release gate sharded over CI jobs: plan the matrix, run a shard (or a round "
@@ -65,7 +65,7 @@ def plan_cmd(
     json_out: JsonOpt = False,
 ) -> int:
     """Print the matrix of shard jobs (also ``matrix=`` in $GITHUB_OUTPUT)."""
-    from skillci.flows.command import set_output
+    from skillci.flows.actions import set_output
     from skillci.flows.gate_shard import effective_shards, plan_gate
 
     ctx, opts = gate_from_flags(
@@ -187,7 +187,7 @@ def decide_cmd(
 ) -> int:
     """Between rounds: has the gate decided after rounds 1..K, or does round K+1 run?
     (also ``decided=true|false`` and ``next_round=`` in $GITHUB_OUTPUT)."""
-    from skillci.flows.command import set_output
+    from skillci.flows.actions import set_output
     from skillci.flows.gate_rounds import decide_round
 
     d = decide_round(RepoContext.open(repo), dirs)
@@ -216,7 +216,7 @@ def merge_cmd(
     json_out: JsonOpt = False,
 ) -> int:
     """One GateReport from all shards (kept in the trace store); exit 1 when rejected."""
-    from skillci.flows.command import add_summary, set_output
+    from skillci.flows.actions import add_summary, set_output
     from skillci.flows.gate_shard import merge_shards
     from skillci.fsutil import atomic_write_text
     from skillci.present.report import render_markdown

@@ -39,8 +39,8 @@ from skillci.cli.options import (
 )
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
-from skillci.flows.command import use_policy
 from skillci.flows.gate import GateReport, TrialRun, run_gate
+from skillci.flows.plugins import use_policy
 from skillci.present.report import render_markdown
 
 
@@ -166,7 +166,7 @@ def gate_cmd(
         remote=remote,
     )
     report = run_gate(ctx, opts, progress=progress_printer(json_out))
-    from skillci.flows.command import set_output
+    from skillci.flows.actions import set_output
 
     set_output("verdict", report.verdict)
     set_output("gate_id", report.gate_id)

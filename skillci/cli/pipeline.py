@@ -9,7 +9,7 @@ import typer
 from skillci.cli.choices import StaticMode
 from skillci.cli.options import SandboxOpt
 from skillci.cli.output import console, emit_json, err_console
-from skillci.flows.command import use_policy
+from skillci.flows.plugins import use_policy
 
 app = typer.Typer(add_completion=False)
 

@@ -22,9 +22,8 @@ from skillci.cli.options import (
 )
 from skillci.cli.output import console, emit_json
 from skillci.errors import InvalidInputError, ModelOutputError
-from skillci.flows.command import use_policy
 from skillci.flows.context import RepoContext
-from skillci.flows.plugins import forge_help
+from skillci.flows.plugins import forge_help, use_policy
 from skillci.flows.propose import (
     DEFAULT_FALLBACK,
     FALLBACKS,

@@ -72,7 +72,7 @@ def list_cmd(
     Also writes ``skills=<JSON list>`` to $GITHUB_OUTPUT under GitHub Actions."""
     import json
 
-    from skillci.flows.command import set_output
+    from skillci.flows.actions import set_output
     from skillci.flows.context import RepoContext
     from skillci.flows.skills import select_skills
 

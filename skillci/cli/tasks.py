@@ -12,7 +12,7 @@ from rich.markup import escape
 from skillci.cli.options import SandboxOpt
 from skillci.cli.output import console, emit_json
 from skillci.errors import SkillciError, TaskFormatError, UsageError
-from skillci.flows.command import use_policy
+from skillci.flows.plugins import use_policy
 from skillci.flows.tasks import Severity, TaskReport, TaskRunCheck, check_task_dirs, task_rows
 
 app = typer.Typer(help="List and check evaluation task directories.", no_args_is_help=True)

@@ -3,14 +3,33 @@ the ``--help`` text of each option that names a plug-in (``--forge``, ``--runner
 ``--sandbox``, ``--env``, ``--agent``), built from the registries (``forge/registry.py``,
 ``runners/registry.py``, ``agents/registry.py``, Harbor's environments), entry points
 included. A runner, a forge or an agent registered from outside skillci shows up here with
-no edit to the CLI (docs/design/420)."""
+no edit to the CLI (docs/design/420). ``use_policy`` sets the sandbox policy a
+``--sandbox`` names (design 310)."""
 
 from __future__ import annotations
 
 import skillci.agents.registry as agents
 import skillci.forge.registry as forges
 import skillci.runners.registry as runners
-from skillci.runners.policy import POLICIES
+from skillci.runners.policy import POLICIES, use_policy
+
+__all__ = [
+    "POLICIES",
+    "agent_help",
+    "agent_names",
+    "env_help",
+    "eval_agent_help",
+    "forge_help",
+    "forge_names",
+    "raw_runner_help",
+    "real_agent_names",
+    "runner_names",
+    "sandbox_choices",
+    "sandbox_help",
+    "trial_runner_help",
+    "trigger_agent_help",
+    "use_policy",
+]
 
 
 def forge_names() -> list[str]:
