@@ -112,6 +112,18 @@ def test_every_import_is_allowed_by_the_table() -> None:
     assert not bad, "imports not allowed by docs/architecture.md:\n" + "\n".join(bad)
 
 
+#: What ``cli`` may import (design 420): flows do the work; errors, presentation, atomic
+#: writes of ``--out`` files and the version string are all a command needs besides.
+CLI_ALLOWED = {"errors", "flows", "fsutil", "present", "version"}
+
+
+def test_the_cli_imports_flows_not_the_domain() -> None:
+    """cli -> flows only (plus errors, present, fsutil, version): the table's row for
+    ``cli`` is held to that, so a domain import in cli/ fails the import check above."""
+    assert allowed_table()["cli"] == CLI_ALLOWED
+    assert set(import_graph()["cli"]) <= CLI_ALLOWED
+
+
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     """One cycle of ``graph`` (as a path ending where it starts), or None."""
     done: set[str] = set()
