@@ -10,10 +10,10 @@ from rich.markup import escape
 
 from skillci.cli.options import SandboxOpt
 from skillci.cli.output import console, emit_json
-from skillci.runners.policy import use_policy
+from skillci.flows.plugins import use_policy
 
 if TYPE_CHECKING:
-    from skillci.gate.bench import BenchRow
+    from skillci.flows.bench import BenchRow
 
 app = typer.Typer(add_completion=False)
 
@@ -82,8 +82,8 @@ def bench_cmd(
     """
     use_policy(sandbox)
     from skillci.flows.bench import BenchOptions, check_arms, run_bench
+    from skillci.flows.command import default_home
     from skillci.present.bench import markdown_table
-    from skillci.trace.store import default_home
 
     root = repo.resolve()
     picked = tuple(a.strip() for a in arms.split(",") if a.strip())

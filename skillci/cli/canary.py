@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -13,7 +13,9 @@ from skillci.cli.options import DryOpt, ForgeOpt, JsonOpt, RepoOpt
 from skillci.cli.output import console, emit_json
 from skillci.cli.release import ActorOpt, open_context, print_event, resolve_actor, split_ref
 from skillci.errors import ExitCode
-from skillci.release.models import CanaryAnalysis
+
+if TYPE_CHECKING:
+    from skillci.flows.canary import CanaryAnalysis
 
 app = typer.Typer(help="Canary a release, analyze it, promote it.", no_args_is_help=True)
 
@@ -119,8 +121,8 @@ def canary_list_cmd(
     """
     import json
 
+    from skillci.flows.actions import set_output
     from skillci.flows.canary_ci import active_canaries
-    from skillci.forge.actions import set_output
 
     _ = active  # only active canaries are listed; the flag says so in workflows
     ctx = open_context(repo, forge=forge)

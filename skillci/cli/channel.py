@@ -48,21 +48,9 @@ def channel_log_cmd(
     json_out: JsonOpt = False,
 ) -> int:
     """Every channel move of a skill (who, what, why, from -> to, gate/analysis, when)."""
-    from skillci.release.channels import ChannelStore
-    from skillci.vcs.git import Git
+    from skillci.flows.canary import channel_log
 
-    store = ChannelStore(Git(repo))
-    events = store.log(skill)
-    if not events and skill not in store.skills():
-        from skillci.errors import InvalidInputError
-
-        known = store.skills()
-        raise InvalidInputError(
-            f"{skill} has no channel log in {repo}",
-            hint=f"skills with channels: {', '.join(known)}"
-            if known
-            else f"`skillci channel init {skill}` or release a version first",
-        )
+    events = channel_log(repo, skill)
     if json_out:
         emit_json(events)
         return 0
@@ -90,10 +78,9 @@ def channel_show_cmd(
     json_out: JsonOpt = False,
 ) -> int:
     """Where stable and canary point now, and every release."""
-    from skillci.release.channels import ChannelStore
-    from skillci.vcs.git import Git
+    from skillci.flows.canary import channel_state
 
-    state = ChannelStore(Git(repo)).state(skill)
+    state = channel_state(repo, skill)
     if json_out:
         emit_json(state)
         return 0

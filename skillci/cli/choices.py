@@ -1,19 +1,16 @@
 """Closed sets of option values, as ``Literal`` types typer turns into choices: a typo is a
 usage error (exit 2) that lists them, and ``--help`` shows them. Each mirrors the domain type
 it feeds (named in its comment); tests/integration/test_cli_options.py checks they agree.
-Sets a plug-in can extend are not copied here: they are enums built from their registry
-(``Forge`` from :mod:`skillci.forge.registry`; ``Sandbox`` and ``RawRunner`` from
-:mod:`skillci.runners.registry`; entry points included)."""
+Sets a plug-in can extend are not copied here: they are enums built from their registry,
+read through :mod:`skillci.flows.plugins` (``Forge``: the forge registry; ``Sandbox`` and
+``RawRunner``: the runner registry; entry points included)."""
 
 from __future__ import annotations
 
 import enum
 from typing import TYPE_CHECKING, Literal
 
-from skillci.forge.registry import names as _forge_names
-from skillci.runners.policy import POLICIES as _POLICIES
-from skillci.runners.registry import modes as _modes
-from skillci.runners.registry import runner_names as _runner_names
+import skillci.flows.plugins as plugins
 
 SandboxPolicy = Literal["required", "auto", "none"]  # runners.policy.SandboxPolicy
 Role = Literal["student", "teacher"]  # EvalRequest.role
@@ -36,7 +33,7 @@ if TYPE_CHECKING:
     Sandbox = str
     RawRunner = str
 else:  # the registries' names (plug-ins included)
-    Forge = enum.StrEnum("Forge", {n: n for n in _forge_names()})
+    Forge = enum.StrEnum("Forge", {n: n for n in plugins.forge_names()})
     # --sandbox: a policy (required, auto, none) or a trial mode (bwrap, docker, plug-ins)
-    Sandbox = enum.StrEnum("Sandbox", {n: n for n in dict.fromkeys([*_POLICIES, *_modes()])})
-    RawRunner = enum.StrEnum("RawRunner", {n: n for n in _runner_names()})  # raw-task --runner
+    Sandbox = enum.StrEnum("Sandbox", {n: n for n in plugins.sandbox_choices()})
+    RawRunner = enum.StrEnum("RawRunner", {n: n for n in plugins.runner_names()})  # raw-task

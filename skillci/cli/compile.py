@@ -20,7 +20,7 @@ app.add_typer(deep_app, name="deep")
 
 
 def _root() -> Path:
-    from skillci.trace.store import find_repo_root
+    from skillci.flows.command import find_repo_root
 
     return find_repo_root() or Path.cwd()
 

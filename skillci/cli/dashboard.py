@@ -95,8 +95,8 @@ def apply_cmd(
     """Act on the ticked boxes (the edited issue of an ``issues: edited`` event, else the
     dashboard as the forge keeps it), then rewrite the dashboard."""
     from skillci.flows import dashboard
+    from skillci.flows.actions import read_event
     from skillci.flows.review import review
-    from skillci.forge.actions import read_event
 
     ctx = _ctx(repo, dry_run, forge)
     event = read_event() or {}

@@ -39,9 +39,7 @@ def demo_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Run the whole loop on the embedded default in a fresh scratch repository."""
-    from skillci.flows.demo import NO_SANDBOX, run_demo, sandbox_kind
-    from skillci.release.channels import ChannelStore
-    from skillci.vcs.git import Git
+    from skillci.flows.demo import NO_SANDBOX, demo_state, run_demo, sandbox_kind
 
     if json_out and sandbox_kind()[0] == "none":  # the terminal path says it in the steps
         err_console.print(NO_SANDBOX)
@@ -50,12 +48,7 @@ def demo_cmd(
     say = (lambda s: None) if json_out else (lambda s: console.print(s, highlight=False))
     res = run_demo(_source_root(), dest, say, html=not no_html)
     total = time.monotonic() - t0
-    git = Git(res.repo)
-    tags = git.read("tag", "--list").split()
-    from skillci.forge.local import LocalForge
-
-    prs = LocalForge(git).list_prs()
-    log = ChannelStore(git).log("repo-debugger")
+    tags, prs, log = demo_state(res.repo)
     if json_out:
         emit_json(
             {

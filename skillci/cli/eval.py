@@ -24,10 +24,20 @@ from skillci.cli.options import (
 )
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
-from skillci.flows.evalrun import EvalRequest, agent_names, cached, plan_eval, run_eval
-from skillci.providers.budget import Budget
-from skillci.runners.base import SandboxMode
-from skillci.runners.outcome import EvalResult, TrialRun, first_error
+from skillci.flows.command import default_home
+from skillci.flows.evalrun import (
+    Budget,
+    EvalRequest,
+    EvalResult,
+    TrialRun,
+    agent_names,
+    cached,
+    first_error,
+    plan_eval,
+    run_eval,
+    sandbox_mode,
+)
+from skillci.flows.plugins import eval_agent_help, sandbox_help
 
 app = typer.Typer(help="Run evaluation suites.", no_args_is_help=True)
 
@@ -116,33 +126,8 @@ def render_summary(res: EvalResult) -> None:
         err_console.print(f"[bold red]warning:[/bold red] {w}")
 
 
-def _sandbox_help() -> str:
-    """``--sandbox``'s help: the policies, then each other trial mode of the runner registry
-    (skillci.runners.registry: bwrap, docker, plug-ins) and what it is."""
-    from skillci.runners.policy import POLICIES
-    from skillci.runners.registry import modes
-
-    others = "; ".join(f"{n} ({what})" for n, what in modes().items() if n not in POLICIES)
-    return (
-        "required: sandboxed or not at all; auto: bubblewrap if it works, else only the "
-        f"bundled tasks (unsandboxed); none: no sandbox, you accept the risk; {others}. "
-        "Default: $SKILLCI_SANDBOX, else required under CI, else auto."
-    )
-
-
-SANDBOX_HELP = _sandbox_help()
-
-
-def _sandbox_mode(sandbox: str | None) -> SandboxMode:
-    """Set the policy ``--sandbox`` names (required, auto, none: design 310) and return the
-    trials' mode; the other modes (bwrap, docker, plug-ins) are ones the policy keeps."""
-    from skillci.runners.policy import POLICIES, use_policy
-    from skillci.runners.registry import modes
-
-    use_policy(sandbox if sandbox is None or sandbox in POLICIES else None)
-    if sandbox is not None and sandbox in modes():
-        return str(sandbox)
-    return "auto"
+SANDBOX_HELP = sandbox_help()
+AGENT_HELP = eval_agent_help()
 
 
 @app.command("run")
@@ -157,8 +142,7 @@ def run_cmd(
     agent: AgentName = typer.Option(
         "builtin",
         "--agent",
-        help="builtin (skillci's loop on --model), oracle (solve.sh), noop, or a real agent "
-        "on --model through the gateway: claude-code, codex, opencode (skillci agents ls).",
+        help=AGENT_HELP,
     ),
     agent_version: str = typer.Option(
         None, "--agent-version", help="Real agent version (default: newest installed)."
@@ -204,8 +188,6 @@ def run_cmd(
     harbor: HarborOpt = None,
 ) -> int:
     """Run trials of a suite: `skillci eval run --suite validation --skill skills/x --model sim/student`."""
-    from skillci.trace.store import default_home
-
     remote = remote_from_flags(runner, env, concurrency, max_trials, None, harbor)
     if remote is not None and max_usd is not None:  # the command's budget, held remotely
         remote = dataclasses.replace(remote, max_usd=max_usd)
@@ -222,7 +204,7 @@ def run_cmd(
         parallel=parallel,
         seed=seed,
         max_steps=max_steps,
-        sandbox=_sandbox_mode(sandbox),
+        sandbox=sandbox_mode(sandbox),
         require_skill=require_skill,
         cache_responses=cache_responses,
         keep_workspace=keep_workspace,
@@ -302,7 +284,6 @@ def regrade_cmd(
     `skillci eval regrade --suite validation`. Regraded trials are reused by `eval run`
     and the gate (docs/eval.md)."""
     from skillci.flows.regrade import regrade
-    from skillci.trace.store import default_home
 
     res = regrade(
         root.resolve(),

@@ -38,7 +38,7 @@ from skillci.cli.options import (
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode, InvalidInputError
 from skillci.flows.context import RepoContext
-from skillci.runners.policy import use_policy
+from skillci.flows.plugins import use_policy
 
 app = typer.Typer(
     help="The release gate sharded over CI jobs: plan the matrix, run a shard (or a round "
@@ -65,8 +65,8 @@ def plan_cmd(
     json_out: JsonOpt = False,
 ) -> int:
     """Print the matrix of shard jobs (also ``matrix=`` in $GITHUB_OUTPUT)."""
+    from skillci.flows.actions import set_output
     from skillci.flows.gate_shard import effective_shards, plan_gate
-    from skillci.forge.actions import set_output
 
     ctx, opts = gate_from_flags(
         repo,
@@ -188,8 +188,8 @@ def decide_cmd(
     """Between rounds: has the gate decided after rounds 1..K, or does round K+1 run?
     (also ``decided=true|false``, ``next_round=`` and the next round's ``matrix=`` in
     $GITHUB_OUTPUT)."""
+    from skillci.flows.actions import set_output
     from skillci.flows.gate_rounds import decide_round
-    from skillci.forge.actions import set_output
 
     d = decide_round(RepoContext.open(repo), dirs)
     set_output("decided", "true" if d.decided else "false")
@@ -218,8 +218,8 @@ def merge_cmd(
     json_out: JsonOpt = False,
 ) -> int:
     """One GateReport from all shards (kept in the trace store); exit 1 when rejected."""
+    from skillci.flows.actions import add_summary, set_output
     from skillci.flows.gate_shard import merge_shards
-    from skillci.forge.actions import add_summary, set_output
     from skillci.fsutil import atomic_write_text
     from skillci.present.report import render_markdown
 

@@ -39,11 +39,9 @@ from skillci.cli.options import (
 )
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
-from skillci.flows.gate import run_gate
-from skillci.gate.verdict import GateReport
+from skillci.flows.gate import GateReport, TrialRun, run_gate
+from skillci.flows.plugins import use_policy
 from skillci.present.report import render_markdown
-from skillci.runners.outcome import TrialRun
-from skillci.runners.policy import use_policy
 
 
 def progress_printer(json_out: bool):  # type: ignore[no-untyped-def]
@@ -168,7 +166,7 @@ def gate_cmd(
         remote=remote,
     )
     report = run_gate(ctx, opts, progress=progress_printer(json_out))
-    from skillci.forge.actions import set_output
+    from skillci.flows.actions import set_output
 
     set_output("verdict", report.verdict)
     set_output("gate_id", report.gate_id)

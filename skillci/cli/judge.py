@@ -42,8 +42,8 @@ def calibrate_cmd(
 
     Exits 1 when the judge is below the minimum agreement (the suite's judge.min_kappa or
     --min-kappa): a gate must not use its verdicts."""
+    from skillci.flows.command import default_home
     from skillci.flows.graders import calibrate
-    from skillci.trace.store import default_home
 
     root = repo.resolve()
     report = calibrate(

@@ -250,7 +250,7 @@ def _crash_log(args: list[str]) -> str:
     import tempfile
     from pathlib import Path
 
-    from skillci.trace.index import default_home
+    from skillci.flows.command import default_home
 
     start = None
     for flag in ("--repo", "--root"):
@@ -289,9 +289,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
         print(describe())
         return 0
     output.STATE.verbose = "-v" in args or "--verbose" in args
-    from skillci.providers.health import reset
+    from skillci.flows.command import reset_routes
 
-    reset()  # a route's fatal failure is memoised per command (docs/design/301)
+    reset_routes()  # a route's fatal failure is memoised per command (docs/design/301)
     try:
         light = _light(args)
         return run_typer(args) if light is None else light

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+import skillci.flows.plugins as plugins
 from skillci.cli.choices import Forge, GateRerun, SandboxPolicy
-from skillci.forge.registry import help_text as forge_help
 
 if TYPE_CHECKING:
     from skillci.flows.context import RepoContext
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 RepoOpt = Annotated[Path, typer.Option("--repo", help="Repository root (default: current dir).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 DryOpt = Annotated[bool, typer.Option("--dry-run", help="Print what would change; change nothing.")]
-ForgeOpt = Annotated[Forge | None, typer.Option("--forge", help=forge_help())]
+ForgeOpt = Annotated[Forge | None, typer.Option("--forge", help=plugins.forge_help())]
 
 SandboxOpt = Annotated[
     SandboxPolicy | None,
@@ -88,9 +88,7 @@ AgentOpt = Annotated[
     str | None,
     typer.Option(
         "--agent",
-        help="The student's agent on --model: builtin (skillci's loop) or a real agent "
-        "through the gateway: claude-code, codex, opencode (skillci agents ls). Default: the "
-        "skill's target_runtime.agent on the base branch, else builtin.",
+        help=plugins.agent_help(),
     ),
 ]
 AgentVersionOpt = Annotated[
@@ -152,17 +150,14 @@ RunnerOpt = Annotated[
     str | None,
     typer.Option(
         "--runner",
-        help="Where trials run: local (default: this machine, through the scheduler) or "
-        "harbor (one `harbor run` per trial on Harbor's --env; results come back through "
-        "the Harbor importer into the same trial cache and trace store).",
+        help=plugins.trial_runner_help(),
     ),
 ]
 EnvOpt = Annotated[
     str | None,
     typer.Option(
         "--env",
-        help="Harbor environment with --runner harbor: docker, daytona, modal, e2b, runloop "
-        "(the cloud ones need their credentials in the environment).",
+        help=plugins.env_help(),
     ),
 ]
 ConcurrencyOpt = Annotated[

@@ -9,7 +9,7 @@ import typer
 from skillci.cli.choices import StaticMode
 from skillci.cli.options import SandboxOpt
 from skillci.cli.output import console, emit_json, err_console
-from skillci.runners.policy import use_policy
+from skillci.flows.plugins import use_policy
 
 app = typer.Typer(add_completion=False)
 
@@ -58,8 +58,8 @@ def pipeline_cmd(
 ) -> int:
     """raw eval -> static -> eval -> Fast -> eval -> Deep -> final eval (-> PR)."""
     use_policy(sandbox)
+    from skillci.flows.command import find_repo_root
     from skillci.flows.pipeline.run import PipelineOptions, run_pipeline
-    from skillci.trace.store import find_repo_root
 
     def say(msg: str) -> None:
         if not (quiet or json_out):

@@ -10,10 +10,9 @@ from rich.table import Table
 from skillci.cli.choices import Forge
 from skillci.cli.output import console, emit_json
 from skillci.errors import UsageError
-from skillci.forge.base import Forge as ForgeProtocol
-from skillci.forge.base import PRState
-from skillci.forge.local import LocalForge
-from skillci.forge.registry import help_text as forge_help
+from skillci.flows.plugins import forge_help
+from skillci.flows.pr_open import Forge as ForgeProtocol
+from skillci.flows.pr_open import LocalForge, PRState
 
 app = typer.Typer(
     help="Pull requests on the configured forge (local by default, or GitHub).\n\n"

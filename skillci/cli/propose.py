@@ -23,6 +23,7 @@ from skillci.cli.options import (
 from skillci.cli.output import console, emit_json
 from skillci.errors import InvalidInputError, ModelOutputError
 from skillci.flows.context import RepoContext
+from skillci.flows.plugins import forge_help, use_policy
 from skillci.flows.propose import (
     DEFAULT_FALLBACK,
     FALLBACKS,
@@ -31,10 +32,9 @@ from skillci.flows.propose import (
     ProposeOutcome,
     propose,
     propose_suite_flow,
+    rebase_policy,
+    suite_tasks,
 )
-from skillci.forge.registry import help_text as forge_help
-from skillci.gate.rebase import RebaseWhen
-from skillci.runners.policy import use_policy
 
 if TYPE_CHECKING:
     from skillci.flows.remote import RunnerOptions
@@ -129,21 +129,6 @@ _FORGE_HELP = forge_help()
 app = typer.Typer(add_completion=False)
 
 
-def _rebase_policy(given: str) -> RebaseWhen:
-    """--rebase-when, else $SKILLCI_REBASE_WHEN, else the default (conflicted)."""
-    import os
-
-    from skillci.gate.rebase import DEFAULT_REBASE_WHEN, REBASE_ENV, REBASE_WHEN
-
-    policy = given or os.environ.get(REBASE_ENV) or DEFAULT_REBASE_WHEN
-    for known in REBASE_WHEN:
-        if policy == known:
-            return known
-    raise InvalidInputError(
-        f"rebase policy {policy!r}", hint=f"use one of {', '.join(REBASE_WHEN)}"
-    )
-
-
 GUARD_MODEL_OPT = typer.Option(
     None,
     "--guard-model",
@@ -222,7 +207,7 @@ def propose_cmd(
     if not task and suite is None:
         raise InvalidInputError("nothing to propose for", hint="pass --task ID or --suite NAME")
 
-    policy, fb = _rebase_policy(rebase_when), _fallback(fallback)
+    policy, fb = rebase_policy(rebase_when), _fallback(fallback)
     from skillci.flows.gate import target_agent
 
     # no --agent: the one the skill's target_runtime names on the base branch, else builtin
@@ -249,17 +234,9 @@ def propose_cmd(
 
     outcomes = [propose(ctx, opts(t)) for t in task]
     if suite is not None:
-        outcomes += propose_suite_flow(ctx, opts(), _suite_tasks(ctx, suite, task))
+        outcomes += propose_suite_flow(ctx, opts(), suite_tasks(ctx, suite, task))
     _report(ctx, outcomes, json_out)
     return 0
-
-
-def _suite_tasks(ctx: RepoContext, suite: str, done: list[str]) -> list[str]:
-    """The tasks of ``suite`` not already proposed for by ``--task``."""
-    from skillci.tasks.models import Purpose
-    from skillci.tasks.suites import load_suite
-
-    return [t for t in load_suite(suite, ctx.root, purpose=Purpose.optimize).tasks if t not in done]
 
 
 def _remote(target: str, *flags: Any) -> RunnerOptions | None:

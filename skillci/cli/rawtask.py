@@ -11,7 +11,7 @@ import typer
 from skillci.cli.choices import RawRunner
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
-from skillci.runners.registry import runners
+from skillci.flows.plugins import raw_runner_help
 
 if TYPE_CHECKING:
     from skillci.flows.rawtask import RawTaskRequest, RawTaskResult
@@ -29,13 +29,7 @@ def progress_line(name: str, i: int, n: int, phase: str, frac: float, elapsed: f
     return f"{name} ({i}/{n}) [{bar}] {round(frac * 100)}% {phase} elapsed={mins:02d}:{secs:02d}"
 
 
-def _runner_help() -> str:
-    """``--runner``'s help: each runner of the registry and what it is."""
-    listed = "; ".join(f"{e.name}: {e.summary}" for e in runners().values())
-    return f"Where attempts run. {listed}."
-
-
-RUNNER_HELP = _runner_help()
+RUNNER_HELP = raw_runner_help()
 
 
 def raw_task_cmd(

@@ -7,7 +7,7 @@ Thin: parse -> call skillci.flows.release -> render.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -15,7 +15,9 @@ from rich.markup import escape
 from skillci.cli.options import DryOpt, ForgeOpt, JsonOpt, RepoOpt
 from skillci.cli.output import console, emit_json
 from skillci.errors import ExitCode, InvalidInputError
-from skillci.release.models import ChannelEvent
+
+if TYPE_CHECKING:
+    from skillci.flows.canary import ChannelEvent
 
 ActorOpt = Annotated[
     str | None,

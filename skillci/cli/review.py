@@ -35,10 +35,9 @@ from skillci.cli.options import (
 from skillci.cli.output import console, emit_json, to_jsonable
 from skillci.errors import ExitCode, InvalidInputError
 from skillci.flows.context import RepoContext
-from skillci.flows.gate import DEFAULT_STUDENT, GateOptions
-from skillci.gate.trust import GATE_WORKFLOW_PATH
-from skillci.gate.verdict import GateReport, decisive_lines
-from skillci.runners.policy import use_policy
+from skillci.flows.gate import DEFAULT_STUDENT, GateOptions, GateReport
+from skillci.flows.plugins import use_policy
+from skillci.flows.review_post import GATE_WORKFLOW_PATH, decisive_lines
 
 app = typer.Typer(add_completion=False)
 
@@ -149,7 +148,7 @@ def review_cmd(
         from skillci.fsutil import atomic_write_text
 
         atomic_write_text(out, report.model_dump_json(indent=2) + "\n")
-    from skillci.forge.actions import set_output
+    from skillci.flows.actions import set_output
 
     set_output("verdict", report.verdict)
     set_output("gate_id", report.gate_id)
@@ -190,8 +189,8 @@ def _post_verified(
     gate_workflow: str,
 ) -> int:
     """``review --from-shards``: comment + status recomputed from another job's records."""
+    from skillci.flows.actions import add_summary, read_event, set_output
     from skillci.flows.review_post import post_verified
-    from skillci.forge.actions import add_summary, read_event, set_output
 
     ctx = RepoContext.open(repo, dry_run=dry_run, forge=forge)
     posted = post_verified(

@@ -10,35 +10,20 @@ from rich.markup import escape
 from skillci.cli.choices import Harness
 from skillci.cli.output import console, emit_json
 from skillci.cli.tables import Column, fit_table, print_table
-from skillci.errors import InvalidInputError, LintFailed, SkillciError, UsageError
-from skillci.fsutil import atomic_write_bytes
-from skillci.skill.lint import LintReport, lint
-from skillci.skill.package import (
-    LEGACY_MANIFEST,
-    MANIFEST,
+from skillci.errors import LintFailed, SkillciError
+from skillci.flows.skill_files import (
     SKILL_MD,
-    SkillPackage,
-    read_executables,
-    read_tree,
-    require_package,
-    set_executable,
+    ensure_empty,
+    export_skill,
+    import_skill,
+    lint_paths,
+    migrate_skill,
+    render_skill,
+    write_schemas,
+    write_tree,
 )
-from skillci.skill.porting import export_plain, find_skill_dir, import_plain
-from skillci.skill.render import render
 
 app = typer.Typer(help="Inspect and convert skill packages.", no_args_is_help=True)
-
-
-def _load_for_lint(path: Path) -> SkillPackage:
-    if not path.is_dir():
-        raise InvalidInputError(
-            "not a directory", file=str(path), hint="pass a skill package directory"
-        )
-    if (path / LEGACY_MANIFEST).is_file() and not (path / MANIFEST).exists():
-        require_package({LEGACY_MANIFEST: b""}, str(path))  # old layout: hint to migrate
-    if not (path / MANIFEST).exists() and not (path / SKILL_MD).exists():
-        return SkillPackage({}, root=str(path))  # reports SK002 without reading an unrelated tree
-    return SkillPackage(read_tree(path), root=str(path), executable=read_executables(path))
 
 
 @app.command("lint")
@@ -56,11 +41,7 @@ def lint_cmd(
     ),
 ) -> int:
     """Report everything wrong with skill packages (exit 2 on errors)."""
-    reports: list[LintReport] = []
-    for p in paths:
-        reports.append(
-            lint(_load_for_lint(p), strict=strict, folder=p.resolve().name, modes_known=True)
-        )
+    reports = lint_paths(paths, strict=strict)
     errors = sum(r.errors for r in reports)
     warnings = sum(r.warnings for r in reports)
     if json_out:
@@ -78,23 +59,6 @@ def lint_cmd(
     return 0
 
 
-def write_tree(
-    files: dict[str, bytes], out: Path, executable: frozenset[str] = frozenset()
-) -> None:
-    for rel, data in sorted(files.items()):
-        atomic_write_bytes(out / rel, data)
-        set_executable(out / rel, rel in executable)
-
-
-def _ensure_empty(out: Path, force: bool) -> None:
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out} is a file, not a directory", hint="choose a directory path")
-    if out.exists() and any(out.iterdir()) and not force:
-        raise UsageError(
-            f"{out} exists and is not empty", hint="choose another --out or pass --force"
-        )
-
-
 @app.command("list")
 def list_cmd(
     only: str = typer.Option(
@@ -108,9 +72,9 @@ def list_cmd(
     Also writes ``skills=<JSON list>`` to $GITHUB_OUTPUT under GitHub Actions."""
     import json
 
+    from skillci.flows.actions import set_output
     from skillci.flows.context import RepoContext
     from skillci.flows.skills import select_skills
-    from skillci.forge.actions import set_output
 
     ctx = RepoContext.open(repo)
     dirs = select_skills(ctx, [s.strip() for s in only.split(",") if s.strip()])
@@ -134,9 +98,9 @@ def render_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Render what a harness loads at start-up and on demand, with token counts."""
-    rendered = render(SkillPackage.from_dir(path), harness)
+    rendered = render_skill(path, harness)
     if out is not None:
-        _ensure_empty(out, force)
+        ensure_empty(out, force)
         write_tree({f.path: f.content for f in rendered.files}, out)
     if json_out:
         emit_json(
@@ -179,29 +143,6 @@ def render_cmd(
         + (f"; written to {out}" if out else "")
     )
     return 0
-
-
-def _find_plain(src: Path) -> tuple[Path, str]:
-    """Resolve DIR to one plain skill folder; returns (folder, format)."""
-    if (src / SKILL_MD).is_file():
-        fmt = (
-            "skillsbench"
-            if src.parent.name == "skills" and src.parent.parent.name == "environment"
-            else "anthropic"
-        )
-        return src, fmt
-    for root, fmt in ((src / "environment" / "skills", "skillsbench"), (src, "anthropic")):
-        if root.is_dir():
-            cands: dict[str, dict[str, bytes]] = {
-                d.name: {} for d in root.iterdir() if (d / SKILL_MD).is_file()
-            }
-            if cands:
-                return root / find_skill_dir(cands, str(root)), fmt
-    raise InvalidInputError(
-        "no SKILL.md here, in its subfolders, or in environment/skills/",
-        file=str(src),
-        hint="point at a skill folder or a SkillsBench task dir",
-    )
 
 
 @app.command("diff")
@@ -277,31 +218,18 @@ def import_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Turn a plain SKILL.md skill into a skillci package (files kept byte-exact)."""
-    folder, fmt = _find_plain(src)
-    notes: list[str] = []
-    pkg = import_plain(
-        read_tree(folder, notes),
-        executable=read_executables(folder),
-        source=str(folder),
-        fmt=fmt,
+    imported = import_skill(
+        src,
         model_family=model_family,
         model=model,
         harness=harness,
+        seed_triggers=seed_triggers,
     )
+    pkg, folder, fmt, notes = imported.package, imported.folder, imported.format, imported.notes
     name = pkg.manifest.name
-    if seed_triggers:
-        from skillci.skill.package import TRIGGERS
-        from skillci.skill.triggers import seed_suite, suite_yaml
-
-        seeded = seed_suite(
-            name,
-            pkg.frontmatter.description,
-            model_invocable=pkg.frontmatter.model_invocable,
-        )
-        pkg = pkg.with_files({TRIGGERS: suite_yaml(seeded).encode()})
     dest = out or Path("skills") / name
     if not dry_run:
-        _ensure_empty(dest, force)
+        ensure_empty(dest, force)
         write_tree(dict(pkg.files), dest, pkg.executable)
     result = {
         "name": name,
@@ -335,11 +263,10 @@ def export_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Render a package back to a plain skill folder (Anthropic format)."""
-    pkg = SkillPackage.from_dir(path)
-    files = export_plain(pkg)
+    files, executable = export_skill(path)
     if not dry_run:
-        _ensure_empty(out, force)
-        write_tree(files, out, pkg.executable)
+        ensure_empty(out, force)
+        write_tree(files, out, executable)
     if json_out:
         emit_json({"out": str(out), "files": sorted(files), "dry_run": dry_run})
     else:
@@ -354,22 +281,7 @@ def migrate_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Move an old-layout package to skillci.yaml + skillci/ (docs/design/140)."""
-    from skillci.skill.migration import migrate_files
-
-    if not path.is_dir():
-        raise InvalidInputError("not a directory", file=str(path), hint="pass a package dir")
-    m = migrate_files(read_tree(path), str(path))
-    if not dry_run and m.changed:
-        executable = read_executables(path)
-        changed = {rel: m.files[rel] for rel in (*m.moves.values(), *m.rewritten)}
-        moved_exec = frozenset(m.moves.get(r, r) for r in executable)
-        write_tree(changed, path, moved_exec)  # new files first: nothing is lost
-        for old in m.moves:
-            (path / old).unlink()
-            parent = (path / old).parent
-            while parent != path and not any(parent.iterdir()):
-                parent.rmdir()
-                parent = parent.parent
+    m = migrate_skill(path, dry_run=dry_run)
     if json_out:
         emit_json(
             {"path": str(path), "moves": m.moves, "rewritten": m.rewritten, "dry_run": dry_run}
@@ -392,16 +304,7 @@ def schemas_cmd(
     check: bool = typer.Option(False, "--check", help="Fail if the files differ from the models."),
 ) -> int:
     """Export (or check) the JSON Schemas of every saved shape."""
-    from skillci.schemas import schema_files
-
-    stale = []
-    for name, data in schema_files().items():
-        p = out / name
-        if check:
-            if not p.is_file() or p.read_bytes() != data:
-                stale.append(str(p))
-        else:
-            atomic_write_bytes(p, data)
+    stale = write_schemas(out, check=check)
     if stale:
         raise SkillciError(
             f"schemas out of date: {', '.join(stale)}", hint="run `skillci skill schemas`"

@@ -12,9 +12,8 @@ from rich.markup import escape
 from skillci.cli.options import SandboxOpt
 from skillci.cli.output import console, emit_json
 from skillci.errors import SkillciError, TaskFormatError, UsageError
-from skillci.flows.tasks import TaskRunCheck
-from skillci.runners.policy import use_policy
-from skillci.tasks.validate import Severity, TaskReport, expand_task_dirs, validate_task
+from skillci.flows.plugins import use_policy
+from skillci.flows.tasks import Severity, TaskReport, TaskRunCheck, check_task_dirs, task_rows
 
 app = typer.Typer(help="List and check evaluation task directories.", no_args_is_help=True)
 
@@ -60,7 +59,7 @@ def validate_cmd(
 
     if run:
         use_policy(sandbox)
-    reports: list[TaskReport] = [validate_task(p) for p in expand_task_dirs(paths)]
+    reports = check_task_dirs(paths)
     errors = sum(1 for r in reports for f in r.findings if f.severity is Severity.error)
     warnings = sum(1 for r in reports for f in r.findings if f.severity is Severity.warning)
     checks = _run_checks(repo, reports) if run else []
@@ -258,37 +257,6 @@ def export_cmd(
     return 0
 
 
-def _task_rows(repo: Path, suite: str | None) -> list[dict[str, object]]:
-    """Every task dir with its format and the suites (and splits) that list it."""
-    from skillci.tasks.loader import detect_format, discover_tasks
-    from skillci.tasks.models import Purpose
-    from skillci.tasks.suites import list_suites, load_suite
-
-    suites = [load_suite(n, repo, purpose=Purpose.inspect) for n in list_suites(repo)]
-    if suite is not None and suite not in {s.name for s in suites}:
-        from skillci.errors import InvalidInputError
-
-        raise InvalidInputError(
-            f"no suite {suite!r}",
-            hint=f"known suites: {', '.join(s.name for s in suites) or 'none'}",
-        )
-    rows: list[dict[str, object]] = []
-    for d in discover_tasks(repo):
-        member = [s for s in suites if d.name in s.tasks]
-        if suite is not None and suite not in {s.name for s in member}:
-            continue
-        rows.append(
-            {
-                "id": d.name,
-                "format": detect_format(d) or "?",
-                "suites": [s.name for s in member],
-                "splits": sorted({s.split.value for s in member}),
-                "path": str(d),
-            }
-        )
-    return rows
-
-
 @app.command("ls")
 def ls_cmd(
     suite: Annotated[str | None, typer.Option("--suite", help="Only this suite's tasks.")] = None,
@@ -298,7 +266,7 @@ def ls_cmd(
     """The tasks under evals/tasks: id, format, and the suites (splits) that list them."""
     from skillci.cli.tables import Column, fit_table, print_table
 
-    rows = _task_rows(repo, suite)
+    rows = task_rows(repo, suite)
     if json_out:
         emit_json(rows)
         return 0
@@ -364,22 +332,12 @@ def plan_cmd(
     alone rejects an unchanged skill at that size.
     """
     from skillci.cli.tables import Column, fit_table, print_table
-    from skillci.errors import UsageError
-    from skillci.gate.power import plan
-    from skillci.skill.models import ReleaseGate
+    from skillci.flows.tasks import gate_plan
 
-    gate = ReleaseGate()
-    gain = gate.min_validation_gain if min_gain is None else min_gain
-    allowance = gate.max_regression_rate if max_regression is None else max_regression
-    for name, v in (("--pass-rate", pass_rate), ("--reliability", reliability), ("--catch", catch)):
-        if not 0 < v < 1:
-            raise UsageError(f"{name} {v} must be strictly between 0 and 1")
-    if gain <= 0 or not 0 < power < 1:
-        raise UsageError("--min-gain must be > 0 and --power in (0, 1)")
-    rows = plan(
-        min_gain=gain,
-        max_regression_rate=allowance,
-        regression_to_catch=catch,
+    gain, allowance, rows = gate_plan(
+        min_gain=min_gain,
+        max_regression=max_regression,
+        catch=catch,
         pass_rate=pass_rate,
         reliability=reliability,
         repeats=repeat or [1, 3, 5],

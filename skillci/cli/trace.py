@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -14,8 +13,9 @@ from rich.table import Table
 from skillci.cli.choices import ImportFormat
 from skillci.cli.options import JsonOpt
 from skillci.cli.output import console, emit_json
-from skillci.cli.trace_ls import STATE_STYLE, list_runs, render_runs
-from skillci.trace.models import (
+from skillci.cli.trace_ls import STATE_STYLE, render_runs
+from skillci.flows.runs import list_runs
+from skillci.flows.traces import (
     AgentRole,
     ErrorEvent,
     Event,
@@ -24,8 +24,13 @@ from skillci.trace.models import (
     SkillLoadEvent,
     ToolCallEvent,
     ToolResultEvent,
+    atif_of,
+    get_run,
+    import_trials,
+    ingest_file,
+    query_runs,
+    reindex,
 )
-from skillci.trace.store import TraceStore
 
 app = typer.Typer(help="Inspect stored run records (the trace store).", no_args_is_help=True)
 
@@ -58,8 +63,8 @@ def ls_cmd(
         "limit": limit,
     }
     if json_out:
-        store = TraceStore(home)
-        emit_json({"store": str(store.root), "runs": store.query(**filters)})
+        root, runs = query_runs(home, **filters)
+        emit_json({"store": str(root), "runs": runs})
         return 0
     render_runs(*list_runs(home, **filters))
     return 0
@@ -158,7 +163,7 @@ def show_cmd(
     json_out: JsonOpt = False,
 ) -> int:
     """Show one run record: provenance, evaluation, cost and the event timeline."""
-    rec = TraceStore(home).get(run_id)
+    rec = get_run(home, run_id)
     if json_out:
         emit_json(rec)
     else:
@@ -220,7 +225,6 @@ def export_cmd(
 
     from skillci.errors import UsageError
     from skillci.fsutil import atomic_write_text
-    from skillci.trace.atif import to_atif
 
     if fmt == "otlp":
         return _export_otlp(run_ids, out, endpoint, include_content, timeout, home, dry_run,
@@ -237,8 +241,7 @@ def export_cmd(
             f"--format atif exports one run, {len(run_ids)} given",
             hint="export each run on its own, or use --format otlp",
         )
-    rec = TraceStore(home).get(run_ids[0])
-    traj = to_atif(rec)
+    rec, traj = atif_of(home, run_ids[0])
     text = json.dumps(traj, indent=2, ensure_ascii=False) + "\n"
     if out is None:
         sys.stdout.write(text)
@@ -305,19 +308,17 @@ def reindex_cmd(
     json_out: JsonOpt = False,
 ) -> int:
     """Rebuild the SQLite index from the record files (e.g. after merging CI shards)."""
-    store = TraceStore(home)
+    res = reindex(home, dry_run=dry_run)
     if dry_run:
-        files = len(list(store.records_dir.glob("*/*.json")))
         if json_out:
-            emit_json({"store": str(store.root), "record_files": files, "dry_run": True})
+            emit_json({"store": str(res.root), "record_files": res.record_files, "dry_run": True})
         else:
-            console.print(f"would index {files} record file(s) in {store.root}")
+            console.print(f"would index {res.record_files} record file(s) in {res.root}")
         return 0
-    n = store.reindex()
     if json_out:
-        emit_json({"store": str(store.root), "indexed": n, "total": store.count()})
+        emit_json({"store": str(res.root), "indexed": res.indexed, "total": res.total})
     else:
-        console.print(f"indexed {n} record file(s); {store.count()} run(s) in {store.root}")
+        console.print(f"indexed {res.indexed} record file(s); {res.total} run(s) in {res.root}")
     return 0
 
 
@@ -335,15 +336,9 @@ def ingest_cmd(
     Records need agent_role production and runtime.skill.version; the whole file is
     validated first and a bad line is named.
     """
-    from skillci.release.production import IngestResult, ingest, parse_jsonl
-
-    store = TraceStore(home)
-    if dry_run:
-        res = IngestResult(path=str(file), records=len(parse_jsonl(file)))
-    else:
-        res = ingest(store, file)
+    root, res = ingest_file(home, file, dry_run=dry_run)
     if json_out:
-        emit_json({"store": str(store.root), "dry_run": dry_run, **vars(res)})
+        emit_json({"store": str(root), "dry_run": dry_run, **vars(res)})
     else:
         verb = "would store" if dry_run else "stored"
         console.print(
@@ -382,28 +377,7 @@ def import_cmd(
     """Import trials another harness ran (BenchFlow or Harbor job dirs) or agent session logs
     (Claude Code sessions, Codex rollouts, OpenCode's database) as run records; unfinished or broken trials come in as infra_error/timeout/
     verifier_error, never as a verdict nobody reached (sessions have none: not_run)."""
-    from skillci.errors import UsageError
-    from skillci.trace.importers.common import summarize
-
-    if not directory.is_dir() and not (
-        fmt in ("claude-code", "codex", "opencode") and directory.is_file()
-    ):
-        raise UsageError(f"{directory}: not a directory", hint="give the --jobs-dir of the run")
-    importer = importlib.import_module(f"skillci.trace.importers.{fmt.replace('-', '_')}")
-    records: list[RunRecord] = importer.import_jobs(directory, role=role)
-    if not records:
-        raise UsageError(
-            f"{directory}: nothing to import as {fmt}: {importer.LAYOUT}",
-            hint="check --format (benchflow, harbor, claude-code, codex or opencode) and give the jobs dir the harness wrote",
-        )
-    report = summarize(fmt, directory, records)
-    if not dry_run:
-        store = TraceStore(home)
-        for rec in records:
-            if store.put(rec).created:
-                report.stored += 1
-            else:
-                report.already += 1
+    report = import_trials(directory, fmt, role, home, dry_run=dry_run)
     if json_out:
         emit_json(report)
         return 0

@@ -17,8 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from skillci.cli.plain_table import Column
-from skillci.trace.enums import AgentRole
-from skillci.trace.index import RUN_COLUMNS, RunRow, default_home, read_runs
+from skillci.flows.runs import RUN_COLUMNS, AgentRole, RunRow, default_home, list_runs, read_runs
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up, design 260)
 if TYPE_CHECKING:
@@ -85,18 +84,6 @@ def parse_light(args: Sequence[str]) -> dict[str, Any] | None:
         else:
             out[key] = value
     return out
-
-
-def list_runs(home: Path | None, **filters: Any) -> tuple[Path, list[RunRow]]:
-    """The store root and its index rows matching ``filters``; read by
-    :func:`skillci.trace.index.read_runs`, or by the store when that cannot."""
-    root = (home if home is not None else default_home()).resolve()
-    rows = read_runs(root / "index.sqlite", **filters)
-    if rows is None:
-        from skillci.trace.store import TraceStore
-
-        rows = [RunRow(**dict(s)) for s in TraceStore(root).query(**filters)]
-    return root, rows
 
 
 def runs_table(

@@ -11,6 +11,7 @@ from rich.table import Table
 from skillci.cli.choices import AgentSandbox, Harness, TriggerSplit
 from skillci.cli.output import console, emit_json, err_console
 from skillci.errors import ExitCode
+from skillci.flows.plugins import trigger_agent_help
 
 
 def _pct(x: float | None) -> str:
@@ -36,9 +37,7 @@ def triggers_cmd(
     agent: str = typer.Option(
         None,
         "--agent",
-        help="A real agent decides by loading skills: claude-code, codex, opencode (skillci "
-        "agents ls), run headless on --model through the gateway. Default: the catalogue "
-        "question to --model.",
+        help=trigger_agent_help(),
     ),
     agent_version: str = typer.Option(
         None, "--agent-version", help="Real agent version (default: newest installed)."
@@ -55,8 +54,8 @@ def triggers_cmd(
     """Run a skill's trigger suite: for each query the model sees the skill catalogue and
     names the skill it would load (or none); with --agent the real agent runs on the query
     and what it loaded decides. k runs each. Decisions are cached."""
+    from skillci.flows.command import default_home
     from skillci.flows.triggers import TriggerEvalRequest, eval_triggers
-    from skillci.trace.store import default_home
 
     req = TriggerEvalRequest(
         skill=skill,
@@ -77,7 +76,7 @@ def triggers_cmd(
     live = not json_out
 
     def show(o: object) -> None:
-        from skillci.gate.triggers import QueryOutcome
+        from skillci.flows.triggers import QueryOutcome
 
         assert isinstance(o, QueryOutcome)
         got = ",".join(c or "none" for c in o.choices)
@@ -117,22 +116,12 @@ def triggers_cmd(
 
 
 def _dry_run(req: object, root: Path, json_out: bool) -> int:
-    from skillci.flows.triggers import TriggerEvalRequest, catalogue, entry_of, installed_entries
-    from skillci.skill.package import SkillPackage
-    from skillci.skill.triggers import require_suite
+    from skillci.flows.triggers import TriggerEvalRequest, dry_run_plan
 
     assert isinstance(req, TriggerEvalRequest)
-    pkg = SkillPackage.from_dir(req.skill)
-    suite = require_suite(pkg)
-    split = None if req.split == "all" else req.split
-    target = entry_of(pkg)
-    names = sorted(
-        e.name for e in catalogue(target, installed_entries(req.installed or root, req.skill))
-    )
-    queries = suite.part(split)
-    runs = req.runs or suite.runs
+    target, names, queries, runs = dry_run_plan(req, root)
     if json_out:
-        shown = {"skill": target.name, "catalogue": names, "queries": queries, "runs": runs}
+        shown = {"skill": target, "catalogue": names, "queries": queries, "runs": runs}
         emit_json({**shown, "agent": req.real_agent})
         return 0
     if req.real_agent is not None:

@@ -11,7 +11,9 @@ store, forge, worktrees). Command families: ``propose``; ``review``/``gate``/``g
 May import: ``skillci.agents``, ``skillci.analyze``, ``skillci.compile``,
 ``skillci.errors``, ``skillci.forge``, ``skillci.fsutil``, ``skillci.gate``,
 ``skillci.patch``, ``skillci.providers``, ``skillci.release``, ``skillci.runners``,
-``skillci.runtime``, ``skillci.skill``, ``skillci`` (``__version__``), ``skillci.tasks``,
-``skillci.trace``, ``skillci.vcs`` (docs/architecture.md; checked by
-tests/unit/test_architecture.py).
+``skillci.runtime``, ``skillci.schemas``, ``skillci.skill``, ``skillci`` (``__version__``),
+``skillci.tasks``, ``skillci.trace``, ``skillci.vcs`` (docs/architecture.md; checked by
+tests/unit/test_architecture.py). The CLI imports no domain package: the shapes a command
+renders are re-exported by its family's flow, the registries read through ``plugins``
+(design 420).
 """

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillci.errors import UsageError
-from skillci.gate.bench import BenchRow, Kind, measured_row
+from skillci.gate.bench import BenchRow as BenchRow  # re-exported: `bench` renders it
+from skillci.gate.bench import Kind, measured_row
 from skillci.gate.metrics import TrialOutcome
 from skillci.runners.outcome import EvalResult
 

@@ -13,6 +13,7 @@ written only by the process whose rollback event won.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 from skillci.errors import ConflictError, GitError, InvalidInputError, ReleaseRefused
 from skillci.flows.context import RepoContext
@@ -20,16 +21,16 @@ from skillci.release import changelog, compat
 from skillci.release.canary import analyze
 from skillci.release.channels import Builder, ChannelStore, Draft
 from skillci.release.manifest_text import MANIFEST, set_compatibility
+from skillci.release.models import CanaryAnalysis as CanaryAnalysis  # re-exported: the CLI's
 from skillci.release.models import (
-    CanaryAnalysis,
     Channel,
-    ChannelEvent,
     ChannelState,
     Move,
     Pointer,
     ReleaseInfo,
     utcnow,
 )
+from skillci.release.models import ChannelEvent as ChannelEvent  # renderers annotate these
 from skillci.release.production import window
 from skillci.release.tags import (
     STAMP_GATE,
@@ -629,3 +630,28 @@ def canary_analyze(
     if not ctx.dry_run:
         ctx.store.put_blob(ANALYSIS_BLOB, result, key=result.analysis_id, replace=True)
     return result
+
+
+def channel_log(repo: Path, skill: str) -> list[ChannelEvent]:
+    """Every channel move of ``skill`` in ``repo`` (``channel log``); a skill with no channel
+    log is an invalid-input error naming the skills that have one."""
+    from skillci.vcs.git import Git
+
+    store = ChannelStore(Git(repo))
+    events = store.log(skill)
+    if not events and skill not in store.skills():
+        known = store.skills()
+        raise InvalidInputError(
+            f"{skill} has no channel log in {repo}",
+            hint=f"skills with channels: {', '.join(known)}"
+            if known
+            else f"`skillci channel init {skill}` or release a version first",
+        )
+    return events
+
+
+def channel_state(repo: Path, skill: str) -> ChannelState | None:
+    """Where ``skill``'s channels point in ``repo`` now, and its releases (``channel show``)."""
+    from skillci.vcs.git import Git
+
+    return ChannelStore(Git(repo)).state(skill)

@@ -32,7 +32,8 @@ from skillci.runners.base import builtin_agent
 from skillci.skill.package import MANIFEST, RULES_DIR, rule_file_path
 
 if TYPE_CHECKING:
-    from skillci.release.models import CanaryAnalysis, ChannelState
+    from skillci.forge.base import PullRequest
+    from skillci.release.models import CanaryAnalysis, ChannelEvent, ChannelState
 
 SKILL = "repo-debugger"
 TASK = "py-page-count"
@@ -439,3 +440,15 @@ class _Demo:
             2,
             force=True,  # the ungated initial version: canaried on purpose, to be rolled back
         )
+
+
+def demo_state(repo: Path) -> tuple[list[str], list[PullRequest], list[ChannelEvent]]:
+    """What the demo left in its scratch ``repo``: the tags, the pull requests, and the
+    channel log of its skill."""
+    from skillci.forge.local import LocalForge
+    from skillci.release.channels import ChannelStore
+    from skillci.vcs.git import Git
+
+    git = Git(repo)
+    tags = git.read("tag", "--list").split()
+    return tags, LocalForge(git).list_prs(), ChannelStore(git).log(SKILL)

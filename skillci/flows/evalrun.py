@@ -25,7 +25,7 @@ from skillci.runners.base import (
     plan,
     real_agent,
 )
-from skillci.runners.outcome import EvalResult, TrialRun, summarize
+from skillci.runners.outcome import EvalResult, TrialRun, first_error, summarize
 from skillci.runners.scheduler import (
     Progress,
     RerunMode,
@@ -93,6 +93,18 @@ class EvalRequest(BaseModel):
                 hint=f"use one of: {', '.join(agent_names())} (skillci agents ls)",
             )
         return v
+
+
+def sandbox_mode(sandbox: str | None) -> SandboxMode:
+    """Set the policy ``--sandbox`` names (required, auto, none: design 310) and return the
+    trials' mode; the other modes (bwrap, docker, plug-ins) are ones the policy keeps."""
+    from skillci.runners.policy import POLICIES, use_policy
+    from skillci.runners.registry import modes
+
+    use_policy(sandbox if sandbox is None or sandbox in POLICIES else None)
+    if sandbox is not None and sandbox in modes():
+        return str(sandbox)
+    return "auto"
 
 
 def agent_names() -> list[str]:
@@ -232,4 +244,18 @@ def _run_remote(req: EvalRequest, remote: RunnerOptions, progress: Progress | No
     return summarize(trials, budget_stop=stop)
 
 
-__all__ = ["EvalRequest", "agent_names", "agent_spec", "cached", "plan_eval", "run_eval"]
+#: ``Budget``, ``EvalResult``, ``TrialRun`` and ``first_error``: the shapes ``eval run``
+#: builds and renders, re-exported for the command line (design 420).
+__all__ = [
+    "Budget",
+    "EvalRequest",
+    "EvalResult",
+    "TrialRun",
+    "agent_names",
+    "agent_spec",
+    "cached",
+    "first_error",
+    "plan_eval",
+    "run_eval",
+    "sandbox_mode",
+]

@@ -60,11 +60,11 @@ from skillci.gate.sequential import SequentialConfig
 from skillci.gate.triggers import TriggerCheck
 from skillci.gate.verdict import (
     GateCheck,
-    GateReport,
     SameInstance,
     SuiteResult,
     Verdict,
 )
+from skillci.gate.verdict import GateReport as GateReport  # re-exported: what `gate` renders
 from skillci.graders.models import GradeReport
 from skillci.runners.base import (
     AgentSpec,
@@ -76,7 +76,7 @@ from skillci.runners.base import (
     plan,
     real_agent,
 )
-from skillci.runners.outcome import TrialRun
+from skillci.runners.outcome import TrialRun as TrialRun  # re-exported: `gate` progress
 from skillci.runners.scheduler import Scheduler, error_cause, sandbox_kind
 from skillci.skill.models import Manifest
 from skillci.skill.package import SkillPackage
@@ -295,7 +295,7 @@ def _load_side(
 
 
 class TrialSource(Protocol):
-    """Where the gate's trials come from: run now (:class:`_Runner`), or replayed from the
+    """Where the gate's trials come from: run now (:class:`GateRunner`), or replayed from the
     records of sharded runs (:mod:`skillci.flows.gate_shard`)."""
 
     ran: int
@@ -363,7 +363,7 @@ def trial_specs(
     ]
 
 
-class _Runner:
+class GateRunner:
     """Runs trial specs through the scheduler and fetches their records."""
 
     def __init__(
@@ -516,7 +516,7 @@ def run_gate(ctx: RepoContext, opts: GateOptions, progress: Progress | None = No
     if opts.remote is not None:
         return _remote_gate(ctx, opts, opts.remote, t0, progress)
     inputs = load_inputs(ctx, opts)
-    runner = _Runner(ctx, opts.parallel, progress, judge=inputs.judge)
+    runner = GateRunner(ctx, opts.parallel, progress, judge=inputs.judge)
     return decide_gate(ctx, opts, inputs, runner, t0=t0)
 
 

@@ -39,8 +39,8 @@ from skillci.flows.context import RepoContext
 from skillci.flows.gate import (
     GateInputs,
     GateOptions,
+    GateRunner,
     Progress,
-    _Runner,
     decide_gate,
     gate_id,
     keep_report,
@@ -289,7 +289,7 @@ def _run_unit(
     ctx: RepoContext,
     opts: GateOptions,
     inputs: GateInputs,
-    runner: _Runner,
+    runner: GateRunner,
     unit: GateUnit,
     last: int,
 ) -> None:
@@ -341,9 +341,9 @@ def round_range(opts: GateOptions, rnd: int, remaining: bool) -> tuple[int, int]
 
 def shard_runner(
     ctx: RepoContext, opts: GateOptions, inputs: GateInputs, progress: Progress | None
-) -> _Runner:
+) -> GateRunner:
     """A trial runner that logs every trial asked for (what :func:`write_shard` writes)."""
-    runner = _Runner(ctx, opts.parallel, progress, judge=inputs.judge)
+    runner = GateRunner(ctx, opts.parallel, progress, judge=inputs.judge)
     runner.log = []
     return runner
 
@@ -384,7 +384,7 @@ def write_shard(
     ctx: RepoContext,
     plan: GatePlan,
     inputs: GateInputs,
-    runner: _Runner,
+    runner: GateRunner,
     where: tuple[int, int],
     units: list[GateUnit],
     rounds: tuple[int, int],

@@ -17,8 +17,10 @@ from pydantic import BaseModel, Field
 from skillci.errors import InvalidInputError, UsageError
 from skillci.flows.context import RepoContext
 from skillci.flows.skills import skills_at
-from skillci.forge.base import PRState, PullRequest
-from skillci.forge.local import LocalForge
+from skillci.forge.base import Forge as Forge  # re-exported: the shapes `pr` renders
+from skillci.forge.base import PRState as PRState
+from skillci.forge.base import PullRequest
+from skillci.forge.local import LocalForge as LocalForge
 from skillci.skill.discover import touched_skills
 from skillci.skill.package import MANIFEST
 

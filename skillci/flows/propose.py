@@ -561,6 +561,28 @@ def _ask_guard_model(ctx: RepoContext, opts: ProposeOptions, prop: Proposal) -> 
     prop.guard_opinions = [model.opinion(p) for p in prop.patches]
 
 
+def rebase_policy(given: str) -> RebaseWhen:
+    """--rebase-when, else $SKILLCI_REBASE_WHEN, else the default (conflicted)."""
+    import os
+
+    from skillci.gate.rebase import REBASE_ENV, REBASE_WHEN
+
+    policy = given or os.environ.get(REBASE_ENV) or DEFAULT_REBASE_WHEN
+    for known in REBASE_WHEN:
+        if policy == known:
+            return known
+    raise InvalidInputError(
+        f"rebase policy {policy!r}", hint=f"use one of {', '.join(REBASE_WHEN)}"
+    )
+
+
+def suite_tasks(ctx: RepoContext, suite: str, done: list[str]) -> list[str]:
+    """The tasks of ``suite`` not already proposed for by ``--task``."""
+    from skillci.tasks.suites import load_suite
+
+    return [t for t in load_suite(suite, ctx.root, purpose=Purpose.optimize).tasks if t not in done]
+
+
 def _reproposable(pr: PullRequest) -> bool:
     """A closed PR that does not refuse its patch: a retry was asked, or the last gate
     verdict on it was ``inconclusive`` (``present.report.status_line``)."""

@@ -35,8 +35,10 @@ from skillci.flows.context import RepoContext
 from skillci.flows.gate import GateOptions, resolve_student, suites_for, target_agent
 from skillci.flows.skills import managed_skills_at
 from skillci.forge.base import PRState, PullRequest
-from skillci.gate.trust import GATE_WORKFLOW_PATH, RunFacts, problems
+from skillci.gate.trust import GATE_WORKFLOW_PATH as GATE_WORKFLOW_PATH  # re-exported: `review`
+from skillci.gate.trust import RunFacts, problems
 from skillci.gate.verdict import GateReport
+from skillci.gate.verdict import decisive_lines as decisive_lines  # re-exported: `review`
 from skillci.present.mdsafe import md_text
 from skillci.present.report import render_markdown, status_line
 from skillci.skill.discover import touched_skills

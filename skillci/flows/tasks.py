@@ -27,8 +27,12 @@ from skillci.skill.package import set_executable
 from skillci.tasks.loader import tasks_dir
 from skillci.tasks.scaffold import add_to_suite_text, check_name, task_files
 from skillci.tasks.suites import suite_file, suites_dir
+from skillci.tasks.validate import Severity as Severity  # re-exported: `tasks check` renders
+from skillci.tasks.validate import TaskReport as TaskReport  # these
+from skillci.tasks.validate import expand_task_dirs, validate_task
 
 if TYPE_CHECKING:
+    from skillci.gate.power import PlanRow
     from skillci.runners.outcome import TrialRun
     from skillci.trace.store import TraceStore
 
@@ -228,3 +232,75 @@ def new_trigger_suite(skill: Path, *, dry_run: bool = False) -> Path:
     if not dry_run:
         atomic_write_text(path, text)
     return path
+
+
+def task_rows(repo: Path, suite: str | None) -> list[dict[str, object]]:
+    """Every task dir with its format and the suites (and splits) that list it."""
+    from skillci.tasks.loader import detect_format, discover_tasks
+    from skillci.tasks.models import Purpose
+    from skillci.tasks.suites import list_suites, load_suite
+
+    suites = [load_suite(n, repo, purpose=Purpose.inspect) for n in list_suites(repo)]
+    if suite is not None and suite not in {s.name for s in suites}:
+        raise InvalidInputError(
+            f"no suite {suite!r}",
+            hint=f"known suites: {', '.join(s.name for s in suites) or 'none'}",
+        )
+    rows: list[dict[str, object]] = []
+    for d in discover_tasks(repo):
+        member = [s for s in suites if d.name in s.tasks]
+        if suite is not None and suite not in {s.name for s in member}:
+            continue
+        rows.append(
+            {
+                "id": d.name,
+                "format": detect_format(d) or "?",
+                "suites": [s.name for s in member],
+                "splits": sorted({s.split.value for s in member}),
+                "path": str(d),
+            }
+        )
+    return rows
+
+
+def check_task_dirs(paths: list[Path]) -> list[TaskReport]:
+    """The format report of every task dir under ``paths`` (``tasks check``)."""
+    return [validate_task(p) for p in expand_task_dirs(paths)]
+
+
+def gate_plan(
+    *,
+    min_gain: float | None,
+    max_regression: float | None,
+    catch: float,
+    pass_rate: float,
+    reliability: float,
+    repeats: list[int],
+    task_sd: float,
+    power: float,
+) -> tuple[float, float, list[PlanRow]]:
+    """How many tasks and repeats a gate threshold needs (design 223): the gain and the
+    regression allowance used (release_gate's defaults unless given) and one row per
+    repeat count. Out-of-range inputs are usage errors naming the flag."""
+    from skillci.gate.power import plan
+    from skillci.skill.models import ReleaseGate
+
+    gate = ReleaseGate()
+    gain = gate.min_validation_gain if min_gain is None else min_gain
+    allowance = gate.max_regression_rate if max_regression is None else max_regression
+    for name, v in (("--pass-rate", pass_rate), ("--reliability", reliability), ("--catch", catch)):
+        if not 0 < v < 1:
+            raise UsageError(f"{name} {v} must be strictly between 0 and 1")
+    if gain <= 0 or not 0 < power < 1:
+        raise UsageError("--min-gain must be > 0 and --power in (0, 1)")
+    rows = plan(
+        min_gain=gain,
+        max_regression_rate=allowance,
+        regression_to_catch=catch,
+        pass_rate=pass_rate,
+        reliability=reliability,
+        repeats=repeats,
+        task_sd=task_sd,
+        power=power,
+    )
+    return gain, allowance, rows

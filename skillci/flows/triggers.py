@@ -470,11 +470,28 @@ def _agent_eval(
     )
 
 
+def dry_run_plan(
+    req: TriggerEvalRequest, root: Path
+) -> tuple[str, list[str], list[TriggerQuery], int]:
+    """What ``eval triggers --dry-run`` lists: the skill's catalogue name, the catalogue's
+    names, the queries of the split and the runs per query."""
+    pkg = SkillPackage.from_dir(req.skill)
+    suite = require_suite(pkg)
+    split = None if req.split == "all" else req.split
+    target = entry_of(pkg)
+    names = sorted(
+        e.name for e in catalogue(target, installed_entries(req.installed or root, req.skill))
+    )
+    return target.name, names, suite.part(split), req.runs or suite.runs
+
+
 __all__ = [
     "Decider",
+    "QueryOutcome",
     "TriggerEvalRequest",
     "TriggerEvalResult",
     "catalogue",
+    "dry_run_plan",
     "entry_of",
     "eval_triggers",
     "installed_entries",

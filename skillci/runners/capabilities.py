@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import skillci.runners.sandbox as _sandbox
-from skillci.runners.sandbox import _path_env
+from skillci.runners.sandbox import path_env
 from skillci.tasks.environment import WORKSPACE, EnvRequirements, RunnerCapabilities
 
 
@@ -59,7 +59,7 @@ def _machine() -> tuple[float | None, int | None]:
 
 
 def _tools(names: list[str]) -> list[str]:
-    path = _path_env()
+    path = path_env()
     return sorted(n for n in names if shutil.which(n, path=path) is not None)
 
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import skillci
 from skillci.errors import RunnerError
 from skillci.runners.cliparse import cli_version, find_executable, run_logged
-from skillci.runners.sandbox import _path_env, _python_roots
+from skillci.runners.sandbox import path_env, python_roots
 
 if TYPE_CHECKING:
     from skillci.runners.registry import HarnessAttempt
@@ -83,8 +83,8 @@ class HarborRun:
         """Environment kwargs: for the local bwrap env, skillci's Python as the tools."""
         if self.env != "local":
             return dict(self.env_kwargs)
-        roots = ":".join(str(r) for r in _python_roots())
-        return {"ro_binds": roots, "path": _path_env(), **self.env_kwargs}
+        roots = ":".join(str(r) for r in python_roots())
+        return {"ro_binds": roots, "path": path_env(), **self.env_kwargs}
 
     def argv(self, harbor: str) -> list[str]:
         args = [harbor, "run", "-p", str(self.path)]

@@ -61,7 +61,9 @@ def bwrap_path() -> str | None:
     return exe if probe.returncode == 0 else None
 
 
-def _python_roots() -> list[Path]:
+def python_roots() -> list[Path]:
+    """The interpreter's prefixes a sandbox binds read-only (the venv and its base), not / or /usr;
+    shared by the bwrap sandbox, the capability probe and the Harbor runner."""
     roots = {
         Path(sys.prefix),
         Path(sys.base_prefix),
@@ -70,7 +72,8 @@ def _python_roots() -> list[Path]:
     return sorted(r for r in roots if r.is_dir() and str(r) not in ("/", "/usr"))
 
 
-def _path_env() -> str:
+def path_env() -> str:
+    """The PATH a sandboxed command gets: this interpreter's bin dir, then the system dirs."""
     return os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"])
 
 
@@ -138,7 +141,7 @@ def scrub_env(env: dict[str, str], environ: dict[str, str] | None = None) -> dic
 
 def base_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {
-        "PATH": _path_env(),
+        "PATH": path_env(),
         "HOME": "/tmp",  # noqa: S108 - inside the sandbox /tmp is a private tmpfs
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
@@ -215,7 +218,7 @@ class BwrapShell:
                 args += ["--ro-bind", str(p), f"/{name}"]
         # the private /tmp first: a Python installed under /tmp is bound on top of it, not hidden
         args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]  # noqa: S108 - private tmpfs
-        for root in _python_roots():
+        for root in python_roots():
             args += ["--ro-bind", str(root), str(root)]
         for m in self.mounts:
             args += ["--bind" if m.writable else "--ro-bind", str(m.host), m.target]
@@ -227,7 +230,7 @@ class BwrapShell:
         return [*args, "--", "bash", "-c", command]
 
     def run(self, command: str, *, timeout: float) -> CommandResult:
-        return _capture(self.argv(command), cwd=None, env={"PATH": _path_env()}, timeout=timeout)
+        return _capture(self.argv(command), cwd=None, env={"PATH": path_env()}, timeout=timeout)
 
 
 @dataclass

@@ -33,10 +33,17 @@ def run_skillci(
     site: Path, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``python -m skillci ARGS`` with ``site`` on the path, after this checkout."""
+    return run_python(site, "-m", "skillci", *args, env=env, cwd=cwd)
+
+
+def run_python(
+    site: Path, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` with ``site`` on the path, after this checkout."""
     full = {**os.environ, **(env or {})}
     full["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(site)])
     return subprocess.run(
-        [sys.executable, "-m", "skillci", *args],
+        [sys.executable, *args],
         capture_output=True,
         text=True,
         env=full,

@@ -16,7 +16,7 @@ def _targets(argv: list[str], flag: str) -> list[int]:
 
 
 def test_python_roots_are_bound_after_the_private_tmp(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sandbox, "_python_roots", lambda: [Path("/tmp/checkout/.venv")])
+    monkeypatch.setattr(sandbox, "python_roots", lambda: [Path("/tmp/checkout/.venv")])
     argv = BwrapShell([Mount(Path("/tmp/ws"), "/app", True)]).argv("true")
     (tmpfs,) = _targets(argv, "--tmpfs")
     assert argv[tmpfs + 1] == "/tmp"
