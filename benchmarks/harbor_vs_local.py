@@ -4,15 +4,16 @@
     .venv/bin/python benchmarks/harbor_vs_local.py [--suite regression] [--repeat 2]
         [--agent oracle] [--concurrency 2] [--json]
 
-The gate's real suite code (:func:`skillci.flows.gate._run_suite`: base trials, then head
+The gate's real suite code (:func:`skillci.flows.gate.run_suite`: base trials, then head
 rounds fed to the sequential paired test, stopping when it decides; impact selection off so
 every round runs) on a bundled suite's tasks (``evals/suites/<suite>.yaml``) with the bundled
 skill on both sides (the head one line longer), run twice in fresh state dirs: by the local
 scheduler (one trial at a time, this machine's sandbox) and by
 :class:`~skillci.runners.remote.RemoteTrials` over
 :class:`~skillci.runners.harbor_remote.HarborEnvironment` (``harbor run -e docker`` per
-attempt, ``--concurrency`` at once). The agent is one Harbor also has (``oracle`` or
-``noop``): skillci's built-in agent has none. Prints, for each: the suite's decision and
+attempt, ``--concurrency`` at once). The agent is ``oracle``, ``noop`` or skillci's built-in
+agent (``builtin`` on ``--student``, sim/student by default: on Harbor its loop runs in this
+process over the bridge of design 426, so its CPU counts as the coordinator's). Prints, for each: the suite's decision and
 metrics, trials run, wall time, and skillci's coordinator CPU per trial — this process's CPU
 time (all its threads; not the ``harbor`` children's) over the trials run; goal <= 50 ms.
 Exit 1 when the two disagree or the Harbor side misses the goal.
@@ -31,8 +32,8 @@ from typing import Any
 
 import yaml
 
-from skillci.flows.gate import GateInputs, GateOptions, TrialSource, _run_suite, _Runner, _Side
-from skillci.runners.base import AgentSpec
+from skillci.flows.gate import GateInputs, GateOptions, GateRunner, TrialSource, _Side, run_suite
+from skillci.runners.base import AgentSpec, builtin_agent
 from skillci.runners.harbor_remote import HarborEnvironment
 from skillci.runners.remote import RemoteLimits, RemoteTrials
 from skillci.skill.package import SkillPackage
@@ -59,7 +60,7 @@ def inputs(suite: str, agent: AgentSpec) -> GateInputs:
 
 def gate(suite: str, opts: GateOptions, ins: GateInputs, src: TrialSource) -> dict[str, Any]:
     c0, w0 = time.process_time(), time.perf_counter()
-    run = _run_suite(suite, opts, ins, src)
+    run = run_suite(suite, opts, ins, src)
     if isinstance(src, RemoteTrials):
         src.close()
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
@@ -83,11 +84,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="the same gate locally and on Harbor's docker env")
     ap.add_argument("--suite", default="regression")
     ap.add_argument("--repeat", type=int, default=2)
-    ap.add_argument("--agent", default="oracle", choices=["oracle", "noop"])
+    ap.add_argument("--agent", default="oracle", choices=["oracle", "noop", "builtin"])
+    ap.add_argument("--student", default="sim/student", help="route of --agent builtin")
     ap.add_argument("--concurrency", type=int, default=2)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
-    agent = AgentSpec(kind=a.agent, role="oracle" if a.agent == "oracle" else "student")
+    agent = (
+        builtin_agent(a.student)
+        if a.agent == "builtin"
+        else AgentSpec(kind=a.agent, role="oracle" if a.agent == "oracle" else "student")
+    )
     ins = inputs(a.suite, agent)
     opts = GateOptions(skill="repo-debugger", base="b", head="h", suites=(a.suite,),
                        repeat=a.repeat, impact=False)  # fmt: skip
@@ -95,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         state = Path(tmp) / "local" / ".skillci"
         ctx = SimpleNamespace(state_dir=state, store=TraceStore(state))
-        out["local"] = gate(a.suite, opts, ins, _Runner(ctx, parallel=1, progress=None))  # type: ignore[arg-type]
+        out["local"] = gate(a.suite, opts, ins, GateRunner(ctx, parallel=1, progress=None))  # type: ignore[arg-type]
         env = HarborEnvironment("docker", Path(tmp) / "harbor" / "jobs",
                                 concurrency=a.concurrency, timeout=900)  # fmt: skip
         try:

@@ -4,7 +4,7 @@
         [--error-rate 0.05] [--lift 0.25] [--concurrency 64] [--budget N]
         [--usd 0.01] [--max-dollars X] [--json]
 
-The gate's real suite code (:func:`skillci.flows.gate._run_suite`: base trials, then head
+The gate's real suite code (:func:`skillci.flows.gate.run_suite`: base trials, then head
 rounds fed to the sequential paired test, stopping when it decides) runs over
 :class:`~skillci.runners.remote.RemoteTrials` on :class:`tests.fakes.remote_env.FakeRemote`
 (seeded latency and ``infra_error`` rate, real RunRecords). The fixed plan is
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from skillci.flows.gate import GateOptions, _run_suite, _SuiteRun
+from skillci.flows.gate import GateOptions, _SuiteRun, run_suite
 from skillci.runners.remote import RemoteLimits, RemoteTrials
 from skillci.trace.store import TraceStore
 from tests.fakes.remote_env import FakeRemote, gate_inputs
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
                 usd=a.usd if a.usd >= 0 else None,
             )
             src = RemoteTrials(env, Path(tmp) / ".skillci", limits, rounds=a.repeat)
-            run = _run_suite("bench", opts, inputs, src)
+            run = run_suite("bench", opts, inputs, src)
             src.close()
             return run, src, env
 
