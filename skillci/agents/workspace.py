@@ -137,5 +137,6 @@ __all__ = [
     "Files",
     "ToolError",
     "Workspace",
+    "mount_relative",
     "replace_once",
 ]

@@ -328,6 +328,8 @@ __all__ = [
     "bwrap_path",
     "bwrap_shell",
     "make_shell",
+    "path_env",
     "plain_shell",
+    "python_roots",
     "scrub_env",
 ]

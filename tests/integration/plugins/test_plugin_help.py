@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from skillci.agents.registry import real_names
 from skillci.runners.harbor_remote import ENVIRONMENTS
 from tests.integration.plugins.conftest import ROOT, install_plugin, run_python, run_skillci
 
@@ -58,6 +59,6 @@ def test_an_agent_plugin_is_named_by_every_agent_help(tmp_path: Path) -> None:
     for command in (["gate"], ["eval", "run"], ["eval", "triggers"]):
         helped = run_skillci(site, *command, "--help", env=env)
         assert helped.returncode == 0, helped.stderr
-        assert "claude-code, codex, opencode, toyagent (skillci agents ls)" in _flat(
+        assert f"{', '.join(sorted([*real_names(), 'toyagent']))} (skillci agents ls)" in _flat(
             helped.stdout
         ), command
