@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from skillci.cli.options import SandboxOpt
 from skillci.cli.output import console, emit_json
-from skillci.flows.plugins import use_policy
+from skillci.flows.plugins import bench_agent_help, use_policy
 
 if TYPE_CHECKING:
     from skillci.flows.bench import BenchRow
@@ -32,10 +32,7 @@ def bench_cmd(
         str,
         typer.Option(
             "--agent",
-            help="The student's agent in every student arm: builtin (skillci's loop on "
-            "--student) or a real agent through the gateway (claude-code, codex, opencode; "
-            "skillci agents ls); oracle/noop in the reference arms only. The teacher runs "
-            "builtin.",
+            help=bench_agent_help(),
         ),
     ] = "builtin",
     agent_version: Annotated[

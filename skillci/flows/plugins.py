@@ -17,6 +17,7 @@ __all__ = [
     "POLICIES",
     "agent_help",
     "agent_names",
+    "bench_agent_help",
     "env_help",
     "eval_agent_help",
     "forge_help",
@@ -118,6 +119,15 @@ def eval_agent_help() -> str:
     return (
         f"{own}; or a real agent on --model through the gateway: "
         f"{', '.join(real_agent_names())} (skillci agents ls)."
+    )
+
+
+def bench_agent_help() -> str:
+    """``bench --agent``'s help: the student arms' agent; the real ones by name."""
+    return (
+        "The student's agent in every student arm: builtin (skillci's loop on --student) or "
+        f"a real agent through the gateway ({', '.join(real_agent_names())}; skillci agents "
+        "ls); oracle/noop in the reference arms only. The teacher runs builtin."
     )
 
 

@@ -62,3 +62,8 @@ def test_an_agent_plugin_is_named_by_every_agent_help(tmp_path: Path) -> None:
         assert f"{', '.join(sorted([*real_names(), 'toyagent']))} (skillci agents ls)" in _flat(
             helped.stdout
         ), command
+    bench = run_skillci(site, "bench", "--help", env=env)
+    assert bench.returncode == 0, bench.stderr
+    assert f"({', '.join(sorted([*real_names(), 'toyagent']))}; skillci agents ls)" in _flat(
+        bench.stdout
+    )
