@@ -148,8 +148,11 @@ AGENT_VERSIONS = {
     "claude-code": "2.1.197",
     "codex": "0.171.0",
     "opencode": "1.18.33",
+    "opencode-acp": "1.18.33",  # the opencode install, driven over ACP
     "qwen": "0.24.4",
 }
+#: Registered agents that run another agent's install (``<install>-<version>``).
+AGENT_INSTALLS = {"opencode-acp": "opencode"}
 
 
 def agents_dir() -> Path:
@@ -163,6 +166,7 @@ def agent_absent(name: str) -> str | None:
     if shutil.which("node") is None:
         return "no node on PATH; install it: apt-get install -y nodejs npm"
     bins = {"claude-code": "claude", "codex": "codex", "opencode": "opencode", "qwen": "qwen"}
+    name = AGENT_INSTALLS.get(name, name)
     if not (agents_dir() / f"{name}-{version}" / "node_modules" / ".bin" / bins[name]).exists():
         return (
             f"{name} {version} is not in {agents_dir()}; install it: "

@@ -34,7 +34,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from skillci.agents.base import AgentContext, AgentResult, EventLog
 from skillci.providers.client import ModelClient
@@ -65,6 +65,9 @@ class Launch:
     env: dict[str, str]
     stdout: Path
     stderr: Path
+    pipes: bool = False
+    """Give the agent pipes for stdin and stdout (a protocol over stdio, e.g. ACP) instead
+    of no stdin and ``stdout`` as its output file; the caller then keeps ``stdout``."""
 
 
 @dataclass
@@ -75,6 +78,12 @@ class StreamState:
     turns: int | None = None
     reported_error: str | None = None
     tool_names: dict[str, str] = field(default_factory=dict)
+
+
+class LoadWatch(Protocol):
+    """Says once the running agent loaded the skill under test."""
+
+    def loaded(self) -> bool: ...
 
 
 class HeadlessAdapter:
@@ -90,6 +99,19 @@ class HeadlessAdapter:
     """Workspace-relative directory the agent discovers skills in."""
     wire_api: ClassVar[str]
     """What it sends the gateway: anthropic, responses or chat."""
+    interface: ClassVar[str] = "headless"
+    """How skillci drives it: ``headless`` (its CLI's JSON stream) or ``acp``."""
+    install_name: ClassVar[str | None] = None
+    """The agent whose install it runs (``<install_name>-<version>`` in the agents cache),
+    when another interface of the same CLI is registered under that name; None: its own."""
+
+    @property
+    def installs_as(self) -> str:
+        return self.install_name or self.name
+
+    def agent(self, client: ModelClient, **kw: Any) -> HeadlessAgent:
+        """The :class:`~skillci.agents.base.Agent` that runs this adapter's agent."""
+        return HeadlessAgent(self, client, **kw)
 
     def environment(self, home: Path, gateway: Gateway, model: str) -> dict[str, str]:
         """Environment for the agent (besides HOME, PATH and the proxy settings); may write
@@ -181,10 +203,27 @@ def add_skill_load(log: EventLog, skill: RenderedSkill, path: str) -> None:
     )
 
 
+@dataclass
+class Started:
+    """One trial's agent process once started, and what its run fills."""
+
+    ctx: AgentContext
+    gateway: Gateway
+    skills: list[RenderedSkill]
+    res: AgentResult
+    log: EventLog
+    proc: subprocess.Popen[bytes]
+    stream: Path
+    """The agent's stream (headless) or the protocol transcript (ACP)."""
+    stderr: Path
+
+
 class HeadlessAgent:
     """Runs one :class:`HeadlessAdapter`'s agent on a trial, through a gateway."""
 
     role = "student"
+    pipes: ClassVar[bool] = False
+    """Start the agent with stdin and stdout pipes (it speaks a protocol on them)."""
 
     def __init__(
         self,
@@ -241,6 +280,41 @@ class HeadlessAgent:
         res: AgentResult,
         log: EventLog,
     ) -> None:
+        started = self._start(ctx, gateway, res, log, pipes=self.pipes)
+        if started is None:
+            return
+        proc, stream, stderr = started
+        self._drive(Started(ctx, gateway, skills, res, log, proc, stream, stderr))
+
+    def _drive(self, run: Started) -> None:
+        """Wait for the headless agent, then read its stream into ``run.res``."""
+        ctx, gateway, skills, res, log = run.ctx, run.gateway, run.skills, run.res, run.log
+        watch = _LoadWatch(self.adapter, run.stream, skills[0]) if self._watch(ctx) else None
+        code, why = self._wait(run.proc, ctx, gateway, watch)
+        waiting = gateway.waiting_sec()  # a call still waiting for the route when it stopped
+        state = StreamState()
+        for line in _lines(run.stream):
+            self._parse_line(line, log, state, skills, under_test=ctx.skill is not None)
+        res.final_output = state.final_output
+        res.stop_reason = why or "final_answer"
+        failed = code != 0 and state.final_output is None and why != SKILL_LOADED
+        said = state.reported_error
+        self._judge(
+            res, log, gateway, why, waiting, failed=failed, said=said, err=run.stderr, code=code
+        )
+
+    def _start(
+        self,
+        ctx: AgentContext,
+        gateway: Gateway,
+        res: AgentResult,
+        log: EventLog,
+        *,
+        pipes: bool = False,
+    ) -> tuple[subprocess.Popen[bytes], Path, Path] | None:
+        """Launch the agent in the trial's sandbox with its fresh HOME's configuration: the
+        process, its stream file and its stderr file; None (``res`` says why) when it did
+        not start."""
         assert ctx.launch is not None and ctx.home is not None and ctx.logs is not None
         model = self.client.route_name
         env = agent_env(self.adapter, ctx.home, gateway, model)
@@ -248,22 +322,33 @@ class HeadlessAgent:
         stderr = ctx.logs / f"{self.adapter.name}.stderr.txt"
         argv = self.adapter.command(str(self.exe), ctx.instruction, model, ctx.agent_cwd)
         log.add(MessageEvent, role="user", content=ctx.instruction, untrusted=False)
+        job = Launch(argv=argv, env=env, stdout=stream, stderr=stderr, pipes=pipes)
         try:
-            proc = ctx.launch(Launch(argv=argv, env=env, stdout=stream, stderr=stderr))
+            return ctx.launch(job), stream, stderr
         except OSError as exc:
             res.stop_reason = "agent_start_failed"
             res.infra_error = f"{self.adapter.name} did not start: {exc}"
             log.error("AgentStartFailed", res.infra_error)
-            return
-        watch = _LoadWatch(self.adapter, stream, skills[0]) if self._watch(ctx) else None
-        code, why = self._wait(proc, ctx, gateway, watch)
-        waiting = gateway.waiting_sec()  # a call still waiting for the route when it stopped
-        state = StreamState()
-        for line in _lines(stream):
-            self._parse_line(line, log, state, skills, under_test=ctx.skill is not None)
-        res.final_output = state.final_output
-        res.stop_reason = why or "final_answer"
-        err_tail = _tail(stderr)
+            return None
+
+    def _judge(
+        self,
+        res: AgentResult,
+        log: EventLog,
+        gateway: Gateway,
+        why: str | None,
+        waiting: float | None,
+        *,
+        failed: bool,
+        said: str | None,
+        err: Path,
+        code: int | None,
+    ) -> None:
+        """Whose outcome the run is: set :attr:`AgentResult.infra_error` when the agent
+        could not do its part (the route failed, nothing answered within the time limit,
+        never reached the model, ``failed`` — it ended without an answer)."""
+        model = self.client.route_name
+        err_tail = _tail(err)
         answered = [c for c in gateway.calls if c.error is None]
         if gateway.fatal is not None:
             res.infra_error = f"the model route failed: {gateway.fatal}"
@@ -281,10 +366,8 @@ class HeadlessAgent:
             res.infra_error = (
                 f"{self.adapter.name} never reached the model (exit {code}): {err_tail}"
             )
-        elif code != 0 and state.final_output is None and why != SKILL_LOADED:
-            res.infra_error = (
-                f"{self.adapter.name} exited {code}: {state.reported_error or err_tail}"
-            )
+        elif failed:
+            res.infra_error = f"{self.adapter.name} exited {code}: {said or err_tail}"
         if res.infra_error is not None:
             res.stop_reason = "agent_error"
             log.error("AgentError", res.infra_error)
@@ -341,7 +424,7 @@ class HeadlessAgent:
 
     @staticmethod
     def _stop_why(
-        ctx: AgentContext, gateway: Gateway, watch: _LoadWatch | None, fatal_at: float | None
+        ctx: AgentContext, gateway: Gateway, watch: LoadWatch | None, fatal_at: float | None
     ) -> tuple[str | None, float | None]:
         """Why the agent is to be stopped now (None: let it run), and when the gateway
         first failed a call."""
@@ -468,6 +551,7 @@ __all__ = [
     "HeadlessAdapter",
     "HeadlessAgent",
     "Launch",
+    "Started",
     "StreamState",
     "agent_env",
     "install_skills",

@@ -57,8 +57,8 @@ def installed(name: str | None = None, root: Path | None = None) -> list[Install
             continue
         a = adapter(agent)
         found = []
-        for d in root.glob(f"{agent}-*") if root.is_dir() else []:
-            version = d.name[len(agent) + 1 :]
+        for d in root.glob(f"{a.installs_as}-*") if root.is_dir() else []:
+            version = d.name[len(a.installs_as) + 1 :]
             exe = d / "node_modules" / ".bin" / a.binary
             if _VERSION.match(version) and exe.exists():
                 found.append(
@@ -112,8 +112,9 @@ def latest_version(name: str) -> str:
 
 
 def install_command(name: str, version: str, root: Path | None = None) -> list[str]:
-    dest = (root or agents_dir()) / f"{name}-{version}"
-    pkg = adapter(name).package
+    a = adapter(name)
+    dest = (root or agents_dir()) / f"{a.installs_as}-{version}"
+    pkg = a.package
     return [_npm(), "install", "--prefix", str(dest), "--no-audit", "--no-fund", f"{pkg}@{version}"]
 
 

@@ -1,7 +1,8 @@
 """The agent registry: every kind of student by name (``--agent NAME``).
 
 One :class:`AgentEntry` per agent: skillci's own (``builtin``, ``oracle``, ``noop``) and
-the real agents run through their headless CLI (``claude-code``, ``codex``, ``opencode``, ``qwen``).
+the real agents run through their headless CLI (``claude-code``, ``codex``, ``opencode``, ``qwen``)
+or their Agent Client Protocol server (``opencode-acp``: the same install as ``opencode``).
 Outside packages add agents through the entry-point group ``skillci.agents``: the entry
 point's name is the agent's name and its value a
 :class:`~skillci.agents.headless.HeadlessAdapter` subclass (``pkg.module:Class``). CLI
@@ -74,6 +75,12 @@ BUILTIN = (
         "opencode",
         "OpenCode, opencode run (chat completions via the gateway)",
         "skillci.agents.real.opencode:OpenCode",
+        True,
+    ),
+    AgentEntry(
+        "opencode-acp",
+        "OpenCode over ACP, opencode acp (chat completions via the gateway)",
+        "skillci.agents.real.opencode:OpenCodeAcp",
         True,
     ),
     AgentEntry(

@@ -29,7 +29,8 @@ def ls_cmd(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -
         have = ", ".join(r.versions) if r.versions else "not installed"
         console.print(f"{r.name:<12} {r.summary}")
         console.print(
-            f"{'':<12} {r.package} [{have}]  skills: {r.skills_dir}/<name>/  wire: {r.wire_api}"
+            f"{'':<12} {r.package} [{have}]  skills: {r.skills_dir}/<name>/  "
+            f"wire: {r.wire_api}  interface: {r.interface}"
         )
     return 0
 

@@ -185,7 +185,6 @@ class AgentDecider:
         """Run the agent once on ``q`` in a fresh workspace under ``trial_dir``: its result,
         the sandbox kind and the sandbox's warnings."""
         from skillci.agents.base import AgentContext, AgentResult
-        from skillci.agents.headless import HeadlessAgent
         from skillci.agents.workspace import WORKSPACE_MOUNT
         from skillci.providers.client import ModelClient
         from skillci.runners.agent_launch import agent_shell
@@ -196,8 +195,7 @@ class AgentDecider:
             d.mkdir(parents=True)
         mounts = [Mount(ws, WORKSPACE_MOUNT, True), Mount(logs, "/logs/agent", True)]
         shell, warnings, launch = agent_shell(self.agent, self.version, self.sandbox, mounts, home)
-        agent = HeadlessAgent(
-            self.adapter,
+        agent = self.adapter.agent(
             ModelClient(self.route_name, self.route),
             exe=self.installed.exe,
             version=self.version,

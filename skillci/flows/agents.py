@@ -29,6 +29,9 @@ class AgentRow(BaseModel):
     package: str | None = Field(default=None, description="npm package (real agents).")
     skills_dir: str | None = Field(default=None, description="Where it discovers skills.")
     wire_api: str | None = Field(default=None, description="What it sends the gateway.")
+    interface: str | None = Field(
+        default=None, description="How skillci drives it: headless (its JSON stream) or acp."
+    )
     versions: list[str] = Field(default_factory=list, description="Installed, newest first.")
     path: Path | None = Field(default=None, description="Install dir of the newest version.")
 
@@ -41,6 +44,7 @@ def list_agents() -> list[AgentRow]:
             a = adapter(name)
             have = installed(name)
             row.package, row.skills_dir, row.wire_api = a.package, a.skills_dir, a.wire_api
+            row.interface = a.interface
             row.versions = [i.version for i in have]
             row.path = have[0].path if have else None
         rows.append(row)
@@ -74,7 +78,7 @@ def install_agent(spec: str, *, dry_run: bool = False) -> InstallResult:
     name, version = parse_spec(spec)
     version = version or latest_version(name)
     command = install_command(name, version)
-    path = agents_dir() / f"{name}-{version}"
+    path = agents_dir() / f"{adapter(name).installs_as}-{version}"
     if not dry_run:
         path = install(name, version).path
     return InstallResult(name=name, version=version, path=path, command=command, dry_run=dry_run)

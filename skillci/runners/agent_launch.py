@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from skillci.agents.base import Agent, Shell
-from skillci.agents.headless import HeadlessAgent, Launch
+from skillci.agents.headless import Launch
 from skillci.errors import UsageError
 from skillci.runners.base import TrialSpec
 from skillci.runners.registry import is_local_mode
@@ -51,8 +51,7 @@ def real_agent(spec: TrialSpec) -> Agent:
         cache=ResponseCache(spec.state_dir / "cache" / "responses"),
         use_cache=a.cache_responses or a.role == "teacher",
     )
-    return HeadlessAgent(
-        adapter(a.kind),
+    return adapter(a.kind).agent(
         client,
         exe=installed.exe,
         version=installed.version,
@@ -98,20 +97,22 @@ def agent_shell(
 
 def launcher(shell: BwrapShell | PlainShell) -> Callable[[Launch], subprocess.Popen[bytes]]:
     """Starts a :class:`Launch` in ``shell``'s sandbox, in its own process group, its
-    stdout and stderr to the launch's files."""
+    stdout and stderr to the launch's files (stdin and stdout pipes when it asks for them)."""
 
     def launch(job: Launch) -> subprocess.Popen[bytes]:
         # a login shell (Codex runs `bash -lc`) resets PATH from /etc/profile; the HOME's
         # profile puts the sandbox's PATH back from here
         job.env.setdefault(PATH_ENV, base_env()["PATH"])
-        with job.stdout.open("wb") as out, job.stderr.open("wb") as err:
+        stdin = subprocess.PIPE if job.pipes else subprocess.DEVNULL
+        with job.stdout.open("wb") as file, job.stderr.open("wb") as err:
+            out = subprocess.PIPE if job.pipes else file
             if isinstance(shell, BwrapShell):
                 inner = BwrapShell(shell.mounts, allow_network=True, env={**shell.env, **job.env})
                 argv = inner.argv("exec " + shlex.join(job.argv))
                 return subprocess.Popen(
                     argv,
                     env=base_env(),
-                    stdin=subprocess.DEVNULL,
+                    stdin=stdin,
                     stdout=out,
                     stderr=err,
                     start_new_session=True,
@@ -120,7 +121,7 @@ def launcher(shell: BwrapShell | PlainShell) -> Callable[[Launch], subprocess.Po
                 job.argv,
                 cwd=shell.workspace,
                 env=base_env({**shell.env, **job.env}),
-                stdin=subprocess.DEVNULL,
+                stdin=stdin,
                 stdout=out,
                 stderr=err,
                 start_new_session=True,

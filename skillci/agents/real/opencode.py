@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from skillci.agents.acp import AcpAdapter
 from skillci.agents.base import EventLog
 from skillci.agents.headless import HeadlessAdapter, StreamState, obj
 from skillci.providers.gateway import Gateway
@@ -91,4 +92,17 @@ class OpenCode(HeadlessAdapter):
             state.reported_error = json.dumps(record.get("error"))[:1000]
 
 
-__all__ = ["OpenCode"]
+class OpenCodeAcp(AcpAdapter, OpenCode):
+    """OpenCode through its ACP server, ``opencode acp`` (skillci.agents.acp): the same
+    install, HOME, configuration and skills directory as :class:`OpenCode`; the model is
+    the configuration's default (``model``). Its ``tool_call`` updates are titled with the
+    tool's name first (``skill``, ``bash``), a human title once done."""
+
+    name = "opencode-acp"
+    install_name = "opencode"
+
+    def command(self, exe: str, prompt: str, model: str, cwd: str) -> list[str]:
+        return [exe, "acp", "--cwd", cwd]
+
+
+__all__ = ["OpenCode", "OpenCodeAcp"]

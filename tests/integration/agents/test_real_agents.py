@@ -35,6 +35,7 @@ TOOLS = {
     "claude-code": ("Skill", "Bash"),
     "codex": ("command_execution", "command_execution"),
     "opencode": ("skill", "bash"),
+    "opencode-acp": ("skill", "bash"),
     "qwen": ("skill", "run_shell_command"),
 }
 
@@ -102,7 +103,7 @@ def test_eval_run_in_a_real_agent_passes_with_its_own_tool_calls_and_skill_load(
 
 @pytest.mark.agents
 @pytest.mark.slow  # 48 s (OpenCode: ~40 s starting in a fresh HOME) and 44 s (Qwen Code) measured
-@pytest.mark.parametrize("agent", ["opencode", "qwen"])
+@pytest.mark.parametrize("agent", ["opencode", "opencode-acp", "qwen"])
 def test_eval_run_in_a_slow_starting_agent(
     agent: str, routes: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
