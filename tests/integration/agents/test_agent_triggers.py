@@ -157,15 +157,16 @@ def test_trigger_metrics_come_from_what_the_real_agent_loaded(
 
 @pytest.mark.agents
 @pytest.mark.slow  # 32 s measured (two runs): OpenCode is slow to start in a fresh HOME
+@pytest.mark.parametrize("agent", ["opencode", "opencode-acp"])
 def test_trigger_decisions_in_opencode_come_from_its_skill_tool(
-    tmp_path: Path, scripted: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+    agent: str, tmp_path: Path, scripted: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    services.need_agent("opencode")
+    services.need_agent(agent)
     root = tmp_path / "two"
     desc = "Fix a failing test in a Python repository from a CI log or stack trace."
     _skill(root, "repo-debugger", desc, suite_yaml(["fix-ci", "tox"]))
     _skill(root, "pdf", "Fill and merge PDF forms.")
-    code, out = run(root, "opencode", capsys)
+    code, out = run(root, agent, capsys)
     assert code == 0, out
     choices = {o["query_id"]: o["choices"] for o in out["outcomes"]}
     assert choices == {"fix-ci": ["repo-debugger"], "tox": [None]}
