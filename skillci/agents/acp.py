@@ -29,6 +29,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -51,7 +52,7 @@ from skillci.trace.models import MessageEvent, ToolCallEvent, ToolResultEvent
 
 #: The ACP version this client speaks.
 PROTOCOL_VERSION = 1
-#: Seconds the agent gets to exit after its stdin closed (then its process group is killed).
+#: Seconds an agent whose output ended gets to exit (its exit code is then the record's).
 EXIT_GRACE_SEC = 2.0
 #: Why the session ended when the agent exited before answering a call of ours.
 EXITED = "exited"
@@ -84,10 +85,12 @@ class Trajectory:
     """``session/update`` notifications in arrival order, turned into run-record events."""
 
     def __init__(self) -> None:
-        self.slots: list[tuple[str, Any]] = []
-        """("message", text) | ("call", id) | ("result", id) | ("plan", entries)."""
+        self.slots: list[tuple[str, Any, float]] = []
+        """("message", text) | ("call", id) | ("result", id) | ("plan", entries), each
+        with the ``time.monotonic()`` it arrived at (a message: its first chunk)."""
         self.calls: dict[str, _Call] = {}
         self._chunks: list[str] = []
+        self._chunks_at = 0.0
 
     def update(self, params: dict[str, Any]) -> None:
         u = obj(params.get("update"))
@@ -95,12 +98,14 @@ class Trajectory:
         if kind == "agent_message_chunk":
             content = obj(u.get("content"))
             if content.get("type") == "text" and isinstance(content.get("text"), str):
+                if not self._chunks:
+                    self._chunks_at = time.monotonic()
                 self._chunks.append(content["text"])
         elif kind in ("tool_call", "tool_call_update"):
             self._tool(u)
         elif kind == "plan":
             self._flush()
-            self.slots.append(("plan", u.get("entries")))
+            self.slots.append(("plan", u.get("entries"), time.monotonic()))
 
     def _tool(self, u: dict[str, Any]) -> None:
         call_id = str(u.get("toolCallId"))
@@ -108,18 +113,18 @@ class Trajectory:
         if call is None:
             self._flush()
             call = self.calls[call_id] = _Call()
-            self.slots.append(("call", call_id))
+            self.slots.append(("call", call_id, time.monotonic()))
         if call.first_title is None and isinstance(u.get("title"), str):
             call.first_title = u["title"]
         call.fields.update({k: v for k, v in u.items() if v not in (None, {}, [])})
         if call.result_at is None and call.fields.get("status") in TERMINAL:
             self._flush()
             call.result_at = len(self.slots)
-            self.slots.append(("result", call_id))
+            self.slots.append(("result", call_id, time.monotonic()))
 
     def _flush(self) -> None:
         if self._chunks:
-            self.slots.append(("message", "".join(self._chunks)))
+            self.slots.append(("message", "".join(self._chunks), self._chunks_at))
             self._chunks = []
 
     def arguments(self, call_id: str) -> dict[str, Any]:
@@ -134,10 +139,12 @@ class Trajectory:
         *,
         under_test: bool,
     ) -> str | None:
-        """Append the events to ``log``; the agent's last message (its final output)."""
+        """Append the events to ``log``, timed as they arrived; the agent's last message
+        (its final output)."""
         self._flush()
         final: str | None = None
-        for kind, value in self.slots:
+        for kind, value, at in self.slots:
+            first = len(log.events)
             if kind == "message":
                 log.add(MessageEvent, role="assistant", content=value)
                 final = value
@@ -147,6 +154,8 @@ class Trajectory:
                 self._call_event(log, adapter, value, skills, under_test=under_test)
             else:
                 self._result_event(log, adapter, value)
+            for ev in log.events[first:]:
+                ev.t = round(max(0.0, at - log.start), 4)
         return final
 
     def _call_event(
@@ -342,18 +351,17 @@ class AcpAgent(HeadlessAgent):
 
 
 def _stop(proc: subprocess.Popen[bytes], conn: AcpConnection) -> int | None:
-    """End the session: close the agent's stdin, give it a moment, kill its process group;
-    its exit code (None if it was killed here)."""
+    """End the session: close the agent's stdin and kill its process group (the turn is
+    over, nothing more is measured); its exit code when it had ended its output itself
+    (exited or crashed), else None."""
     conn.close()
-    code: int | None
-    try:
-        code = proc.wait(timeout=EXIT_GRACE_SEC)
-    except subprocess.TimeoutExpired:
-        code = None
+    code: int | None = None
+    if conn.closed.is_set():  # its stdout ended: it is exiting, give it a moment
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            code = proc.wait(timeout=EXIT_GRACE_SEC)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    if code is None:
-        proc.wait()
+    proc.wait()
     conn.join(timeout=5.0)
     if proc.stdout is not None:
         proc.stdout.close()
