@@ -54,3 +54,21 @@ def test_an_agent_and_for_skill_together_or_neither_is_a_usage_error(
     assert main(["agents", "install", "codex", "--for-skill", "s"]) == 2
     assert main(["agents", "install"]) == 2
     assert "give an agent (NAME[@VERSION]) or --for-skill SKILL" in capsys.readouterr().err
+
+
+def test_opencode_over_acp_is_listed_with_its_interface_and_installs_as_opencode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SKILLCI_AGENTS_DIR", str(tmp_path / "agents"))
+    bin_dir = tmp_path / "agents" / "opencode-1.2.3" / "node_modules" / ".bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "opencode").write_text("#!/bin/sh\n")
+    assert main(["agents", "ls", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert (rows["opencode-acp"]["interface"], rows["opencode"]["interface"]) == ("acp", "headless")
+    # one install serves both interfaces
+    assert rows["opencode-acp"]["versions"] == rows["opencode"]["versions"] == ["1.2.3"]
+    assert main(["agents", "install", "opencode-acp@1.2.4", "--dry-run", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["command"][-1] == "opencode-ai@1.2.4"
+    assert res["path"] == str(tmp_path / "agents" / "opencode-1.2.4")
