@@ -1,4 +1,4 @@
-"""A scripted competent model for real agents (Claude Code, Codex, OpenCode) on loopback.
+"""A scripted competent model for real agents (Claude Code, Codex, OpenCode, Qwen Code) on loopback.
 
 Real agents reach a model only through skillci's gateway (skillci.providers.gateway),
 which turns each agent's request (Anthropic Messages, OpenAI Responses, chat completions)
@@ -90,6 +90,7 @@ SKILL_DIRS = {
     "claude-code": ".claude/skills",
     "codex": ".agents/skills",
     "opencode": ".opencode/skills",
+    "qwen": ".qwen/skills",
 }
 
 
@@ -97,6 +98,8 @@ def agent_of(names: set[str]) -> str | None:
     """Which real agent offers these tools."""
     if "Skill" in names and "Bash" in names:
         return "claude-code"
+    if "skill" in names and "run_shell_command" in names:
+        return "qwen"
     if "skill" in names and "bash" in names:
         return "opencode"
     if names & {"exec_command", "shell", "shell_command"}:
@@ -109,9 +112,12 @@ def _load(agent: str, names: set[str], how: str, skill: str) -> tuple[str, dict[
     if agent == "codex":
         return _shell(names, f"cat {path}")
     if how == "skill":
-        return ("Skill", {"skill": skill}) if agent == "claude-code" else ("skill", {"name": skill})
+        arg = {"name": skill} if agent == "opencode" else {"skill": skill}
+        return ("Skill" if agent == "claude-code" else "skill"), arg
     if agent == "claude-code":
         return "Read", {"file_path": f"/app/{path}"}
+    if agent == "qwen":
+        return "read_file", {"file_path": f"/app/{path}"}
     return "read", {"filePath": f"/app/{path}"}
 
 

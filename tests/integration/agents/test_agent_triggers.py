@@ -101,7 +101,9 @@ def run(repo: Path, agent: str, capsys: pytest.CaptureFixture[str], *extra: str)
 
 
 @pytest.mark.agents  # claude-code 11-20 s, codex 7-10 s measured (five runs each, then cached)
-@pytest.mark.parametrize("agent", ["claude-code", "codex"])
+@pytest.mark.parametrize(
+    "agent", ["claude-code", "codex", pytest.param("qwen", marks=pytest.mark.slow)]
+)
 def test_trigger_metrics_come_from_what_the_real_agent_loaded(
     agent: str, repo: Path, scripted: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -131,7 +133,10 @@ def test_trigger_metrics_come_from_what_the_real_agent_loaded(
     )
     assert rec.evaluation.state == "passed"
     calls = [e for e in rec.events if e.kind == "tool_call"]
-    assert calls[0].tool == {"claude-code": "Skill", "codex": "command_execution"}[agent]
+    assert (
+        calls[0].tool
+        == {"claude-code": "Skill", "codex": "command_execution", "qwen": "skill"}[agent]
+    )
     assert [e.path for e in rec.events if e.kind == "skill_load"] == ["SKILL.md"]
     assert rec.metadata["trigger"]["loaded"] == ["repo-debugger"]
     assert rec.stop_reason == "skill_loaded"  # stopped at the load: the decision was made
