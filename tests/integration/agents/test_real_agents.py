@@ -132,17 +132,22 @@ def test_eval_run_in_gemini_cli_speaking_the_gemini_api_to_the_gateway(
 
 
 @pytest.mark.agents  # 20 s measured: the route client's retries, then a 3 s grace
+@pytest.mark.parametrize("agent", ["codex", pytest.param("gemini", marks=pytest.mark.slow)])
 def test_a_real_agent_whose_model_is_unreachable_is_an_infra_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    agent: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The route refuses connections: the trial is ``infra_error`` (exit 4), not failed."""
+    services.need_agent(agent)
     route = {"model": "openai/gone", "api_base": "http://127.0.0.1:9/v1", "timeout": 2}
     route |= {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0}
     path = tmp_path / "provider_routes.json"
     path.write_text(json.dumps({"schema_version": 1, "routes": {"scripted": route}}))
     monkeypatch.setenv("SKILLCI_PROVIDER_ROUTES", str(path))
     monkeypatch.setenv("SKILLCI_AGENTS_DIR", str(services.agents_dir()))
-    code, out = eval_run("codex", tmp_path / "state", capsys)
+    code, out = eval_run(agent, tmp_path / "state", capsys)
     [trial] = out["trials"]
     assert trial["state"] == "infra_error", trial
     assert code == 4
