@@ -3,8 +3,8 @@
 The student is the real npm-installed agent CLI (pinned, tests/services.py), run in the
 trial's sandbox on a loopback route whose model follows the skill it loaded and nothing
 else: after the agent's own skill load (Claude Code's ``Skill`` tool, Codex's read of
-SKILL.md, OpenCode's ``skill`` tool, Gemini CLI's ``activate_skill``) it runs ``./stamp.sh`` only when the loaded text tells
-it to. Five tasks of our own (real verifiers: the stamp a task needs, or reward 0), so the
+SKILL.md, OpenCode's ``skill`` tool, Gemini CLI's ``activate_skill``) it runs
+``./stamp.sh`` only when the loaded text tells it to. Five tasks of our own (real verifiers: the stamp a task needs, or reward 0), so the
 paired test can decide at one repeat: a PR adding the rule repairs all five, a PR deleting
 it breaks all five. Nothing else is faked: the agent's tool calls run in the workspace and
 each task's test.sh decides.
