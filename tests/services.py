@@ -149,6 +149,7 @@ AGENT_VERSIONS = {
     "codex": "0.171.0",
     "opencode": "1.18.33",
     "qwen": "0.24.4",
+    "gemini": "0.61.0",
 }
 
 
@@ -162,7 +163,13 @@ def agent_absent(name: str) -> str | None:
     version = AGENT_VERSIONS[name]
     if shutil.which("node") is None:
         return "no node on PATH; install it: apt-get install -y nodejs npm"
-    bins = {"claude-code": "claude", "codex": "codex", "opencode": "opencode", "qwen": "qwen"}
+    bins = {
+        "claude-code": "claude",
+        "codex": "codex",
+        "opencode": "opencode",
+        "qwen": "qwen",
+        "gemini": "gemini",
+    }
     if not (agents_dir() / f"{name}-{version}" / "node_modules" / ".bin" / bins[name]).exists():
         return (
             f"{name} {version} is not in {agents_dir()}; install it: "

@@ -1,4 +1,5 @@
-"""Real agents (Claude Code, Codex, OpenCode, Qwen Code) as students in ``skillci eval run``, offline.
+"""Real agents (Claude Code, Codex, OpenCode, Qwen Code, Gemini CLI) as students in
+``skillci eval run``, offline.
 
 Each agent is the real npm-installed CLI, pinned (tests/services.py AGENT_VERSIONS; CI
 installs them in .ci/run), run in the trial's sandbox with a fresh HOME. It talks to the
@@ -36,6 +37,7 @@ TOOLS = {
     "codex": ("command_execution", "command_execution"),
     "opencode": ("skill", "bash"),
     "qwen": ("skill", "run_shell_command"),
+    "gemini": ("activate_skill", "run_shell_command"),
 }
 
 
@@ -112,18 +114,40 @@ def test_eval_run_in_a_slow_starting_agent(
     check_trial(agent, out, routes)
 
 
+@pytest.mark.agents
+@pytest.mark.slow  # 7 s measured (2-4.5 s of it Gemini CLI's start-up)
+def test_eval_run_in_gemini_cli_speaking_the_gemini_api_to_the_gateway(
+    routes: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Gemini CLI calls the gateway's ``models/M:streamGenerateContent``; it loads the
+    skill with its own ``activate_skill`` and every call it made was recorded."""
+    services.need_agent("gemini")
+    code, out = eval_run("gemini", tmp_path / "state", capsys)
+    assert code == 0, out
+    check_trial("gemini", out, routes)
+    [trial] = out["trials"]
+    calls = (Path(trial["trial_dir"]) / "logs" / "agent" / "gateway.jsonl").read_text()
+    assert {json.loads(line)["api"] for line in calls.splitlines()} == {"gemini"}
+    assert {json.loads(line)["model"] for line in calls.splitlines()} == {"scripted"}
+
+
 @pytest.mark.agents  # 20 s measured: the route client's retries, then a 3 s grace
+@pytest.mark.parametrize("agent", ["codex", pytest.param("gemini", marks=pytest.mark.slow)])
 def test_a_real_agent_whose_model_is_unreachable_is_an_infra_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    agent: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The route refuses connections: the trial is ``infra_error`` (exit 4), not failed."""
+    services.need_agent(agent)
     route = {"model": "openai/gone", "api_base": "http://127.0.0.1:9/v1", "timeout": 2}
     route |= {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0}
     path = tmp_path / "provider_routes.json"
     path.write_text(json.dumps({"schema_version": 1, "routes": {"scripted": route}}))
     monkeypatch.setenv("SKILLCI_PROVIDER_ROUTES", str(path))
     monkeypatch.setenv("SKILLCI_AGENTS_DIR", str(services.agents_dir()))
-    code, out = eval_run("codex", tmp_path / "state", capsys)
+    code, out = eval_run(agent, tmp_path / "state", capsys)
     [trial] = out["trials"]
     assert trial["state"] == "infra_error", trial
     assert code == 4
