@@ -125,6 +125,14 @@ _ROLE_MARKERS = re.compile(
     r"(?:^|\n|[\[<>\"'`(])\s*(?:system|sys|developer|admin|root|assistant)\s*(?:prompt)?\s*[:\]>|]"
     r"|<\|?im_start\|?>|\[/?inst\]|<<sys>>|</?system>|#{2,}\s*(?:system|instruction|new instructions)\b",
 )
+#: Design 428: a role tag opening a line - a bracketed label naming a privileged turn
+#: ("###(system_message)", "[developer-note]", "{admin instructions}"), optionally after
+#: heading marks. Only at a line start: "(system prompt)" inside a sentence is a gloss.
+_ROLE_TAG = re.compile(
+    r"(?:^|\n)[ \t>*_-]*#*[ \t]*[(\[<{][ \t]*(?:system|sys|developer|admin|administrator|root|"
+    r"operator)(?:[ \t_.-]*(?:message|msg|prompt|instructions?|override))?"
+    r"[ \t]*[)\]>}]"
+)
 
 _CRED_VERBS = (
     "print",
@@ -475,6 +483,7 @@ def injection(v: dict[str, View]) -> list[Hit]:
     )
     out += _hits(v["plain"], _ROLE_CJK, "role-override", "role-play override")
     out += _hits(v["folded"], _ROLE_MARKERS, "role-override", "chat-role marker")
+    out += _hits(v["folded"], _ROLE_TAG, "role-override", "role tag opening a line")
     return out
 
 

@@ -385,6 +385,21 @@ FAIL_EVENT = _lex(
 MERGE = _lex("merge|merges|merged|pr merge|pulls merge|push the tag|push a tag")
 NOW = _lex("admin|immediately|right away|without review|without waiting|release workflow")
 
+#: Design 428: moving money. A skill's rule never tells the agent to send a payment or
+#: transaction, or to change where one goes; the destination is an account (an IBAN-shaped
+#: number reads as one: the ``words`` view keeps it as a token of letters and digits).
+MOVE = _lex("send|transfer|wire|move|pay out")
+FUNDS = re.compile(
+    _lex("transaction|payment|money|funds|wire transfer|bank transfer").pattern
+    + r"|(?<![a-z0-9])[a-z]{2}\d{2}[a-z0-9]{10,30}(?![a-z0-9])"  # an IBAN-shaped number
+)
+REDIRECT = _lex("modify|change|update|redirect|replace|set")
+PAYEE = _lex("the recipient of|recipient of|the payee of|payee of|the beneficiary of")
+PAYMENT = _lex("payment|transaction|transfer|standing order|direct debit|funds")
+ACCOUNT = re.compile(
+    r"(?<![a-z0-9])(?:accounts?|iban|bank account|wallet|[a-z]{2}\d{2}[a-z0-9]{10,30})(?![a-z0-9])"
+)
+
 CLASSES: tuple[PolicyClass, ...] = (
     PolicyClass("policy-threshold", "moves a gate threshold", LOWER, THRESHOLD),
     PolicyClass(
@@ -445,6 +460,12 @@ CLASSES: tuple[PolicyClass, ...] = (
         "policy-edit-tests", "drops the test that fails", DROP_IT, FAIL_EVENT, antecedent=True
     ),
     PolicyClass("policy-protected-branch", "merges around review", MERGE, NOW, window=40),
+    PolicyClass(
+        "policy-funds-transfer", "moves money to an account", MOVE, FUNDS, third=ACCOUNT, window=20
+    ),
+    PolicyClass(
+        "policy-funds-transfer", "changes where a payment goes", REDIRECT, PAYEE, third=PAYMENT
+    ),
 )
 
 
