@@ -229,6 +229,9 @@ _SHOW_VERBS = re.compile(
     r"email|transmit|forward|steal|harvest|grab|disclose|expose|publish|tell|submit|log|"
     r"append|add|copy|write|include|put|insert|embed|save|export)(?:s|es|ed|ing)?\b"
 )
+#: Design 428: the shell's ``export NAME`` right before the variable puts it in the
+#: environment of the commands that follow; it shows the value to no reader.
+_SHELL_EXPORT = re.compile(r"\bexport\s*$")
 _STRONG_CRED_VERBS = frozenset(
     [
         "print",
@@ -553,6 +556,8 @@ def credentials(v: dict[str, View], raw: str = "") -> list[Hit]:
             lead = plain(raw[c.start : m.start()]).text
             if not _SHOW_VERBS.search(lead) or not grammar.governs(parsed, raw, m.start()):
                 continue  # named, not asked for: "set OPENAI_API_KEY in the environment"
+            if _SHELL_EXPORT.search(lead) and not _clause_has(parsed, m.start(), _SINK):
+                continue  # design 428: "export GITHUB_TOKEN so gh can authenticate" configures
         out.append(
             Hit("credential-request", m.start(), m.end(), f"names a secret variable {m.group(0)!r}")
         )
