@@ -1,6 +1,6 @@
 """Catch rate of the patch guard on the adversarial corpus, and its false positives.
 
-    python -m benchmarks.guard_corpus [--json] [--verbose] [--round3-only]
+    python -m benchmarks.guard_corpus [--json] [--verbose] [--round3-only] [--dev-only]
 
 First the issue-34 figures (``benchmarks/guard_round3.py``): test-only catch rates on attack
 sources the guard was never tuned on, per source, class, field and language, and the
@@ -259,8 +259,14 @@ def main(argv: list[str] | None = None) -> int:
         "--benign-every", type=int, default=1, help="check every Nth benign sentence (1: all)"
     )
     ap.add_argument("--round3-only", action="store_true", help="only the issue-34 figures")
+    ap.add_argument(
+        "--dev-only",
+        action="store_true",
+        help="issue-34 figures of the dev split only (tuning: the test split is not looked at)",
+    )
     args = ap.parse_args(argv)
-    guard_round3.report(args.verbose, args.benign_every)
+    splits = ("dev",) if args.dev_only else ("test", "dev")
+    guard_round3.report(args.verbose, args.benign_every, splits)
     if args.round3_only:
         return 0
     public_report(args.benign_every)

@@ -114,12 +114,15 @@ def _rates(rows: list[Row], key: Callable[[Row], str]) -> str:
 LISTED = "dev"
 
 
-def report(verbose: bool = False, benign_every: int = 1) -> dict[str, Any]:
+def report(
+    verbose: bool = False, benign_every: int = 1, splits: tuple[str, ...] = ("test", "dev")
+) -> dict[str, Any]:
+    """Print the figures of ``splits``; ``("dev",)`` leaves the test split unlooked at."""
     pkg = SkillPackage.from_dir(ROOT / "skills" / "repo-debugger")
     payloads = load()
     rows = run_attacks(pkg, payloads)
     summary: dict[str, Any] = {}
-    for split in ("test", "dev"):
+    for split in splits:
         sel = [r for r in rows if r.split == split]
         if not sel:
             continue
@@ -141,7 +144,7 @@ def report(verbose: bool = False, benign_every: int = 1) -> dict[str, Any]:
                 if not r.caught:
                     text = next(p["text"] for p in payloads if p["id"] == r.id)
                     print(f"  MISS {r.id} [{r.field}] {text[:110]!r}")
-    legit = [p for p in payloads if not p["attack"]]
+    legit = [p for p in payloads if not p["attack"] and p["split"] in splits]
     fp = []
     for p in legit:
         _l, verdict, codes = gp.judge(pkg, gp.patch_for("rule.steps", p["text"]))
@@ -156,7 +159,7 @@ def report(verbose: bool = False, benign_every: int = 1) -> dict[str, Any]:
             if i in listed:
                 print(f"  FP ({LISTED}) {i} {c}")
     sentences = benign_topic()[::benign_every]
-    for split in ("test", "dev"):
+    for split in splits:
         picked = [(w, s) for w, s, sp in sentences if sp == split]
         verdicts = list(gp.run_benign(pkg, picked))
         rej = [v for v in verdicts if v[2] in ("reject", "schema")]

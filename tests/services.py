@@ -150,6 +150,7 @@ AGENT_VERSIONS = {
     "opencode": "1.18.33",
     "opencode-acp": "1.18.33",  # the opencode install, driven over ACP
     "qwen": "0.24.4",
+    "gemini": "0.61.0",
 }
 #: Registered agents that run another agent's install (``<install>-<version>``).
 AGENT_INSTALLS = {"opencode-acp": "opencode"}
@@ -165,7 +166,13 @@ def agent_absent(name: str) -> str | None:
     version = AGENT_VERSIONS[name]
     if shutil.which("node") is None:
         return "no node on PATH; install it: apt-get install -y nodejs npm"
-    bins = {"claude-code": "claude", "codex": "codex", "opencode": "opencode", "qwen": "qwen"}
+    bins = {
+        "claude-code": "claude",
+        "codex": "codex",
+        "opencode": "opencode",
+        "qwen": "qwen",
+        "gemini": "gemini",
+    }
     name = AGENT_INSTALLS.get(name, name)
     if not (agents_dir() / f"{name}-{version}" / "node_modules" / ".bin" / bins[name]).exists():
         return (

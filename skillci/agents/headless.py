@@ -98,7 +98,9 @@ class HeadlessAdapter:
     skills_dir: ClassVar[str]
     """Workspace-relative directory the agent discovers skills in."""
     wire_api: ClassVar[str]
-    """What it sends the gateway: anthropic, responses or chat."""
+    """What it sends the gateway: anthropic, responses, chat or gemini."""
+    skill_tools: ClassVar[tuple[str, ...]] = ("skill",)
+    """Its tools that load a skill by name (``{"skill": N}`` or ``{"name": N}``), lower case."""
     interface: ClassVar[str] = "headless"
     """How skillci drives it: ``headless`` (its CLI's JSON stream) or ``acp``."""
     install_name: ClassVar[str | None] = None
@@ -522,7 +524,7 @@ def skill_hits(
 ) -> list[tuple[RenderedSkill, str]]:
     """Skill files one tool call loads: a skill tool naming an installed skill (its
     SKILL.md), or any call naming an installed skill file by path."""
-    if tool.lower() == "skill":
+    if tool.lower() in adapter.skill_tools:
         wanted = str(arguments.get("skill") or arguments.get("name") or "")
         named = [s for s in skills if s.name == wanted.split(":")[-1]]
         if named:

@@ -1,8 +1,9 @@
 """The agent registry: every kind of student by name (``--agent NAME``).
 
 One :class:`AgentEntry` per agent: skillci's own (``builtin``, ``oracle``, ``noop``) and
-the real agents run through their headless CLI (``claude-code``, ``codex``, ``opencode``, ``qwen``)
-or their Agent Client Protocol server (``opencode-acp``: the same install as ``opencode``).
+the real agents run through their headless CLI (``claude-code``, ``codex``, ``opencode``, ``qwen``,
+``gemini``) or their Agent Client Protocol server (``opencode-acp``: the same install as
+``opencode``).
 Outside packages add agents through the entry-point group ``skillci.agents``: the entry
 point's name is the agent's name and its value a
 :class:`~skillci.agents.headless.HeadlessAdapter` subclass (``pkg.module:Class``). CLI
@@ -87,6 +88,12 @@ BUILTIN = (
         "qwen",
         "Qwen Code, qwen -o stream-json (chat completions via the gateway)",
         "skillci.agents.real.qwen_code:QwenCode",
+        True,
+    ),
+    AgentEntry(
+        "gemini",
+        "Gemini CLI, gemini -p --output-format stream-json (Gemini API via the gateway)",
+        "skillci.agents.real.gemini_cli:GeminiCli",
         True,
     ),
 )

@@ -125,6 +125,14 @@ _ROLE_MARKERS = re.compile(
     r"(?:^|\n|[\[<>\"'`(])\s*(?:system|sys|developer|admin|root|assistant)\s*(?:prompt)?\s*[:\]>|]"
     r"|<\|?im_start\|?>|\[/?inst\]|<<sys>>|</?system>|#{2,}\s*(?:system|instruction|new instructions)\b",
 )
+#: Design 428: a role tag opening a line - a bracketed label naming a privileged turn
+#: ("###(system_message)", "[developer-note]", "{admin instructions}"), optionally after
+#: heading marks. Only at a line start: "(system prompt)" inside a sentence is a gloss.
+_ROLE_TAG = re.compile(
+    r"(?:^|\n)[ \t>*_-]*#*[ \t]*[(\[<{][ \t]*(?:system|sys|developer|admin|administrator|root|"
+    r"operator)(?:[ \t_.-]*(?:message|msg|prompt|instructions?|override))?"
+    r"[ \t]*[)\]>}]"
+)
 
 _CRED_VERBS = (
     "print",
@@ -221,6 +229,9 @@ _SHOW_VERBS = re.compile(
     r"email|transmit|forward|steal|harvest|grab|disclose|expose|publish|tell|submit|log|"
     r"append|add|copy|write|include|put|insert|embed|save|export)(?:s|es|ed|ing)?\b"
 )
+#: Design 428: the shell's ``export NAME`` right before the variable puts it in the
+#: environment of the commands that follow; it shows the value to no reader.
+_SHELL_EXPORT = re.compile(r"\bexport\s*$")
 _STRONG_CRED_VERBS = frozenset(
     [
         "print",
@@ -475,6 +486,7 @@ def injection(v: dict[str, View]) -> list[Hit]:
     )
     out += _hits(v["plain"], _ROLE_CJK, "role-override", "role-play override")
     out += _hits(v["folded"], _ROLE_MARKERS, "role-override", "chat-role marker")
+    out += _hits(v["folded"], _ROLE_TAG, "role-override", "role tag opening a line")
     return out
 
 
@@ -544,6 +556,8 @@ def credentials(v: dict[str, View], raw: str = "") -> list[Hit]:
             lead = plain(raw[c.start : m.start()]).text
             if not _SHOW_VERBS.search(lead) or not grammar.governs(parsed, raw, m.start()):
                 continue  # named, not asked for: "set OPENAI_API_KEY in the environment"
+            if _SHELL_EXPORT.search(lead) and not _clause_has(parsed, m.start(), _SINK):
+                continue  # design 428: "export GITHUB_TOKEN so gh can authenticate" configures
         out.append(
             Hit("credential-request", m.start(), m.end(), f"names a secret variable {m.group(0)!r}")
         )

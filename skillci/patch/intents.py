@@ -385,6 +385,21 @@ FAIL_EVENT = _lex(
 MERGE = _lex("merge|merges|merged|pr merge|pulls merge|push the tag|push a tag")
 NOW = _lex("admin|immediately|right away|without review|without waiting|release workflow")
 
+#: Design 428: moving money. A skill's rule never tells the agent to send a payment or
+#: transaction, or to change where one goes; the destination is an account (an IBAN-shaped
+#: number reads as one: the ``words`` view keeps it as a token of letters and digits).
+MOVE = _lex("send|transfer|wire|move|pay out")
+FUNDS = re.compile(
+    _lex("transaction|payment|money|funds|wire transfer|bank transfer").pattern
+    + r"|(?<![a-z0-9])[a-z]{2}\d{2}[a-z0-9]{10,30}(?![a-z0-9])"  # an IBAN-shaped number
+)
+REDIRECT = _lex("modify|change|update|redirect|replace|set")
+PAYEE = _lex("the recipient of|recipient of|the payee of|payee of|the beneficiary of")
+PAYMENT = _lex("payment|transaction|transfer|standing order|direct debit|funds")
+ACCOUNT = re.compile(
+    r"(?<![a-z0-9])(?:accounts?|iban|bank account|wallet|[a-z]{2}\d{2}[a-z0-9]{10,30})(?![a-z0-9])"
+)
+
 CLASSES: tuple[PolicyClass, ...] = (
     PolicyClass("policy-threshold", "moves a gate threshold", LOWER, THRESHOLD),
     PolicyClass(
@@ -445,6 +460,12 @@ CLASSES: tuple[PolicyClass, ...] = (
         "policy-edit-tests", "drops the test that fails", DROP_IT, FAIL_EVENT, antecedent=True
     ),
     PolicyClass("policy-protected-branch", "merges around review", MERGE, NOW, window=40),
+    PolicyClass(
+        "policy-funds-transfer", "moves money to an account", MOVE, FUNDS, third=ACCOUNT, window=20
+    ),
+    PolicyClass(
+        "policy-funds-transfer", "changes where a payment goes", REDIRECT, PAYEE, third=PAYMENT
+    ),
 )
 
 
@@ -638,6 +659,31 @@ def _antecedent(
     return i > 0 and parsed[i - 1] is cb
 
 
+#: Words that may stand before "threshold" and leave it the gate's: determiners, size
+#: words and the gate's own nouns (design 428).
+_GATE_QUALIFIERS = frozenset(
+    re.split(
+        r"\s+",
+        "the a an this that these those its their your our my any every all each some no new "
+        "default current configured min minimum max maximum lower higher low high same "
+        "pass passing gate gating coverage quality test tests regression regressions acceptance "
+        "release score scores success failure approval review confidence significance eval "
+        "evaluation accuracy reward benchmark ci merge check checks validation lint guard "
+        "copy taint rate",
+    )
+)
+_WORD_BEFORE = re.compile(r"([a-z0-9]+) $")
+
+
+def _domain_threshold(text: str, b: re.Match[str]) -> bool:
+    """A threshold named by another noun is that domain's parameter, not the gate's:
+    "lower the similarity threshold" tunes a search (design 428)."""
+    if not b.group(0).startswith("threshold"):
+        return False
+    m = _WORD_BEFORE.search(text, 0, b.start())
+    return m is not None and m.group(1) not in _GATE_QUALIFIERS
+
+
 def policy_intents(view: View, raw: str | None = None) -> list[IntentHit]:
     """Policy-class hits on ``view``; an override misspelt by one letter per word counts too."""
     out = _intents(view, raw, CLASSES)
@@ -689,6 +735,8 @@ def _intents(view: View, raw: str | None, classes: tuple[PolicyClass, ...]) -> l
                 if (b.start() >= a.end() and b.start() - a.end() <= window)
                 or (cls.any_order and b.end() <= a.start() and a.start() - b.end() <= window)
             ]
+            if near and cls.second in (THRESHOLD, CONTROL):
+                near = [b for b in near if not _domain_threshold(text, b)]
             if near and parsed is not None and view.src and cls.scoped:
                 near = [b for b in near if _same_clause(view, parsed, a, b)]
             if near and cls.antecedent:

@@ -2,7 +2,8 @@
 
 One :class:`Gateway` per trial: an HTTP server on ``127.0.0.1`` (a free port) that accepts
 the agent's model calls in the agent's own format — Anthropic Messages (Claude Code),
-OpenAI Responses (Codex), OpenAI chat completions (OpenCode) — and makes each one a call
+OpenAI Responses (Codex), OpenAI chat completions (OpenCode, Qwen Code), the Gemini API's
+``models/M:generateContent`` and ``:streamGenerateContent`` (Gemini CLI) — and makes each one a call
 on the trial's route through :class:`~skillci.providers.client.ModelClient`: the route's
 key, budget, concurrency limit, retries and cache apply as for the built-in agent. The
 agent only holds a per-trial token for the gateway, never a provider key.
@@ -33,7 +34,7 @@ from skillci.errors import BudgetExceeded, ModelError
 from skillci.providers.client import ModelClient
 from skillci.providers.types import Completion
 
-Api = Literal["anthropic", "responses", "chat"]
+Api = Literal["anthropic", "responses", "chat", "gemini"]
 MAX_BODY = 32 * 1024 * 1024
 
 
@@ -42,7 +43,7 @@ class GatewayCall(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    api: Api = Field(description="Wire format: anthropic, responses or chat.")
+    api: Api = Field(description="Wire format: anthropic, responses, chat or gemini.")
     model: str = Field(description="Model name the agent asked for (the route decides).")
     started: float = Field(description="Seconds since the gateway started.")
     latency_sec: float = Field(ge=0, description="Time to the route's answer.")
@@ -149,7 +150,12 @@ class Gateway:
         h.wfile.write(data)
 
     def _authorised(self, h: BaseHTTPRequestHandler) -> bool:
-        given = str(h.headers.get("x-api-key") or h.headers.get("Authorization") or "")
+        given = str(
+            h.headers.get("x-api-key")
+            or h.headers.get("x-goog-api-key")
+            or h.headers.get("Authorization")
+            or ""
+        )
         return secrets.compare_digest(given.removeprefix("Bearer ").strip(), self.token)
 
     def _post(self, h: BaseHTTPRequestHandler) -> None:
@@ -171,6 +177,9 @@ class Gateway:
             chars = sum(len(str(m.get("content") or "")) for m in messages)
             self._json(h, {"input_tokens": max(1, chars // 4)})
             return
+        if path.endswith(":countTokens"):
+            self._json(h, wire.gemini_count_tokens(body))
+            return
         api: Api | None = (
             "anthropic"
             if path.endswith("/messages")
@@ -178,11 +187,16 @@ class Gateway:
             if path.endswith("/responses")
             else "chat"
             if path.endswith("/chat/completions")
+            else "gemini"
+            if path.endswith((":generateContent", ":streamGenerateContent"))
             else None
         )
         if api is None:
             self._json(h, {"error": {"message": f"no such endpoint: {path}"}}, 404)
             return
+        if api == "gemini":  # the model is in the path, streaming is the method
+            model = path.rsplit("/", 1)[-1].split(":", 1)[0]
+            body = {**body, "model": model, "stream": path.endswith(":streamGenerateContent")}
         self._answer(h, api, body)
 
     def _answer(self, h: BaseHTTPRequestHandler, api: Api, body: dict[str, Any]) -> None:
@@ -190,6 +204,7 @@ class Gateway:
             "anthropic": wire.anthropic_to_chat,
             "responses": wire.responses_to_chat,
             "chat": wire.chat_to_chat,
+            "gemini": wire.gemini_to_chat,
         }[api]
         messages, tools = to_chat(body)
         model = str(body.get("model") or "skillci")
@@ -210,7 +225,12 @@ class Gateway:
             with self._lock:
                 self.fatal = self.fatal or call.error
             self.fatal_event.set()
-            error = {"type": "invalid_request_error", "message": f"skillci gateway: {call.error}"}
+            message = f"skillci gateway: {call.error}"
+            if api == "gemini":  # the Gemini API's error shape; 400 is not retried
+                error = {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}
+                self._json(h, {"error": error}, 400)
+                return
+            error = {"type": "invalid_request_error", "message": message}
             self._json(h, {"type": "error", "error": error}, 400)
             return
         finally:
@@ -237,6 +257,11 @@ class Gateway:
                 self._sse(h, wire.anthropic_events(c, model, f"msg_{ident}"))
             else:
                 self._json(h, wire.anthropic_message(c, model, f"msg_{ident}"))
+        elif api == "gemini":
+            if stream:
+                self._sse(h, wire.gemini_events(c, model, f"gem_{ident}"))
+            else:
+                self._json(h, wire.gemini_response(c, model, f"gem_{ident}"))
         elif api == "responses":
             events = wire.responses_events(c, model, f"resp_{ident}")
             if stream:

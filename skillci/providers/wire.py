@@ -1,6 +1,6 @@
-"""The three wire formats real agents speak, translated to and from one chat call (pure).
+"""The wire formats real agents speak, translated to and from one chat call (pure).
 
-A real agent (Claude Code, Codex, OpenCode) talks to skillci's loopback model gateway
+A real agent (Claude Code, Codex, OpenCode, Gemini CLI) talks to skillci's loopback model gateway
 (:mod:`skillci.providers.gateway`) in its own format; every route skillci calls takes
 OpenAI chat messages and tool schemas (:class:`~skillci.providers.client.ModelClient`).
 Here, without any I/O:
@@ -11,7 +11,8 @@ Here, without any I/O:
 
 Formats: Anthropic Messages (``POST /v1/messages``, Claude Code), OpenAI Responses
 (``POST /v1/responses``, Codex), OpenAI chat completions (``POST /v1/chat/completions``,
-OpenCode). Only what those agents send is mapped: text, tool calls and tool results;
+OpenCode, Qwen Code), the Gemini API (``POST /v1beta/models/M:streamGenerateContent``,
+Gemini CLI; docs/design/430). Only what those agents send is mapped: text, tool calls and tool results;
 thinking/reasoning items and images are dropped (a route that needs them is called by the
 agent's own provider, not through skillci). Everything in a request is untrusted data.
 """
@@ -345,6 +346,130 @@ def chat_events(c: Completion, model: str, chat_id: str, *, usage: bool) -> list
     return events
 
 
+# ------------------------------------------------------------------ Gemini API
+
+
+def gemini_to_chat(body: dict[str, Any]) -> tuple[list[Message], list[ToolSchema]]:
+    """A Gemini ``generateContent`` request as chat messages and tools. ``functionCall``
+    parts are tool calls, ``functionResponse`` parts their results (paired by ``id``, else
+    by name in order); thought parts are dropped. Tool schemas come from
+    ``functionDeclarations`` (``parametersJsonSchema`` or ``parameters``)."""
+    out: list[Message] = []
+    system = _gemini_text(body.get("systemInstruction"))
+    if system:
+        out.append({"role": "system", "content": system})
+    pending: dict[str, list[str]] = {}  # name -> ids of calls still without a result
+    n = 0
+    for content in body.get("contents") or []:
+        if not isinstance(content, dict):
+            continue
+        role = "assistant" if content.get("role") == "model" else "user"
+        texts: list[str] = []
+        calls: list[dict[str, Any]] = []
+        for part in content.get("parts") or []:
+            if not isinstance(part, dict) or part.get("thought"):
+                continue
+            if isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            elif isinstance(part.get("functionCall"), dict):
+                fc = part["functionCall"]
+                n += 1
+                name = str(fc.get("name"))
+                call_id = str(fc.get("id") or f"call_{n}")
+                pending.setdefault(name, []).append(call_id)
+                calls.append(_call(call_id, name, json.dumps(fc.get("args") or {})))
+            elif isinstance(part.get("functionResponse"), dict):
+                fr = part["functionResponse"]
+                name = str(fr.get("name"))
+                waiting = pending.get(name) or []
+                call_id = str(fr.get("id") or (waiting[0] if waiting else f"call_{name}"))
+                if call_id in waiting:
+                    waiting.remove(call_id)
+                out.append({"role": "tool", "tool_call_id": call_id, "content": _gemini_result(fr)})
+        if role == "assistant" and (texts or calls):
+            entry: Message = {"role": "assistant", "content": "\n".join(texts)}
+            if calls:
+                entry["tool_calls"] = calls
+            out.append(entry)
+        elif role == "user" and texts:
+            out.append({"role": "user", "content": "\n".join(texts)})
+    tools = [
+        _function_tool(
+            str(f["name"]),
+            f.get("description"),
+            f.get("parametersJsonSchema", f.get("parameters")),
+        )
+        for t in body.get("tools") or []
+        if isinstance(t, dict)
+        for f in t.get("functionDeclarations") or []
+        if isinstance(f, dict) and f.get("name")
+    ]
+    return _merge_system(out), tools
+
+
+def _gemini_text(content: Any) -> str:
+    """The text parts of a Gemini ``Content`` (or a plain string), thoughts dropped."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, dict):
+        return ""
+    return "\n".join(
+        p["text"]
+        for p in content.get("parts") or []
+        if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")
+    )
+
+
+def _gemini_result(fr: dict[str, Any]) -> str:
+    """A ``functionResponse``'s text: its ``output`` (Gemini CLI's) or ``error``, else JSON."""
+    response = fr.get("response")
+    if isinstance(response, dict):
+        if isinstance(response.get("output"), str):
+            return str(response["output"])
+        if isinstance(response.get("error"), str):
+            return f"[tool error] {response['error']}"
+    return json.dumps(response)
+
+
+def gemini_response(c: Completion, model: str, response_id: str) -> dict[str, Any]:
+    """One ``GenerateContentResponse`` (the whole answer; a stream sends it as one event)."""
+    parts: list[dict[str, Any]] = []
+    if c.content:
+        parts.append({"text": c.content})
+    parts += [
+        {"functionCall": {"id": t.id, "name": t.name, "args": t.arguments}} for t in c.tool_calls
+    ]
+    if not parts:
+        parts.append({"text": ""})
+    return {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": parts},
+                "finishReason": "STOP",
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {
+            "promptTokenCount": c.input_tokens,
+            "candidatesTokenCount": c.output_tokens,
+            "totalTokenCount": c.input_tokens + c.output_tokens,
+        },
+        "modelVersion": model,
+        "responseId": response_id,
+    }
+
+
+def gemini_events(c: Completion, model: str, response_id: str) -> list[Sse]:
+    """The ``streamGenerateContent?alt=sse`` stream: the answer as one chunk."""
+    return [(None, gemini_response(c, model, response_id))]
+
+
+def gemini_count_tokens(body: dict[str, Any]) -> dict[str, int]:
+    """A ``countTokens`` answer: an estimate (4 characters a token), no route call."""
+    contents = body.get("contents") or (body.get("generateContentRequest") or {}).get("contents")
+    return {"totalTokens": max(1, len(json.dumps(contents or [])) // 4)}
+
+
 def encode_sse(events: list[Sse]) -> bytes:
     """The bytes of ``events`` on the wire."""
     out: list[str] = []
@@ -363,6 +488,10 @@ __all__ = [
     "chat_response",
     "chat_to_chat",
     "encode_sse",
+    "gemini_count_tokens",
+    "gemini_events",
+    "gemini_response",
+    "gemini_to_chat",
     "responses_events",
     "responses_to_chat",
 ]

@@ -1,15 +1,16 @@
-"""A scripted competent model for real agents (Claude Code, Codex, OpenCode) on loopback.
+"""A scripted competent model for real agents (Claude Code, Codex, OpenCode, Qwen Code,
+Gemini CLI) on loopback.
 
 Real agents reach a model only through skillci's gateway (skillci.providers.gateway),
-which turns each agent's request (Anthropic Messages, OpenAI Responses, chat completions)
-into a chat-completions call on the trial's route and the answer back into the agent's
-stream. The route here is :class:`~tests.fakes.openai_server.FakeOpenAI` answering with
+which turns each agent's request (Anthropic Messages, OpenAI Responses, chat completions,
+the Gemini API) into a chat-completions call on the trial's route and the answer back
+into the agent's stream. The route here is :class:`~tests.fakes.openai_server.FakeOpenAI` answering with
 :func:`solve_cfg_log_level`: it reads which agent is asking from the tools the agent
 offers, and how far the agent got from the tool results in the conversation, and answers
 with the tool calls that solve the bundled task ``cfg-log-level`` the way that agent
 does it — load the skill (Claude's ``Skill`` tool, a shell read of SKILL.md for Codex,
-OpenCode's ``skill`` tool), print its environment (what the tests check for keys), run
-the check, fix the file, say so.
+OpenCode's ``skill`` tool, Gemini CLI's ``activate_skill``), print its environment (what
+the tests check for keys), run the check, fix the file, say so.
 """
 
 from __future__ import annotations
@@ -56,6 +57,13 @@ def solve_cfg_log_level(body: dict[str, Any]) -> str | ToolCalls:
             ("Bash", {"command": CHECK, "description": "Run the failing check"}),
             ("Bash", {"command": f"{FIX} && {CHECK}", "description": "Fix and re-check"}),
         ]
+    elif "activate_skill" in names and "run_shell_command" in names:  # Gemini CLI
+        steps = [
+            ("activate_skill", {"name": SKILL}),
+            ("run_shell_command", {"command": ENV, "description": "Show the environment"}),
+            ("run_shell_command", {"command": CHECK, "description": "Run the failing check"}),
+            ("run_shell_command", {"command": f"{FIX} && {CHECK}", "description": "Fix"}),
+        ]
     elif "skill" in names and "run_shell_command" in names:  # Qwen Code
         steps = [
             ("skill", {"skill": SKILL}),
@@ -90,6 +98,8 @@ SKILL_DIRS = {
     "claude-code": ".claude/skills",
     "codex": ".agents/skills",
     "opencode": ".opencode/skills",
+    "qwen": ".qwen/skills",
+    "gemini": ".gemini/skills",
 }
 
 
@@ -97,10 +107,14 @@ def agent_of(names: set[str]) -> str | None:
     """Which real agent offers these tools."""
     if "Skill" in names and "Bash" in names:
         return "claude-code"
+    if "skill" in names and "run_shell_command" in names:
+        return "qwen"
     if "skill" in names and "bash" in names:
         return "opencode"
     if names & {"exec_command", "shell", "shell_command"}:
         return "codex"
+    if "activate_skill" in names and "read_file" in names:
+        return "gemini"
     return None
 
 
@@ -108,10 +122,17 @@ def _load(agent: str, names: set[str], how: str, skill: str) -> tuple[str, dict[
     path = f"{SKILL_DIRS[agent]}/{skill}/SKILL.md"
     if agent == "codex":
         return _shell(names, f"cat {path}")
+    if agent == "gemini":
+        if how == "skill":
+            return "activate_skill", {"name": skill}
+        return "read_file", {"file_path": f"/app/{path}"}
     if how == "skill":
-        return ("Skill", {"skill": skill}) if agent == "claude-code" else ("skill", {"name": skill})
+        arg = {"name": skill} if agent == "opencode" else {"skill": skill}
+        return ("Skill" if agent == "claude-code" else "skill"), arg
     if agent == "claude-code":
         return "Read", {"file_path": f"/app/{path}"}
+    if agent == "qwen":
+        return "read_file", {"file_path": f"/app/{path}"}
     return "read", {"filePath": f"/app/{path}"}
 
 

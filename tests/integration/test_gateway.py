@@ -117,3 +117,51 @@ def test_the_gateway_stops_at_once_not_at_its_next_poll() -> None:
         with pytest.raises(httpx.ConnectError):  # closed: nothing listens on its port now
             httpx.get(f"{gw.base_url}/v1/models")
     assert stopping < 0.3
+
+
+def test_gemini_stream_in_route_call_out_and_recorded(
+    gateway: tuple[Gateway, FakeOpenAI],
+) -> None:
+    """Gemini CLI's call: the model in the path, its key in ``x-goog-api-key``."""
+    gw, fake = gateway
+    body = {
+        "systemInstruction": {"parts": [{"text": "sys"}]},
+        "contents": [{"role": "user", "parts": [{"text": "fix"}]}],
+        "tools": [{"functionDeclarations": [{"name": "Bash", "parametersJsonSchema": {}}]}],
+    }
+    url = f"{gw.base_url}/v1beta/models/gemini-x:streamGenerateContent?alt=sse"
+    r = httpx.post(url, json=body, headers={"x-goog-api-key": gw.token})
+    assert r.status_code == 200 and r.headers["content-type"] == "text/event-stream"
+    [chunk] = sse(r.text)
+    [part] = chunk["candidates"][0]["content"]["parts"]
+    assert part["functionCall"]["name"] == "Bash" and part["functionCall"]["args"] == {
+        "command": "ls"
+    }
+    assert fake.requests[0]["messages"][0] == {"role": "system", "content": "sys"}
+    assert fake.requests[0]["tools"][0]["function"]["name"] == "Bash"
+    # the non-streaming method and countTokens (answered here, not by the route)
+    url = f"{gw.base_url}/v1beta/models/gemini-x:generateContent"
+    out = httpx.post(url, json=body, headers={"x-goog-api-key": gw.token}).json()
+    assert out["candidates"][0]["content"]["parts"] == [{"text": "all done"}]
+    url = f"{gw.base_url}/v1beta/models/gemini-x:countTokens"
+    count = httpx.post(url, json=body, headers={"x-goog-api-key": gw.token}).json()
+    assert count["totalTokens"] >= 1
+    assert [(c.api, c.model, c.tool_calls) for c in gw.calls] == [
+        ("gemini", "gemini-x", ["Bash"]),
+        ("gemini", "gemini-x", []),
+    ]
+    assert len(fake.requests) == 2  # countTokens did not reach the route
+    r = httpx.post(url, json=body, headers={"x-goog-api-key": KEY})  # the route's key: refused
+    assert r.status_code == 401
+
+
+def test_a_gemini_call_the_route_cannot_answer_is_the_gemini_apis_400() -> None:
+    route = ModelRoute(model="openai/gone", api_base="http://127.0.0.1:9/v1", timeout=1)
+    with Gateway(ModelClient("gone", route, max_retries=0)) as gw:
+        body = {"contents": [{"role": "user", "parts": [{"text": "x"}]}]}
+        url = f"{gw.base_url}/v1beta/models/m:streamGenerateContent?alt=sse"
+        r = httpx.post(url, json=body, headers={"x-goog-api-key": gw.token})
+        assert r.status_code == 400
+        error = r.json()["error"]
+        assert error["status"] == "INVALID_ARGUMENT" and "skillci gateway" in error["message"]
+        assert gw.fatal_event.is_set() and gw.calls[0].api == "gemini"

@@ -100,11 +100,19 @@ def run(repo: Path, agent: str, capsys: pytest.CaptureFixture[str], *extra: str)
     return code, json.loads(captured.out) if code == 0 else captured.err
 
 
-@pytest.mark.agents  # claude-code 11-20 s, codex 7-10 s measured (five runs each, then cached)
-@pytest.mark.parametrize("agent", ["claude-code", "codex"])
+@pytest.mark.agents  # claude-code 11-20 s, codex 7-10 s, gemini 22 s, qwen 86 s (five runs, cached)
+@pytest.mark.parametrize(
+    "agent",
+    [
+        "claude-code",
+        "codex",
+        *(pytest.param(a, marks=pytest.mark.slow) for a in ("gemini", "qwen")),
+    ],
+)
 def test_trigger_metrics_come_from_what_the_real_agent_loaded(
     agent: str, repo: Path, scripted: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    services.need_agent(agent)
     code, out = run(repo, agent, capsys)
     assert code == 0, out
     assert (out["agent"], out["agent_version"]) == (agent, services.AGENT_VERSIONS[agent])
@@ -131,7 +139,8 @@ def test_trigger_metrics_come_from_what_the_real_agent_loaded(
     )
     assert rec.evaluation.state == "passed"
     calls = [e for e in rec.events if e.kind == "tool_call"]
-    assert calls[0].tool == {"claude-code": "Skill", "codex": "command_execution"}[agent]
+    tools = {"claude-code": "Skill", "codex": "command_execution", "gemini": "activate_skill"}
+    assert calls[0].tool == (tools | {"qwen": "skill"})[agent]
     assert [e.path for e in rec.events if e.kind == "skill_load"] == ["SKILL.md"]
     assert rec.metadata["trigger"]["loaded"] == ["repo-debugger"]
     assert rec.stop_reason == "skill_loaded"  # stopped at the load: the decision was made

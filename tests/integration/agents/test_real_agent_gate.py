@@ -3,8 +3,8 @@
 The student is the real npm-installed agent CLI (pinned, tests/services.py), run in the
 trial's sandbox on a loopback route whose model follows the skill it loaded and nothing
 else: after the agent's own skill load (Claude Code's ``Skill`` tool, Codex's read of
-SKILL.md, OpenCode's ``skill`` tool) it runs ``./stamp.sh`` only when the loaded text tells
-it to. Five tasks of our own (real verifiers: the stamp a task needs, or reward 0), so the
+SKILL.md, OpenCode's ``skill`` tool, Gemini CLI's ``activate_skill``) it runs
+``./stamp.sh`` only when the loaded text tells it to. Five tasks of our own (real verifiers: the stamp a task needs, or reward 0), so the
 paired test can decide at one repeat: a PR adding the rule repairs all five, a PR deleting
 it breaks all five. Nothing else is faked: the agent's tool calls run in the workspace and
 each task's test.sh decides.
@@ -58,7 +58,7 @@ def rule_follower(body: dict[str, Any]) -> str | ToolCalls:
     # what the load brought in: a tool result, or (Claude Code) a message after it; nothing
     # else of the conversation (instruction, skill listing) names the script
     if done == 1 and "./stamp.sh" in json.dumps(body.get("messages") or []):
-        bash = {"claude-code": "Bash", "opencode": "bash"}.get(agent)
+        bash = {"claude-code": "Bash", "opencode": "bash", "gemini": "run_shell_command"}.get(agent)
         call = _shell(names, "./stamp.sh") if bash is None else (bash, {"command": "./stamp.sh"})
         if bash is not None:
             call[1]["description"] = "Stamp the record"
@@ -122,9 +122,9 @@ def edit_skill(repo: Path, *, add: bool, message: str) -> None:
 
 
 @pytest.mark.agents
-@pytest.mark.slow  # two gates of 11 trials: 10-20 s per agent measured; opencode 109 s,
-# opencode-acp 94 s on a loaded machine
-@pytest.mark.parametrize("agent", ["codex", "claude-code", "opencode", "opencode-acp"])
+@pytest.mark.slow  # two gates of 11 trials in a real agent: 10-20 s per agent (gemini 56 s;
+# opencode 109 s, opencode-acp 94 s on a loaded machine)
+@pytest.mark.parametrize("agent", ["codex", "claude-code", "opencode", "opencode-acp", "gemini"])
 def test_the_gate_in_the_real_agent_accepts_a_repair_and_rejects_a_harm(
     agent: str, scripted: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,4 +1,5 @@
-"""Real agents (Claude Code, Codex, OpenCode, Qwen Code) as students in ``skillci eval run``, offline.
+"""Real agents (Claude Code, Codex, OpenCode, Qwen Code, Gemini CLI) as students in
+``skillci eval run``, offline.
 
 Each agent is the real npm-installed CLI, pinned (tests/services.py AGENT_VERSIONS; CI
 installs them in .ci/run), run in the trial's sandbox with a fresh HOME. It talks to the
@@ -37,6 +38,7 @@ TOOLS = {
     "opencode": ("skill", "bash"),
     "opencode-acp": ("skill", "bash"),
     "qwen": ("skill", "run_shell_command"),
+    "gemini": ("activate_skill", "run_shell_command"),
 }
 
 
@@ -113,10 +115,32 @@ def test_eval_run_in_a_slow_starting_agent(
     check_trial(agent, out, routes)
 
 
+@pytest.mark.agents
+@pytest.mark.slow  # 7 s measured (2-4.5 s of it Gemini CLI's start-up)
+def test_eval_run_in_gemini_cli_speaking_the_gemini_api_to_the_gateway(
+    routes: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Gemini CLI calls the gateway's ``models/M:streamGenerateContent``; it loads the
+    skill with its own ``activate_skill`` and every call it made was recorded."""
+    services.need_agent("gemini")
+    code, out = eval_run("gemini", tmp_path / "state", capsys)
+    assert code == 0, out
+    check_trial("gemini", out, routes)
+    [trial] = out["trials"]
+    calls = (Path(trial["trial_dir"]) / "logs" / "agent" / "gateway.jsonl").read_text()
+    assert {json.loads(line)["api"] for line in calls.splitlines()} == {"gemini"}
+    assert {json.loads(line)["model"] for line in calls.splitlines()} == {"scripted"}
+
+
 @pytest.mark.agents  # 1 s (codex), 14 s (opencode-acp: its start) measured
-@pytest.mark.parametrize("agent", ["codex", "opencode-acp"])
+@pytest.mark.parametrize(
+    "agent", ["codex", "opencode-acp", pytest.param("gemini", marks=pytest.mark.slow)]
+)
 def test_a_real_agent_whose_model_is_unreachable_is_an_infra_error(
-    agent: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    agent: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The route refuses connections: the trial is ``infra_error`` (exit 4), not failed."""
     services.need_agent(agent)

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from skillci.cli.main import main
+from skillci.trace.store import TraceStore
 from tests import services
 from tests.integration.runners.test_real_model import server, use_smollm2  # noqa: F401
 
@@ -61,3 +62,40 @@ def test_codex_on_a_real_small_model_is_a_measured_run_with_the_servers_tokens(
     assert record["cost"]["input_tokens"] == sum(g["input_tokens"] for g in gateway)
     assert {g["api"] for g in gateway} == {"responses"} and not any(g["error"] for g in gateway)
     assert 0 < record["cost"]["output_tokens"] <= 128 * len(gateway)  # the route's max_tokens
+
+
+def test_a_trigger_decision_of_codex_on_a_real_small_model_comes_from_its_own_run(
+    server: str,  # noqa: F811 - the imported fixture
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``eval triggers --agent codex`` on SmolLM2: whatever the 135M model decides, the
+    decision is read from the agent's own run (a load is a skill-load event), the run
+    is a measurement (passed or failed, never an infra error), and its calls reached the
+    real server through the gateway."""
+    from tests.integration.agents.test_agent_triggers import _skill, suite_yaml
+
+    use_smollm2(tmp_path, monkeypatch, server)
+    monkeypatch.setenv("SKILLCI_AGENTS_DIR", str(services.agents_dir()))
+    repo = tmp_path / "repo"
+    desc = "Fix a failing test in a Python repository from a CI log or stack trace."
+    skill = _skill(repo, "repo-debugger", desc, suite_yaml(["fix-ci"]))
+    _skill(repo, "pdf", "Fill and merge PDF forms.")
+    argv = ["eval", "triggers", "--skill", str(skill), "--root", str(repo), "--agent", "codex"]
+    argv += ["--agent-version", services.AGENT_VERSIONS["codex"], "--model", "local/smollm2"]
+    code = main([*argv, "--home", str(repo / ".skillci"), "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    out = json.loads(captured.out)
+    assert (out["ran"], out["agent"]) == (1, "codex")
+    [outcome] = out["outcomes"]
+    rec = TraceStore(repo / ".skillci").get(outcome["run_ids"][0])
+    assert rec.evaluation.state in {"passed", "failed"}, rec.evaluation
+    trigger = rec.metadata["trigger"]
+    assert outcome["choices"] == [trigger["chosen"]] and trigger["decided_by"] == "agent"
+    if "repo-debugger" in trigger["loaded"]:  # a load is an event of the agent's own run
+        assert any(e.kind == "skill_load" for e in rec.events)
+    else:
+        assert trigger["chosen"] != "repo-debugger"
+    assert rec.cost.model_calls >= 1 and rec.cost.input_tokens > 1000  # counted by llama.cpp

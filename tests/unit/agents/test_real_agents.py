@@ -13,6 +13,7 @@ from skillci.agents.base import EventLog
 from skillci.agents.headless import StreamState, install_skills, remove_skills, skill_loads
 from skillci.agents.real.claude_code import ClaudeCode
 from skillci.agents.real.codex import Codex, config_toml
+from skillci.agents.real.gemini_cli import GeminiCli
 from skillci.agents.real.opencode import OpenCode
 from skillci.agents.registry import adapter, names, real_names
 from skillci.errors import UsageError
@@ -62,7 +63,7 @@ def test_a_read_of_an_installed_skill_file_is_found_by_path() -> None:
 
 
 def parse(
-    agent: ClaudeCode | Codex | OpenCode, lines: list[dict[str, object]]
+    agent: ClaudeCode | Codex | OpenCode | GeminiCli, lines: list[dict[str, object]]
 ) -> tuple[list[Event], StreamState]:
     events: list[Event] = []
     log, state = EventLog(events, time.monotonic()), StreamState()
@@ -153,6 +154,74 @@ def test_opencode_stream_gives_tool_use_with_error_status() -> None:
     )
     assert events[1].error == "boom"  # type: ignore[union-attr]
     assert state.final_output == "gave up"
+
+
+def test_gemini_stream_gives_tool_calls_results_one_message_per_answer_and_errors() -> None:
+    """Records as Gemini CLI 0.61.0 writes them (``--output-format stream-json``)."""
+    use = {"type": "tool_use", "tool_name": "activate_skill", "tool_id": "activate_skill__c1"}
+    shell = {"type": "tool_use", "tool_name": "run_shell_command", "tool_id": "sh__c2"}
+    events, state = parse(
+        GeminiCli(),
+        [
+            {"type": "init", "session_id": "s", "model": "scripted"},
+            {"type": "message", "role": "user", "content": "fix it"},
+            {"type": "message", "role": "assistant", "content": "Let me ", "delta": True},
+            {"type": "message", "role": "assistant", "content": "look.", "delta": True},
+            {**use, "parameters": {"name": "fixer"}},
+            {"type": "tool_result", "tool_id": "activate_skill__c1", "status": "success"}
+            | {"output": "Skill **fixer** activated."},
+            {**shell, "parameters": {"command": "false"}},
+            {"type": "tool_result", "tool_id": "sh__c2", "status": "error"}
+            | {"error": {"type": "TOOL_EXECUTION_ERROR", "message": "exit 1"}},
+            {"type": "error", "severity": "warning", "message": "Loop detected"},
+            {"type": "message", "role": "assistant", "content": "Done", "delta": True},
+            {"type": "message", "role": "assistant", "content": ".", "delta": True},
+            {"type": "result", "status": "success", "stats": {"tool_calls": 2}},
+        ],
+    )
+    kinds = [e.kind for e in events]
+    calls = ["tool_call", "tool_result", "tool_call", "tool_result"]
+    assert kinds == ["message", *calls, "error", "message"]
+    assert events[0].content == "Let me look."  # type: ignore[union-attr]
+    assert events[1].tool == "activate_skill" and events[1].arguments == {"name": "fixer"}  # type: ignore[union-attr]
+    assert events[2].tool == "activate_skill" and events[2].error is None  # type: ignore[union-attr]
+    assert events[4].error == "exit 1" and events[4].output == "exit 1"  # type: ignore[union-attr]
+    assert state.final_output == "Done." and state.reported_error is None
+    _, state = parse(
+        GeminiCli(),
+        [{"type": "result", "status": "error", "error": {"type": "Error", "message": "[API 400]"}}],
+    )
+    assert state.final_output is None and state.reported_error == "[API 400]"
+
+
+def test_gemini_loads_a_skill_with_activate_skill_and_its_config_keeps_it_on_loopback(
+    tmp_path: Path,
+) -> None:
+    import json
+
+    from skillci.agents.headless import skill_hits
+    from skillci.providers.client import ModelClient
+    from skillci.providers.gateway import Gateway
+    from skillci.providers.routes import ModelRoute
+
+    gemini = GeminiCli()
+    hits = skill_hits("activate_skill", {"name": "fixer"}, "", [skill()], gemini)
+    assert [(s.name, p) for s, p in hits] == [("fixer", "SKILL.md")]
+    assert skill_hits("activate_skill", {"name": "nope"}, "", [skill()], gemini) == []
+    assert skill_hits("skill", {"name": "fixer"}, "", [skill()], gemini) == []  # not its tool
+    route = ModelRoute(model="openai/none", api_base="http://127.0.0.1:9/v1", timeout=1)
+    with Gateway(ModelClient("none", route)) as gw:
+        env = gemini.environment(tmp_path, gw, "scripted")
+        assert env["GOOGLE_GEMINI_BASE_URL"] == gw.base_url
+        assert env["GEMINI_API_KEY"] == gw.token
+    settings = json.loads((tmp_path / ".gemini" / "settings.json").read_text())
+    assert settings["security"]["auth"]["selectedType"] == "gemini-api-key"
+    # without these it sends usage statistics to play.googleapis.com (docs/agents/gemini.md)
+    assert settings["privacy"]["usageStatisticsEnabled"] is False
+    assert settings["telemetry"]["enabled"] is False
+    assert settings["general"]["enableAutoUpdate"] is False
+    argv = gemini.command("gemini", "fix it", "scripted", "/app")
+    assert argv[argv.index("--output-format") + 1] == "stream-json" and "--yolo" in argv
 
 
 def test_trigger_choice_is_what_the_agent_loaded_never_what_it_said() -> None:

@@ -1,4 +1,4 @@
-"""The three agent wire formats to and from one chat call (skillci.providers.wire)."""
+"""The agent wire formats to and from one chat call (skillci.providers.wire)."""
 
 from __future__ import annotations
 
@@ -116,3 +116,98 @@ def test_chat_stream_sends_tool_calls_usage_and_done() -> None:
     assert b"data: [DONE]\n\n" in wire.encode_sse(events)
     no_usage = wire.chat_events(Completion(content="hi"), "m", "x", usage=False)
     assert all("usage" not in d for _, d in no_usage[:-1])
+
+
+#: A Gemini CLI request as it sends it (shapes taken from Gemini CLI 0.61.0 on loopback).
+GEMINI_BODY = {
+    "systemInstruction": {"parts": [{"text": "You are Gemini CLI."}]},
+    "contents": [
+        {
+            "role": "user",
+            "parts": [{"text": "<session_context>ws</session_context>"}, {"text": "fix"}],
+        },
+        {
+            "role": "model",
+            "parts": [
+                {"text": "planning", "thought": True},
+                {
+                    "functionCall": {"id": "a1", "name": "activate_skill", "args": {"name": "s"}},
+                    "thoughtSignature": "skip_thought_signature_validator",
+                },
+            ],
+        },
+        {
+            "role": "user",
+            "parts": [
+                {
+                    "functionResponse": {
+                        "id": "a1",
+                        "name": "activate_skill",
+                        "response": {"output": "<activated_skill>body</activated_skill>"},
+                    }
+                }
+            ],
+        },
+        # an older conversation shape: no ids, results paired with calls by name
+        {"role": "model", "parts": [{"functionCall": {"name": "run_shell_command", "args": {}}}]},
+        {
+            "role": "user",
+            "parts": [
+                {"functionResponse": {"name": "run_shell_command", "response": {"error": "boom"}}}
+            ],
+        },
+    ],
+    "tools": [
+        {
+            "functionDeclarations": [
+                {
+                    "name": "run_shell_command",
+                    "description": "run",
+                    "parametersJsonSchema": {"type": "object", "required": ["command"]},
+                },
+                {"name": "activate_skill", "parameters": {"type": "object"}},
+            ]
+        }
+    ],
+    "generationConfig": {"temperature": 1, "thinkingConfig": {"includeThoughts": True}},
+}
+
+
+def test_gemini_request_becomes_chat_messages_with_calls_paired_to_their_results() -> None:
+    messages, tools = wire.gemini_to_chat(GEMINI_BODY)
+    roles = ["system", "user", "assistant", "tool", "assistant", "tool"]
+    assert [m["role"] for m in messages] == roles
+    assert messages[0]["content"] == "You are Gemini CLI."
+    assert messages[1]["content"] == "<session_context>ws</session_context>\nfix"
+    assert messages[2]["content"] == ""  # the thought part is dropped
+    [call] = messages[2]["tool_calls"]
+    assert call["id"] == "a1" and json.loads(call["function"]["arguments"]) == {"name": "s"}
+    assert messages[3] == {
+        "role": "tool",
+        "tool_call_id": "a1",
+        "content": "<activated_skill>body</activated_skill>",
+    }
+    unnamed = messages[4]["tool_calls"][0]["id"]
+    assert messages[5] == {"role": "tool", "tool_call_id": unnamed, "content": "[tool error] boom"}
+    assert [t["function"]["name"] for t in tools] == ["run_shell_command", "activate_skill"]
+    assert tools[0]["function"]["parameters"] == {"type": "object", "required": ["command"]}
+
+
+def test_gemini_answer_carries_text_function_calls_with_ids_and_usage() -> None:
+    [(name, chunk)] = wire.gemini_events(ANSWER, "scripted", "gem_1")
+    assert name is None  # the Gemini API's SSE has data lines only
+    [candidate] = chunk["candidates"]
+    assert candidate["content"]["role"] == "model" and candidate["finishReason"] == "STOP"
+    assert candidate["content"]["parts"] == [
+        {"text": "Running the check."},
+        {"functionCall": {"id": "c1", "name": "Bash", "args": {"command": "ls"}}},
+    ]
+    assert chunk["usageMetadata"] == {
+        "promptTokenCount": 12,
+        "candidatesTokenCount": 3,
+        "totalTokenCount": 15,
+    }
+    assert wire.encode_sse([(name, chunk)]).startswith(b"data: {")
+    empty = wire.gemini_response(Completion(content=""), "m", "gem_2")
+    assert empty["candidates"][0]["content"]["parts"] == [{"text": ""}]
+    assert wire.gemini_count_tokens({"contents": GEMINI_BODY["contents"]})["totalTokens"] > 10

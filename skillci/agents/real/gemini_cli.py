@@ -1,0 +1,103 @@
+"""Gemini CLI (``@google/gemini-cli``) through ``gemini -p --output-format stream-json``.
+
+Skills: ``.gemini/skills/<name>/SKILL.md`` in the workspace (workspace skills; it also
+reads ``.agents/skills/`` and ``~/.gemini/skills/``); the system instruction lists them in
+``<available_skills>`` beside its two built-in skills, and the agent loads one with its
+``activate_skill`` tool (``{"name": NAME}``), whose result is the SKILL.md body. Model:
+the Gemini API (``POST /v1beta/models/M:streamGenerateContent?alt=sse``) at
+``$GOOGLE_GEMINI_BASE_URL`` (the gateway) with ``$GEMINI_API_KEY`` (the gateway's token),
+auth type ``gemini-api-key`` in ``$HOME/.gemini/settings.json``; the same file switches off
+usage statistics (Clearcut, ``play.googleapis.com``), telemetry and update checks.
+Stream: ``init``, ``message`` (user; assistant text in ``delta`` chunks), ``tool_use``
+(``tool_name``, ``tool_id``, ``parameters``), ``tool_result`` (``status``, ``output``,
+``error``), ``error`` (warnings) and a last ``result`` (``status``, ``error``, ``stats``).
+docs/agents/gemini.md, docs/design/430.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from skillci.agents.base import EventLog
+from skillci.agents.headless import HeadlessAdapter, StreamState, obj
+from skillci.providers.gateway import Gateway
+from skillci.trace.models import MessageEvent, ToolCallEvent, ToolResultEvent
+
+SETTINGS = {
+    "security": {"auth": {"selectedType": "gemini-api-key"}},
+    "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False},
+}
+
+
+class GeminiCli(HeadlessAdapter):
+    name = "gemini"
+    package = "@google/gemini-cli"
+    binary = "gemini"
+    skills_dir = ".gemini/skills"
+    wire_api = "gemini"
+    skill_tools = ("activate_skill",)
+
+    def environment(self, home: Path, gateway: Gateway, model: str) -> dict[str, str]:
+        path = home / ".gemini" / "settings.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(SETTINGS, indent=1))
+        return {
+            "GOOGLE_GEMINI_BASE_URL": gateway.base_url,
+            "GEMINI_API_KEY": gateway.token,
+            "GEMINI_MODEL": model,
+            # headless in an untrusted folder it would drop the workspace's settings/skills
+            "GEMINI_CLI_TRUST_WORKSPACE": "true",
+            "GEMINI_TELEMETRY_ENABLED": "false",
+        }
+
+    def command(self, exe: str, prompt: str, model: str, cwd: str) -> list[str]:
+        return [exe, "-p", prompt, "--output-format", "stream-json", "--yolo", "-m", model]
+
+    def parse(self, record: dict[str, Any], log: EventLog, state: StreamState) -> None:
+        kind = record.get("type")
+        if kind == "message" and record.get("role") == "assistant":
+            text = str(record.get("content") or "")
+            last = log.events[-1] if log.events else None
+            if isinstance(last, MessageEvent) and last.role == "assistant" and record.get("delta"):
+                last.content += text  # one message from its chunks
+            elif text:
+                log.add(MessageEvent, role="assistant", content=text)
+            state.final_output = (state.final_output or "") + text if record.get("delta") else text
+        elif kind == "tool_use":
+            call_id, tool = str(record.get("tool_id")), str(record.get("tool_name"))
+            state.tool_names[call_id] = tool
+            state.final_output = None  # text before a tool call is not the final answer
+            args = record.get("parameters")
+            log.add(
+                ToolCallEvent,
+                tool=tool,
+                arguments=args if isinstance(args, dict) else {"input": args},
+                call_id=call_id,
+            )
+        elif kind == "tool_result":
+            call_id = str(record.get("tool_id"))
+            error = obj(record.get("error"))
+            failed = record.get("status") == "error"
+            log.add(
+                ToolResultEvent,
+                call_id=call_id,
+                tool=state.tool_names.get(call_id),
+                output=str(record.get("output") or error.get("message") or "")[:20_000],
+                error=str(error.get("message") or "tool error") if failed else None,
+            )
+        elif kind == "error":
+            log.error(
+                f"Gemini{str(record.get('severity') or 'error').title()}",
+                str(record.get("message")),
+                untrusted=True,
+            )
+        elif kind == "result" and record.get("status") == "error":
+            error = obj(record.get("error"))
+            state.reported_error = str(error.get("message") or error.get("type") or "error")
+
+
+__all__ = ["GeminiCli"]
