@@ -4,10 +4,15 @@ BenchFlow needs Python >= 3.12 and pins its own litellm/rich, so it lives in its
 skillci only needs the path of its ``bench`` executable (``--bench PATH``, else
 ``$SKILLCI_BENCH``, else ``bench`` on PATH). Flags skillci passes (BenchFlow 0.7.11):
 
-    bench eval run --tasks-dir DIR --include TASK... --agent HARNESS --model PROVIDER/MODEL
+    bench eval run --tasks-dir DIR --include TASK... --agent HARNESS [--model PROVIDER/MODEL]
         --sandbox docker --concurrency N --jobs-dir DIR --skill-mode with-skill|no-skill
         [--skills-dir DIR] [--agent-env KEY=VAL...]
-        [--config-override '{"environment": {"docker_image": IMAGE}}']   (--image)
+        [--config-override '{"sandbox": {"docker_image": IMAGE}}']   (--image)
+
+(0.7 renamed the task config's ``[environment]`` to ``sandbox`` and lets an override patch
+only ``agent``, ``sandbox`` and ``metadata``.) ``bench`` runs with
+``BENCHFLOW_AGENTS_SOURCE=off`` (no clone of its remote agent manifests: offline) in the
+jobs dir (its ``.cache/`` lands there).
 
 Exit code 0 only means the pipeline finished: the verdicts are in the job dir, read by
 :mod:`skillci.trace.importers.benchflow`. ``tests/integration/benchflow`` checks every flag
@@ -17,6 +22,7 @@ against the real CLI's parser (:func:`parse_check`).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +51,8 @@ class BenchRun:
     tasks_dir: Path
     include: list[str]
     agent: str
-    model: str
+    model: str | None
+    """None: no ``--model`` (the oracle runs no model)."""
     jobs_dir: Path
     skill_mode: Literal["with-skill", "no-skill"] = "with-skill"
     skills_dir: Path | None = None
@@ -53,8 +60,8 @@ class BenchRun:
     concurrency: int = 1
     agent_env: dict[str, str] = field(default_factory=dict)
     image: str | None = None
-    """Run in this prebuilt image: the task config's ``environment.docker_image``, set
-    through BenchFlow's ``--config-override`` (the task's Dockerfile is then not built)."""
+    """Run in this prebuilt image: the task config's ``sandbox.docker_image``, set through
+    BenchFlow's ``--config-override`` (the task's Dockerfile is then not built)."""
 
     def argv(self, bench: str) -> list[str]:
         args = [
@@ -66,8 +73,7 @@ class BenchRun:
             *[x for t in self.include for x in ("--include", t)],
             "--agent",
             self.agent,
-            "--model",
-            self.model,
+            *(["--model", self.model] if self.model else []),
             "--sandbox",
             self.sandbox,
             "--concurrency",
@@ -82,7 +88,7 @@ class BenchRun:
         for k, v in sorted(self.agent_env.items()):
             args += ["--agent-env", f"{k}={v}"]
         if self.image is not None:
-            override = {"environment": {"docker_image": self.image}}
+            override = {"sandbox": {"docker_image": self.image}}
             args += ["--config-override", json.dumps(override, sort_keys=True)]
         return args
 
@@ -109,7 +115,9 @@ def version(bench: str) -> str:
 def run(bench: str, spec: BenchRun, *, log: Path, timeout: float | None = None) -> int:
     """Run ``bench eval run``; output goes to ``log``. Returns its exit code."""
     spec.jobs_dir.mkdir(parents=True, exist_ok=True)
-    return run_logged(spec.argv(bench), log=log, timeout=timeout)
+    env = {**os.environ, "BENCHFLOW_AGENTS_SOURCE": "off"}
+    env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    return run_logged(spec.argv(bench), log=log, timeout=timeout, env=env, cwd=spec.jobs_dir)
 
 
 def skills_root(scratch: Path, skills: tuple[Path, ...]) -> Path:

@@ -25,18 +25,21 @@ needs images from Docker Hub) and sets the build's network from ``build_network`
 from __future__ import annotations
 
 import os
-import shutil
-import uuid
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import skillci.runners.harbor as hb
-from skillci.errors import InvalidInputError, RunnerError, SkillciError
+from skillci.errors import InvalidInputError, RunnerError
 from skillci.runners.base import TrialSpec
 from skillci.runners.harbor_builtin import IMPORT_PATH, AgentBridge
 from skillci.runners.harbor_docker import DockerTask, docker_task
-from skillci.trace.models import EvalState, RunRecord, SkillRef
+from skillci.runners.harness_remote import (
+    HarnessEnvironment,
+    skill_ref,
+    write_skills,
+)
+from skillci.trace.models import RunRecord
 
 #: The Harbor environments skillci drives (Harbor's ``EnvironmentType`` values) -> the
 #: credentials each needs: any one group of environment variables, all of it set. Read from
@@ -56,8 +59,6 @@ AGENT_NAMES = {"oracle": "oracle", "noop": "nop"}
 NO_SKILL_AGENTS = frozenset(AGENT_NAMES.values())
 #: The Harbor agent name of skillci's built-in agent (the import-path class's ``name()``).
 BUILTIN_NAME = "skillci-builtin"
-#: Seconds one ``harbor run`` may take before it counts as a harness failure.
-DEFAULT_TIMEOUT = 1800.0
 
 
 def missing_credentials(name: str, environ: dict[str, str] | None = None) -> list[str] | None:
@@ -102,48 +103,28 @@ def harbor_agent(spec: TrialSpec) -> tuple[str, str | None]:
     return kind, model
 
 
-def write_skills(spec: TrialSpec, where: Path) -> list[Path]:
-    """The trial's skill (then its companions) as dirs under ``where``, for ``--skills``."""
-    dirs: list[Path] = []
-    for skill in [s for s in (spec.skill, *spec.companion_skills) if s is not None]:
-        root = where / skill.name
-        for f in skill.files:
-            (root / f.path).parent.mkdir(parents=True, exist_ok=True)
-            (root / f.path).write_bytes(f.content)
-        dirs.append(root)
-    return dirs
-
-
 @dataclass
-class HarborEnvironment:
+class HarborEnvironment(HarnessEnvironment):
     """A :class:`~skillci.runners.remote.RemoteEnvironment` on Harbor environment
-    ``environment`` (its ``name``, as records' ``metadata.remote_environment`` show it:
-    ``harbor:<environment>``). Jobs dirs go under ``work_dir`` (one per attempt; kept unless
-    ``keep_jobs`` is False). ``build_network`` (default ``$SKILLCI_DOCKER_BUILD_NETWORK``):
-    the network of ``docker``'s image builds. Construction checks the name, the credentials
-    and Harbor's executable, so a gate refuses before any trial."""
+    ``environment`` (``harbor:<environment>``; the pool, the attempt dirs and the record's
+    keys: :class:`~skillci.runners.harness_remote.HarnessEnvironment`). ``build_network``
+    (default ``$SKILLCI_DOCKER_BUILD_NETWORK``): the network of ``docker``'s image builds.
+    Construction checks the name, the credentials and Harbor's executable, so a gate refuses
+    before any trial."""
 
-    environment: str
-    work_dir: Path
-    concurrency: int = 4
+    runner: ClassVar[str] = "harbor"
+    result_dir: ClassVar[str] = "trial"
+
     harbor: str | None = None
-    timeout: float | None = DEFAULT_TIMEOUT
-    keep_jobs: bool = True
     env_kwargs: dict[str, str] = field(default_factory=dict)
     build_network: str | None = field(
         default_factory=lambda: os.environ.get("SKILLCI_DOCKER_BUILD_NETWORK") or None
     )
-    name: str = field(init=False)
-    _pool: ThreadPoolExecutor = field(init=False)
     _exe: str = field(init=False)
 
-    def __post_init__(self) -> None:
-        if self.concurrency < 1:
-            raise InvalidInputError("Harbor concurrency must be >= 1", hint="pass 1 or more")
+    def _check(self) -> None:
         check_environment(self.environment)
-        self.name = f"harbor:{self.environment}"
         self._exe = hb.find_harbor(self.harbor)
-        self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="harbor")
 
     def run_spec(
         self, spec: TrialSpec, attempt: int, run_dir: Path, bridge: AgentBridge | None = None
@@ -176,87 +157,24 @@ class HarborEnvironment:
             else {},
         )
 
-    def submit(self, spec: TrialSpec, attempt: int) -> Future[RunRecord]:
-        return self._pool.submit(self._attempt, spec, attempt)
-
-    def cancel(self, future: Future[RunRecord]) -> bool:
-        """True for an attempt not started yet; a started ``harbor run`` runs to its end."""
-        return future.cancel()
-
-    def close(self) -> None:
-        """Drop the attempts not started; wait for the running ones."""
-        self._pool.shutdown(wait=True, cancel_futures=True)
-
-    def _attempt(self, spec: TrialSpec, attempt: int) -> RunRecord:
-        tag = f"{spec.task.id}-r{spec.repeat_index}-a{attempt}-{uuid.uuid4().hex[:8]}"
-        run_dir = self.work_dir / tag
-        run_dir.mkdir(parents=True)
-        log = run_dir / "harbor.log"
-        cause: str | None = None
-        trial: Path | None = None
+    def _launch(self, spec: TrialSpec, attempt: int, run_dir: Path, log: Path) -> int:
         bridge = AgentBridge(spec) if spec.agent.kind == "builtin" else None
         try:
-            try:
-                code = hb.run(self._exe, self.run_spec(spec, attempt, run_dir, bridge), log=log,
-                              timeout=self.timeout)  # fmt: skip
-            finally:
-                if bridge is not None:
-                    bridge.close()
-            from skillci.trace.importers.harbor import find_trials
+            return hb.run(self._exe, self.run_spec(spec, attempt, run_dir, bridge), log=log,
+                          timeout=self.timeout)  # fmt: skip
+        finally:
+            if bridge is not None:
+                bridge.close()
 
-            trials = find_trials(run_dir / "jobs")
-            if len(trials) == 1:
-                trial = trials[0]
-            else:
-                tail = log.read_text(errors="replace")[-400:] if log.is_file() else ""
-                cause = f"harbor exited {code} and left {len(trials)} trial dirs: {tail!r}"
-        except (SkillciError, OSError) as exc:  # could not start: the harness failed
-            cause = f"harbor run failed: {exc}"
-        rec = self._record(spec, trial, run_dir, cause)
-        if not self.keep_jobs:
-            shutil.rmtree(run_dir, ignore_errors=True)
-        return rec
+    def _results(self, jobs: Path) -> list[Path]:
+        from skillci.trace.importers.harbor import find_trials
 
-    def _record(
-        self, spec: TrialSpec, trial: Path | None, run_dir: Path, cause: str | None
-    ) -> RunRecord:
-        """The importer's record of the trial dir (an empty one when Harbor left none:
-        ``infra_error``), as the gate keys it: the spec's task id, repeat, suite and skill."""
+        return find_trials(jobs)
+
+    def _import(self, result: Path, spec: TrialSpec) -> RunRecord:
         from skillci.trace.importers.harbor import import_trial
 
-        if trial is None:
-            trial = run_dir / "no-trial__0000000"
-            trial.mkdir(exist_ok=True)
-        skill = (
-            SkillRef(name=spec.skill.name, version=spec.skill.version,
-                     content_hash=spec.skill_package_hash or spec.skill.package_hash)
-            if spec.skill is not None
-            else None
-        )  # fmt: skip
-        rec = import_trial(trial, skill=skill)
-        meta = {**rec.metadata, "harbor_jobs_dir": str(run_dir / "jobs")}
-        update: dict[str, object] = {}
-        route = spec.agent.route
-        if spec.agent.kind == "builtin" and route is not None:  # as a local record names it
-            update["model"] = rec.model.model_copy(
-                update={"route": spec.agent.route_name, "name": route.model_id}
-            )
-        update |= {
-            "task_id": spec.task.id,
-            "repeat_index": spec.repeat_index,
-            "suite": spec.suite,
-            "split": spec.split,
-            "runtime": rec.runtime.model_copy(
-                update={"runner": "harbor", "sandbox": self.name, "seed": spec.seed}
-            ),
-            "metadata": meta,
-        }
-        if cause is not None:  # the harness failed: a failed measurement, never a verdict
-            update["evaluation"] = rec.evaluation.model_copy(
-                update={"state": EvalState.infra_error, "passed": False, "verifier_output": cause}
-            )
-            meta["harness_error"] = cause
-        return rec.model_copy(update=update)
+        return import_trial(result, skill=skill_ref(spec))
 
 
 __all__ = [

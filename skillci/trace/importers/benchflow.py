@@ -72,6 +72,7 @@ TRAJECTORY = Path("trajectory") / "acp_trajectory.jsonl"
 RUN_CONFIG = "run_config.json"
 USER_ROUNDS = "user_rounds.jsonl"
 LLM_TRAJECTORY = Path("trajectory") / "llm_trajectory.jsonl"
+VERIFIER_STDOUT = Path("verifier") / "test-stdout.txt"
 #: Task-standard acceptance evidence of a gold (reference) run.
 GOLD_RESULT = "gold-result.json"
 GOLD_TRAJECTORY = "gold-trajectory.jsonl"
@@ -79,7 +80,8 @@ ORACLE_RUN = "oracle-run.json"
 #: Files of a rollout dir the importer reads (others are named in ``metadata.unread_files``).
 READ_FILES = frozenset(
     {RESULT, "config.json", RUN_CONFIG, USER_ROUNDS, TRAJECTORY.as_posix(),
-     LLM_TRAJECTORY.as_posix(), GOLD_RESULT, GOLD_TRAJECTORY, ORACLE_RUN}
+     LLM_TRAJECTORY.as_posix(), GOLD_RESULT, GOLD_TRAJECTORY, ORACLE_RUN,
+     VERIFIER_STDOUT.as_posix()}
 )  # fmt: skip
 #: What a BenchFlow jobs dir holds (said when a dir has none of it).
 LAYOUT = "no rollout dir (result.json, trajectory/acp_trajectory.jsonl or <task>__<8 hex>/)"
@@ -252,6 +254,15 @@ def events_from_acp(
                 name = ev.get("raw_input") or ev.get("title") or "skill"
                 path = _text(name.get("skill") if isinstance(name, dict) else name)
                 add(SkillLoadEvent, path=path[:500] or "skill", on_demand=True)
+        elif kind == "oracle":  # BenchFlow's oracle: one run of the task's solve.sh
+            call_id = f"oracle-{i}"
+            add(ToolCallEvent, tool="run", call_id=call_id,
+                arguments={"command": _text(ev.get("command") or "solve.sh")})  # fmt: skip
+            code = ev.get("return_code")
+            said = _text(ev.get("stdout"))
+            add(ToolResultEvent, call_id=call_id, tool="run",
+                exit_code=code if isinstance(code, int) else None,
+                output=said[:_OUTPUT_CAP], truncated=len(said) > _OUTPUT_CAP)  # fmt: skip
         elif kind in ("agent_timeout", "timeout"):
             why = ev.get("reason") or ev.get("content") or "timeout"
             add(ErrorEvent, error_type="Timeout", message=f"agent timed out ({_text(why)[:500]})")
@@ -490,6 +501,8 @@ def import_rollout(
             verifier_error=f"[{res.get('verifier_error_category')}] {verr}" if verr else None,
             verifier_timeout=res.get("verifier_error_category") == "verifier_timeout",
         )
+        if not evaluation.verifier_output and (out := _verifier_stdout(rollout)):
+            evaluation = evaluation.model_copy(update={"verifier_output": out})
         if rewards is not None and not isinstance(rewards, dict):
             warnings.append(f"rewards is {type(rewards).__name__}, not an object")
         if any(sc != reward for sc in scores):
@@ -552,7 +565,7 @@ def import_rollout(
     if not agent:
         agent = "unknown"
         warnings.append("no agent in result.json or run_config.json: recorded as 'unknown'")
-    if not model and not gold:
+    if not model and not gold and agent != "oracle":  # the oracle runs no model
         warnings.append("no model in result.json or run_config.json")
     started = res.get("started_at") or timing.get("started_at")
     ended = res.get("finished_at") or timing.get("ended_at")
@@ -625,6 +638,15 @@ def import_rollout(
         created_at=finished,
     )
     return record
+
+
+def _verifier_stdout(rollout: Path) -> str | None:
+    """The tail of what the verifier printed (``verifier/test-stdout.txt``), untrusted."""
+    try:
+        text = (rollout / VERIFIER_STDOUT).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return text[-_OUTPUT_CAP:] or None
 
 
 def import_jobs(

@@ -58,7 +58,7 @@ def test_every_flag_skillci_passes_is_accepted_by_the_real_parser(
         assert params["environment"] == "docker"
         if run.image:
             override = json.loads(str(params["config_override"]))
-            assert override == {"environment": {"docker_image": run.image}}
+            assert override == {"sandbox": {"docker_image": run.image}}
     # and the help text names each flag
     text = subprocess.run(
         [bench, "eval", "run", "--help"],

@@ -1,0 +1,180 @@
+"""BenchFlow's sandboxes behind :class:`~skillci.runners.remote.RemoteEnvironment` (design 431).
+
+:class:`BenchflowEnvironment` runs each trial :class:`~skillci.runners.remote.RemoteTrials`
+submits as one ``bench eval run --include TASK --concurrency 1`` job
+(:class:`~skillci.runners.benchflow.BenchRun`) and reads the rollout back with BenchFlow's
+importer (:func:`~skillci.trace.importers.benchflow.import_rollout`); the pool, the attempt
+dirs and the record's keys are :class:`~skillci.runners.harness_remote.HarnessEnvironment`'s,
+shared with ``--runner harbor``.
+
+Each attempt gets its own copy of the task (``--tasks-dir`` holds only it) and runs in the
+image skillci's Docker runner builds for the task
+(:func:`~skillci.runners.docker.resolve_image`, with ``$SKILLCI_DOCKER_BUILD_NETWORK`` as the
+build's network), handed to BenchFlow as ``sandbox.docker_image``: BenchFlow's own
+``docker compose build`` needs the engine's default bridge, which the CI engine has none of.
+BenchFlow closes a no-network task's network itself (its ``docker-compose-no-network.yaml``
+gives ``main`` ``network_mode: none``).
+
+Agents: ``oracle`` is BenchFlow's oracle (the task's ``solution/solve.sh``); ``noop`` is
+that oracle over a ``solve.sh`` that does nothing (BenchFlow 0.7 has no no-op agent), so the
+verifier judges the untouched workspace; a real agent is the ACP agent BenchFlow registers for
+it (:data:`REAL_AGENTS`) with the route's model. skillci's built-in agent does not run here
+yet (BenchFlow's in-process ``session-factory`` agents are the way: design 431).
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+import skillci.runners.benchflow as bf
+from skillci.errors import InvalidInputError, RunnerError
+from skillci.runners.base import TrialSpec
+from skillci.runners.harness_remote import HarnessEnvironment, skill_ref, write_skills
+from skillci.trace.models import AgentRole, RunRecord
+
+#: BenchFlow sandboxes skillci drives (``bench eval run --sandbox``) -> their credentials
+#: (as Harbor's table). Only ``docker`` for now: it runs in this project's CI.
+ENVIRONMENTS: dict[str, tuple[tuple[str, ...], ...]] = {"docker": ()}
+#: skillci agent kinds BenchFlow runs without a model.
+NO_MODEL_AGENTS = frozenset({"oracle", "noop"})
+#: skillci's real agents -> the ACP agent BenchFlow 0.7.11 registers for each
+#: (``benchflow.agents.registry.AGENTS``; the contract test checks the names).
+REAL_AGENTS = {
+    "claude-code": "claude-agent-acp",
+    "codex": "codex-acp",
+    "opencode": "opencode",
+    "gemini": "gemini",
+}
+#: What ``noop`` runs as BenchFlow's oracle: a solve.sh that changes nothing.
+NOOP_SOLVE = "#!/usr/bin/env bash\n# skillci's noop agent: the workspace is left as it is\nexit 0\n"
+#: Says where ``--runner benchflow`` cannot run (the engine is absent).
+ENGINE_HINT = f"{bf.INSTALL_HINT}, with a Docker engine reachable (DOCKER_HOST)"
+
+
+def supported(kind: str) -> bool:
+    """Whether agent kind ``kind`` can be the student (or oracle) on BenchFlow."""
+    return kind in NO_MODEL_AGENTS or kind in REAL_AGENTS
+
+
+def check_agent(kind: str) -> None:
+    """Refuse (exit 2) an agent BenchFlow cannot run, before any trial."""
+    if not supported(kind):
+        runs = ", ".join([*sorted(NO_MODEL_AGENTS), *REAL_AGENTS])
+        raise InvalidInputError(
+            f"--runner benchflow cannot run agent {kind!r}",
+            hint=f"use --agent {runs}, or --runner harbor / local for the built-in agent",
+        )
+
+
+def bench_agent(spec: TrialSpec) -> tuple[str, str | None]:
+    """BenchFlow's agent and model for ``spec``'s agent."""
+    kind = spec.agent.kind
+    if kind in NO_MODEL_AGENTS:
+        return "oracle", None
+    check_agent(kind)
+    model = spec.agent.route.model if spec.agent.route is not None else spec.agent.route_name
+    return REAL_AGENTS[kind], model
+
+
+def export_task(task_root: Path, where: Path, *, noop: bool) -> Path:
+    """``task_root`` copied to ``where/<its name>`` (BenchFlow's tasks dir is ``where``);
+    for ``noop`` its ``solution/solve.sh`` does nothing."""
+    dest = where / task_root.name
+    shutil.copytree(task_root, dest, symlinks=True)
+    if noop:
+        solve = dest / "solution" / "solve.sh"
+        shutil.rmtree(dest / "solution", ignore_errors=True)
+        solve.parent.mkdir()
+        solve.write_text(NOOP_SOLVE)
+        solve.chmod(0o755)
+    return dest
+
+
+@dataclass
+class BenchflowEnvironment(HarnessEnvironment):
+    """A :class:`~skillci.runners.remote.RemoteEnvironment` on BenchFlow sandbox
+    ``environment`` (``benchflow:<environment>``). ``bench``: BenchFlow's executable (None:
+    ``$SKILLCI_BENCH``, else ``bench`` on PATH). Construction refuses (exit 2, one-line hint)
+    an unknown sandbox, or a machine without ``bench`` or a Docker engine."""
+
+    runner: ClassVar[str] = "benchflow"
+    result_dir: ClassVar[str] = "rollout"
+
+    bench: str | None = None
+    _exe: str = field(init=False)
+
+    def _check(self) -> None:
+        if self.environment not in ENVIRONMENTS:
+            raise InvalidInputError(
+                f"unknown BenchFlow sandbox {self.environment!r}",
+                hint=f"use one of: {', '.join(ENVIRONMENTS)}",
+            )
+        from skillci.runners.docker import docker_available
+
+        try:
+            self._exe = bf.find_bench(self.bench)
+        except RunnerError as exc:
+            raise InvalidInputError(f"--runner benchflow: {exc}", hint=ENGINE_HINT) from None
+        why = docker_available()
+        if why is not None:
+            raise InvalidInputError(f"--runner benchflow: {why}", hint=ENGINE_HINT)
+
+    def run_spec(self, spec: TrialSpec, run_dir: Path, image: str | None) -> bf.BenchRun:
+        """The ``bench eval run`` of one attempt (what the contract test checks against
+        BenchFlow's parser); the task is exported under ``run_dir/tasks``."""
+        agent, model = bench_agent(spec)
+        task = export_task(spec.task.root, run_dir / "tasks", noop=spec.agent.kind == "noop")
+        skills = [] if agent == "oracle" else write_skills(spec, run_dir / "skills")
+        return bf.BenchRun(
+            tasks_dir=task.parent,
+            include=[task.name],
+            agent=agent,
+            model=model,
+            jobs_dir=run_dir / "jobs",
+            skill_mode="with-skill" if skills else "no-skill",
+            skills_dir=run_dir / "skills" if skills else None,
+            sandbox=self.environment,
+            concurrency=1,
+            image=image,
+        )
+
+    def _launch(self, spec: TrialSpec, attempt: int, run_dir: Path, log: Path) -> int:
+        from skillci.runners.docker import resolve_image
+
+        run = self.run_spec(spec, run_dir, resolve_image(spec))
+        return bf.run(self._exe, run, log=log, timeout=self.timeout)
+
+    def _results(self, jobs: Path) -> list[Path]:
+        from skillci.trace.importers.benchflow import find_rollouts
+
+        return find_rollouts(jobs)
+
+    def _import(self, result: Path, spec: TrialSpec) -> RunRecord:
+        from skillci.trace.importers.benchflow import import_rollout
+
+        return import_rollout(result, skill=skill_ref(spec), role=AgentRole(spec.agent.role))
+
+    def _adjust(self, spec: TrialSpec, rec: RunRecord) -> tuple[dict[str, str], dict[str, object]]:
+        """The record's role is the spec's; ``noop`` is named so, with what ran it."""
+        extra: dict[str, object] = {"benchflow_agent": bench_agent(spec)[0]}
+        if spec.agent.kind == "noop":
+            extra["noop"] = "BenchFlow's oracle over a solve.sh that does nothing"
+            return {"harness": "noop"}, extra
+        return {}, extra
+
+
+__all__ = [
+    "ENGINE_HINT",
+    "ENVIRONMENTS",
+    "NOOP_SOLVE",
+    "NO_MODEL_AGENTS",
+    "REAL_AGENTS",
+    "BenchflowEnvironment",
+    "bench_agent",
+    "check_agent",
+    "export_task",
+    "supported",
+]
