@@ -162,13 +162,13 @@ EnvOpt = Annotated[
 ]
 ConcurrencyOpt = Annotated[
     int | None,
-    typer.Option("--concurrency", help="With --runner harbor: trials in flight at once (4)."),
+    typer.Option("--concurrency", help="With a remote --runner: trials in flight at once (4)."),
 ]
 MaxTrialsOpt = Annotated[
     int | None,
     typer.Option(
         "--max-trials",
-        help="With --runner harbor: trials submitted at most, retries and look-ahead included.",
+        help="With a remote --runner: trials submitted at most, retries and look-ahead included.",
     ),
 ]
 MaxUsdOpt = Annotated[
@@ -176,7 +176,7 @@ MaxUsdOpt = Annotated[
     typer.Option(
         "--max-usd",
         min=0,
-        help="With --runner harbor: no trial is submitted once the returned trials cost this "
+        help="With a remote --runner: no trial is submitted once the returned trials cost this "
         "many dollars (an unknown cost counts as the dearest known one).",
     ),
 ]

@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from skillci.errors import UsageError
-from skillci.flows.remote import RunnerOptions, open_environment, remote_source
+from skillci.flows.remote import RunnerOptions, check_agent, open_environment, remote_source
 from skillci.providers.budget import Budget
 from skillci.runners.base import (
     AgentSpec,
@@ -218,6 +218,7 @@ def _run_remote(req: EvalRequest, remote: RunnerOptions, progress: Progress | No
     credentials or Harbor (exit 4) are refused before anything runs."""
     from skillci.trace.store import TraceStore
 
+    check_agent(remote, req.agent)  # one the remote runner cannot run: exit 2
     env = open_environment(remote, req.home)
     try:
         specs = plan_eval(req)

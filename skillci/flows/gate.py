@@ -22,6 +22,7 @@ from skillci.errors import InvalidInputError, SkillciError, UsageError
 from skillci.flows.context import RepoContext, task_hash_memo, token_counts
 from skillci.flows.remote import (
     RunnerOptions,
+    check_agent,
     open_environment,
     remote_config,
     remote_source,
@@ -464,6 +465,7 @@ def load_inputs(ctx: RepoContext, opts: GateOptions) -> GateInputs:
     agent = student_agent(
         opts.student, opts.agent, opts.agent_version, remote=opts.remote is not None
     )  # an absent real agent fails here (exit 4), before any work
+    check_agent(opts.remote, agent.kind)  # one the remote runner cannot run: exit 2
     judge = judge_spec(opts.judge)  # an unknown route fails here (exit 2)
     with token_counts(ctx.state_dir, write=not ctx.dry_run):
         base = _load_side(ctx, base_sha, skill_dir, opts.suites, real=agent.real)

@@ -68,14 +68,15 @@ def trial_runner_help() -> str:
 
 
 def env_help() -> str:
-    """``--env``'s help: Harbor's environments skillci drives, from their table."""
-    from skillci.runners.harbor_remote import ENVIRONMENTS
-
-    cloud = [n for n, creds in ENVIRONMENTS.items() if creds]
-    return (
-        f"Harbor environment with --runner harbor: {', '.join(ENVIRONMENTS)} "
-        f"({', '.join(cloud)} need their credentials in the environment)."
-    )
+    """``--env``'s help: each remote runner's environments, from its environment class."""
+    parts = []
+    for name, entry in runners.remote_runners().items():
+        table = entry.environment_class().environments
+        cloud = [n for n, creds in table.items() if creds]
+        need = f" ({', '.join(cloud)} need their credentials in the environment)" if cloud else ""
+        only = " (the default: its only one)" if len(table) == 1 else ""
+        parts.append(f"--runner {name}: {', '.join(table)}{only}{need}")
+    return "Where a remote runner's trials run. " + "; ".join(parts) + "."
 
 
 def sandbox_choices() -> list[str]:

@@ -30,7 +30,7 @@ from skillci.errors import InvalidInputError
 from skillci.flows.context import RepoContext
 from skillci.flows.gate import student_agent
 from skillci.flows.proposal_store import PROPOSAL_BLOB
-from skillci.flows.remote import RunnerOptions, open_environment, remote_source
+from skillci.flows.remote import RunnerOptions, check_agent, open_environment, remote_source
 from skillci.flows.review_post import GATE_CONTEXT
 from skillci.forge.base import (
     APPROVED_LABEL,
@@ -44,7 +44,7 @@ from skillci.patch.apply import apply
 from skillci.patch.diff import render_diff
 from skillci.present.mdsafe import md_code, md_fence, md_text
 from skillci.runners.base import TrialSpec, builtin_agent, plan
-from skillci.runners.harbor_remote import HarborEnvironment
+from skillci.runners.harness_remote import HarnessEnvironment
 from skillci.runners.remote import RemoteTrials
 from skillci.runners.scheduler import Scheduler, error_cause
 from skillci.skill.package import SkillPackage
@@ -112,10 +112,11 @@ class ProposeRuns:
         self.student = student_agent(
             opts.student, opts.agent, opts.agent_version, remote=opts.remote is not None
         )  # on Harbor: the built-in loop is refused (exit 2) before the credentials (exit 4)
+        check_agent(opts.remote, self.student.kind)  # one the remote runner cannot run: exit 2
         self.teacher = builtin_agent(opts.teacher, role="teacher")
         self.scheduler = Scheduler(parallel=opts.parallel, store=ctx.store)
         self.repeats: Counter[tuple[str, str | None]] = Counter()
-        self.env: HarborEnvironment | None = None
+        self.env: HarnessEnvironment | None = None
         self.remote: RemoteTrials | None = None
         if opts.remote is not None:
             self.env = open_environment(opts.remote, ctx.state_dir)

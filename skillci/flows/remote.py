@@ -1,12 +1,14 @@
-"""``--runner harbor --env NAME``: the trial commands' trials on a Harbor environment (issue 36).
+"""``--runner harbor|benchflow --env NAME``: the trial commands' trials on a harness's
+environment (issue 36; issue 31).
 
 ``eval run``, ``gate``, ``review`` and ``propose`` take the same runner flags; :func:`runner_options`
 checks them (exit 2 on a bad combination, before anything loads), :func:`open_environment`
-makes the :class:`~skillci.runners.harbor_remote.HarborEnvironment` (a cloud environment
-without its credentials, or no Harbor executable: exit 4, before any trial), and
+makes the runner's :class:`~skillci.runners.harness_remote.HarnessEnvironment` from the runner
+registry (Harbor: a cloud environment without its credentials, or no Harbor executable, exit 4;
+BenchFlow: no ``bench`` or no Docker engine, exit 2 -- each before any trial), and
 :func:`remote_source` the :class:`~skillci.runners.remote.RemoteTrials` the gate's rounds run
 on — the same decision code as a local gate, over records kept in the same trial cache and
-trace store (docs/design/412-runner-harbor-cli.md).
+trace store (docs/design/412-runner-harbor-cli.md, 431-runner-benchflow.md).
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from skillci.errors import InvalidInputError
 from skillci.runners.base import JudgeSpec
-from skillci.runners.harbor_remote import ENVIRONMENTS, HarborEnvironment
+from skillci.runners.harness_remote import HarnessEnvironment
 from skillci.runners.outcome import TrialRun
-from skillci.runners.registry import LOCAL, trial_runners
+from skillci.runners.registry import LOCAL, remote_runners, runner_entry, trial_runners
 from skillci.runners.remote import RemoteLimits, RemoteTrials
 from skillci.trace.store import TraceStore
 
@@ -31,7 +34,8 @@ DEFAULT_CONCURRENCY = 4
 class RunnerOptions:
     """Where a command's trials run remotely, and the limits that hold there."""
 
-    #: the Harbor environment (``--env``): docker, daytona, modal, e2b, runloop
+    #: the runner's environment (``--env``): Harbor's docker, daytona, modal, e2b, runloop;
+    #: BenchFlow's docker
     env: str
     #: attempts in flight at once on the environment (``--concurrency``)
     concurrency: int = DEFAULT_CONCURRENCY
@@ -41,11 +45,21 @@ class RunnerOptions:
     max_usd: float | None = None
     #: Harbor's executable (``--harbor``; None: $SKILLCI_HARBOR, else ``harbor`` on PATH)
     harbor: str | None = None
+    #: the remote runner (``--runner``): a registry runner with ``remote``
+    runner: str = "harbor"
 
     @property
     def name(self) -> str:
-        """As records and reports show it: ``harbor:<env>``."""
-        return f"harbor:{self.env}"
+        """As records and reports show it: ``<runner>:<env>``."""
+        return f"{self.runner}:{self.env}"
+
+    def environment_class(self) -> type[HarnessEnvironment]:
+        return runner_entry(self.runner).environment_class()
+
+    @property
+    def executable(self) -> str | None:
+        """The harness executable named on the command line (``--harbor``)."""
+        return self.harbor if self.runner == "harbor" else None
 
     def limits(self, *, lookahead: int = 1) -> RemoteLimits:
         return RemoteLimits(
@@ -66,29 +80,39 @@ def runner_options(
     harbor: str | None = None,
 ) -> RunnerOptions | None:
     """The remote runner the flags ask for (None: local trials). A flag that only means
-    something remotely without ``--runner harbor``, ``--runner harbor`` without ``--env``,
-    an unknown runner or environment: exit 2 naming the flag and the valid values."""
+    something remotely without ``--runner harbor|benchflow``, a remote runner without
+    ``--env`` (unless it has one environment only), ``--harbor`` with another runner, an
+    unknown runner or environment: exit 2 naming the flag and the valid values."""
     runner = runner or LOCAL
+    remotes = "|".join(remote_runners())
     if runner not in trial_runners():
         raise InvalidInputError(
             f"--runner {runner!r} cannot run these trials",
-            hint=f"use one of: {', '.join(trial_runners())} (harbor needs --env NAME)",
+            hint=f"use one of: {', '.join(trial_runners())} (a remote runner takes --env NAME)",
         )
-    envs = ", ".join(ENVIRONMENTS)
     if runner == LOCAL:
         given = {"--env": env, "--concurrency": concurrency, "--max-trials": max_trials,
                  "--max-usd": max_usd, "--harbor": harbor}  # fmt: skip
         for flag, value in given.items():
             if value is not None:
                 raise InvalidInputError(
-                    f"{flag} needs --runner harbor (trials run locally without it)",
-                    hint=f"add --runner harbor --env NAME ({envs}), or drop {flag}",
+                    f"{flag} needs --runner {remotes} (trials run locally without it)",
+                    hint=f"add --runner {remotes} --env NAME, or drop {flag}",
                 )
         return None
+    table = runner_entry(runner).environment_class().environments
+    envs = ", ".join(table)
+    if harbor is not None and runner != "harbor":
+        raise InvalidInputError(
+            f"--harbor needs --runner harbor, not {runner}",
+            hint="drop --harbor ($SKILLCI_BENCH names BenchFlow's bench)",
+        )
+    if env is None and len(table) == 1:
+        env = next(iter(table))
     if env is None:
-        raise InvalidInputError("--runner harbor needs --env NAME", hint=f"use one of: {envs}")
-    if env not in ENVIRONMENTS:
-        raise InvalidInputError(f"unknown Harbor environment {env!r}", hint=f"use one of: {envs}")
+        raise InvalidInputError(f"--runner {runner} needs --env NAME", hint=f"use one of: {envs}")
+    if env not in table:
+        raise InvalidInputError(f"unknown {runner} environment {env!r}", hint=f"use one of: {envs}")
     for flag, value in (("--concurrency", concurrency), ("--max-trials", max_trials)):
         if value is not None and value < (1 if flag == "--concurrency" else 0):
             raise InvalidInputError(f"{flag} {value} is out of range", hint=f"pass {flag} >= 1")
@@ -98,30 +122,33 @@ def runner_options(
         max_trials=max_trials,
         max_usd=max_usd,
         harbor=harbor,
+        runner=runner,
     )
 
 
 def preflight(opts: RunnerOptions) -> None:
-    """Exit 4 now, before anything is touched, when the environment lacks its credentials or
-    Harbor is not installed (what :func:`open_environment` would refuse)."""
-    from skillci.runners.harbor import find_harbor
-    from skillci.runners.harbor_remote import check_environment
-
-    check_environment(opts.env)
-    find_harbor(opts.harbor)
+    """Refuse now, before anything is touched, what :func:`open_environment` would refuse
+    (Harbor: missing credentials or executable, exit 4; BenchFlow: no engine, exit 2)."""
+    opts.environment_class().preflight(opts.env, opts.executable)
 
 
-def open_environment(opts: RunnerOptions, state_dir: Path) -> HarborEnvironment:
-    """The Harbor environment of ``opts``, its jobs dirs under ``state_dir/harbor-jobs``:
-    a cloud environment without credentials or no Harbor executable fails here (exit 4)."""
-    return HarborEnvironment(
-        opts.env, state_dir / "harbor-jobs", concurrency=opts.concurrency, harbor=opts.harbor
-    )
+def check_agent(opts: RunnerOptions | None, kind: str) -> None:
+    """Exit 2 when the remote runner of ``opts`` cannot run agent kind ``kind``."""
+    if opts is not None:
+        opts.environment_class().check_agent(kind)
+
+
+def open_environment(opts: RunnerOptions, state_dir: Path) -> HarnessEnvironment:
+    """The environment of ``opts``, its jobs dirs under ``state_dir/<runner>-jobs``; what
+    :func:`preflight` refuses fails here."""
+    cls = opts.environment_class()
+    exe: dict[str, Any] = {"harbor": opts.harbor} if opts.runner == "harbor" else {}
+    return cls(opts.env, state_dir / f"{opts.runner}-jobs", concurrency=opts.concurrency, **exe)
 
 
 def remote_source(
     opts: RunnerOptions,
-    env: HarborEnvironment,
+    env: HarnessEnvironment,
     state_dir: Path,
     store: TraceStore,
     *,
@@ -157,6 +184,7 @@ def remote_config(opts: RunnerOptions, src: RemoteTrials) -> dict[str, object]:
 __all__ = [
     "DEFAULT_CONCURRENCY",
     "RunnerOptions",
+    "check_agent",
     "open_environment",
     "preflight",
     "remote_config",

@@ -25,7 +25,7 @@ yet (BenchFlow's in-process ``session-factory`` agents are the way: design 431).
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -51,7 +51,11 @@ REAL_AGENTS = {
 #: What ``noop`` runs as BenchFlow's oracle: a solve.sh that changes nothing.
 NOOP_SOLVE = "#!/usr/bin/env bash\n# skillci's noop agent: the workspace is left as it is\nexit 0\n"
 #: Says where ``--runner benchflow`` cannot run (the engine is absent).
-ENGINE_HINT = f"{bf.INSTALL_HINT}, with a Docker engine reachable (DOCKER_HOST)"
+ENGINE_HINT = (
+    f"install benchflow=={bf.BENCHFLOW_VERSION} in its own Python 3.12 venv and set "
+    "SKILLCI_BENCH to its bin/bench (scripts/ci_venvs.sh does both), with a Docker engine "
+    "at DOCKER_HOST; or use --runner local"
+)
 
 
 def supported(kind: str) -> bool:
@@ -103,24 +107,37 @@ class BenchflowEnvironment(HarnessEnvironment):
     runner: ClassVar[str] = "benchflow"
     result_dir: ClassVar[str] = "rollout"
 
-    bench: str | None = None
-    _exe: str = field(init=False)
+    environments: ClassVar[dict[str, tuple[tuple[str, ...], ...]]] = ENVIRONMENTS
 
-    def _check(self) -> None:
-        if self.environment not in ENVIRONMENTS:
+    bench: str | None = None
+
+    @property
+    def executable(self) -> str | None:
+        return self.bench
+
+    @classmethod
+    def preflight(cls, environment: str, executable: str | None) -> str:
+        """Exit 2 with a one-line hint for an unknown sandbox, or where the engine is absent
+        (no ``bench``, or no Docker engine to reach)."""
+        if environment not in ENVIRONMENTS:
             raise InvalidInputError(
-                f"unknown BenchFlow sandbox {self.environment!r}",
+                f"unknown BenchFlow sandbox {environment!r}",
                 hint=f"use one of: {', '.join(ENVIRONMENTS)}",
             )
         from skillci.runners.docker import docker_available
 
         try:
-            self._exe = bf.find_bench(self.bench)
+            exe = bf.find_bench(executable)
         except RunnerError as exc:
-            raise InvalidInputError(f"--runner benchflow: {exc}", hint=ENGINE_HINT) from None
+            raise InvalidInputError(f"--runner benchflow: {exc.message}", hint=ENGINE_HINT) from None
         why = docker_available()
         if why is not None:
             raise InvalidInputError(f"--runner benchflow: {why}", hint=ENGINE_HINT)
+        return exe
+
+    @classmethod
+    def check_agent(cls, kind: str) -> None:
+        check_agent(kind)
 
     def run_spec(self, spec: TrialSpec, run_dir: Path, image: str | None) -> bf.BenchRun:
         """The ``bench eval run`` of one attempt (what the contract test checks against

@@ -115,16 +115,24 @@ class HarborEnvironment(HarnessEnvironment):
     runner: ClassVar[str] = "harbor"
     result_dir: ClassVar[str] = "trial"
 
+    environments: ClassVar[dict[str, tuple[tuple[str, ...], ...]]] = ENVIRONMENTS
+
     harbor: str | None = None
     env_kwargs: dict[str, str] = field(default_factory=dict)
     build_network: str | None = field(
         default_factory=lambda: os.environ.get("SKILLCI_DOCKER_BUILD_NETWORK") or None
     )
-    _exe: str = field(init=False)
 
-    def _check(self) -> None:
-        check_environment(self.environment)
-        self._exe = hb.find_harbor(self.harbor)
+    @property
+    def executable(self) -> str | None:
+        return self.harbor
+
+    @classmethod
+    def preflight(cls, environment: str, executable: str | None) -> str:
+        """An unknown environment: exit 2; a cloud one without credentials, or no Harbor
+        executable: exit 4 (each with its one-line hint)."""
+        check_environment(environment)
+        return hb.find_harbor(executable)
 
     def run_spec(
         self, spec: TrialSpec, attempt: int, run_dir: Path, bridge: AgentBridge | None = None

@@ -67,6 +67,9 @@ class HarnessEnvironment:
     runner: ClassVar[str]
     #: what the harness calls one trial's result dir (said when it left none, or several)
     result_dir: ClassVar[str] = "trial"
+    #: its environments (``--env``) -> the credentials each needs: any one group of
+    #: environment variables, all of it set (none: runs with what this machine has)
+    environments: ClassVar[dict[str, tuple[tuple[str, ...], ...]]]
 
     environment: str
     work_dir: Path
@@ -85,9 +88,25 @@ class HarnessEnvironment:
         self.name = f"{self.runner}:{self.environment}"
         self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix=self.runner)
 
+    _exe: str = field(init=False)
+
     def _check(self) -> None:
-        """Refuse (with a one-line hint) what cannot run: the environment, the executable."""
+        self._exe = self.preflight(self.environment, self.executable)
+
+    @property
+    def executable(self) -> str | None:
+        """The harness executable the caller named (None: its variable, else PATH)."""
         raise NotImplementedError
+
+    @classmethod
+    def preflight(cls, environment: str, executable: str | None) -> str:
+        """Refuse (with a one-line hint) what cannot run here -- the environment, its
+        credentials, the harness's executable -- before any trial; the executable's path."""
+        raise NotImplementedError
+
+    @classmethod
+    def check_agent(cls, kind: str) -> None:
+        """Refuse (exit 2) an agent kind this harness cannot run (all run by default)."""
 
     def _launch(self, spec: TrialSpec, attempt: int, run_dir: Path, log: Path) -> int:
         """Run the harness's job of one attempt into ``run_dir / "jobs"``; its exit code."""

@@ -35,6 +35,7 @@ from skillci.errors import ConfigError, UsageError
 if TYPE_CHECKING:
     from skillci.agents.base import Shell
     from skillci.runners.base import Runner
+    from skillci.runners.harness_remote import HarnessEnvironment
     from skillci.runners.sandbox import Mount
     from skillci.tasks.environment import EnvRequirements, RunnerCapabilities
     from skillci.trace.models import RunRecord, SkillRef
@@ -103,6 +104,21 @@ class RunnerEntry:
     remote: bool = False
     """It also runs the trials of ``eval run``, ``gate``, ``review`` and ``propose`` on a
     remote environment (``--runner NAME --env ENV``, skillci.flows.remote; design 412)."""
+    environment: str = ""
+    """With ``remote``: ``module:attr`` of its
+    :class:`~skillci.runners.harness_remote.HarnessEnvironment` subclass (design 431)."""
+
+    def environment_class(self) -> type[HarnessEnvironment]:
+        """The class running this runner's trials remotely (imported now)."""
+        from skillci.runners.harness_remote import HarnessEnvironment
+
+        made: object = _load(self.environment, f"runner {self.name!r}", RUNNER_GROUP)
+        if not (isinstance(made, type) and issubclass(made, HarnessEnvironment)):
+            raise ConfigError(
+                f"runner {self.name!r}: {self.environment} is not a HarnessEnvironment",
+                hint="point it at a subclass of skillci.runners.harness_remote.HarnessEnvironment",
+            )
+        return made
 
     def load(self) -> Runner | HarnessRunner:
         """A fresh runner (a trial runner keeps per-trial state: one per trial)."""
@@ -159,6 +175,8 @@ BUILTIN_RUNNERS = (
         "BenchFlow's bench CLI and its agents",
         "skillci.runners.benchflow:BenchflowRunner",
         harness=True,
+        remote=True,
+        environment="skillci.runners.benchflow_remote:BenchflowEnvironment",
     ),
     RunnerEntry(
         "harbor",
@@ -166,6 +184,7 @@ BUILTIN_RUNNERS = (
         "skillci.runners.harbor:HarborRunner",
         harness=True,
         remote=True,
+        environment="skillci.runners.harbor_remote:HarborEnvironment",
     ),
 )
 
@@ -224,6 +243,11 @@ def trial_runners() -> list[str]:
     """``--runner`` values of the trial commands: :data:`LOCAL` (this machine, the
     default), then every runner that runs them on a remote environment."""
     return [LOCAL, *(n for n, e in runners().items() if e.remote)]
+
+
+def remote_runners() -> dict[str, RunnerEntry]:
+    """The runners that run the trial commands' trials remotely (``--runner NAME``)."""
+    return {n: e for n, e in runners().items() if e.remote}
 
 
 def runner_entry(name: str) -> RunnerEntry:
@@ -326,6 +350,7 @@ __all__ = [
     "mode_of_runner",
     "modes",
     "open_shell",
+    "remote_runners",
     "runner_entry",
     "runner_for_mode",
     "runner_names",
