@@ -97,6 +97,29 @@ def export_task(task_root: Path, where: Path, *, noop: bool) -> Path:
     return dest
 
 
+def bench_run(
+    spec: TrialSpec, run_dir: Path, *, image: str | None, sandbox: str = "docker"
+) -> bf.BenchRun:
+    """The ``bench eval run`` of one attempt of ``spec`` in ``image`` (what the contract test
+    checks against BenchFlow's parser); the task is exported under ``run_dir/tasks``, the
+    skills (for a real agent) under ``run_dir/skills``."""
+    agent, model = bench_agent(spec)
+    task = export_task(spec.task.root, run_dir / "tasks", noop=spec.agent.kind == "noop")
+    skills = [] if agent == "oracle" else write_skills(spec, run_dir / "skills")
+    return bf.BenchRun(
+        tasks_dir=task.parent,
+        include=[task.name],
+        agent=agent,
+        model=model,
+        jobs_dir=run_dir / "jobs",
+        skill_mode="with-skill" if skills else "no-skill",
+        skills_dir=run_dir / "skills" if skills else None,
+        sandbox=sandbox,
+        concurrency=1,
+        image=image,
+    )
+
+
 @dataclass
 class BenchflowEnvironment(HarnessEnvironment):
     """A :class:`~skillci.runners.remote.RemoteEnvironment` on BenchFlow sandbox
@@ -129,7 +152,9 @@ class BenchflowEnvironment(HarnessEnvironment):
         try:
             exe = bf.find_bench(executable)
         except RunnerError as exc:
-            raise InvalidInputError(f"--runner benchflow: {exc.message}", hint=ENGINE_HINT) from None
+            raise InvalidInputError(
+                f"--runner benchflow: {exc.message}", hint=ENGINE_HINT
+            ) from None
         why = docker_available()
         if why is not None:
             raise InvalidInputError(f"--runner benchflow: {why}", hint=ENGINE_HINT)
@@ -140,23 +165,7 @@ class BenchflowEnvironment(HarnessEnvironment):
         check_agent(kind)
 
     def run_spec(self, spec: TrialSpec, run_dir: Path, image: str | None) -> bf.BenchRun:
-        """The ``bench eval run`` of one attempt (what the contract test checks against
-        BenchFlow's parser); the task is exported under ``run_dir/tasks``."""
-        agent, model = bench_agent(spec)
-        task = export_task(spec.task.root, run_dir / "tasks", noop=spec.agent.kind == "noop")
-        skills = [] if agent == "oracle" else write_skills(spec, run_dir / "skills")
-        return bf.BenchRun(
-            tasks_dir=task.parent,
-            include=[task.name],
-            agent=agent,
-            model=model,
-            jobs_dir=run_dir / "jobs",
-            skill_mode="with-skill" if skills else "no-skill",
-            skills_dir=run_dir / "skills" if skills else None,
-            sandbox=self.environment,
-            concurrency=1,
-            image=image,
-        )
+        return bench_run(spec, run_dir, image=image, sandbox=self.environment)
 
     def _launch(self, spec: TrialSpec, attempt: int, run_dir: Path, log: Path) -> int:
         from skillci.runners.docker import resolve_image
@@ -191,6 +200,7 @@ __all__ = [
     "REAL_AGENTS",
     "BenchflowEnvironment",
     "bench_agent",
+    "bench_run",
     "check_agent",
     "export_task",
     "supported",
