@@ -10,7 +10,6 @@ fails them under SKILLCI_REQUIRE_SERVICES (as .ci/run sets after starting the en
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -23,34 +22,10 @@ from skillci.tasks.loader import load_task
 from skillci.tasks.models import Task
 from skillci.trace.models import EvalState, RunRecord
 from skillci.trace.store import TraceStore
-from tests import services
 
 ROOT = Path(__file__).resolve().parents[3]
 ORACLE = AgentSpec(kind="oracle", role="oracle")
 NOOP = AgentSpec(kind="noop", role="student")
-
-
-def _compose_absent() -> str | None:
-    docker = shutil.which("docker")
-    if docker is None:
-        return "no docker CLI on PATH"
-    proc = subprocess.run([docker, "compose", "version"], capture_output=True, text=True,
-                          timeout=30, check=False)  # fmt: skip
-    if proc.returncode != 0:
-        return (
-            "Harbor's docker environment needs the Docker Compose v2 plugin (`docker compose`) "
-            'and this docker CLI has none; install it: eval "$(bash scripts/ci_docker.sh start)"'
-        )
-    return None
-
-
-@pytest.fixture
-def compose() -> None:
-    if (why := _compose_absent()) is None:
-        return
-    if "docker" in services.required():
-        pytest.fail(f"[docker] required by {services.REQUIRE_ENV} but absent: {why}", pytrace=False)
-    pytest.skip(f"[docker] {why}")
 
 
 def _run(
