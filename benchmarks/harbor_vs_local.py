@@ -1,8 +1,13 @@
-"""The same sequential gate locally and through Harbor's docker environment (issue 36).
+"""The same sequential gate locally and through Harbor's (or BenchFlow's) docker environment
+(issue 36; issue 31).
 
     eval "$(bash scripts/ci_docker.sh start)"; eval "$(bash scripts/ci_venvs.sh)"
     .venv/bin/python benchmarks/harbor_vs_local.py [--suite regression] [--repeat 2]
-        [--agent oracle] [--concurrency 2] [--json]
+        [--agent oracle] [--concurrency 2] [--runner harbor|benchflow] [--json]
+
+``--runner benchflow`` runs the remote side on
+:class:`~skillci.runners.benchflow_remote.BenchflowEnvironment` (``bench eval run`` per
+attempt; oracle and noop only: design 431) and names it ``benchflow_docker``.
 
 The gate's real suite code (:func:`skillci.flows.gate.run_suite`: base trials, then head
 rounds fed to the sequential paired test, stopping when it decides; impact selection off so
@@ -34,7 +39,7 @@ import yaml
 
 from skillci.flows.gate import GateInputs, GateOptions, GateRunner, TrialSource, _Side, run_suite
 from skillci.runners.base import AgentSpec, builtin_agent
-from skillci.runners.harbor_remote import HarborEnvironment
+from skillci.runners.registry import runner_entry
 from skillci.runners.remote import RemoteLimits, RemoteTrials
 from skillci.skill.package import SkillPackage
 from skillci.skill.render import render
@@ -81,12 +86,13 @@ def gate(suite: str, opts: GateOptions, ins: GateInputs, src: TrialSource) -> di
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="the same gate locally and on Harbor's docker env")
+    ap = argparse.ArgumentParser(description="the same gate locally and on a harness's docker env")
     ap.add_argument("--suite", default="regression")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--agent", default="oracle", choices=["oracle", "noop", "builtin"])
     ap.add_argument("--student", default="sim/student", help="route of --agent builtin")
     ap.add_argument("--concurrency", type=int, default=2)
+    ap.add_argument("--runner", default="harbor", choices=["harbor", "benchflow"])
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     agent = (
@@ -98,32 +104,34 @@ def main(argv: list[str] | None = None) -> int:
     opts = GateOptions(skill="repo-debugger", base="b", head="h", suites=(a.suite,),
                        repeat=a.repeat, impact=False)  # fmt: skip
     out: dict[str, Any] = {}
+    remote = f"{a.runner}_docker"
     with tempfile.TemporaryDirectory() as tmp:
         state = Path(tmp) / "local" / ".skillci"
         ctx = SimpleNamespace(state_dir=state, store=TraceStore(state))
         out["local"] = gate(a.suite, opts, ins, GateRunner(ctx, parallel=1, progress=None))  # type: ignore[arg-type]
-        env = HarborEnvironment("docker", Path(tmp) / "harbor" / "jobs",
-                                concurrency=a.concurrency, timeout=900)  # fmt: skip
+        cls = runner_entry(a.runner).environment_class()
+        env = cls("docker", Path(tmp) / a.runner / "jobs", concurrency=a.concurrency,
+                  timeout=900)  # fmt: skip
         try:
-            src = RemoteTrials(env, Path(tmp) / "harbor" / ".skillci",
+            src = RemoteTrials(env, Path(tmp) / a.runner / ".skillci",
                                RemoteLimits(a.concurrency, retries=1), rounds=a.repeat)  # fmt: skip
-            out["harbor_docker"] = gate(a.suite, opts, ins, src)
-            out["harbor_docker"]["errors_retried"] = src.stats.retried
+            out[remote] = gate(a.suite, opts, ins, src)
+            out[remote]["errors_retried"] = src.stats.retried
         finally:
             env.close()
-    same = out["local"]["decision"] == out["harbor_docker"]["decision"] and [
+    same = out["local"]["decision"] == out[remote]["decision"] and [
         s.split(":")[1] for s in out["local"]["states"]
-    ] == [s.split(":")[1] for s in out["harbor_docker"]["states"]]
+    ] == [s.split(":")[1] for s in out[remote]["states"]]
     out["same_verdict"] = same
     out["goal_ms"] = GOAL_MS
     if a.json:
         print(json.dumps(out, indent=2))
     else:
-        for side in ("local", "harbor_docker"):
+        for side in ("local", remote):
             for k, v in out[side].items():
                 print(f"{side:14} {k:30} {v}")
         print(f"{'':14} {'same_verdict':30} {same}")
-    ok = same and out["harbor_docker"]["coordinator_cpu_ms_per_trial"] <= GOAL_MS
+    ok = same and out[remote]["coordinator_cpu_ms_per_trial"] <= GOAL_MS
     return 0 if ok else 1
 
 

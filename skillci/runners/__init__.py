@@ -16,9 +16,11 @@
 - :mod:`.slots` — trials in named ``test-NNN`` dirs of a run dir, resumable (the compile
   pipeline's eval stages and Deep's rollouts).
 - :mod:`.docker`, :mod:`.benchflow`, :mod:`.harbor`, :mod:`.cliparse` — other runners and
-  external harness CLIs. :mod:`.harbor_remote` runs a command's trials on Harbor's
-  environments; :mod:`.harbor_builtin` runs skillci's built-in agent there (the loop here,
-  its commands in the container, through :mod:`.harbor_env.builtin_agent`).
+  external harness CLIs. :mod:`.harness_remote` is what running a command's trials on a
+  harness shares; :mod:`.harbor_remote` runs them on Harbor's environments,
+  :mod:`.benchflow_remote` on BenchFlow's docker sandbox; :mod:`.harbor_builtin` runs
+  skillci's built-in agent on Harbor (the loop here, its commands in the container, through
+  :mod:`.harbor_env.builtin_agent`).
 
 May import: ``skillci.agents``, ``skillci.errors``, ``skillci.fsutil``,
 ``skillci.providers``, ``skillci.skill``, ``skillci`` (``__version__``), ``skillci.tasks``,
