@@ -71,6 +71,9 @@ def env_help() -> str:
     """``--env``'s help: each remote runner's environments, from its environment class."""
     parts = []
     for name, entry in runners.remote_runners().items():
+        if not entry.environment:  # a plug-in without an environment class: its own docs
+            parts.append(f"--runner {name}: see its documentation")
+            continue
         table = entry.environment_class().environments
         cloud = [n for n, creds in table.items() if creds]
         need = f" ({', '.join(cloud)} need their credentials in the environment)" if cloud else ""

@@ -58,8 +58,9 @@ class RunnerOptions:
 
     @property
     def executable(self) -> str | None:
-        """The harness executable named on the command line (``--harbor``)."""
-        return self.harbor if self.runner == "harbor" else None
+        """The harness executable named on the command line (``--harbor``; refused with any
+        runner whose environment class does not take it)."""
+        return self.harbor
 
     def limits(self, *, lookahead: int = 1) -> RemoteLimits:
         return RemoteLimits(
@@ -100,19 +101,21 @@ def runner_options(
                     hint=f"add --runner {remotes} --env NAME, or drop {flag}",
                 )
         return None
-    table = runner_entry(runner).environment_class().environments
-    envs = ", ".join(table)
-    if harbor is not None and runner != "harbor":
+    cls = runner_entry(runner).environment_class()
+    table, envs = cls.environments, ", ".join(cls.environments)
+    if harbor is not None and cls.executable_option != "--harbor":
         raise InvalidInputError(
-            f"--harbor needs --runner harbor, not {runner}",
-            hint="drop --harbor ($SKILLCI_BENCH names BenchFlow's bench)",
+            f"--harbor is Harbor's executable: --runner {runner} does not take it",
+            hint=f"drop --harbor (${cls.executable_variable} names {cls.label}'s)",
         )
     if env is None and len(table) == 1:
         env = next(iter(table))
     if env is None:
         raise InvalidInputError(f"--runner {runner} needs --env NAME", hint=f"use one of: {envs}")
     if env not in table:
-        raise InvalidInputError(f"unknown {runner} environment {env!r}", hint=f"use one of: {envs}")
+        raise InvalidInputError(
+            f"unknown {cls.label} environment {env!r}", hint=f"use one of: {envs}"
+        )
     for flag, value in (("--concurrency", concurrency), ("--max-trials", max_trials)):
         if value is not None and value < (1 if flag == "--concurrency" else 0):
             raise InvalidInputError(f"{flag} {value} is out of range", hint=f"pass {flag} >= 1")
@@ -142,7 +145,7 @@ def open_environment(opts: RunnerOptions, state_dir: Path) -> HarnessEnvironment
     """The environment of ``opts``, its jobs dirs under ``state_dir/<runner>-jobs``; what
     :func:`preflight` refuses fails here."""
     cls = opts.environment_class()
-    exe: dict[str, Any] = {"harbor": opts.harbor} if opts.runner == "harbor" else {}
+    exe: dict[str, Any] = {cls.executable_field: opts.executable}
     return cls(opts.env, state_dir / f"{opts.runner}-jobs", concurrency=opts.concurrency, **exe)
 
 

@@ -128,6 +128,10 @@ class BenchflowEnvironment(HarnessEnvironment):
     an unknown sandbox, or a machine without ``bench`` or a Docker engine."""
 
     runner: ClassVar[str] = "benchflow"
+    label: ClassVar[str] = "BenchFlow"
+    executable_field: ClassVar[str] = "bench"
+    executable_option: ClassVar[str | None] = None
+    executable_variable: ClassVar[str] = "SKILLCI_BENCH"
     result_dir: ClassVar[str] = "rollout"
 
     environments: ClassVar[dict[str, tuple[tuple[str, ...], ...]]] = ENVIRONMENTS

@@ -113,6 +113,10 @@ class HarborEnvironment(HarnessEnvironment):
     before any trial."""
 
     runner: ClassVar[str] = "harbor"
+    label: ClassVar[str] = "Harbor"
+    executable_field: ClassVar[str] = "harbor"
+    executable_option: ClassVar[str | None] = "--harbor"
+    executable_variable: ClassVar[str] = "SKILLCI_HARBOR"
     result_dir: ClassVar[str] = "trial"
 
     environments: ClassVar[dict[str, tuple[tuple[str, ...], ...]]] = ENVIRONMENTS

@@ -65,6 +65,14 @@ class HarnessEnvironment:
 
     #: the harness's name (``runtime.runner`` of its records)
     runner: ClassVar[str]
+    #: its name in messages (``Harbor``, ``BenchFlow``)
+    label: ClassVar[str]
+    #: the field naming its executable (``harbor``, ``bench``), the command-line option that
+    #: sets it (``--harbor``; None: none on the trial commands) and the variable read without
+    #: it (``SKILLCI_HARBOR``, ``SKILLCI_BENCH``)
+    executable_field: ClassVar[str]
+    executable_option: ClassVar[str | None] = None
+    executable_variable: ClassVar[str]
     #: what the harness calls one trial's result dir (said when it left none, or several)
     result_dir: ClassVar[str] = "trial"
     #: its environments (``--env``) -> the credentials each needs: any one group of

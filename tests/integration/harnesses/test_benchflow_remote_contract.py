@@ -99,8 +99,8 @@ def _skillci(tmp: Path, *args: str, **env: str) -> subprocess.CompletedProcess[s
          "--runner benchflow: BenchFlow's `bench` not found"),
         (["--agent", "builtin", "--model", "sim/student"], {},
          "--runner benchflow cannot run agent 'builtin'"),
-        (["--agent", "oracle", "--env", "modal"], {}, "unknown benchflow environment 'modal'"),
-        (["--agent", "oracle", "--harbor", "/x/harbor"], {}, "--harbor needs --runner harbor"),
+        (["--agent", "oracle", "--env", "modal"], {}, "unknown BenchFlow environment 'modal'"),
+        (["--agent", "oracle", "--harbor", "/x/harbor"], {}, "--harbor is Harbor's executable: --runner benchflow does not take it"),
     ],
 )  # fmt: skip
 def test_runner_benchflow_is_refused_with_exit_2_and_one_line_where_it_cannot_run(

@@ -53,7 +53,10 @@ def test_gate_on_daytona_without_its_key_exits_4_naming_it_before_any_trial(
 
 
 def test_gate_takes_the_built_in_agent_on_harbor_and_refuses_env_without_runner(
-    scratch: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    scratch: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     base = ["gate", "--repo", str(scratch), *GATE]
     # the skill targets skillci's own loop: it runs on Harbor (design 426), so what stops
@@ -61,16 +64,20 @@ def test_gate_takes_the_built_in_agent_on_harbor_and_refuses_env_without_runner(
     rc, err = _run([*base, "--runner", "harbor", "--env", "daytona"], capsys)
     assert rc == 4 and "DAYTONA_API_KEY" in err, err
     rc, err = _run([*base, "--env", "docker"], capsys)
-    assert rc == 2 and "--env needs --runner harbor" in err, err
+    assert rc == 2 and "--env needs --runner benchflow|harbor" in err, err
     rc, err = _run([*base, "--runner", "harbor", "--env", "k8s"], capsys)
     assert rc == 2 and "unknown Harbor environment 'k8s'" in err, err
     assert "docker, daytona, modal, e2b, runloop" in err
     rc, err = _run([*base, "--runner", "harbor"], capsys)
     assert rc == 2 and "--runner harbor needs --env NAME" in err, err
+    # BenchFlow where its engine is absent: exit 2 with the fix (design 431)
+    monkeypatch.setenv("SKILLCI_BENCH", str(tmp_path / "no" / "bench"))
     rc, err = _run([*base, "--runner", "benchflow", "--env", "docker"], capsys)
-    assert rc == 2 and "--runner 'benchflow' cannot run these trials" in err, err
+    assert rc == 2 and "--runner benchflow: BenchFlow's `bench` not found" in err, err
+    rc, err = _run([*base, "--runner", "docker"], capsys)
+    assert rc == 2 and "--runner 'docker' cannot run these trials" in err, err
     rc, err = _run([*base, "--max-trials", "3"], capsys)
-    assert rc == 2 and "--max-trials needs --runner harbor" in err, err
+    assert rc == 2 and "--max-trials needs --runner benchflow|harbor" in err, err
     _nothing_ran(tmp_path / "state")
 
 
@@ -98,5 +105,5 @@ def test_eval_run_review_and_propose_refuse_before_any_trial(
     rc, err = _run([*pr, "--runner", "harbor", "--env", "docker", "--harbor", missing], capsys)
     assert rc == 4 and "Harbor's `harbor` not found" in err, err
     rc, err = _run([*pr, "--env", "docker"], capsys)
-    assert rc == 2 and "--env needs --runner harbor" in err, err
+    assert rc == 2 and "--env needs --runner benchflow|harbor" in err, err
     _nothing_ran(state)
