@@ -185,7 +185,13 @@ class BenchflowEnvironment(HarnessEnvironment):
     def _import(self, result: Path, spec: TrialSpec) -> RunRecord:
         from skillci.trace.importers.benchflow import import_rollout
 
-        return import_rollout(result, skill=skill_ref(spec), role=AgentRole(spec.agent.role))
+        rec = import_rollout(result, skill=skill_ref(spec), role=AgentRole(spec.agent.role))
+        if spec.agent.kind != "noop":
+            return rec
+        # the empty solve.sh BenchFlow ran is no action of the agent: a noop trial records
+        # none, as locally and on Harbor (the gate's pairing tells trials apart by actions)
+        cost = rec.cost.model_copy(update={"tool_calls": 0})
+        return rec.model_copy(update={"events": [], "final_output": None, "cost": cost})
 
     def _adjust(self, spec: TrialSpec, rec: RunRecord) -> tuple[dict[str, str], dict[str, object]]:
         """The record's role is the spec's; ``noop`` is named so, with what ran it."""
