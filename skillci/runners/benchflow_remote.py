@@ -46,6 +46,7 @@ REAL_AGENTS = {
     "claude-code": "claude-agent-acp",
     "codex": "codex-acp",
     "opencode": "opencode",
+    "opencode-acp": "opencode",  # skillci's ACP client of it; BenchFlow's is ACP too
     "gemini": "gemini",
 }
 #: What ``noop`` runs as BenchFlow's oracle: a solve.sh that changes nothing.
