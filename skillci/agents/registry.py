@@ -115,7 +115,8 @@ def names() -> list[str]:
 
 
 def real_names() -> list[str]:
-    return [n for n, e in registry().items() if e.real]
+    """The real agents' names, sorted (help texts and ``agents ls`` list them this way)."""
+    return sorted(n for n, e in registry().items() if e.real)
 
 
 def adapter(name: str) -> HeadlessAdapter:
