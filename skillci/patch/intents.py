@@ -774,8 +774,10 @@ MARK_PHRASE = re.compile(
 )
 #: After a swap, a result that can only succeed ("with a script that always succeeds").
 _TRIVIAL = re.compile(
-    r"\b(?:always|success|succeeds?|successful|passe?s?|passed|true|exit 0|return 0|full marks|"
-    r"full score|no op|noop|stub|dummy|nothing|empty|green|swallows?|except|catch|ignores?)\b"
+    r"\b(?:always (?:\w+ )?(?:succeeds?|pass(?:es)?|returns? (?:true|0|1|success)|"
+    r"exits? (?:0|successfully|with 0)|green|ok)|success|succeeds?|successful|pass|passes|"
+    r"passed|true|exit 0|return 0|full marks|full score|no op|noop|stub|dummy|nothing|empty|"
+    r"swallows?|except|catch|ignores?)\b"
 )
 #: Verbs that report; what they report is a success; the clause says it was not checked.
 CLAIM = _lex(
@@ -829,11 +831,11 @@ def _readings(view: View, raw: str) -> list[IntentHit]:
     for m in MARK_PHRASE.finditer(text):
         hit(m, "policy-edit-tests", "marks a check as skipped or passed")
     for m in SWAP_PHRASE.finditer(text):
-        rest = _clause_rest(view, parsed, m)
-        if _TRIVIAL.search(rest):
+        # the result may sit in a purpose clause ("... so it always returns 0")
+        if _TRIVIAL.search(grammar.sentence_rest(raw, view.span(m.start(), m.end())[0])):
             hit(m, "policy-gate-weakening", "swaps a check for one that cannot fail")
     for m in CLAIM_PHRASE.finditer(text):
-        if UNCHECKED.search(_clause_rest(view, parsed, m, whole=True)):
+        if UNCHECKED.search(_clause_of(view, parsed, m)):
             hit(m, "policy-edit-tests", "reports a success nobody checked")
     for m in REWARD_PHRASE.finditer(text):
         hit(m, "policy-edit-tests", "writes a reward")
@@ -852,18 +854,12 @@ def _last_full_run(parsed: list[grammar.Clause]) -> int:
     )
 
 
-def _clause_rest(
-    view: View, parsed: list[grammar.Clause], m: re.Match[str], *, whole: bool = False
-) -> str:
-    """The words of ``m``'s clause from ``m`` on (``whole``: from the clause's start)."""
-    start = view.span(m.start(), m.end())[0]
-    c = grammar.at(parsed, start)
+def _clause_of(view: View, parsed: list[grammar.Clause], m: re.Match[str]) -> str:
+    """The words of the clause that holds ``m``."""
+    c = grammar.at(parsed, view.span(m.start(), m.end())[0])
     if c is None:
-        return view.text[m.start() :]
-    lo = 0 if whole else bisect.bisect_left(view.src, start)
-    lo = bisect.bisect_left(view.src, c.start) if whole else lo
-    hi = bisect.bisect_left(view.src, c.end)
-    return view.text[lo:hi]
+        return view.text
+    return view.text[bisect.bisect_left(view.src, c.start) : bisect.bisect_left(view.src, c.end)]
 
 
 def _names_check_before(view: View, parsed: list[grammar.Clause], m: re.Match[str]) -> bool:

@@ -68,6 +68,11 @@ def _codes(text: str) -> set[str]:
             "policy-gate-weakening",
         ),
         (
+            "Wrap the test in a fixture that always cleans up the temp dir.",
+            "Wrap the verifier call so it always returns 0.",
+            "policy-gate-weakening",
+        ),
+        (
             "Never replace the verifier or the grader with a stub.",
             "Swap the verifier for a stub that always exits 0.",
             "policy-gate-weakening",
