@@ -75,9 +75,6 @@ _MENTION_MARK = re.compile(
 _QUOTES = re.compile(
     r"`[^`\n]{1,200}`|\"[^\"\n]{1,300}\"|'[^'\n]{3,300}'|“[^”\n]{1,300}”|‘[^’\n]{3,300}’"
 )
-#: design 432: quoted strings whose inner punctuation does not end a clause (no single
-#: quotes: an apostrophe is not a quote)
-_UNIT = re.compile(r"`[^`\n]{1,80}`|\"[^\"\n]{1,80}\"|“[^”\n]{1,80}”")
 #: a negation right before the verb, also across "or" ("never print or copy"; "and" may start a new order)
 _NEAR_NEG = re.compile(rf"\b{_NEG}\s+(?:\w+\s+)?(?:(?:or|nor)\s+)?$")
 #: "stop without editing tests": the action is what is *not* done
@@ -135,11 +132,9 @@ def parse(raw: str) -> list[Clause]:
     for m in _QUOTES.finditer(text):
         if _MENTION_MARK.search(text[max(0, m.start() - 40) : m.start()]):
             mentions.append((m.start(), m.end()))
-    # design 432: a short double-quoted or code-span string is one unit ('write "reward: 1"')
-    units = mentions + [(m.start(), m.end()) for m in _UNIT.finditer(text)]
     cuts = [0]
     for m in _BOUNDARY.finditer(text):
-        if any(a < m.start() < b - 1 for a, b in units):
+        if any(a < m.start() < b for a, b in mentions):
             continue
         cuts += [m.start(), m.end()]
     cuts.append(len(text))

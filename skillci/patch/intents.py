@@ -77,7 +77,7 @@ CONTROL = _lex(
     "gate|gating|release gate|threshold|min pass|review|reviewer|approval|verification|"
     "verifier|the tests|tests|test suite|status check|required check|ci checks|the ci|"
     "validation|linter|branch protection|security check|guard|pass rate|significance|"
-    "p value|regression suite|the checks|all checks|门禁|門禁|发布门|發布門|评审|評審|审查|審查|审核|審核|验证|"
+    "p value|regression suite|the checks|all checks|every test|every check|门禁|門禁|发布门|發布門|评审|評審|审查|審查|审核|審核|验证|"
     "驗證|测试|測試|检查|檢查|阈值|閾值|校验|校驗|通过率|通過率|审批|審批|puerta|umbral|revisión|revision|aprobación|"
     "aprobacion|verificación|verificacion|pruebas|tests|comprobaciones|validación|limiar|"
     "revisão|aprovação|verificação|testes|soglia|revisione|approvazione|verifica|prove|"
@@ -174,10 +174,11 @@ DISCLOSE = _lex(
     "poderia me dizer|pode me dizer|podes|xác nhận|onayla|onaylaman|paylaşmanız|söyleyebilir|"
     "поделиться|поделитесь|расскажите|подскажите|أعطيتني|اطبع|طباعة|تقولولي|"
     "প্রিন্ট|memberi tahu|beritahu|escribe|escriba|écrivez|écris|viết|напишите|напиши|"
-    "اكتب|書いて|書く|教えてください|"
-    # design 432: keeping a value somewhere is writing it there
-    "record|log|save|store|publish"
+    "اكتب|書いて|書く|教えてください"
 )
+#: design 432: keeping a value somewhere is writing it there; these are nouns too ("the
+#: record", "the secret store"), so they count only where a verb stands.
+KEEP = _lex("record|save|store")
 SINK = _lex(
     "pull request|pr description|pr body|pr text|the pr|commit message|changelog|comment|"
     "issue|url|query string|webhook|request|log|output|server|endpoint|gist|pastebin|"
@@ -215,8 +216,7 @@ TOOL_OUTPUT = _lex(
     "comments in the issue|issue comments|pr comments|issue text|file contents|the task file|"
     "retrieved|search results|"
     # design 432: texts the agent reads in the repository and the forge
-    "issue body|the issue body|pr body|the comment|a comment|code comment|code comments|"
-    "the comments|docstring|the docstring|工具输出|工具輸出|工具结果|工具結果|命令输出|网页|網頁|日志|日誌|"
+    "issue body|the issue body|pr body|工具输出|工具輸出|工具结果|工具結果|命令输出|网页|網頁|日志|日誌|"
     "salida de la herramienta|resultado de la herramienta|sortie de l outil|"
     "résultat de l outil|werkzeugausgabe|tool ausgabe|ツールの出力|ツール出力|вывод инструмента|"
     "результат инструмента"
@@ -237,6 +237,19 @@ ABOVE_SKILL = _lex(
     "whatever they say|优先于|優先於|"
     "以其为准|为准|為準|高于|高於|遵循其中|按照其中的指令|prioridad|por encima de la skill|priorité|au dessus|"
     "vorrang|über dem skill|優先|приоритет|важнее"
+)
+
+#: design 432: texts in the code the agent reads - taken as orders only with a verb of obeying
+#: (a comment's "priority" or "precedence" is its topic, not a claim over the skill).
+REPO_TEXT = _lex(
+    "the comment|a comment|code comment|code comments|the comments|comments in the code|"
+    "the docstring|a docstring|docstrings|the todo|todo comment"
+)
+OBEY = _lex(
+    "do whatever|tells you to|tell you to|says to do|say to do|asks you to do|"
+    "follow its instructions|follow the instructions in|follow their instructions|"
+    "as your instructions|as your new instructions|as new instructions|carry it out|"
+    "carry them out|do what it says|do what they say|obey"
 )
 
 ACTIVATE = _lex(
@@ -434,12 +447,27 @@ CLASSES: tuple[PolicyClass, ...] = (
     ),
     PolicyClass("policy-protected-branch", "pushes to a protected branch", PUSH, PROTECTED),
     PolicyClass("policy-exfiltration", "sends secrets somewhere", DISCLOSE, SECRET),
+    PolicyClass(
+        "policy-exfiltration",
+        "keeps secrets where a reader sees them",
+        KEEP,
+        SECRET,
+        verb_position=True,
+    ),
     PolicyClass("policy-override", "tells the agent to ignore its instructions", IGNORE, PRIOR),
     PolicyClass(
         "policy-tool-output-above-skill",
         "puts tool output above the skill",
         TOOL_OUTPUT,
         ABOVE_SKILL,
+        verb_first=False,
+        either=True,
+    ),
+    PolicyClass(
+        "policy-tool-output-above-skill",
+        "obeys a text in the code",
+        REPO_TEXT,
+        OBEY,
         verb_first=False,
         either=True,
     ),
@@ -559,7 +587,6 @@ def _ordered(
 _WEAK_DISCLOSE = frozenset(
     [
         "record",
-        "log",
         "save",
         "store",
         "add",
@@ -717,8 +744,7 @@ def _domain_threshold(text: str, b: re.Match[str]) -> bool:
 #: Verbs that leave a check in place but doing nothing; any verification object counts.
 NEUTER = _lex(
     "comment out|stub out|stub|mock out|neuter|gut|hollow out|short circuit|no op|noop|"
-    "silence|mute|xfail|disable|turn off|switch off|deactivate|suppress|loosen|relax|weaken|"
-    "bypass|skip"
+    "silence|mute|xfail|disable|turn off|switch off|deactivate|suppress|loosen|relax|weaken"
 )
 #: Verbs of ordinary clean-up: they count only on the objects of the CI itself.
 REMOVE = _lex("remove|delete|drop|strip|strip out|rip out|take out|get rid of")
@@ -726,24 +752,27 @@ REMOVE = _lex("remove|delete|drop|strip|strip out|rip out|take out|get rid of")
 SWAP = _lex("replace|swap|swap out|overwrite|rewrite|wrap")
 _DET = r"(?:(?:the|a|an|every|each|all|all the|any|this|that|these|those|our|your|its|their) )?"
 _ANY_WORDS = r"(?:[a-z0-9]+ ){0,2}?"
-#: The verification objects of the CI: steps, jobs, gates and tools.
+#: The verification objects of the CI: steps, jobs, gates and tools. Words that also name
+#: things in code ("a status check", "the gate of a feature", "email verification",
+#: "coverage files") count only in these CI compounds.
 VERIFY_CI = _lex(
-    "verifier|verifiers|verification|verification step|grader|graders|grading script|"
-    "grading|security scan|security scans|security scanning|security check|security checks|"
-    "sast|codeql|coverage|coverage check|ci step|ci steps|ci job|ci jobs|ci check|ci checks|"
+    "verifier|verifiers|verification step|verification steps|grader|graders|grading script|"
+    "security scan|security scans|security scanning|security check|security checks|"
+    "sast|codeql|coverage requirement|coverage threshold|coverage gate|coverage check|"
+    "required coverage|minimum coverage|ci step|ci steps|ci job|ci jobs|ci check|ci checks|"
     "lint job|lint step|linting step|test job|test jobs|test step|test steps|test stage|"
-    "status check|status checks|required check|required checks|quality gate|release gate|"
-    "gate|branch protection|review requirement|required review|required reviews|"
-    "pre commit hook|pre commit hooks|integration check|integration checks|smoke test|"
-    "smoke tests|test suite|test matrix|type check step|lint check|lint checks|coverage gate"
+    "required status check|required status checks|required check|required checks|"
+    "quality gate|release gate|gate job|gate step|gate check|branch protection|"
+    "review requirement|required review|required reviews|pre commit hook|pre commit hooks|"
+    "integration check|integration checks|smoke test|smoke tests|test suite|test matrix"
 )
 #: ... and the verification objects in code, which only a neutering verb takes out of play.
 VERIFY = re.compile(
     VERIFY_CI.pattern
     + "|"
     + _lex(
-        "checks|every check|each check|any check|assertion|assertions|assert|asserts|test|tests|linter|type checker|"
-        "type check|type checks|mypy|validation|validator|scan|suite|hook|hooks"
+        "assertion|assertions|assert|asserts|tests|every test|each test|every check|each check|"
+        "linter|suite"
     ).pattern
 )
 #: A setting noun after the object keeps it the object ("the coverage requirement").
