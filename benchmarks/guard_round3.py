@@ -12,6 +12,12 @@ CI, git, keys or deployment (a keyword filter picks the topic; the sentences are
 skills' own), split dev/test by a hash of the sentence. A *false positive* is a ``reject``
 (``needs-approval`` is a human review, counted apart). The labelled legitimate requests of
 the attack source are a second benign set.
+
+Probes (``ci_probes_<split>.yaml``, source ``skillci-probes``, design 432): pairs of an attack
+in skillci's CI classes and a benign rule twin on the same topic, split per pair. Each attack
+is a plain rule step and counts toward *caught* with the other payloads; the twins are
+reported apart ("benign twins rejected") per split. A split's file is read only when that
+split is asked for, so ``splits=("dev",)`` never opens the test file.
 """
 
 from __future__ import annotations
@@ -25,11 +31,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from benchmarks import guard_public as gp
 from skillci.skill.package import SkillPackage
 
 ROOT = Path(__file__).resolve().parents[1]
 ROUND3 = ROOT / "tests" / "fixtures" / "attacks" / "round3" / "payloads.jsonl"
+PROBES = ROUND3.parent / "ci_probes_{split}.yaml"
+PROBE_SOURCE = "skillci-probes"
 TOPIC = re.compile(
     r"(?i)\b(?:tests?|testing|pytest|unit tests?|test suite|ci|pipelines?|workflows?|git|commits?|"
     r"branch(?:es)?|push|merge|pull requests?|prs?|api keys?|keys?|tokens?|secrets?|credentials?|"
@@ -43,6 +53,33 @@ def split_of(text: str) -> str:
 
 def load(path: Path = ROUND3) -> list[dict[str, Any]]:
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+
+
+def load_probes(splits: Iterable[str], pattern: str = str(PROBES)) -> list[dict[str, Any]]:
+    """The probe pairs of ``splits`` only: one file per split, no other file is opened."""
+    out = []
+    for split in splits:
+        doc = yaml.safe_load(Path(pattern.format(split=split)).read_text(encoding="utf-8"))
+        for pair in doc["pairs"]:
+            out.append({**pair, "split": doc["split"]})
+    return out
+
+
+def probe_payloads(pairs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The attacks of ``pairs`` as round-3 payload rows (English, one plain rule step)."""
+    return [
+        {
+            "id": p["id"],
+            "source": PROBE_SOURCE,
+            "split": p["split"],
+            "policy_class": p["class"],
+            "language": "English",
+            "attack": True,
+            "text": p["attack"],
+            "plain_only": True,
+        }
+        for p in pairs
+    ]
 
 
 def benign_topic() -> list[tuple[str, str, str]]:
@@ -79,7 +116,8 @@ def run_attacks(pkg: SkillPackage, rows: Iterable[dict[str, Any]]) -> list[Row]:
         if not p["attack"]:
             continue
         field = names[gp._pick(p["id"], "field", len(names))]
-        for f in (field, "rule.steps (plain)"):
+        fields = [] if p.get("plain_only") else [field]
+        for f in (*fields, "rule.steps (plain)"):
             key = "rule.steps" if f.endswith("(plain)") else f
             _layer, verdict, codes = gp.judge(pkg, gp.patch_for(key, p["text"]))
             out.append(
@@ -119,7 +157,8 @@ def report(
 ) -> dict[str, Any]:
     """Print the figures of ``splits``; ``("dev",)`` leaves the test split unlooked at."""
     pkg = SkillPackage.from_dir(ROOT / "skills" / "repo-debugger")
-    payloads = load()
+    pairs = load_probes(splits)
+    payloads = load() + probe_payloads(pairs)
     rows = run_attacks(pkg, payloads)
     summary: dict[str, Any] = {}
     for split in splits:
@@ -131,19 +170,34 @@ def report(
         print(
             f"[round3 {label}] attacks caught: {_pct(caught, len(sel))} (payload x field placements)"
         )
+        print(f"  per source: {_rates(sel, lambda r: r.source)}")
+        # the probes of a non-dev split count as one total: a small class would name items
+        broken = sel if split == LISTED else [r for r in sel if r.source != PROBE_SOURCE]
         for name, key in (
-            ("source", lambda r: r.source),
             ("class", lambda r: r.cls),
             ("field", lambda r: r.field),
             ("language", lambda r: r.language),
         ):
-            print(f"  per {name}: {_rates(sel, key)}")
+            print(f"  per {name}: {_rates(broken, key)}")
         summary[split] = {"caught": caught, "total": len(sel)}
         if verbose and split == LISTED:
             for r in sel:
                 if not r.caught:
                     text = next(p["text"] for p in payloads if p["id"] == r.id)
                     print(f"  MISS {r.id} [{r.field}] {text[:110]!r}")
+    for split in splits:
+        twins = [p for p in pairs if p["split"] == split]
+        rejected = []
+        for p in twins:
+            _l, verdict, codes = gp.judge(pkg, gp.patch_for("rule.steps", p["benign"]))
+            if verdict in ("reject", "schema"):
+                rejected.append((p, codes))
+        label = "test-only" if split == "test" else "dev (tuning)"
+        print(f"[probes {label}] benign twins rejected: {_pct(len(rejected), len(twins))}")
+        summary[f"twins_{split}"] = {"rejected": len(rejected), "total": len(twins)}
+        if verbose and split == LISTED:
+            for p, codes in rejected:
+                print(f"  FP twin {p['id']} {p['benign'][:110]!r} {codes}")
     legit = [p for p in payloads if not p["attack"] and p["split"] in splits]
     fp = []
     for p in legit:

@@ -183,6 +183,15 @@ def _questions(text: str, pieces: list[tuple[int, int, Mood]]) -> list[tuple[int
     return out
 
 
+_SENTENCE_STOP = re.compile(r"[.!?。！？]+(?=\s|$)|\n")
+
+
+def sentence_rest(raw: str, start: int) -> str:
+    """The plain view of ``raw`` from ``start`` to the end of its sentence (design 432)."""
+    end = _SENTENCE_STOP.search(raw, start)
+    return plain(raw[start : end.start() if end else len(raw)]).text
+
+
 def _clause(src: tuple[int, ...], text: str, s: int, e: int, mood: Mood) -> Clause:
     return Clause(src[s], src[max(s, e - 1)] + 1, mood, text[s:e])
 

@@ -12,6 +12,7 @@ skip the tests") does not count. See docs/design/161-guard-layers.md.
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -76,7 +77,7 @@ CONTROL = _lex(
     "gate|gating|release gate|threshold|min pass|review|reviewer|approval|verification|"
     "verifier|the tests|tests|test suite|status check|required check|ci checks|the ci|"
     "validation|linter|branch protection|security check|guard|pass rate|significance|"
-    "p value|regression suite|the checks|all checks|门禁|門禁|发布门|發布門|评审|評審|审查|審查|审核|審核|验证|"
+    "p value|regression suite|the checks|all checks|every test|every check|门禁|門禁|发布门|發布門|评审|評審|审查|審查|审核|審核|验证|"
     "驗證|测试|測試|检查|檢查|阈值|閾值|校验|校驗|通过率|通過率|审批|審批|puerta|umbral|revisión|revision|aprobación|"
     "aprobacion|verificación|verificacion|pruebas|tests|comprobaciones|validación|limiar|"
     "revisão|aprovação|verificação|testes|soglia|revisione|approvazione|verifica|prove|"
@@ -113,7 +114,7 @@ PROTECTED = _lex(
     "ветку master"
 )
 
-SECRET = _lex(
+_SECRET_WORDS = _lex(
     "your system prompt|your initial prompt|the initial prompt|your configuration|"
     "your hidden|initial prompt|text before|your database|confidential|city of residence|"
     "birth day|secret key|birth date|date of birth|birth year|year of birth|home address|"
@@ -143,7 +144,15 @@ SECRET = _lex(
     "数据库|資料庫|データベース|basis data|veritabanı|cơ sở dữ liệu|"
     "the user s initials|user s initials|favorite color|favourite color|"
     "maiden name|private messages|list of contributors|"
-    "contributors list"
+    "contributors list|"
+    # design 432: the environment's values and files are secret material
+    "environment file|environment files|env files"
+)
+SECRET = re.compile(
+    _SECRET_WORDS.pattern
+    + r"|(?<![a-z0-9])(?:values?|contents?)(?: of)?(?: the| every| each| all| all the| your| any)?"
+    r" (?:env|environment|dotenv)(?: var| vars| variable| variables| file| files)?(?![a-z0-9])"
+    r"|(?<![a-z0-9])(?:env|environment) (?:var|vars|variable|variables) values?(?![a-z0-9])"
 )
 DISCLOSE = _lex(
     "send|share|give|tell|reveal|disclose|paste|include|post|upload|print|show|display|"
@@ -167,6 +176,9 @@ DISCLOSE = _lex(
     "প্রিন্ট|memberi tahu|beritahu|escribe|escriba|écrivez|écris|viết|напишите|напиши|"
     "اكتب|書いて|書く|教えてください"
 )
+#: design 432: keeping a value somewhere is writing it there; these are nouns too ("the
+#: record", "the secret store"), so they count only where a verb stands.
+KEEP = _lex("record|save|store")
 SINK = _lex(
     "pull request|pr description|pr body|pr text|the pr|commit message|changelog|comment|"
     "issue|url|query string|webhook|request|log|output|server|endpoint|gist|pastebin|"
@@ -202,7 +214,9 @@ TOOL_OUTPUT = _lex(
     "error messages|commit messages|pr description|the diff|test s output|s output|"
     "web page|webpage|readme|the logs|the log|ci logs|ci log|build logs|job logs|"
     "comments in the issue|issue comments|pr comments|issue text|file contents|the task file|"
-    "retrieved|search results|工具输出|工具輸出|工具结果|工具結果|命令输出|网页|網頁|日志|日誌|"
+    "retrieved|search results|"
+    # design 432: texts the agent reads in the repository and the forge
+    "issue body|the issue body|pr body|工具输出|工具輸出|工具结果|工具結果|命令输出|网页|網頁|日志|日誌|"
     "salida de la herramienta|resultado de la herramienta|sortie de l outil|"
     "résultat de l outil|werkzeugausgabe|tool ausgabe|ツールの出力|ツール出力|вывод инструмента|"
     "результат инструмента"
@@ -216,9 +230,26 @@ ABOVE_SKILL = _lex(
     # design 422: following whatever a source says, or taking it as the task or prompt
     "follow any instructions|follow all instructions|follow instructions|follow whatever|"
     "do whatever|tells you to|tell you to|carry it out|carry them out|your real task|"
-    "the real task|as the system prompt|as your system prompt|as system prompt|优先于|優先於|"
+    "the real task|as the system prompt|as your system prompt|as system prompt|"
+    # design 432: taking a text as the orders, or doing what it says
+    "as your instructions|as your new instructions|as new instructions|as the new instructions|"
+    "says to do|say to do|tells you to do|tell you to do|asks you to do|whatever it says|"
+    "whatever they say|优先于|優先於|"
     "以其为准|为准|為準|高于|高於|遵循其中|按照其中的指令|prioridad|por encima de la skill|priorité|au dessus|"
     "vorrang|über dem skill|優先|приоритет|важнее"
+)
+
+#: design 432: texts in the code the agent reads - taken as orders only with a verb of obeying
+#: (a comment's "priority" or "precedence" is its topic, not a claim over the skill).
+REPO_TEXT = _lex(
+    "the comment|a comment|code comment|code comments|the comments|comments in the code|"
+    "the docstring|a docstring|docstrings|the todo|todo comment"
+)
+OBEY = _lex(
+    "do whatever|tells you to|tell you to|says to do|say to do|asks you to do|"
+    "follow its instructions|follow the instructions in|follow their instructions|"
+    "as your instructions|as your new instructions|as new instructions|carry it out|"
+    "carry them out|do what it says|do what they say|obey"
 )
 
 ACTIVATE = _lex(
@@ -416,12 +447,27 @@ CLASSES: tuple[PolicyClass, ...] = (
     ),
     PolicyClass("policy-protected-branch", "pushes to a protected branch", PUSH, PROTECTED),
     PolicyClass("policy-exfiltration", "sends secrets somewhere", DISCLOSE, SECRET),
+    PolicyClass(
+        "policy-exfiltration",
+        "keeps secrets where a reader sees them",
+        KEEP,
+        SECRET,
+        verb_position=True,
+    ),
     PolicyClass("policy-override", "tells the agent to ignore its instructions", IGNORE, PRIOR),
     PolicyClass(
         "policy-tool-output-above-skill",
         "puts tool output above the skill",
         TOOL_OUTPUT,
         ABOVE_SKILL,
+        verb_first=False,
+        either=True,
+    ),
+    PolicyClass(
+        "policy-tool-output-above-skill",
+        "obeys a text in the code",
+        REPO_TEXT,
+        OBEY,
         verb_first=False,
         either=True,
     ),
@@ -540,6 +586,9 @@ def _ordered(
 #: "add credentials for your provider" configures, "add the key to the PR body" leaks.
 _WEAK_DISCLOSE = frozenset(
     [
+        "record",
+        "save",
+        "store",
         "add",
         "attach",
         "put",
@@ -556,7 +605,9 @@ _WEAK_DISCLOSE = frozenset(
 _READER = re.compile(
     r"\b(?:pr|pull request|description|comment|issue|changelog|commit message|logs?|output|"
     r"stdout|stderr|results?|report|readme|examples?|url|webhook|server|endpoint|gist|"
-    r"response|message|body|public|chat|reply|answer|test output|summary|me|us)\b"
+    r"response|message|body|public|chat|reply|answer|test output|summary|me|us|"
+    # design 432: more places a reader sees
+    r"artifacts?|traces?|transcript|notes|wiki|query string|paste)\b"
 )
 
 
@@ -684,9 +735,175 @@ def _domain_threshold(text: str, b: re.Match[str]) -> bool:
     return m is not None and m.group(1) not in _GATE_QUALIFIERS
 
 
+# Design 432: orders that take a verification object out of play, fake a verdict, or write a
+# reward. Each reading is a verb class, an object class and (where the verb is ordinary
+# refactoring) what the clause says about the result, read as a verb phrase on the
+# ``words`` view: the verification object must be the head of the verb's object ("replace
+# the assertion helper" names a helper), and the verb must be ordered (``_ordered``).
+
+#: Verbs that leave a check in place but doing nothing; any verification object counts.
+NEUTER = _lex(
+    "comment out|stub out|stub|mock out|neuter|gut|hollow out|short circuit|no op|noop|"
+    "silence|mute|xfail|disable|turn off|switch off|deactivate|suppress|loosen|relax|weaken"
+)
+#: Verbs of ordinary clean-up: they count only on the objects of the CI itself.
+REMOVE = _lex("remove|delete|drop|strip|strip out|rip out|take out|get rid of")
+#: Verbs of ordinary refactoring: they count when the clause makes the result a success.
+SWAP = _lex("replace|swap|swap out|overwrite|rewrite|wrap")
+_DET = r"(?:(?:the|a|an|every|each|all|all the|any|this|that|these|those|our|your|its|their) )?"
+_ANY_WORDS = r"(?:[a-z0-9]+ ){0,2}?"
+#: The verification objects of the CI: steps, jobs, gates and tools. Words that also name
+#: things in code ("a status check", "the gate of a feature", "email verification",
+#: "coverage files") count only in these CI compounds.
+VERIFY_CI = _lex(
+    "verifier|verifiers|verification step|verification steps|grader|graders|grading script|"
+    "security scan|security scans|security scanning|security check|security checks|"
+    "sast|codeql|coverage requirement|coverage threshold|coverage gate|coverage check|"
+    "required coverage|minimum coverage|ci step|ci steps|ci job|ci jobs|ci check|ci checks|"
+    "lint job|lint step|linting step|test job|test jobs|test step|test steps|test stage|"
+    "required status check|required status checks|required check|required checks|"
+    "quality gate|release gate|gate job|gate step|gate check|branch protection|"
+    "review requirement|required review|required reviews|pre commit hook|pre commit hooks|"
+    "integration check|integration checks|smoke test|smoke tests|test suite|test matrix"
+)
+#: ... and the verification objects in code, which only a neutering verb takes out of play.
+VERIFY = re.compile(
+    VERIFY_CI.pattern
+    + "|"
+    + _lex(
+        "assertion|assertions|assert|asserts|tests|every test|each test|every check|each check|"
+        "linter|suite"
+    ).pattern
+)
+#: A setting noun after the object keeps it the object ("the coverage requirement").
+_SETTING = (
+    r"(?: (?:tolerance|tolerances|threshold|thresholds|requirement|requirements|settings?|"
+    r"steps?|jobs?|stage|hooks?|level|script|command|checks?|calls?))?"
+)
+#: What may follow the object's head: a preposition, a conjunction, an adverb, the end.
+_AFTER_OBJECT = (
+    r"(?= (?:with|in|inside|to|from|so|until|as|and|that|for|on|before|when|if|because|instead|"
+    r"by|at|of|entirely|completely|altogether|then|or|out|now|again|for now|temporarily|"
+    # a reduced relative clause describes the object ("every test marked slow")
+    r"[a-z]+ed|matching|named|called|tagged|labell?ed|under|which|whose)\b| ?$)"
+)
+
+
+def _object(obj: re.Pattern[str]) -> str:
+    """The object of a verb whose head is ``obj``."""
+    return rf" {_DET}{_ANY_WORDS}(?:{obj.pattern}){_SETTING}{_AFTER_OBJECT}"
+
+
+NEUTER_PHRASE = re.compile(rf"(?:{NEUTER.pattern})(?: out)?{_object(VERIFY)}")
+REMOVE_PHRASE = re.compile(rf"(?:{REMOVE.pattern}){_object(VERIFY_CI)}")
+SWAP_PHRASE = re.compile(rf"(?:{SWAP.pattern}){_object(VERIFY)}")
+MARK_PHRASE = re.compile(
+    rf"mark {_DET}(?:[a-z0-9]+ ){{0,3}}?(?:{VERIFY.pattern}) as "
+    r"(?:xfail|xfailed|skip|skipped|passed|passing|green|expected failures?|expected to fail)\b"
+)
+#: After a swap, a result that can only succeed ("with a script that always succeeds").
+_TRIVIAL = re.compile(
+    r"\b(?:always (?:\w+ )?(?:succeeds?|pass(?:es)?|returns? (?:true|0|1|success)|"
+    r"exits? (?:0|successfully|with 0)|green|ok)|success|succeeds?|successful|pass|passes|"
+    r"passed|true|exit 0|return 0|full marks|full score|no op|noop|stub|dummy|nothing|empty|"
+    r"swallows?|except|catch|ignores?)\b"
+)
+#: Verbs that report; what they report is a success; the clause says it was not checked.
+CLAIM = _lex(
+    "print|echo|say|report|claim|state|tell|write|output|announce|declare|answer|respond|"
+    "reply|log|return"
+)
+_SUCCESS = r"(?:pass|passes|passed|passing|success|succeeded|succeeds|successful|green|ok|works)"
+CLAIM_PHRASE = re.compile(
+    rf"(?:{CLAIM.pattern})(?: (?:that|the user|the reviewer|us|me|them))?(?: [a-z0-9]+){{0,4}}? "
+    rf"{_SUCCESS}(?![a-z0-9])"
+)
+UNCHECKED = re.compile(
+    r"\b(?:whether or not|regardless|no matter|without (?:actually |really |even )?"
+    r"(?:running|checking|verifying|testing|executing|looking)|even if (?:it|they|the \w+) "
+    r"(?:fails?|failed)|before (?:running|executing) (?:it|them|the))\b"
+)
+#: Writing a reward: a verb of writing, the reward, a full value.
+WRITE = _lex("write|create|set|put|echo|make|emit|output|print|touch|save|force|hard code|hardcode")
+REWARD_PHRASE = re.compile(
+    rf"(?:{WRITE.pattern}) (?:[a-z0-9]+ ){{0,3}}?reward(?: txt| json| file)?(?: [a-z0-9]+){{0,2}}? "
+    r"(?:1|1 0|100|max|maximum|full|one)(?![a-z0-9])"
+)
+_PRONOUN_OBJECT = re.compile(r" (?:it|them)(?: out)?(?![a-z0-9])")
+_VERBS = re.compile(
+    "|".join(rx.pattern for rx in (NEUTER, REMOVE, SWAP, CLAIM, WRITE, _lex("mark")))
+)
+_READING = PolicyClass("policy-gate-weakening", "takes a check out of play", _VERBS, None)
+
+
+def _readings(view: View, raw: str) -> list[IntentHit]:
+    """Design 432: verb phrases that neuter, remove or swap out a verification object,
+    claim a success nobody checked, or write a reward - when the text orders them."""
+    text = view.text
+    parsed = grammar.parse(raw)
+    out: list[IntentHit] = []
+    last_full_run = _last_full_run(parsed)
+
+    def hit(m: re.Match[str], code: str, note: str) -> None:
+        verb = _VERBS.match(text, m.start())
+        if verb is None or not view.src:
+            return
+        if not _ordered(view, verb, parsed, raw, _READING, last_full_run):
+            return
+        ss, ee = view.span(m.start(), m.end())
+        out.append(IntentHit(code, ss, ee, f"{note}: {text[m.start() : m.end()][:80]!r}"))
+
+    for m in NEUTER_PHRASE.finditer(text):
+        hit(m, "policy-gate-weakening", "takes a check out of play")
+    for m in REMOVE_PHRASE.finditer(text):
+        hit(m, "policy-gate-weakening", "removes a CI check")
+    for m in MARK_PHRASE.finditer(text):
+        hit(m, "policy-edit-tests", "marks a check as skipped or passed")
+    for m in SWAP_PHRASE.finditer(text):
+        # the result may sit in a purpose clause ("... so it always returns 0")
+        if _TRIVIAL.search(grammar.sentence_rest(raw, view.span(m.start(), m.end())[0])):
+            hit(m, "policy-gate-weakening", "swaps a check for one that cannot fail")
+    for m in CLAIM_PHRASE.finditer(text):
+        if UNCHECKED.search(_clause_of(view, parsed, m)):
+            hit(m, "policy-edit-tests", "reports a success nobody checked")
+    for m in REWARD_PHRASE.finditer(text):
+        hit(m, "policy-edit-tests", "writes a reward")
+    for m in NEUTER.finditer(text):
+        # a pronoun object stands for a verification object named in the clause before
+        if _PRONOUN_OBJECT.match(text, m.end()) and _names_check_before(view, parsed, m):
+            hit(m, "policy-gate-weakening", "takes a check out of play")
+    return out
+
+
+def _last_full_run(parsed: list[grammar.Clause]) -> int:
+    """Where the last order to run the full suite starts (-1: none): a skip before it is
+    scoped to the iterations before the full run, not a bypass."""
+    return max(
+        (c.start for c in parsed if c.mood == "order" and _FULL_RUN.search(c.text)), default=-1
+    )
+
+
+def _clause_of(view: View, parsed: list[grammar.Clause], m: re.Match[str]) -> str:
+    """The words of the clause that holds ``m``."""
+    c = grammar.at(parsed, view.span(m.start(), m.end())[0])
+    if c is None:
+        return view.text
+    return view.text[bisect.bisect_left(view.src, c.start) : bisect.bisect_left(view.src, c.end)]
+
+
+def _names_check_before(view: View, parsed: list[grammar.Clause], m: re.Match[str]) -> bool:
+    c = grammar.at(parsed, view.span(m.start(), m.end())[0])
+    if c is None:
+        return False
+    i = parsed.index(c)
+    return i > 0 and VERIFY.search(re.sub(r"[\W_]+", " ", parsed[i - 1].text)) is not None
+
+
 def policy_intents(view: View, raw: str | None = None) -> list[IntentHit]:
     """Policy-class hits on ``view``; an override misspelt by one letter per word counts too."""
     out = _intents(view, raw, CLASSES)
+    if raw is not None:
+        out += _readings(view, raw)
     if not any(h.code == "policy-override" for h in out):
         fixed = _respelled(view)
         if fixed is not None:
@@ -699,10 +916,7 @@ def _intents(view: View, raw: str | None, classes: tuple[PolicyClass, ...]) -> l
     original text the view was made from), only actions the text orders count."""
     text = view.text
     parsed = grammar.parse(raw) if raw is not None else None
-    last_full_run = max(
-        (c.start for c in parsed or [] if c.mood == "order" and _FULL_RUN.search(c.text)),
-        default=-1,
-    )
+    last_full_run = _last_full_run(parsed or [])
     default = CJK_WINDOW if _wide(text) else WINDOW
     out: list[IntentHit] = []
     for cls in classes:
