@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -169,8 +170,23 @@ class TraceStore:
         finally:
             conn.close()
 
+    def _wal(self, conn: sqlite3.Connection) -> str:
+        """Put the index in WAL mode. On a new index two processes can race to switch it,
+        and SQLite answers the loser "database is locked" at once, without its busy
+        handler (a lock upgrade it cannot wait for): retry for the busy timeout."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        pause = 0.01
+        while True:
+            try:
+                return str(conn.execute("PRAGMA journal_mode=WAL").fetchone()[0])
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
+
     def _init(self, conn: sqlite3.Connection) -> None:
-        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        mode = self._wal(conn)
         if str(mode).lower() != "wal":  # pragma: no cover - filesystems without shm support
             raise InternalError(f"cannot put {self.index_path} in WAL mode (got {mode})")
         conn.execute("PRAGMA synchronous=NORMAL")
