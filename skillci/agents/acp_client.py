@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from skillci.fsutil import MAX_JSON_DEPTH, json_depth
+
 #: JSON-RPC error codes this client answers with.
 METHOD_NOT_FOUND = -32601
 #: Characters of an offending line quoted in a protocol error.
@@ -133,7 +135,9 @@ class AcpConnection:
         """Handle one line from the agent; False once the protocol is broken."""
         try:
             message = json.loads(line)
-        except ValueError:
+            if json_depth(message) > MAX_JSON_DEPTH:
+                message = None
+        except (ValueError, RecursionError):  # untrusted: nesting deep enough to recurse out
             message = None
         with self._lock:
             self._record("agent", message if message is not None else {"not_json": line})

@@ -385,7 +385,7 @@ class HeadlessAgent:
     ) -> None:
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not a record (nesting too deep to parse)
             return
         if not isinstance(record, dict):
             return
@@ -501,7 +501,7 @@ class _LoadWatch:
         for line in data[:end].decode("utf-8", errors="replace").splitlines():
             try:
                 record = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # not a record (nesting too deep to parse)
                 continue
             if not isinstance(record, dict):
                 continue

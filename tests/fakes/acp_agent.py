@@ -12,6 +12,7 @@ adapter configures); what it does comes from the file ``mode`` beside it:
   ``end_turn``;
 - ``crash``: as ``solve`` up to the first tool call, then exits 3 mid-session;
 - ``garbage``: answers ``initialize`` with a line that is not JSON;
+- ``deep``: answers ``initialize`` with JSON nested 100,000 levels deep;
 - ``error``: answers ``session/prompt`` with a JSON-RPC error;
 - ``hang``: answers ``initialize``, then never anything else.
 """
@@ -140,8 +141,10 @@ def main() -> None:
         msg = read()
         method, msg_id = msg.get("method"), msg.get("id")
         if method == "initialize":
-            if MODE == "garbage":
-                sys.stdout.write("this is not json-rpc\n")
+            if MODE in ("garbage", "deep"):
+                n = 100_000
+                junk = "[" * n + "]" * n if MODE == "deep" else "this is not json-rpc"
+                sys.stdout.write(junk + "\n")
                 sys.stdout.flush()
                 continue
             send({"id": msg_id, "result": {"protocolVersion": 1, "agentCapabilities": {}}})

@@ -111,6 +111,7 @@ def test_a_session_becomes_the_record_with_tool_calls_results_and_the_skill_load
     [
         ("crash", "opencode-acp exited 3: fake agent: lost its mind mid-session"),
         ("garbage", "broke the ACP protocol: not a JSON-RPC 2.0 message: 'this is not json-rpc'"),
+        ("deep", "broke the ACP protocol: not a JSON-RPC 2.0 message: '[[[["),
         ("error", "answered session/prompt with error -32603: Internal error: boom"),
     ],
 )
