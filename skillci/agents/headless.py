@@ -151,6 +151,13 @@ def agent_env(adapter: HeadlessAdapter, home: Path, gateway: Gateway, model: str
     }
 
 
+def write_home_config(path: Path, data: dict[str, Any]) -> Path:
+    """Write an agent's JSON configuration ``data`` at ``path`` in the trial's fresh HOME."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1))
+    return path
+
+
 def obj(value: Any) -> dict[str, Any]:
     """``value`` if it is a JSON object, else ``{}`` (stream records are untrusted data)."""
     return value if isinstance(value, dict) else {}
@@ -561,4 +568,5 @@ __all__ = [
     "remove_skills",
     "skill_hits",
     "skill_loads",
+    "write_home_config",
 ]

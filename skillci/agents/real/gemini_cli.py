@@ -16,12 +16,11 @@ docs/agents/gemini.md, docs/design/430.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from skillci.agents.base import EventLog
-from skillci.agents.headless import HeadlessAdapter, StreamState, obj
+from skillci.agents.headless import HeadlessAdapter, StreamState, obj, write_home_config
 from skillci.providers.gateway import Gateway
 from skillci.trace.models import MessageEvent, ToolCallEvent, ToolResultEvent
 
@@ -42,9 +41,7 @@ class GeminiCli(HeadlessAdapter):
     skill_tools = ("activate_skill",)
 
     def environment(self, home: Path, gateway: Gateway, model: str) -> dict[str, str]:
-        path = home / ".gemini" / "settings.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(SETTINGS, indent=1))
+        write_home_config(home / ".gemini" / "settings.json", SETTINGS)
         return {
             "GOOGLE_GEMINI_BASE_URL": gateway.base_url,
             "GEMINI_API_KEY": gateway.token,

@@ -17,7 +17,7 @@ from typing import Any
 
 from skillci.agents.acp import AcpAdapter
 from skillci.agents.base import EventLog
-from skillci.agents.headless import HeadlessAdapter, StreamState, obj
+from skillci.agents.headless import HeadlessAdapter, StreamState, obj, write_home_config
 from skillci.providers.gateway import Gateway
 from skillci.trace.models import MessageEvent, ToolCallEvent, ToolResultEvent
 
@@ -47,9 +47,7 @@ class OpenCode(HeadlessAdapter):
                 }
             },
         }
-        path = home / ".config" / "opencode" / "opencode.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(config, indent=1))
+        path = write_home_config(home / ".config" / "opencode" / "opencode.json", config)
         return {
             "OPENCODE_CONFIG": str(path),
             "OPENCODE_DISABLE_AUTOUPDATE": "1",

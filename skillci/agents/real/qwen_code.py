@@ -13,9 +13,9 @@ with ``tool_result`` blocks, a last ``result``), so it is parsed as Claude Code'
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from skillci.agents.headless import write_home_config
 from skillci.agents.real.claude_code import ClaudeCode
 from skillci.providers.gateway import Gateway
 
@@ -35,9 +35,7 @@ class QwenCode(ClaudeCode):
     wire_api = "chat"
 
     def environment(self, home: Path, gateway: Gateway, model: str) -> dict[str, str]:
-        path = home / ".qwen" / "settings.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(SETTINGS, indent=1))
+        write_home_config(home / ".qwen" / "settings.json", SETTINGS)
         return {
             "OPENAI_BASE_URL": gateway.base_url + "/v1",
             "OPENAI_API_KEY": gateway.token,
