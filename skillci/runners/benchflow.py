@@ -62,6 +62,8 @@ class BenchRun:
     image: str | None = None
     """Run in this prebuilt image: the task config's ``sandbox.docker_image``, set through
     BenchFlow's ``--config-override`` (the task's Dockerfile is then not built)."""
+    sandbox_config: dict[str, object] = field(default_factory=dict)
+    """Further ``sandbox`` settings of that override (e.g. ``network_mode``)."""
 
     def argv(self, bench: str) -> list[str]:
         args = [
@@ -87,9 +89,11 @@ class BenchRun:
             args += ["--skills-dir", str(self.skills_dir)]
         for k, v in sorted(self.agent_env.items()):
             args += ["--agent-env", f"{k}={v}"]
+        sandbox = {**self.sandbox_config}
         if self.image is not None:
-            override = {"sandbox": {"docker_image": self.image}}
-            args += ["--config-override", json.dumps(override, sort_keys=True)]
+            sandbox["docker_image"] = self.image
+        if sandbox:
+            args += ["--config-override", json.dumps({"sandbox": sandbox}, sort_keys=True)]
         return args
 
 

@@ -21,10 +21,17 @@ import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skillci.errors import RunnerError
+
+if TYPE_CHECKING:
+    from skillci.providers.client import ModelClient
+    from skillci.runners.base import TrialSpec
 
 #: BenchFlow's prefixes inside the sandbox (``benchflow.agents.registry``).
 NODE_PREFIX = "/opt/benchflow/node"
@@ -83,6 +90,26 @@ exit 0
 """
 
 
+#: The image's entrypoint: BenchFlow's host LiteLLM proxy is at ``host.docker.internal``
+#: (on Linux it asks for the engine's default bridge, which this engine may lack); the name
+#: is made the container's gateway -- the host -- before the container's command runs.
+ENTRYPOINT = """#!/bin/sh
+# skillci (design 436): host.docker.internal is the container's gateway (the host)
+if command -v python3 >/dev/null 2>&1 && ! grep -q host.docker.internal /etc/hosts; then
+  python3 - <<'PY' || true
+import socket, struct
+for line in open("/proc/net/route").read().splitlines()[1:]:
+    f = line.split()
+    if f[1] == "00000000" and int(f[3], 16) & 2:
+        ip = socket.inet_ntoa(struct.pack("<L", int(f[2], 16)))
+        open("/etc/hosts", "a").write(ip + " host.docker.internal\\n")
+        break
+PY
+fi
+exec "$@"
+"""
+
+
 def layer_for(bench_agent: str) -> AgentLayer | None:
     """The layer that runs BenchFlow agent ``bench_agent`` offline (None: none yet)."""
     return LAYERS.get(bench_agent)
@@ -122,8 +149,12 @@ def context(layer: AgentLayer, install: Path, base: str, where: Path) -> Path:
     npm = opt / "node" / "bin" / "npm"
     npm.write_text(NPM_SHIM)
     npm.chmod(0o755)
+    entry = opt / "skillci-entrypoint"
+    entry.write_text(ENTRYPOINT)
+    entry.chmod(0o755)
     (where / "Dockerfile").write_text(
         f"FROM {base}\nCOPY opt/ /opt/benchflow/\n"
+        'ENTRYPOINT ["/opt/benchflow/skillci-entrypoint"]\n'
         f'LABEL skillci.benchflow-agent="{layer.skillci_agent}"\n'
     )
     return where
@@ -145,7 +176,7 @@ def agent_image(base: str, bench_agent: str, version: str | None = None) -> tupl
         raise RunnerError(exc.message, hint=exc.hint) from None
     errors = _docker_errors()
     base_id = str(client().images.get(base).id)
-    key = f"{base_id}|{layer}|{found.version}|{_node()}"
+    key = f"{base_id}|{layer}|{found.version}|{_node()}|{NPM_SHIM}|{ENTRYPOINT}"
     tag = f"skillci-benchflow-agent:{hashlib.sha256(key.encode()).hexdigest()[:16]}"
     try:
         client().images.get(tag)
@@ -171,4 +202,44 @@ def agent_image(base: str, bench_agent: str, version: str | None = None) -> tupl
     return tag, found.version
 
 
-__all__ = ["LAYERS", "NPM_SHIM", "AgentLayer", "agent_image", "context", "layer_for"]
+@contextmanager
+def run_alias(image: str, name: str) -> Iterator[str]:
+    """A tag of ``image`` for one BenchFlow run: BenchFlow removes the image it ran when the
+    rollout ends, which then drops only this tag (the baked image stays for the next run)."""
+    from skillci.runners.docker import client
+
+    repo, _, tag = image.rpartition(":")
+    alias = f"{repo}:{tag}-{name}"[:128]
+    client().images.get(image).tag(alias)
+    try:
+        yield alias
+    finally:
+        with suppress(Exception):  # BenchFlow usually removed it already
+            client().images.remove(alias, noprune=True)
+
+
+def route_client(spec: TrialSpec) -> ModelClient:
+    """The client of the trial's route (its budget, no response cache: a student's calls
+    vary) that skillci's gateway answers BenchFlow's LiteLLM proxy with."""
+    from skillci.providers.budget import BudgetMeter
+    from skillci.providers.client import ModelClient
+
+    a = spec.agent
+    if a.route is None or a.route_name is None:
+        raise RunnerError(
+            f"agent {a.kind} on BenchFlow needs a model route", hint="pass --model ROUTE"
+        )
+    return ModelClient(a.route_name, a.route, meter=BudgetMeter(a.budget, name="run"))
+
+
+__all__ = [
+    "ENTRYPOINT",
+    "LAYERS",
+    "NPM_SHIM",
+    "AgentLayer",
+    "agent_image",
+    "context",
+    "layer_for",
+    "route_client",
+    "run_alias",
+]

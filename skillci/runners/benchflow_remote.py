@@ -25,13 +25,14 @@ yet (BenchFlow's in-process ``session-factory`` agents are the way: design 431).
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
 import skillci.runners.benchflow as bf
 from skillci.errors import InvalidInputError, RunnerError
 from skillci.runners.base import TrialSpec
+from skillci.runners.benchflow_agents import agent_image, layer_for, route_client, run_alias
 from skillci.runners.harness_remote import HarnessEnvironment, skill_ref, write_skills
 from skillci.trace.models import AgentRole, RunRecord
 
@@ -49,6 +50,13 @@ REAL_AGENTS = {
     "opencode-acp": "opencode",  # skillci's ACP client of it; BenchFlow's is ACP too
     "gemini": "gemini",
 }
+#: BenchFlow's provider for an OpenAI-compatible endpoint the caller names: its host LiteLLM
+#: proxy's upstream is then skillci's gateway (design 436).
+GATEWAY_PROVIDER = "vllm"
+#: The ``sandbox`` settings of an agent baked into the image: a network, so the agent reaches
+#: BenchFlow's LiteLLM proxy on the host (a no-network sandbox makes BenchFlow pip-install
+#: LiteLLM inside it, design 436); on the CI engine (no NAT) it reaches only the host.
+HOST_PROXY_SANDBOX: dict[str, object] = {"allow_internet": True, "network_mode": "public"}
 #: What ``noop`` runs as BenchFlow's oracle: a solve.sh that changes nothing.
 NOOP_SOLVE = "#!/usr/bin/env bash\n# skillci's noop agent: the workspace is left as it is\nexit 0\n"
 #: Says where ``--runner benchflow`` cannot run (the engine is absent).
@@ -99,12 +107,28 @@ def export_task(task_root: Path, where: Path, *, noop: bool) -> Path:
 
 
 def bench_run(
-    spec: TrialSpec, run_dir: Path, *, image: str | None, sandbox: str = "docker"
+    spec: TrialSpec,
+    run_dir: Path,
+    *,
+    image: str | None,
+    sandbox: str = "docker",
+    gateway: tuple[str, str] | None = None,
 ) -> bf.BenchRun:
     """The ``bench eval run`` of one attempt of ``spec`` in ``image`` (what the contract test
     checks against BenchFlow's parser); the task is exported under ``run_dir/tasks``, the
-    skills (for a real agent) under ``run_dir/skills``."""
+    skills (for a real agent) under ``run_dir/skills``. ``gateway`` (its base URL and
+    token): the model is that skillci gateway, upstream of BenchFlow's LiteLLM proxy, and
+    the sandbox gets :data:`HOST_PROXY_SANDBOX` (an agent baked into ``image``)."""
     agent, model = bench_agent(spec)
+    agent_env: dict[str, str] = {}
+    sandbox_config: dict[str, object] = {}
+    if gateway is not None:
+        model = f"{GATEWAY_PROVIDER}/{spec.agent.route_name or 'skillci'}"
+        agent_env = {
+            "BENCHFLOW_PROVIDER_BASE_URL": gateway[0] + "/v1",
+            "BENCHFLOW_PROVIDER_API_KEY": gateway[1],
+        }
+        sandbox_config = dict(HOST_PROXY_SANDBOX)
     task = export_task(spec.task.root, run_dir / "tasks", noop=spec.agent.kind == "noop")
     skills = [] if agent == "oracle" else write_skills(spec, run_dir / "skills")
     return bf.BenchRun(
@@ -118,6 +142,8 @@ def bench_run(
         sandbox=sandbox,
         concurrency=1,
         image=image,
+        agent_env=agent_env,
+        sandbox_config=sandbox_config,
     )
 
 
@@ -138,6 +164,8 @@ class BenchflowEnvironment(HarnessEnvironment):
     environments: ClassVar[dict[str, tuple[tuple[str, ...], ...]]] = ENVIRONMENTS
 
     bench: str | None = None
+    #: agent kind -> the version baked into the image (records name it)
+    _baked: dict[str, str] = field(init=False, default_factory=dict)
 
     @property
     def executable(self) -> str | None:
@@ -173,10 +201,29 @@ class BenchflowEnvironment(HarnessEnvironment):
         return bench_run(spec, run_dir, image=image, sandbox=self.environment)
 
     def _launch(self, spec: TrialSpec, attempt: int, run_dir: Path, log: Path) -> int:
+        from skillci.providers.gateway import Gateway
         from skillci.runners.docker import resolve_image
 
-        run = self.run_spec(spec, run_dir, resolve_image(spec))
-        return bf.run(self._exe, run, log=log, timeout=self.timeout)
+        image = resolve_image(spec)
+        agent = bench_agent(spec)[0]
+        if layer_for(agent) is None:  # oracle, noop; an agent BenchFlow installs itself
+            run = self.run_spec(spec, run_dir, image)
+            return bf.run(self._exe, run, log=log, timeout=self.timeout)
+        baked, self._baked[spec.agent.kind] = agent_image(image, agent, spec.agent.agent_version)
+        with run_alias(baked, run_dir.name) as alias, Gateway(route_client(spec)) as gateway:
+            run = bench_run(
+                spec,
+                run_dir,
+                image=alias,
+                sandbox=self.environment,
+                gateway=(gateway.base_url, gateway.token),
+            )
+            code = bf.run(self._exe, run, log=log, timeout=self.timeout)
+            lines = [c.model_dump_json() + "\n" for c in gateway.calls]
+            (run_dir / "gateway.jsonl").write_text("".join(lines))
+        if gateway.fatal is not None:  # the model, not the skill: a failed measurement
+            raise RunnerError(f"the agent's model was unreachable: {gateway.fatal}")
+        return code
 
     def _results(self, jobs: Path) -> list[Path]:
         from skillci.trace.importers.benchflow import find_rollouts
@@ -197,6 +244,9 @@ class BenchflowEnvironment(HarnessEnvironment):
     def _adjust(self, spec: TrialSpec, rec: RunRecord) -> tuple[dict[str, str], dict[str, object]]:
         """The record's role is the spec's; ``noop`` is named so, with what ran it."""
         extra: dict[str, object] = {"benchflow_agent": bench_agent(spec)[0]}
+        if spec.agent.kind in self._baked:
+            extra["benchflow_agent_version"] = self._baked[spec.agent.kind]
+            extra["benchflow_agent_source"] = "skillci's agents cache, baked into the image"
         if spec.agent.kind == "noop":
             extra["noop"] = "BenchFlow's oracle over a solve.sh that does nothing"
             return {"harness": "noop"}, extra
@@ -206,6 +256,8 @@ class BenchflowEnvironment(HarnessEnvironment):
 __all__ = [
     "ENGINE_HINT",
     "ENVIRONMENTS",
+    "GATEWAY_PROVIDER",
+    "HOST_PROXY_SANDBOX",
     "NOOP_SOLVE",
     "NO_MODEL_AGENTS",
     "REAL_AGENTS",

@@ -1,0 +1,92 @@
+"""A real agent (OpenCode) through ``eval run --runner benchflow`` offline (design 436).
+
+BenchFlow 0.7.11 runs its own ``opencode`` ACP agent in the task's container; skillci bakes
+its OpenCode install, the host's node and an offline ``npm`` into the image, so BenchFlow's
+install step succeeds with no network. OpenCode's model calls go to BenchFlow's LiteLLM proxy
+on the host, whose upstream is skillci's loopback gateway, which calls the route -- the
+scripted competent model of tests/fakes/scripted_agents.py. Nothing else is faked: the
+agent's tool calls run in the container and the task's verifier decides. A model that cannot
+be reached is an ``infra_error`` (exit 4), never a failed trial.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillci.cli.main import main
+from skillci.trace.models import EvalState
+from skillci.trace.store import TraceStore
+from tests import services
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.scripted_agents import solve_cfg_log_level
+from tests.integration.agents.helpers import ROUTE_KEY, use_route
+
+ROOT = Path(__file__).resolve().parents[3]
+SKILL = ROOT / "skills" / "repo-debugger"
+
+
+def _eval(home: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, Any, str]:
+    argv = ["eval", "run", "--task", "cfg-log-level", "--root", str(ROOT), "--skill", str(SKILL)]
+    argv += ["--agent", "opencode", "--agent-version", services.AGENT_VERSIONS["opencode"]]
+    argv += ["--runner", "benchflow", "--model", "scripted", "--home", str(home), "--json"]
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, json.loads(out.out), out.err
+
+
+@pytest.mark.docker
+@pytest.mark.agents
+@pytest.mark.slow  # one bench job: compose up, OpenCode's start, 5 model calls, verifier
+def test_opencode_on_benchflow_passes_offline_with_its_own_tool_calls(
+    bench: str,
+    compose: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    services.need_agent("opencode")
+    with FakeOpenAI([solve_cfg_log_level]) as fake:
+        use_route(tmp_path, monkeypatch, fake.base_url)
+        code, out, err = _eval(tmp_path / "state", capsys)
+    assert code == 0, (out, err)
+    [trial] = out["trials"]
+    assert trial["state"] == "passed", trial
+    rec = TraceStore(tmp_path / "state").get(trial["run_id"])
+    assert rec.evaluation.state is EvalState.passed
+    assert rec.runtime.runner == "benchflow" and rec.runtime.sandbox == "benchflow:docker"
+    assert rec.metadata["benchflow_agent"] == "opencode"
+    assert rec.metadata["benchflow_agent_version"] == services.AGENT_VERSIONS["opencode"]
+    # the agent's own tool calls, read from BenchFlow's ACP trajectory: the skill, then bash
+    calls = [e for e in rec.events if e.kind == "tool_call"]
+    assert len(calls) >= 3, rec.events
+    outputs = " ".join(e.output or "" for e in rec.events if e.kind == "tool_result")
+    assert "config/service.ini: ok" in outputs  # the check's own output after the fix
+    # the scripted model answered every call; the route's key never reached the agent
+    assert len(fake.requests) >= 4
+    assert ROUTE_KEY not in outputs
+    jobs = Path(str(rec.metadata["benchflow_jobs_dir"])).parent
+    calls_seen = (jobs / "gateway.jsonl").read_text().splitlines()
+    assert len(calls_seen) == len(fake.requests)
+
+
+@pytest.mark.docker
+@pytest.mark.agents
+@pytest.mark.slow  # one bench job whose every model call fails
+def test_opencode_on_benchflow_with_an_unreachable_model_is_an_infra_error(
+    bench: str,
+    compose: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    services.need_agent("opencode")
+    use_route(tmp_path, monkeypatch, "http://127.0.0.1:9/v1")  # nothing listens there
+    code, out, err = _eval(tmp_path / "state", capsys)
+    [trial] = out["trials"]
+    assert trial["state"] == "infra_error", trial
+    assert code == 4, err
+    assert "model was unreachable" in trial["error"], trial
