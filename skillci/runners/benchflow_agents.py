@@ -164,8 +164,10 @@ def agent_image(base: str, bench_agent: str, version: str | None = None) -> tupl
     """``base`` with BenchFlow agent ``bench_agent`` baked in (built once per base image,
     agent version and node): the image's tag and the agent version in it. RunnerError (a
     measurement error) when the agent is not installed or the build fails."""
+    from docker import errors
+
     from skillci.agents.install import AgentNotInstalled, resolve
-    from skillci.runners.docker import _docker_errors, client
+    from skillci.runners.docker import client
 
     layer = layer_for(bench_agent)
     if layer is None:
@@ -174,7 +176,6 @@ def agent_image(base: str, bench_agent: str, version: str | None = None) -> tupl
         found = resolve(layer.skillci_agent, version)
     except AgentNotInstalled as exc:
         raise RunnerError(exc.message, hint=exc.hint) from None
-    errors = _docker_errors()
     base_id = str(client().images.get(base).id)
     key = f"{base_id}|{layer}|{found.version}|{_node()}|{NPM_SHIM}|{ENTRYPOINT}"
     tag = f"skillci-benchflow-agent:{hashlib.sha256(key.encode()).hexdigest()[:16]}"

@@ -82,6 +82,48 @@ def test_a_real_agent_runs_as_the_acp_agent_benchflow_registers_with_the_routes_
     assert set(REAL_AGENTS.values()) <= registered, registered
 
 
+def test_a_baked_agent_runs_on_benchflows_provider_for_skillcis_gateway_with_a_network(
+    bench: str, tmp_path: Path
+) -> None:
+    """OpenCode baked into the image (design 436): the model is BenchFlow's ``vllm``
+    provider (an OpenAI-compatible URL the caller names) at skillci's gateway, and the
+    sandbox has a network so the agent reaches BenchFlow's LiteLLM proxy on the host; the
+    agent's install command is BenchFlow's own, which the image's offline npm satisfies."""
+    from skillci.providers.routes import ModelRoute
+    from skillci.runners.benchflow_agents import LAYERS, NODE_PREFIX
+
+    agent = AgentSpec(kind="opencode", role="student", route_name="scripted",
+                      route=ModelRoute(model="openai/scripted"))  # fmt: skip
+    run = bench_run(_spec(tmp_path, agent), tmp_path / "run", image="img:run",
+                    gateway=("http://127.0.0.1:4321", "skillci-gw-t"))  # fmt: skip
+    params = bf.parse_check(bench, run.argv(bench))
+    assert params["agent"] == "opencode" and params["model"] == "vllm/scripted"
+    assert sorted(params["agent_env"]) == [  # type: ignore[arg-type]
+        "BENCHFLOW_PROVIDER_API_KEY=skillci-gw-t",
+        "BENCHFLOW_PROVIDER_BASE_URL=http://127.0.0.1:4321/v1",
+    ]
+    override = json.loads(str(params["config_override"]))
+    assert override == {"sandbox": {"allow_internet": True, "docker_image": "img:run",
+                                    "network_mode": "public"}}  # fmt: skip
+    # BenchFlow's install command of the agent still names what the layer provides
+    proc = subprocess.run(
+        [script_python(bench), "-c",
+         "from benchflow.agents.registry import AGENT_INSTALLERS as A, AGENTS as G; "
+         "print(A['opencode']); print(G['opencode'].launch_cmd)"],
+        capture_output=True, text=True, timeout=120, check=True,
+        env={**os.environ, "BENCHFLOW_AGENTS_SOURCE": "off"},
+    )  # fmt: skip
+    install = proc.stdout
+    layer = LAYERS["opencode"]
+    assert (
+        'if [ ! -x "$BF_NODE_DIR/bin/node" ]' in install and f"BF_NODE_DIR={NODE_PREFIX}" in install
+    )
+    assert f"{NODE_PREFIX}/bin/npm install -g --prefix /opt/benchflow/js-agents " in install
+    assert (
+        f"{layer.package}@" in install and f"/opt/benchflow/js-agents/bin/{layer.binary}" in install
+    )
+
+
 def _skillci(tmp: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "skillci", "eval", "run", "--task", str(TASK), "--home",

@@ -1,0 +1,82 @@
+"""The layer that bakes a real agent into BenchFlow's task image (design 436): the offline
+``npm`` BenchFlow's install command meets (run with ``sh``, as in the image), the entrypoint,
+and the build context assembled from an agents-cache install."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from skillci.errors import RunnerError
+from skillci.runners.benchflow_agents import (
+    ENTRYPOINT,
+    LAYERS,
+    NPM_SHIM,
+    context,
+    layer_for,
+)
+
+
+def _npm(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    shim = tmp / "npm"
+    shim.write_text(NPM_SHIM)
+    shim.chmod(0o755)
+    return subprocess.run(["sh", str(shim), *args], capture_output=True, text=True, timeout=10)
+
+
+def test_the_offline_npm_meets_benchflows_install_of_a_preinstalled_package(tmp_path: Path) -> None:
+    prefix = tmp_path / "js-agents"
+    (prefix / "lib" / "node_modules" / "opencode-ai").mkdir(parents=True)
+    (prefix / "lib" / "node_modules" / "@scope" / "acp").mkdir(parents=True)
+    assert _npm(tmp_path, "--version").returncode == 0
+    ok = _npm(tmp_path, "install", "-g", "--prefix", str(prefix), "opencode-ai@1.18.11")
+    assert ok.returncode == 0 and "opencode-ai preinstalled" in ok.stdout, ok
+    scoped = _npm(tmp_path, "install", "-g", f"--prefix={prefix}", "@scope/acp@2.0.1")
+    assert scoped.returncode == 0 and "@scope/acp preinstalled" in scoped.stdout, scoped
+    # what is not in the image fails loudly: there is no registry to fetch it from
+    missing = _npm(tmp_path, "install", "-g", "--prefix", str(prefix), "@zed/codex-acp@1")
+    assert missing.returncode == 1 and "not preinstalled" in missing.stderr
+    other = _npm(tmp_path, "view", "opencode-ai")
+    assert other.returncode == 1 and "only 'install'" in other.stderr
+
+
+def test_the_entrypoint_runs_the_containers_command(tmp_path: Path) -> None:
+    entry = tmp_path / "entry"
+    entry.write_text(ENTRYPOINT)
+    # outside a container /etc/hosts is not writable for the test user or already named:
+    # the script still execs the command it was given
+    proc = subprocess.run(["sh", str(entry), "echo", "ran"], capture_output=True, text=True,
+                          timeout=30)  # fmt: skip
+    assert proc.stdout.strip().splitlines()[-1] == "ran"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="the layer copies the host's node")
+def test_the_build_context_holds_node_the_agent_and_the_shims_at_benchflows_paths(
+    tmp_path: Path,
+) -> None:
+    layer = LAYERS["opencode"]
+    install = tmp_path / "opencode-1.0.0"
+    exe = install / "node_modules" / layer.executable
+    exe.parent.mkdir(parents=True)
+    exe.write_bytes(b"\x7fELF not really")
+    (install / "node_modules" / layer.package / "package.json").write_text('{"version":"1"}')
+    ctx = context(layer, install, "skillci-task/x:1", tmp_path / "ctx")
+    opt = ctx / "opt"
+    assert (opt / "js-agents" / "bin" / "opencode").read_bytes() == b"\x7fELF not really"
+    assert (opt / "js-agents" / "lib" / "node_modules" / "opencode-ai" / "package.json").is_file()
+    assert (opt / "node" / "bin" / "npm").read_text() == NPM_SHIM
+    node = subprocess.run([str(opt / "node" / "bin" / "node"), "--version"],
+                          capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert node.stdout.startswith("v")
+    dockerfile = (ctx / "Dockerfile").read_text()
+    assert dockerfile.startswith("FROM skillci-task/x:1\nCOPY opt/ /opt/benchflow/\n")
+    assert 'ENTRYPOINT ["/opt/benchflow/skillci-entrypoint"]' in dockerfile
+
+
+def test_an_install_without_the_agents_executable_is_a_runner_error(tmp_path: Path) -> None:
+    with pytest.raises(RunnerError, match="missing from skillci's opencode install"):
+        context(LAYERS["opencode"], tmp_path / "empty", "base", tmp_path / "ctx")
+    assert layer_for("claude-agent-acp") is None  # BenchFlow still installs it from npm
