@@ -116,10 +116,18 @@ def version(bench: str) -> str:
     return cli_version(bench)
 
 
-def run(bench: str, spec: BenchRun, *, log: Path, timeout: float | None = None) -> int:
-    """Run ``bench eval run``; output goes to ``log``. Returns its exit code."""
+def run(
+    bench: str,
+    spec: BenchRun,
+    *,
+    log: Path,
+    timeout: float | None = None,
+    environ: dict[str, str] | None = None,
+) -> int:
+    """Run ``bench eval run`` in ``environ`` (None: this process's environment); output
+    goes to ``log``. Returns its exit code."""
     spec.jobs_dir.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "BENCHFLOW_AGENTS_SOURCE": "off"}
+    env = {**(os.environ if environ is None else environ), "BENCHFLOW_AGENTS_SOURCE": "off"}
     env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     return run_logged(spec.argv(bench), log=log, timeout=timeout, env=env, cwd=spec.jobs_dir)
 

@@ -9,7 +9,8 @@ BenchFlow 0.7.11 installs its ACP agents inside the sandbox before each rollout:
 :func:`agent_image` adds a layer to skillci's task image holding what that step would have
 fetched, from this machine: the host's ``node`` at BenchFlow's node path, the agent from
 skillci's agents cache (``$SKILLCI_AGENTS_DIR``, ``skillci agents install``) at BenchFlow's
-prefix, and in place of ``npm`` a short script that answers ``install`` of a preinstalled
+prefix, the host's ``rg`` beside node (on the agent's PATH: OpenCode's skill tool needs it),
+and in place of ``npm`` a short script that answers ``install`` of a preinstalled
 package with success and anything else with an error (no registry to reach). BenchFlow's own
 install command then runs unchanged and succeeds offline; the agent version is skillci's
 installed one, not BenchFlow's pin (recorded as ``metadata.benchflow_agent_version``).
@@ -146,6 +147,10 @@ def context(layer: AgentLayer, install: Path, base: str, where: Path) -> Path:
     _place(pkg, opt / "js-agents" / "lib" / "node_modules" / layer.package / "package.json")
     _place(exe, opt / "js-agents" / "bin" / layer.binary)
     _place(_node(), opt / "node" / "bin" / "node")
+    rg = shutil.which("rg")
+    if rg is not None:  # OpenCode's skill tool lists the skill's files with it (else it
+        # downloads one, and with no network the tool answers "ripgrep execution failed")
+        _place(Path(rg).resolve(), opt / "node" / "bin" / "rg")
     npm = opt / "node" / "bin" / "npm"
     npm.write_text(NPM_SHIM)
     npm.chmod(0o755)
@@ -177,7 +182,9 @@ def agent_image(base: str, bench_agent: str, version: str | None = None) -> tupl
     except AgentNotInstalled as exc:
         raise RunnerError(exc.message, hint=exc.hint) from None
     base_id = str(client().images.get(base).id)
-    key = f"{base_id}|{layer}|{found.version}|{_node()}|{NPM_SHIM}|{ENTRYPOINT}"
+    key = (
+        f"{base_id}|{layer}|{found.version}|{_node()}|{shutil.which('rg')}|{NPM_SHIM}|{ENTRYPOINT}"
+    )
     tag = f"skillci-benchflow-agent:{hashlib.sha256(key.encode()).hexdigest()[:16]}"
     try:
         client().images.get(tag)

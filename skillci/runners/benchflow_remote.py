@@ -24,6 +24,7 @@ yet (BenchFlow's in-process ``session-factory`` agents are the way: design 431).
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,6 +204,7 @@ class BenchflowEnvironment(HarnessEnvironment):
     def _launch(self, spec: TrialSpec, attempt: int, run_dir: Path, log: Path) -> int:
         from skillci.providers.gateway import Gateway
         from skillci.runners.docker import resolve_image
+        from skillci.runners.sandbox import scrub_env
 
         image = resolve_image(spec)
         agent = bench_agent(spec)[0]
@@ -218,7 +220,10 @@ class BenchflowEnvironment(HarnessEnvironment):
                 sandbox=self.environment,
                 gateway=(gateway.base_url, gateway.token),
             )
-            code = bf.run(self._exe, run, log=log, timeout=self.timeout)
+            # BenchFlow hands the provider keys it finds in its environment to the agent's
+            # sandbox: it gets none of this process's secrets (the gateway holds the route's)
+            environ = scrub_env(dict(os.environ))
+            code = bf.run(self._exe, run, log=log, timeout=self.timeout, environ=environ)
             lines = [c.model_dump_json() + "\n" for c in gateway.calls]
             (run_dir / "gateway.jsonl").write_text("".join(lines))
         if gateway.fatal is not None:  # the model, not the skill: a failed measurement
@@ -245,8 +250,10 @@ class BenchflowEnvironment(HarnessEnvironment):
         """The record's role is the spec's; ``noop`` is named so, with what ran it."""
         extra: dict[str, object] = {"benchflow_agent": bench_agent(spec)[0]}
         if spec.agent.kind in self._baked:
-            extra["benchflow_agent_version"] = self._baked[spec.agent.kind]
+            version = self._baked[spec.agent.kind]
+            extra["benchflow_agent_version"] = version
             extra["benchflow_agent_source"] = "skillci's agents cache, baked into the image"
+            return {"harness_version": version}, extra
         if spec.agent.kind == "noop":
             extra["noop"] = "BenchFlow's oracle over a solve.sh that does nothing"
             return {"harness": "noop"}, extra

@@ -27,6 +27,7 @@ from tests.integration.agents.helpers import ROUTE_KEY, use_route
 
 ROOT = Path(__file__).resolve().parents[3]
 SKILL = ROOT / "skills" / "repo-debugger"
+HOST_KEY = "host-gemini-key-not-for-agents-77e1"
 
 
 def _eval(home: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, Any, str]:
@@ -49,6 +50,8 @@ def test_opencode_on_benchflow_passes_offline_with_its_own_tool_calls(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     services.need_agent("opencode")
+    # a provider key of this machine, by a name BenchFlow passes on to its agents
+    monkeypatch.setenv("GEMINI_API_KEY", HOST_KEY)
     with FakeOpenAI([solve_cfg_log_level]) as fake:
         use_route(tmp_path, monkeypatch, fake.base_url)
         code, out, err = _eval(tmp_path / "state", capsys)
@@ -60,14 +63,23 @@ def test_opencode_on_benchflow_passes_offline_with_its_own_tool_calls(
     assert rec.runtime.runner == "benchflow" and rec.runtime.sandbox == "benchflow:docker"
     assert rec.metadata["benchflow_agent"] == "opencode"
     assert rec.metadata["benchflow_agent_version"] == services.AGENT_VERSIONS["opencode"]
-    # the agent's own tool calls, read from BenchFlow's ACP trajectory: the skill, then bash
+    assert rec.runtime.harness_version == services.AGENT_VERSIONS["opencode"]
+    # the agent's own tool calls, read from BenchFlow's ACP trajectory: its skill tool (a
+    # skill-load event), then its shell; the skill tool worked offline (it needs ripgrep)
     calls = [e for e in rec.events if e.kind == "tool_call"]
-    assert len(calls) >= 3, rec.events
-    outputs = " ".join(e.output or "" for e in rec.events if e.kind == "tool_result")
+    assert [c.tool for c in calls] == ["load_skill", "run", "run", "run"], rec.events
+    results = [e for e in rec.events if e.kind == "tool_result"]
+    assert "ripgrep execution failed" not in (results[0].output or ""), results[0]
+    assert "repo-debugger" in (results[0].output or "")
+    assert [e.kind for e in rec.events].count("skill_load") == 1
+    outputs = " ".join(e.output or "" for e in results)
     assert "config/service.ini: ok" in outputs  # the check's own output after the fix
-    # the scripted model answered every call; the route's key never reached the agent
+    # the scripted model answered every call; no key of this machine reached the agent
+    # (its environment, as `env | sort` printed it in the container)
     assert len(fake.requests) >= 4
-    assert ROUTE_KEY not in outputs
+    env = next(r.output or "" for r in results if "HOME=" in (r.output or ""))
+    assert ROUTE_KEY not in env and HOST_KEY not in env
+    assert "GEMINI_API_KEY" not in env and "GOOGLE_API_KEY" not in env, env
     jobs = Path(str(rec.metadata["benchflow_jobs_dir"])).parent
     calls_seen = (jobs / "gateway.jsonl").read_text().splitlines()
     assert len(calls_seen) == len(fake.requests)
