@@ -191,7 +191,9 @@ def agent_image(base: str, bench_agent: str, version: str | None = None) -> tupl
         return tag, found.version
     except errors.ImageNotFound:
         pass
-    with tempfile.TemporaryDirectory(prefix="skillci-bf-agent-", dir=found.path.parent) as tmp:
+    # beside the install when it is writable: the ~180 MB executable is then hard-linked
+    where = found.path.parent if os.access(found.path.parent, os.W_OK) else None
+    with tempfile.TemporaryDirectory(prefix="skillci-bf-agent-", dir=where) as tmp:
         ctx = context(layer, found.path, base, Path(tmp))
         try:
             client().images.build(
