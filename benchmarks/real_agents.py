@@ -200,7 +200,7 @@ def bare(name: str, fake: FakeOpenAI, tmp: Path) -> tuple[float, float, int, boo
     (logs / "verifier").mkdir(parents=True)
     seen = len(fake.requests)
     with Gateway(ModelClient("scripted", route)) as gw:
-        env = base_env(agent_env(a, home, gw, "scripted"))
+        env = base_env(agent_env(a, home, gw, "scripted", exe))
         argv = a.command(str(exe), task.instruction, "scripted", str(ws))
         start = time.perf_counter()
         subprocess.run(

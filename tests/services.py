@@ -151,6 +151,7 @@ AGENT_VERSIONS = {
     "opencode-acp": "1.18.33",  # the opencode install, driven over ACP
     "qwen": "0.24.4",
     "gemini": "0.61.0",
+    "copilot": "1.0.102",
 }
 #: Registered agents that run another agent's install (``<install>-<version>``).
 AGENT_INSTALLS = {"opencode-acp": "opencode"}
@@ -172,6 +173,7 @@ def agent_absent(name: str) -> str | None:
         "opencode": "opencode",
         "qwen": "qwen",
         "gemini": "gemini",
+        "copilot": "copilot",
     }
     name = AGENT_INSTALLS.get(name, name)
     if not (agents_dir() / f"{name}-{version}" / "node_modules" / ".bin" / bins[name]).exists():

@@ -1,8 +1,8 @@
 """The agent registry: every kind of student by name (``--agent NAME``).
 
 One :class:`AgentEntry` per agent: skillci's own (``builtin``, ``oracle``, ``noop``) and
-the real agents run through their headless CLI (``claude-code``, ``codex``, ``opencode``, ``qwen``,
-``gemini``) or their Agent Client Protocol server (``opencode-acp``: the same install as
+the real agents run through their headless CLI (``claude-code``, ``codex``, ``copilot``,
+``opencode``, ``qwen``, ``gemini``) or their Agent Client Protocol server (``opencode-acp``: the same install as
 ``opencode``).
 Outside packages add agents through the entry-point group ``skillci.agents``: the entry
 point's name is the agent's name and its value a
@@ -70,6 +70,12 @@ BUILTIN = (
         "codex",
         "Codex CLI, codex exec --json (OpenAI Responses via the gateway)",
         "skillci.agents.real.codex:Codex",
+        True,
+    ),
+    AgentEntry(
+        "copilot",
+        "GitHub Copilot CLI, copilot -p --output-format json (chat completions via the gateway)",
+        "skillci.agents.real.copilot:Copilot",
         True,
     ),
     AgentEntry(

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from skillci.agents.base import EventLog
-from skillci.agents.headless import HeadlessAdapter, StreamState, obj
+from skillci.agents.headless import HeadlessAdapter, StreamState, add_tool_call, obj
 from skillci.providers.gateway import Gateway
-from skillci.trace.models import MessageEvent, ToolCallEvent, ToolResultEvent
+from skillci.trace.models import MessageEvent, ToolResultEvent
 
 
 def block_text(content: Any) -> str:
@@ -76,15 +76,7 @@ class ClaudeCode(HeadlessAdapter):
                 if b.get("type") == "text" and b.get("text"):
                     log.add(MessageEvent, role="assistant", content=str(b["text"]))
                 elif b.get("type") == "tool_use":
-                    call_id, tool = str(b.get("id")), str(b.get("name"))
-                    state.tool_names[call_id] = tool
-                    args = b.get("input")
-                    log.add(
-                        ToolCallEvent,
-                        tool=tool,
-                        arguments=args if isinstance(args, dict) else {"input": args},
-                        call_id=call_id,
-                    )
+                    add_tool_call(log, state, str(b.get("id")), str(b.get("name")), b.get("input"))
         elif kind == "user" and isinstance(message.get("content"), list):
             for b in message["content"]:
                 if isinstance(b, dict) and b.get("type") == "tool_result":

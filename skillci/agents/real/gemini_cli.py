@@ -20,9 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from skillci.agents.base import EventLog
-from skillci.agents.headless import HeadlessAdapter, StreamState, obj, write_home_config
+from skillci.agents.headless import (
+    HeadlessAdapter,
+    StreamState,
+    add_tool_call,
+    obj,
+    write_home_config,
+)
 from skillci.providers.gateway import Gateway
-from skillci.trace.models import MessageEvent, ToolCallEvent, ToolResultEvent
+from skillci.trace.models import MessageEvent, ToolResultEvent
 
 SETTINGS = {
     "security": {"auth": {"selectedType": "gemini-api-key"}},
@@ -66,15 +72,8 @@ class GeminiCli(HeadlessAdapter):
             state.final_output = (state.final_output or "") + text if record.get("delta") else text
         elif kind == "tool_use":
             call_id, tool = str(record.get("tool_id")), str(record.get("tool_name"))
-            state.tool_names[call_id] = tool
             state.final_output = None  # text before a tool call is not the final answer
-            args = record.get("parameters")
-            log.add(
-                ToolCallEvent,
-                tool=tool,
-                arguments=args if isinstance(args, dict) else {"input": args},
-                call_id=call_id,
-            )
+            add_tool_call(log, state, call_id, tool, record.get("parameters"))
         elif kind == "tool_result":
             call_id = str(record.get("tool_id"))
             error = obj(record.get("error"))

@@ -54,6 +54,18 @@ def test_skills_install_where_the_agent_looks_and_leave_no_trace(tmp_path: Path)
     assert not (tmp_path / ".claude").exists()
 
 
+def test_skills_in_a_dir_the_task_already_has_leave_only_what_the_task_made(
+    tmp_path: Path,
+) -> None:
+    """Copilot's skills dir is ``.github/skills``: a task with ``.github/workflows`` keeps
+    it, and the ``skills`` dir the install made is removed with the skills."""
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    created = install_skills(tmp_path, ".github/skills", [skill()])
+    assert (tmp_path / ".github/skills/fixer/SKILL.md").is_file()
+    remove_skills(created)
+    assert sorted(p.name for p in (tmp_path / ".github").iterdir()) == ["workflows"]
+
+
 def test_a_read_of_an_installed_skill_file_is_found_by_path() -> None:
     hits = skill_loads(
         "cat /app/.agents/skills/fixer/references/api.md", [skill()], ".agents/skills"
@@ -287,3 +299,69 @@ def test_the_exit_watch_wakes_when_the_agent_exits_not_at_its_timeout() -> None:
         assert exited(timeout=5.0)
         assert time.monotonic() - start < 1.0  # woke at the exit (~0.25 s), not after 5 s
     assert proc.wait() == 0
+
+
+def test_copilot_stream_gives_tool_requests_results_and_its_session_error() -> None:
+    """Records as GitHub Copilot CLI 1.0.102 writes them (``--output-format json``);
+    ``ephemeral`` progress records are not the run."""
+    from skillci.agents.real.copilot import Copilot
+
+    ask = {"toolCallId": "call_1_0", "name": "skill", "arguments": {"skill": "fixer"}}
+    sh = {"toolCallId": "call_2_0", "name": "bash", "arguments": {"command": "false"}}
+    events, state = parse(
+        Copilot(),
+        [
+            {"type": "session.skills_loaded", "ephemeral": True, "data": {"skills": []}},
+            {"type": "user.message", "data": {"content": "fix it"}},
+            {"type": "assistant.message", "data": {"content": "Loading.", "toolRequests": [ask]}},
+            {"type": "tool.execution_start", "data": {"toolCallId": "call_1_0"}},
+            {"type": "tool.execution_complete"}
+            | {"data": {"toolCallId": "call_1_0", "success": True, "result": {"content": "ok"}}},
+            {"type": "assistant.message", "data": {"content": "", "toolRequests": [sh]}},
+            {"type": "tool.execution_complete"}
+            | {
+                "data": {"toolCallId": "call_2_0", "success": False, "error": {"message": "exit 1"}}
+            },
+            {"type": "assistant.message", "data": {"content": "Done.", "toolRequests": []}},
+            {"type": "result", "exitCode": 0},
+        ],
+    )
+    assert [e.kind for e in events] == ["message", *["tool_call", "tool_result"] * 2, "message"]
+    assert events[1].tool == "skill" and events[1].arguments == {"skill": "fixer"}  # type: ignore[union-attr]
+    assert events[2].output == "ok" and events[2].tool == "skill"  # type: ignore[union-attr]
+    assert events[4].error == "exit 1"  # type: ignore[union-attr]
+    assert state.final_output == "Done." and state.reported_error is None
+    said = "Could not connect to local model provider at http://127.0.0.1:9/v1."
+    _, state = parse(
+        Copilot(),
+        [
+            {"type": "session.error", "data": {"errorType": "query", "message": said}},
+            {"type": "result", "exitCode": 1},
+        ],
+    )
+    assert state.final_output is None and state.reported_error == said
+
+
+def test_copilot_is_offline_on_the_gateway_and_reuses_its_unpacked_package(
+    tmp_path: Path,
+) -> None:
+    from skillci.agents.real.copilot import PKG_CACHE, Copilot
+    from skillci.providers.client import ModelClient
+    from skillci.providers.gateway import Gateway
+    from skillci.providers.routes import ModelRoute
+
+    copilot = Copilot()
+    exe = tmp_path / "copilot-1.0.102" / "node_modules" / ".bin" / "copilot"
+    assert copilot.install_env(exe) == {}  # not unpacked: the trial unpacks it in its HOME
+    (tmp_path / "copilot-1.0.102" / PKG_CACHE / "pkg").mkdir(parents=True)
+    cache = str(tmp_path / "copilot-1.0.102" / PKG_CACHE)
+    assert copilot.install_env(exe) == {"COPILOT_PKG_CACHE_HOME": cache}
+    route = ModelRoute(model="openai/none", api_base="http://127.0.0.1:9/v1", timeout=1)
+    with Gateway(ModelClient("none", route)) as gw:
+        env = copilot.environment(tmp_path / "home", gw, "scripted")
+        assert env["COPILOT_PROVIDER_BASE_URL"] == gw.base_url + "/v1"
+        assert env["COPILOT_PROVIDER_API_KEY"] == gw.token
+    assert env["COPILOT_OFFLINE"] == "true" and env["COPILOT_AUTO_UPDATE"] == "false"
+    assert env["COPILOT_HOME"] == str(tmp_path / "home" / ".copilot")
+    argv = copilot.command("copilot", "fix it", "scripted", "/app")
+    assert argv[argv.index("--output-format") + 1] == "json" and "--allow-all-tools" in argv
