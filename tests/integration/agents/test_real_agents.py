@@ -39,6 +39,9 @@ TOOLS = {
     "opencode-acp": ("skill", "bash"),
     "qwen": ("skill", "run_shell_command"),
     "gemini": ("activate_skill", "run_shell_command"),
+    "gemini-acp": ("activate_skill", "run_shell_command"),
+    "claude-code-acp": ("Skill", "Bash"),
+    "codex-acp": ("command_execution", "command_execution"),
 }
 
 
@@ -105,7 +108,9 @@ def test_eval_run_in_a_real_agent_passes_with_its_own_tool_calls_and_skill_load(
 
 @pytest.mark.agents
 @pytest.mark.slow  # 48 s (OpenCode: ~40 s starting in a fresh HOME) and 44 s (Qwen Code) measured
-@pytest.mark.parametrize("agent", ["opencode", "opencode-acp", "qwen"])
+@pytest.mark.parametrize(
+    "agent", ["opencode", "opencode-acp", "qwen", "gemini-acp", "claude-code-acp", "codex-acp"]
+)
 def test_eval_run_in_a_slow_starting_agent(
     agent: str, routes: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -134,7 +139,15 @@ def test_eval_run_in_gemini_cli_speaking_the_gemini_api_to_the_gateway(
 
 @pytest.mark.agents  # 1 s (codex), 14 s (opencode-acp: its start) measured
 @pytest.mark.parametrize(
-    "agent", ["codex", "opencode-acp", pytest.param("gemini", marks=pytest.mark.slow)]
+    "agent",
+    [
+        "codex",
+        "opencode-acp",
+        *(
+            pytest.param(a, marks=pytest.mark.slow)
+            for a in ("gemini", "gemini-acp", "claude-code-acp", "codex-acp")
+        ),
+    ],
 )
 def test_a_real_agent_whose_model_is_unreachable_is_an_infra_error(
     agent: str,
