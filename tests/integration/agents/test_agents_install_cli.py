@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -75,7 +76,7 @@ def test_opencode_over_acp_is_listed_with_its_interface_and_installs_as_opencode
 
 
 @pytest.mark.parametrize(
-    ("spec", "package", "dest"),
+    "want",
     [
         # Zed's adapters are installs of their own
         ("claude-code-acp@0.23.1", "@zed-industries/claude-agent-acp@0.23.1", "claude-code-acp"),
@@ -85,13 +86,9 @@ def test_opencode_over_acp_is_listed_with_its_interface_and_installs_as_opencode
     ],
 )
 def test_the_other_acp_agents_install_pinned_into_the_cache(
-    spec: str,
-    package: str,
-    dest: str,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    want: tuple[str, str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
+    spec, package, dest = want
     monkeypatch.setenv("SKILLCI_AGENTS_DIR", str(tmp_path / "agents"))
     assert main(["agents", "install", spec, "--dry-run", "--json"]) == 0
     res = json.loads(capsys.readouterr().out)
