@@ -122,13 +122,16 @@ class GeminiCliAcp(AcpAdapter, GeminiCli):
         return name if sep and name else super().tool_name(call)
 
     def tool_arguments(self, call: dict[str, Any]) -> dict[str, Any]:
-        """No ``rawInput`` either: the call's title (a shell command, a file path; for
-        ``activate_skill`` ``"NAME": description``, whose NAME is its argument)."""
+        """No ``rawInput`` either: the call's title (a shell command, a shortened file
+        path; for ``activate_skill`` ``"NAME": description``, whose NAME is its argument)
+        and the files it touches (``locations``: a read of SKILL.md by path)."""
         title = str(call.get("first_title") or "")
         if self.tool_name(call) == "activate_skill":
             named = ACTIVATED.match(title)
             return {"name": named.group(1)} if named else {"title": title}
-        return {"title": title} if title else {}
+        paths = [obj(x).get("path") for x in call.get("locations") or []]
+        args: dict[str, Any] = {"title": title} if title else {}
+        return args | ({"paths": paths} if paths else {})
 
 
 __all__ = ["GeminiCli", "GeminiCliAcp"]
