@@ -187,11 +187,12 @@ def trial(name: str, fake: FakeOpenAI, home: Path) -> Trial:
 def bare(name: str, fake: FakeOpenAI, tmp: Path) -> tuple[float, float, int, bool]:
     """The agent CLI alone, then the verifier: wall (both), the verifier's part, the calls
     the endpoint saw, whether the verifier passed it. An agent driven over ACP runs bare
-    as its own CLI's headless command (``opencode-acp``: ``opencode run``): a session
-    needs a client, the agent is the same."""
+    as its own CLI's headless command (``opencode-acp``: ``opencode run``;
+    ``claude-code-acp``: ``claude -p`` of the claude-code install): a session needs a
+    client, the agent is the same."""
+    if adapter(name).interface == "acp":
+        name = name.removesuffix("-acp")
     a, exe = adapter(name), resolve(name).exe
-    if a.interface == "acp":
-        a = adapter(a.installs_as)
     task = load_task(ROOT / "evals" / "tasks" / TASK, purpose=Purpose.optimize)
     ws, home, logs = tmp / "ws", tmp / "home", tmp / "logs"
     prepare_workspace(task.environment_dir, ws)
