@@ -294,7 +294,7 @@ def timing(name: str, model: Model, label: str, n: int, tmp: Path) -> None:
     states = ",".join(sorted({t.state for t in trials}))
     ok = sum(b[3] for b in bares)
     print(
-        f"{name:<12} {label:<14} {tw:8.2f} {bw:7.2f} {vw:6.2f} {tw / bw:5.2f}x {tw - bw:+6.2f}"
+        f"{name:<15} {label:<14} {tw:8.2f} {bw:7.2f} {vw:6.2f} {tw / bw:5.2f}x {tw - bw:+6.2f}"
         f" {ta:7.2f} {ba:7.2f}  {rec:>3}/{saw:<3} {states}"
         f" (bare: {ok}/{n} passed, {sum(b[2] for b in bares)} calls)"
     )
@@ -316,7 +316,7 @@ def reads(name: str, n: int, tmp: Path) -> None:
             )
     (ev, op), (cev, cop) = got["solve"], got["control"]
     extra = statistics.median(op) - statistics.median(cop)
-    print(f"{name:<12} {ev!s:<10} {op!s:<10} {cev!s:<10} {cop!s:<10} {extra:+g}")
+    print(f"{name:<15} {ev!s:<10} {op!s:<10} {cev!s:<10} {cop!s:<10} {extra:+g}")
 
 
 def main() -> None:
@@ -342,7 +342,7 @@ def main() -> None:
         "the bare agent (bare s - verif)"
     )
     print(
-        f"{'agent':<12} {'model':<14} {'trial s':>8} {'bare s':>7} {'verif':>6} {'ratio':>6}"
+        f"{'agent':<15} {'model':<14} {'trial s':>8} {'bare s':>7} {'verif':>6} {'ratio':>6}"
         f" {'over s':>6} {'agent t':>7} {'agent b':>7}  calls rec/seen  states"
     )
     with tempfile.TemporaryDirectory() as d:
@@ -357,7 +357,7 @@ def main() -> None:
                 "loads nothing"
             )
             print(
-                f"{'agent':<12} {'events':<10} {'opens':<10} {'ctl ev':<10} {'ctl opens':<10}"
+                f"{'agent':<15} {'events':<10} {'opens':<10} {'ctl ev':<10} {'ctl opens':<10}"
                 " opens beyond the control"
             )
             for name in names:
