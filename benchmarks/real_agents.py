@@ -187,11 +187,12 @@ def trial(name: str, fake: FakeOpenAI, home: Path) -> Trial:
 def bare(name: str, fake: FakeOpenAI, tmp: Path) -> tuple[float, float, int, bool]:
     """The agent CLI alone, then the verifier: wall (both), the verifier's part, the calls
     the endpoint saw, whether the verifier passed it. An agent driven over ACP runs bare
-    as its own CLI's headless command (``opencode-acp``: ``opencode run``): a session
-    needs a client, the agent is the same."""
+    as its own CLI's headless command (``opencode-acp``: ``opencode run``;
+    ``claude-code-acp``: ``claude -p`` of the claude-code install): a session needs a
+    client, the agent is the same."""
+    if adapter(name).interface == "acp":
+        name = name.removesuffix("-acp")
     a, exe = adapter(name), resolve(name).exe
-    if a.interface == "acp":
-        a = adapter(a.installs_as)
     task = load_task(ROOT / "evals" / "tasks" / TASK, purpose=Purpose.optimize)
     ws, home, logs = tmp / "ws", tmp / "home", tmp / "logs"
     prepare_workspace(task.environment_dir, ws)
@@ -293,7 +294,7 @@ def timing(name: str, model: Model, label: str, n: int, tmp: Path) -> None:
     states = ",".join(sorted({t.state for t in trials}))
     ok = sum(b[3] for b in bares)
     print(
-        f"{name:<12} {label:<14} {tw:8.2f} {bw:7.2f} {vw:6.2f} {tw / bw:5.2f}x {tw - bw:+6.2f}"
+        f"{name:<15} {label:<14} {tw:8.2f} {bw:7.2f} {vw:6.2f} {tw / bw:5.2f}x {tw - bw:+6.2f}"
         f" {ta:7.2f} {ba:7.2f}  {rec:>3}/{saw:<3} {states}"
         f" (bare: {ok}/{n} passed, {sum(b[2] for b in bares)} calls)"
     )
@@ -315,7 +316,7 @@ def reads(name: str, n: int, tmp: Path) -> None:
             )
     (ev, op), (cev, cop) = got["solve"], got["control"]
     extra = statistics.median(op) - statistics.median(cop)
-    print(f"{name:<12} {ev!s:<10} {op!s:<10} {cev!s:<10} {cop!s:<10} {extra:+g}")
+    print(f"{name:<15} {ev!s:<10} {op!s:<10} {cev!s:<10} {cop!s:<10} {extra:+g}")
 
 
 def main() -> None:
@@ -341,7 +342,7 @@ def main() -> None:
         "the bare agent (bare s - verif)"
     )
     print(
-        f"{'agent':<12} {'model':<14} {'trial s':>8} {'bare s':>7} {'verif':>6} {'ratio':>6}"
+        f"{'agent':<15} {'model':<14} {'trial s':>8} {'bare s':>7} {'verif':>6} {'ratio':>6}"
         f" {'over s':>6} {'agent t':>7} {'agent b':>7}  calls rec/seen  states"
     )
     with tempfile.TemporaryDirectory() as d:
@@ -356,7 +357,7 @@ def main() -> None:
                 "loads nothing"
             )
             print(
-                f"{'agent':<12} {'events':<10} {'opens':<10} {'ctl ev':<10} {'ctl opens':<10}"
+                f"{'agent':<15} {'events':<10} {'opens':<10} {'ctl ev':<10} {'ctl opens':<10}"
                 " opens beyond the control"
             )
             for name in names:

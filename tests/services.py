@@ -152,9 +152,12 @@ AGENT_VERSIONS = {
     "qwen": "0.24.4",
     "gemini": "0.61.0",
     "copilot": "1.0.102",
+    "gemini-acp": "0.61.0",  # the gemini install, driven over ACP
+    "claude-code-acp": "0.23.1",  # Zed's @zed-industries/claude-agent-acp
+    "codex-acp": "0.16.0",  # Zed's @zed-industries/codex-acp
 }
 #: Registered agents that run another agent's install (``<install>-<version>``).
-AGENT_INSTALLS = {"opencode-acp": "opencode"}
+AGENT_INSTALLS = {"opencode-acp": "opencode", "gemini-acp": "gemini"}
 
 
 def agents_dir() -> Path:
@@ -174,6 +177,8 @@ def agent_absent(name: str) -> str | None:
         "qwen": "qwen",
         "gemini": "gemini",
         "copilot": "copilot",
+        "claude-code-acp": "claude-agent-acp",
+        "codex-acp": "codex-acp",
     }
     name = AGENT_INSTALLS.get(name, name)
     if not (agents_dir() / f"{name}-{version}" / "node_modules" / ".bin" / bins[name]).exists():

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from skillci.agents.acp import AcpAdapter
 from skillci.agents.base import EventLog
 from skillci.agents.headless import HeadlessAdapter, StreamState, add_tool_call, obj
 from skillci.providers.gateway import Gateway
@@ -96,4 +97,20 @@ class ClaudeCode(HeadlessAdapter):
                 state.reported_error = str(record.get("result") or record.get("subtype"))
 
 
-__all__ = ["ClaudeCode"]
+class ClaudeCodeAcp(AcpAdapter, ClaudeCode):
+    """Claude Code through Zed's ACP adapter (``@zed-industries/claude-agent-acp``: Claude
+    Code's agent SDK, its own install): the environment and skills directory of
+    :class:`ClaudeCode`; the model is ``$ANTHROPIC_MODEL``."""
+
+    name = "claude-code-acp"
+    package = "@zed-industries/claude-agent-acp"
+    binary = "claude-agent-acp"
+
+    def tool_name(self, call: dict[str, Any]) -> str:
+        """Claude Code's own tool name, in ``_meta.claudeCode.toolName`` (titles are human:
+        ``Terminal``, then the command)."""
+        name = obj(obj(call.get("_meta")).get("claudeCode")).get("toolName")
+        return name if isinstance(name, str) and name else super().tool_name(call)
+
+
+__all__ = ["ClaudeCode", "ClaudeCodeAcp"]

@@ -128,9 +128,21 @@ def edit_skill(repo: Path, *, add: bool, message: str) -> None:
 
 @pytest.mark.agents
 @pytest.mark.slow  # two gates of 11 trials in a real agent: 10-20 s per agent (gemini 56 s;
-# opencode 109 s, opencode-acp 94 s on a loaded machine)
+# opencode 109 s, opencode-acp 94 s on a loaded machine; gemini-acp 40 s, claude-code-acp 30 s,
+# codex-acp 12 s)
 @pytest.mark.parametrize(
-    "agent", ["codex", "claude-code", "opencode", "opencode-acp", "gemini", "copilot"]
+    "agent",
+    [
+        "codex",
+        "claude-code",
+        "opencode",
+        "opencode-acp",
+        "gemini",
+        "gemini-acp",
+        "claude-code-acp",
+        "codex-acp",
+        "copilot",
+    ],
 )
 def test_the_gate_in_the_real_agent_accepts_a_repair_and_rejects_a_harm(
     agent: str, scripted: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]

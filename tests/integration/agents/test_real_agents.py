@@ -40,6 +40,9 @@ TOOLS = {
     "qwen": ("skill", "run_shell_command"),
     "gemini": ("activate_skill", "run_shell_command"),
     "copilot": ("skill", "bash"),
+    "gemini-acp": ("activate_skill", "run_shell_command"),
+    "claude-code-acp": ("Skill", "Bash"),
+    "codex-acp": ("command_execution", "command_execution"),
 }
 
 
@@ -120,6 +123,25 @@ def test_eval_run_in_a_slow_starting_agent(
 
 
 @pytest.mark.agents
+@pytest.mark.slow  # 6.7 s (gemini-acp), 6.3 s (claude-code-acp), 1.4 s (codex-acp) measured
+@pytest.mark.parametrize("agent", ["gemini-acp", "claude-code-acp", "codex-acp"])
+def test_eval_run_in_a_real_agent_over_acp(
+    agent: str, routes: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Gemini CLI's own ACP server and Zed's adapters of Claude Code and Codex, driven by
+    skillci's ACP client: the record holds the agent's own tool names (Gemini's from its
+    call ids, Claude Code's from ``_meta.claudeCode.toolName``, Codex's item types), the
+    commands' output and the skill load."""
+    services.need_agent(agent)
+    code, out = eval_run(agent, tmp_path / "state", capsys)
+    assert code == 0, out
+    check_trial(agent, out, routes)
+    [trial] = out["trials"]
+    said = (Path(trial["trial_dir"]) / "logs" / "agent" / f"{agent}.jsonl").read_text()
+    assert '"method": "session/prompt"' in said  # the session, not a headless run
+
+
+@pytest.mark.agents
 @pytest.mark.parametrize(
     ("agent", "api"),
     [
@@ -148,14 +170,18 @@ def test_eval_run_in_an_agent_speaking_its_own_format_to_the_gateway(
     assert "Package extraction" not in (logs / f"{agent}.stderr.txt").read_text()
 
 
-@pytest.mark.agents  # 1 s (codex), 14 s (opencode-acp: its start) measured
+@pytest.mark.agents  # 1 s (codex), 14 s (opencode-acp: its start) measured; over ACP
+# 3.5 s (claude-code-acp), 0.8 s (codex-acp)
 @pytest.mark.parametrize(
     "agent",
     [
         "codex",
         "opencode-acp",
-        pytest.param("gemini", marks=pytest.mark.slow),
         "copilot",
+        *(
+            pytest.param(a, marks=pytest.mark.slow)
+            for a in ("gemini", "gemini-acp", "claude-code-acp", "codex-acp")
+        ),
     ],
 )
 def test_a_real_agent_whose_model_is_unreachable_is_an_infra_error(

@@ -365,3 +365,113 @@ def test_copilot_is_offline_on_the_gateway_and_reuses_its_unpacked_package(
     assert env["COPILOT_HOME"] == str(tmp_path / "home" / ".copilot")
     argv = copilot.command("copilot", "fix it", "scripted", "/app")
     assert argv[argv.index("--output-format") + 1] == "json" and "--allow-all-tools" in argv
+
+
+def _acp_events(agent: str, messages: list[tuple[str, dict[str, object]]]) -> list[Event]:
+    """The events an ACP session's messages become: ("update"|"permission", params)."""
+    from skillci.agents.acp import AcpAdapter, Trajectory
+
+    a = adapter(agent)
+    assert isinstance(a, AcpAdapter)
+    trajectory = Trajectory()
+    for kind, params in messages:
+        trajectory.update(params) if kind == "update" else trajectory.permission(params)
+    log = EventLog([], time.monotonic())
+    trajectory.events(log, a, [skill("repo-debugger")], under_test=True)
+    return log.events
+
+
+def _up(**fields: object) -> tuple[str, dict[str, object]]:
+    return "update", {"sessionId": "s", "update": fields}
+
+
+def test_gemini_over_acp_names_calls_by_their_id_and_a_permission_announces_a_call() -> None:
+    """Shapes Gemini CLI 0.61 sends: no tool name, no rawInput; a call needing permission
+    appears first in ``session/request_permission``."""
+    title = '"repo-debugger": Fix a failing test.'
+    events = _acp_events(
+        "gemini-acp",
+        [
+            ("permission", {"toolCall": {"toolCallId": "activate_skill__c1", "title": title}}),
+            _up(
+                sessionUpdate="tool_call_update",
+                toolCallId="activate_skill__c1",
+                status="completed",
+            ),
+            _up(
+                sessionUpdate="tool_call",
+                toolCallId="read_file__c2",
+                status="in_progress",
+                title=".gemini/.../fixer/SKILL.md",
+                locations=[{"path": "/app/.gemini/skills/repo-debugger/references/api.md"}],
+            ),
+            _up(
+                sessionUpdate="tool_call_update",
+                toolCallId="read_file__c2",
+                status="completed",
+                content=[{"type": "content", "content": {"type": "text", "text": "api"}}],
+            ),
+        ],
+    )
+    calls = [e for e in events if e.kind == "tool_call"]
+    assert [(c.tool, c.arguments) for c in calls] == [
+        ("activate_skill", {"name": "repo-debugger"}),
+        (
+            "read_file",
+            {
+                "title": ".gemini/.../fixer/SKILL.md",
+                "paths": ["/app/.gemini/skills/repo-debugger/references/api.md"],
+            },
+        ),
+    ]
+    assert [e.path for e in events if e.kind == "skill_load"] == ["SKILL.md", "references/api.md"]
+    assert [e.output for e in events if e.kind == "tool_result"] == ["", "api"]
+
+
+def test_claude_code_and_codex_over_acp_keep_their_own_tool_names_and_outputs() -> None:
+    claude = _acp_events(
+        "claude-code-acp",
+        [
+            _up(
+                sessionUpdate="tool_call",
+                toolCallId="t1",
+                title="Terminal",
+                rawInput={},
+                _meta={"claudeCode": {"toolName": "Bash"}},
+            ),
+            _up(sessionUpdate="tool_call_update", toolCallId="t1", rawInput={"command": "ls"}),
+            _up(
+                sessionUpdate="tool_call_update",
+                toolCallId="t1",
+                status="completed",
+                rawOutput="a\n",
+            ),
+        ],
+    )
+    assert [(e.tool, e.arguments) for e in claude if e.kind == "tool_call"] == [
+        ("Bash", {"command": "ls"})
+    ]
+    assert [e.output for e in claude if e.kind == "tool_result"] == ["a\n"]
+    cmd = ["/bin/bash", "-lc", "cat .agents/skills/repo-debugger/SKILL.md"]
+    begin = {"call_id": "c1", "process_id": "9", "command": cmd, "parsed_cmd": []}
+    codex = _acp_events(
+        "codex-acp",
+        [
+            _up(sessionUpdate="tool_call", toolCallId="c1", title="Read SKILL.md", rawInput=begin),
+            _up(
+                sessionUpdate="tool_call_update",
+                toolCallId="c1",
+                status="failed",
+                rawOutput={"aggregated_output": "no such file\n", "exit_code": 1},
+            ),
+        ],
+    )
+    [call] = [e for e in codex if e.kind == "tool_call"]
+    assert (call.tool, call.arguments) == ("command_execution", {"command": cmd})
+    [result] = [e for e in codex if e.kind == "tool_result"]
+    assert (result.output, result.exit_code, result.error) == (
+        "no such file\n",
+        1,
+        "no such file\n",
+    )
+    assert [e.path for e in codex if e.kind == "skill_load"] == ["SKILL.md"]
