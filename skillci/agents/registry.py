@@ -80,6 +80,12 @@ BUILTIN = (
         True,
     ),
     AgentEntry(
+        "copilot-acp",
+        "GitHub Copilot CLI over ACP, copilot --acp (chat completions via the gateway)",
+        "skillci.agents.real.copilot:CopilotAcp",
+        True,
+    ),
+    AgentEntry(
         "opencode",
         "OpenCode, opencode run (chat completions via the gateway)",
         "skillci.agents.real.opencode:OpenCode",

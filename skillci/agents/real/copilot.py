@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from skillci.agents.acp import AcpAdapter
 from skillci.agents.base import EventLog
 from skillci.agents.headless import HeadlessAdapter, StreamState, add_tool_call, obj
 from skillci.providers.gateway import Gateway
@@ -40,6 +41,8 @@ FLAGS = (
     "--disable-client-telemetry",
     "--no-auto-update",
 )
+#: Its tool behind an ACP ``tool_call`` ``kind`` (1.0.102; ``other`` is not one tool).
+ACP_KINDS = {"execute": "bash", "read": "view", "edit": "edit", "search": "grep"}
 #: What reaches ``copilot`` besides PATH when it unpacks itself at install.
 _QUIET = {"COPILOT_AUTO_UPDATE": "false", "COPILOT_OFFLINE": "true"}
 
@@ -116,4 +119,24 @@ class Copilot(HeadlessAdapter):
             state.reported_error = state.reported_error or f"exit code {record.get('exitCode')}"
 
 
-__all__ = ["PKG_CACHE", "Copilot"]
+class CopilotAcp(AcpAdapter, Copilot):
+    """Copilot CLI through its ACP server, ``copilot --acp`` (skillci.agents.acp): the same
+    install, HOME, environment and skills directory as :class:`Copilot`."""
+
+    name = "copilot-acp"
+    install_name = "copilot"
+
+    def command(self, exe: str, prompt: str, model: str, cwd: str) -> list[str]:
+        return [exe, "--acp", *FLAGS[2:]]
+
+    def tool_name(self, call: dict[str, Any]) -> str:
+        """Its ``tool_call``s carry no tool name (the title is a description: "Using skill:
+        NAME", "Run the failing check"): the name its headless stream gives the same call,
+        from the ACP ``kind`` and a skill call's ``rawInput``."""
+        raw = obj(call.get("rawInput"))
+        if "skill" in raw and str(call.get("first_title") or "").startswith("Using skill"):
+            return "skill"
+        return ACP_KINDS.get(str(call.get("kind")), "") or super().tool_name(call)
+
+
+__all__ = ["PKG_CACHE", "Copilot", "CopilotAcp"]

@@ -110,7 +110,7 @@ def run(repo: Path, agent: str, capsys: pytest.CaptureFixture[str], *extra: str)
         "copilot",
         *(
             pytest.param(a, marks=pytest.mark.slow)
-            for a in ("gemini", "qwen", "gemini-acp", "claude-code-acp", "codex-acp")
+            for a in ("gemini", "qwen", "gemini-acp", "claude-code-acp", "codex-acp", "copilot-acp")
         ),
     ],
 )

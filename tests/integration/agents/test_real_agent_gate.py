@@ -142,6 +142,7 @@ def edit_skill(repo: Path, *, add: bool, message: str) -> None:
         "claude-code-acp",
         "codex-acp",
         "copilot",
+        "copilot-acp",
     ],
 )
 def test_the_gate_in_the_real_agent_accepts_a_repair_and_rejects_a_harm(

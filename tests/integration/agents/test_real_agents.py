@@ -40,6 +40,7 @@ TOOLS = {
     "qwen": ("skill", "run_shell_command"),
     "gemini": ("activate_skill", "run_shell_command"),
     "copilot": ("skill", "bash"),
+    "copilot-acp": ("skill", "bash"),
     "gemini-acp": ("activate_skill", "run_shell_command"),
     "claude-code-acp": ("Skill", "Bash"),
     "codex-acp": ("command_execution", "command_execution"),
@@ -90,7 +91,7 @@ def check_trial(agent: str, out: Any, fake: FakeOpenAI) -> None:
     # the agent's environment holds the gateway's token, never the route's key
     env_out = next(r["output"] for r in results.values() if "HOME=" in r["output"])
     assert ROUTE_KEY not in env_out
-    if agent == "copilot":  # it keeps its provider's settings out of its tools' environment
+    if agent.startswith("copilot"):  # it keeps its provider settings out of its tools
         assert "COPILOT_PROVIDER_" not in env_out and "skillci-gw-" not in env_out
     else:
         assert "skillci-gw-" in env_out or "[REDACTED" in env_out
@@ -124,7 +125,7 @@ def test_eval_run_in_a_slow_starting_agent(
 
 @pytest.mark.agents
 @pytest.mark.slow  # 6.7 s (gemini-acp), 6.3 s (claude-code-acp), 1.4 s (codex-acp) measured
-@pytest.mark.parametrize("agent", ["gemini-acp", "claude-code-acp", "codex-acp"])
+@pytest.mark.parametrize("agent", ["gemini-acp", "claude-code-acp", "codex-acp", "copilot-acp"])
 def test_eval_run_in_a_real_agent_over_acp(
     agent: str, routes: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -180,7 +181,7 @@ def test_eval_run_in_an_agent_speaking_its_own_format_to_the_gateway(
         "copilot",
         *(
             pytest.param(a, marks=pytest.mark.slow)
-            for a in ("gemini", "gemini-acp", "claude-code-acp", "codex-acp")
+            for a in ("gemini", "gemini-acp", "claude-code-acp", "codex-acp", "copilot-acp")
         ),
     ],
 )

@@ -475,3 +475,35 @@ def test_claude_code_and_codex_over_acp_keep_their_own_tool_names_and_outputs() 
         "no such file\n",
     )
     assert [e.path for e in codex if e.kind == "skill_load"] == ["SKILL.md"]
+
+
+def test_copilot_over_acp_is_recorded_with_its_headless_tool_names() -> None:
+    """Copilot CLI 1.0.102's ``tool_call``s: a description as the title, no tool name."""
+    events = _acp_events(
+        "copilot-acp",
+        [
+            _up(
+                sessionUpdate="tool_call",
+                toolCallId="call_1_0",
+                title="Using skill: repo-debugger",
+                kind="other",
+                rawInput={"skill": "repo-debugger"},
+            ),
+            _up(sessionUpdate="tool_call_update", toolCallId="call_1_0", status="completed"),
+            _up(
+                sessionUpdate="tool_call",
+                toolCallId="call_2_0",
+                title="Run the failing check",
+                kind="execute",
+                rawInput={"command": "make check", "description": "Run the failing check"},
+            ),
+            _up(sessionUpdate="tool_call", toolCallId="call_3_0", title="Plan", kind="other"),
+        ],
+    )
+    calls = [(e.tool, e.arguments) for e in events if e.kind == "tool_call"]
+    assert calls == [
+        ("skill", {"skill": "repo-debugger"}),
+        ("bash", {"command": "make check", "description": "Run the failing check"}),
+        ("Plan", {}),  # neither a known kind nor a skill call: its title, as for any agent
+    ]
+    assert [e.path for e in events if e.kind == "skill_load"] == ["SKILL.md"]
