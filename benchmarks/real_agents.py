@@ -36,10 +36,12 @@ agent's process tree, with a control trial whose model loads nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import tempfile
@@ -51,7 +53,9 @@ from pathlib import Path
 from typing import Any
 
 import skillci.runners.agent_launch as agent_launch
-from skillci.agents.headless import Launch, agent_env, install_skills, remove_skills
+from skillci.agents.acp import PROTOCOL_VERSION, serve
+from skillci.agents.acp_client import AcpConnection
+from skillci.agents.headless import Launch, agent_env, install_skills, obj, remove_skills
 from skillci.agents.install import resolve
 from skillci.agents.registry import adapter
 from skillci.flows.evalrun import EvalRequest, run_eval
@@ -184,14 +188,38 @@ def trial(name: str, fake: FakeOpenAI, home: Path) -> Trial:
     )
 
 
+def acp_session(argv: list[str], cwd: Path, env: dict[str, str], prompt: str) -> None:
+    """Drive an ACP server bare: a host subprocess and the three calls of a session
+    (``initialize``, ``session/new``, ``session/prompt``) through skillci's JSON-RPC
+    client, every permission allowed, until the prompt is answered; then it is stopped."""
+    proc = subprocess.Popen(
+        argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    conn = AcpConnection(
+        proc.stdin, proc.stdout, cwd.parent / "acp.jsonl", serve=serve, notify=lambda m, p: None
+    ).start()
+    caps = {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
+    init = {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": caps}
+    conn.call("initialize", init).done.wait(600)
+    new = conn.call("session/new", {"cwd": str(cwd), "mcpServers": []})
+    new.done.wait(600)
+    session = obj(new.result).get("sessionId")
+    text = [{"type": "text", "text": prompt}]
+    conn.call("session/prompt", {"sessionId": session, "prompt": text}).done.wait(600)
+    conn.close()
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    conn.join(5.0)
+    proc.stdout.close()
+
+
 def bare(name: str, fake: FakeOpenAI, tmp: Path) -> tuple[float, float, int, bool]:
-    """The agent CLI alone, then the verifier: wall (both), the verifier's part, the calls
+    """The agent alone, then the verifier: wall (both), the verifier's part, the calls
     the endpoint saw, whether the verifier passed it. An agent driven over ACP runs bare
-    as its own CLI's headless command (``opencode-acp``: ``opencode run``;
-    ``claude-code-acp``: ``claude -p`` of the claude-code install): a session needs a
-    client, the agent is the same."""
-    if adapter(name).interface == "acp":
-        name = name.removesuffix("-acp")
+    as the same ACP server driven by a bare session (:func:`acp_session`, host process)."""
     a, exe = adapter(name), resolve(name).exe
     task = load_task(ROOT / "evals" / "tasks" / TASK, purpose=Purpose.optimize)
     ws, home, logs = tmp / "ws", tmp / "home", tmp / "logs"
@@ -204,9 +232,12 @@ def bare(name: str, fake: FakeOpenAI, tmp: Path) -> tuple[float, float, int, boo
         env = base_env(agent_env(a, home, gw, "scripted", exe))
         argv = a.command(str(exe), task.instruction, "scripted", str(ws))
         start = time.perf_counter()
-        subprocess.run(
-            argv, cwd=ws, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=600
-        )
+        if a.interface == "acp":
+            acp_session(argv, ws, env, task.instruction)
+        else:
+            subprocess.run(
+                argv, cwd=ws, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=600
+            )
         remove_skills(created)
         verifier_start = time.perf_counter()
         subprocess.run(
