@@ -36,10 +36,12 @@ agent's process tree, with a control trial whose model loads nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import tempfile
@@ -51,7 +53,9 @@ from pathlib import Path
 from typing import Any
 
 import skillci.runners.agent_launch as agent_launch
-from skillci.agents.headless import Launch, agent_env, install_skills, remove_skills
+from skillci.agents.acp import PROTOCOL_VERSION, serve
+from skillci.agents.acp_client import AcpConnection
+from skillci.agents.headless import Launch, agent_env, install_skills, obj, remove_skills
 from skillci.agents.install import resolve
 from skillci.agents.registry import adapter
 from skillci.flows.evalrun import EvalRequest, run_eval
@@ -184,14 +188,39 @@ def trial(name: str, fake: FakeOpenAI, home: Path) -> Trial:
     )
 
 
+def acp_session(argv: list[str], cwd: Path, env: dict[str, str], prompt: str) -> None:
+    """Drive an ACP server bare: a host subprocess and the three calls of a session
+    (``initialize``, ``session/new``, ``session/prompt``) through skillci's JSON-RPC
+    client, every permission allowed, until the prompt is answered; then it is stopped."""
+    proc = subprocess.Popen(
+        argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    conn = AcpConnection(
+        proc.stdin, proc.stdout, cwd.parent / "acp.jsonl", serve=serve, notify=lambda m, p: None
+    ).start()
+    caps = {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
+    init = {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": caps}
+    conn.call("initialize", init).done.wait(600)
+    new = conn.call("session/new", {"cwd": str(cwd), "mcpServers": []})
+    new.done.wait(600)
+    session = obj(new.result).get("sessionId")
+    text = [{"type": "text", "text": prompt}]
+    conn.call("session/prompt", {"sessionId": session, "prompt": text}).done.wait(600)
+    conn.close()
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    conn.join(5.0)
+    proc.stdout.close()
+
+
 def bare(name: str, fake: FakeOpenAI, tmp: Path) -> tuple[float, float, int, bool]:
-    """The agent CLI alone, then the verifier: wall (both), the verifier's part, the calls
+    """The agent alone, then the verifier: wall (both), the verifier's part, the calls
     the endpoint saw, whether the verifier passed it. An agent driven over ACP runs bare
-    as its own CLI's headless command (``opencode-acp``: ``opencode run``): a session
-    needs a client, the agent is the same."""
+    as the same ACP server driven by a bare session (:func:`acp_session`, host process)."""
     a, exe = adapter(name), resolve(name).exe
-    if a.interface == "acp":
-        a = adapter(a.installs_as)
     task = load_task(ROOT / "evals" / "tasks" / TASK, purpose=Purpose.optimize)
     ws, home, logs = tmp / "ws", tmp / "home", tmp / "logs"
     prepare_workspace(task.environment_dir, ws)
@@ -200,12 +229,15 @@ def bare(name: str, fake: FakeOpenAI, tmp: Path) -> tuple[float, float, int, boo
     (logs / "verifier").mkdir(parents=True)
     seen = len(fake.requests)
     with Gateway(ModelClient("scripted", route)) as gw:
-        env = base_env(agent_env(a, home, gw, "scripted"))
+        env = base_env(agent_env(a, home, gw, "scripted", exe))
         argv = a.command(str(exe), task.instruction, "scripted", str(ws))
         start = time.perf_counter()
-        subprocess.run(
-            argv, cwd=ws, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=600
-        )
+        if a.interface == "acp":
+            acp_session(argv, ws, env, task.instruction)
+        else:
+            subprocess.run(
+                argv, cwd=ws, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=600
+            )
         remove_skills(created)
         verifier_start = time.perf_counter()
         subprocess.run(
@@ -293,7 +325,7 @@ def timing(name: str, model: Model, label: str, n: int, tmp: Path) -> None:
     states = ",".join(sorted({t.state for t in trials}))
     ok = sum(b[3] for b in bares)
     print(
-        f"{name:<12} {label:<14} {tw:8.2f} {bw:7.2f} {vw:6.2f} {tw / bw:5.2f}x {tw - bw:+6.2f}"
+        f"{name:<15} {label:<14} {tw:8.2f} {bw:7.2f} {vw:6.2f} {tw / bw:5.2f}x {tw - bw:+6.2f}"
         f" {ta:7.2f} {ba:7.2f}  {rec:>3}/{saw:<3} {states}"
         f" (bare: {ok}/{n} passed, {sum(b[2] for b in bares)} calls)"
     )
@@ -315,7 +347,7 @@ def reads(name: str, n: int, tmp: Path) -> None:
             )
     (ev, op), (cev, cop) = got["solve"], got["control"]
     extra = statistics.median(op) - statistics.median(cop)
-    print(f"{name:<12} {ev!s:<10} {op!s:<10} {cev!s:<10} {cop!s:<10} {extra:+g}")
+    print(f"{name:<15} {ev!s:<10} {op!s:<10} {cev!s:<10} {cop!s:<10} {extra:+g}")
 
 
 def main() -> None:
@@ -341,7 +373,7 @@ def main() -> None:
         "the bare agent (bare s - verif)"
     )
     print(
-        f"{'agent':<12} {'model':<14} {'trial s':>8} {'bare s':>7} {'verif':>6} {'ratio':>6}"
+        f"{'agent':<15} {'model':<14} {'trial s':>8} {'bare s':>7} {'verif':>6} {'ratio':>6}"
         f" {'over s':>6} {'agent t':>7} {'agent b':>7}  calls rec/seen  states"
     )
     with tempfile.TemporaryDirectory() as d:
@@ -356,7 +388,7 @@ def main() -> None:
                 "loads nothing"
             )
             print(
-                f"{'agent':<12} {'events':<10} {'opens':<10} {'ctl ev':<10} {'ctl opens':<10}"
+                f"{'agent':<15} {'events':<10} {'opens':<10} {'ctl ev':<10} {'ctl opens':<10}"
                 " opens beyond the control"
             )
             for name in names:

@@ -151,9 +151,14 @@ AGENT_VERSIONS = {
     "opencode-acp": "1.18.33",  # the opencode install, driven over ACP
     "qwen": "0.24.4",
     "gemini": "0.61.0",
+    "copilot": "1.0.102",
+    "copilot-acp": "1.0.102",  # the copilot install, driven over ACP
+    "gemini-acp": "0.61.0",  # the gemini install, driven over ACP
+    "claude-code-acp": "0.23.1",  # Zed's @zed-industries/claude-agent-acp
+    "codex-acp": "0.16.0",  # Zed's @zed-industries/codex-acp
 }
 #: Registered agents that run another agent's install (``<install>-<version>``).
-AGENT_INSTALLS = {"opencode-acp": "opencode"}
+AGENT_INSTALLS = {"opencode-acp": "opencode", "gemini-acp": "gemini", "copilot-acp": "copilot"}
 
 
 def agents_dir() -> Path:
@@ -172,6 +177,9 @@ def agent_absent(name: str) -> str | None:
         "opencode": "opencode",
         "qwen": "qwen",
         "gemini": "gemini",
+        "copilot": "copilot",
+        "claude-code-acp": "claude-agent-acp",
+        "codex-acp": "codex-acp",
     }
     name = AGENT_INSTALLS.get(name, name)
     if not (agents_dir() / f"{name}-{version}" / "node_modules" / ".bin" / bins[name]).exists():

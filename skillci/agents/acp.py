@@ -58,6 +58,8 @@ EXIT_GRACE_SEC = 2.0
 EXITED = "exited"
 #: Tool call statuses after which its result is known.
 TERMINAL = ("completed", "failed")
+#: ``rawOutput`` fields that are a tool's output (OpenCode's; Codex's exec end event).
+OUTPUT_KEYS = ("output", "aggregated_output")
 
 
 class AcpAdapter(HeadlessAdapter):
@@ -68,10 +70,20 @@ class AcpAdapter(HeadlessAdapter):
     def agent(self, client: ModelClient, **kw: Any) -> HeadlessAgent:
         return AcpAgent(self, client, **kw)
 
+    def command(self, exe: str, prompt: str, model: str, cwd: str) -> list[str]:
+        """The line that starts its ACP server (the prompt goes in ``session/prompt``); by
+        default the executable alone (an adapter package whose binary is the server)."""
+        return [exe]
+
     def tool_name(self, call: dict[str, Any]) -> str:
         """The agent's own name of a tool call (``call``: the merged ``tool_call`` and
         ``tool_call_update`` fields); ACP has none, so by default its first title."""
         return str(call.get("first_title") or call.get("kind") or "tool")
+
+    def tool_arguments(self, call: dict[str, Any]) -> dict[str, Any]:
+        """A tool call's arguments (``call`` as for :meth:`tool_name`): its ``rawInput``."""
+        raw = call.get("rawInput")
+        return raw if isinstance(raw, dict) else {"input": raw} if raw is not None else {}
 
 
 @dataclass
@@ -127,9 +139,16 @@ class Trajectory:
             self.slots.append(("message", "".join(self._chunks), self._chunks_at))
             self._chunks = []
 
-    def arguments(self, call_id: str) -> dict[str, Any]:
-        raw = self.calls[call_id].fields.get("rawInput")
-        return raw if isinstance(raw, dict) else {"input": raw} if raw is not None else {}
+    def permission(self, params: dict[str, Any]) -> None:
+        """A ``session/request_permission``: its ``toolCall`` is an update of that call
+        (Gemini CLI announces a call needing permission only there)."""
+        call = obj(params.get("toolCall"))
+        if call.get("toolCallId") is not None:
+            self._tool(call)
+
+    def arguments(self, adapter: AcpAdapter, call_id: str) -> dict[str, Any]:
+        c = self.calls[call_id]
+        return adapter.tool_arguments({**c.fields, "first_title": c.first_title})
 
     def events(
         self,
@@ -167,7 +186,7 @@ class Trajectory:
         *,
         under_test: bool,
     ) -> None:
-        tool, args = self.tool(adapter, call_id), self.arguments(call_id)
+        tool, args = self.tool(adapter, call_id), self.arguments(adapter, call_id)
         log.add(ToolCallEvent, tool=tool, arguments=args, call_id=call_id)
         # loads of the skill under test are events; companions' stay tool calls
         for skill, path in skill_hits(tool, args, json.dumps(args), skills, adapter):
@@ -178,7 +197,8 @@ class Trajectory:
         f = self.calls[call_id].fields
         failed = f.get("status") == "failed"
         output = _output(f)
-        exit_code = obj(obj(f.get("rawOutput")).get("metadata")).get("exit")
+        raw = obj(f.get("rawOutput"))
+        exit_code = obj(raw.get("metadata")).get("exit", raw.get("exit_code"))
         log.add(
             ToolResultEvent,
             call_id=call_id,
@@ -195,7 +215,7 @@ class Trajectory:
     def loaded(self, adapter: AcpAdapter, skill: RenderedSkill) -> bool:
         """Whether a tool call so far loaded ``skill``."""
         for call_id in list(self.calls):
-            args = self.arguments(call_id)
+            args = self.arguments(adapter, call_id)
             if skill_hits(self.tool(adapter, call_id), args, json.dumps(args), [skill], adapter):
                 return True
         return False
@@ -203,8 +223,11 @@ class Trajectory:
 
 def _output(f: dict[str, Any]) -> str:
     raw = f.get("rawOutput")
-    if isinstance(raw, dict) and isinstance(raw.get("output"), str):
-        return str(raw["output"])
+    for key in OUTPUT_KEYS:  # OpenCode's output, Codex's exec end event
+        if isinstance(obj(raw).get(key), str):
+            return str(obj(raw)[key])
+    if isinstance(raw, str):  # Claude Code's (its content is the same text, fenced)
+        return raw
     texts = []
     for block in f.get("content") or []:
         inner = obj(obj(block).get("content"))
@@ -233,10 +256,13 @@ class _Watch:
         return self.trajectory.loaded(self.adapter, self.skill)
 
 
-def serve(method: str, params: dict[str, Any]) -> Any:
+def serve(method: str, params: dict[str, Any], trajectory: Trajectory | None = None) -> Any:
     """Answer a request from the agent: allow every permission it asks for (the sandbox is
-    the boundary); nothing else is offered (no fs, no terminal)."""
+    the boundary; the tool call it names goes to ``trajectory``); nothing else is offered
+    (no fs, no terminal)."""
     if method == "session/request_permission":
+        if trajectory is not None:
+            trajectory.permission(params)
         options = [obj(o) for o in params.get("options") or []]
         for kind in ("allow_once", "allow_always"):
             for o in options:
@@ -261,7 +287,7 @@ class AcpAgent(HeadlessAgent):
             proc.stdin,
             proc.stdout,
             transcript,
-            serve=serve,
+            serve=lambda m, p: serve(m, p, trajectory),
             notify=lambda m, p: trajectory.update(p) if m == "session/update" else None,
         ).start()
         watch = _Watch(trajectory, self.adapter, skills[0]) if self._watch(ctx) else None

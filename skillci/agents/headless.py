@@ -40,7 +40,7 @@ from skillci.agents.base import AgentContext, AgentResult, EventLog
 from skillci.providers.client import ModelClient
 from skillci.providers.gateway import Gateway, GatewayCall
 from skillci.skill.render import RenderedSkill
-from skillci.trace.models import MessageEvent, SkillLoadEvent
+from skillci.trace.models import MessageEvent, SkillLoadEvent, ToolCallEvent
 
 #: Seconds an agent may go on after the gateway failed a call (then it is stopped).
 FATAL_GRACE_SEC = 3.0
@@ -120,6 +120,15 @@ class HeadlessAdapter:
         config files under ``home``."""
         raise NotImplementedError
 
+    def after_install(self, exe: Path) -> None:
+        """Once per install, after ``npm install`` (and on ``agents install`` of an
+        installed version): prepare what every trial would otherwise redo in its fresh HOME."""
+
+    def install_env(self, exe: Path) -> dict[str, str]:
+        """Environment that points the agent at what :meth:`after_install` prepared in its
+        install dir (read-only in the sandbox)."""
+        return {}
+
     def command(self, exe: str, prompt: str, model: str, cwd: str) -> list[str]:
         raise NotImplementedError
 
@@ -128,10 +137,13 @@ class HeadlessAdapter:
         raise NotImplementedError
 
 
-def agent_env(adapter: HeadlessAdapter, home: Path, gateway: Gateway, model: str) -> dict[str, str]:
+def agent_env(
+    adapter: HeadlessAdapter, home: Path, gateway: Gateway, model: str, exe: Path | None = None
+) -> dict[str, str]:
     """The agent's environment (on top of the sandbox's cleared one), with its config
     written into the fresh ``home``: HOME and XDG dirs there, the dead proxy for every
-    host but loopback, the adapter's own settings (gateway URL and token)."""
+    host but loopback, the adapter's own settings (gateway URL and token) and those of its
+    install dir (``exe``)."""
     home.mkdir(parents=True, exist_ok=True)
     for name in (".bash_profile", ".profile"):  # login shells keep the sandbox's PATH
         (home / name).write_text(PROFILE)
@@ -148,6 +160,7 @@ def agent_env(adapter: HeadlessAdapter, home: Path, gateway: Gateway, model: str
         "NO_PROXY": "127.0.0.1,localhost",
         "no_proxy": "127.0.0.1,localhost",
         **adapter.environment(home, gateway, model),
+        **(adapter.install_env(exe) if exe is not None else {}),
     }
 
 
@@ -163,14 +176,25 @@ def obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def add_tool_call(log: EventLog, state: StreamState, call_id: str, tool: str, args: Any) -> None:
+    """One tool call of the agent's stream, remembered by id (its result names only the
+    id); arguments that are not a JSON object are kept under ``input``."""
+    state.tool_names[call_id] = tool
+    arguments = args if isinstance(args, dict) else {"input": args}
+    log.add(ToolCallEvent, tool=tool, arguments=arguments, call_id=call_id)
+
+
 def install_skills(workspace: Path, skills_dir: str, skills: list[RenderedSkill]) -> list[Path]:
     """Write each skill to ``workspace/<skills_dir>/<name>/``; the dirs created, for
     :func:`remove_skills`."""
     created: list[Path] = []
     base = workspace / skills_dir
-    top = workspace / Path(skills_dir).parts[0]
-    if not top.exists():
-        created.append(top)
+    # the first missing dir on the way: `.github/skills` in a task that has `.github/`
+    parts = Path(skills_dir).parts
+    missing = (workspace.joinpath(*parts[: i + 1]) for i in range(len(parts)))
+    first = next((d for d in missing if not d.exists()), None)
+    if first is not None:
+        created.append(first)
     for skill in skills:
         root = base / skill.name
         if root.exists():  # the task's own copy: leave the workspace as the task made it
@@ -326,7 +350,7 @@ class HeadlessAgent:
         not start."""
         assert ctx.launch is not None and ctx.home is not None and ctx.logs is not None
         model = self.client.route_name
-        env = agent_env(self.adapter, ctx.home, gateway, model)
+        env = agent_env(self.adapter, ctx.home, gateway, model, self.exe)
         stream = ctx.logs / f"{self.adapter.name}.jsonl"
         stderr = ctx.logs / f"{self.adapter.name}.stderr.txt"
         argv = self.adapter.command(str(self.exe), ctx.instruction, model, ctx.agent_cwd)

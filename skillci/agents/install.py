@@ -123,6 +123,7 @@ def install(name: str, version: str, root: Path | None = None) -> InstalledAgent
     root = root or agents_dir()
     have = [i for i in installed(name, root) if i.version == version]
     if have:
+        adapter(name).after_install(have[0].exe)
         return have[0]
     root.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
@@ -133,7 +134,9 @@ def install(name: str, version: str, root: Path | None = None) -> InstalledAgent
             f"npm install of {name}@{version} failed (exit {done.returncode}): {done.stderr.strip()[-300:]}",
             hint="check the version exists (npm view PACKAGE versions) and npm's registry access",
         )
-    return resolve_in(name, version, root)
+    done_install = resolve_in(name, version, root)
+    adapter(name).after_install(done_install.exe)
+    return done_install
 
 
 def resolve_in(name: str, version: str, root: Path) -> InstalledAgent:

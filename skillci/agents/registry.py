@@ -1,9 +1,10 @@
 """The agent registry: every kind of student by name (``--agent NAME``).
 
 One :class:`AgentEntry` per agent: skillci's own (``builtin``, ``oracle``, ``noop``) and
-the real agents run through their headless CLI (``claude-code``, ``codex``, ``opencode``, ``qwen``,
-``gemini``) or their Agent Client Protocol server (``opencode-acp``: the same install as
-``opencode``).
+the real agents run through their headless CLI (``claude-code``, ``codex``, ``copilot``,
+``opencode``, ``qwen``, ``gemini``) or their Agent Client Protocol server (``opencode-acp``,
+``gemini-acp``: the same install as ``opencode``, ``gemini``; ``claude-code-acp``,
+``codex-acp``: Zed's adapter packages).
 Outside packages add agents through the entry-point group ``skillci.agents``: the entry
 point's name is the agent's name and its value a
 :class:`~skillci.agents.headless.HeadlessAdapter` subclass (``pkg.module:Class``). CLI
@@ -73,6 +74,18 @@ BUILTIN = (
         True,
     ),
     AgentEntry(
+        "copilot",
+        "GitHub Copilot CLI, copilot -p --output-format json (chat completions via the gateway)",
+        "skillci.agents.real.copilot:Copilot",
+        True,
+    ),
+    AgentEntry(
+        "copilot-acp",
+        "GitHub Copilot CLI over ACP, copilot --acp (chat completions via the gateway)",
+        "skillci.agents.real.copilot:CopilotAcp",
+        True,
+    ),
+    AgentEntry(
         "opencode",
         "OpenCode, opencode run (chat completions via the gateway)",
         "skillci.agents.real.opencode:OpenCode",
@@ -85,6 +98,18 @@ BUILTIN = (
         True,
     ),
     AgentEntry(
+        "claude-code-acp",
+        "Claude Code over ACP, Zed's claude-agent-acp (Anthropic Messages via the gateway)",
+        "skillci.agents.real.claude_code:ClaudeCodeAcp",
+        True,
+    ),
+    AgentEntry(
+        "codex-acp",
+        "Codex over ACP, Zed's codex-acp (OpenAI Responses via the gateway)",
+        "skillci.agents.real.codex:CodexAcp",
+        True,
+    ),
+    AgentEntry(
         "qwen",
         "Qwen Code, qwen -o stream-json (chat completions via the gateway)",
         "skillci.agents.real.qwen_code:QwenCode",
@@ -94,6 +119,12 @@ BUILTIN = (
         "gemini",
         "Gemini CLI, gemini -p --output-format stream-json (Gemini API via the gateway)",
         "skillci.agents.real.gemini_cli:GeminiCli",
+        True,
+    ),
+    AgentEntry(
+        "gemini-acp",
+        "Gemini CLI over ACP, gemini --acp (Gemini API via the gateway)",
+        "skillci.agents.real.gemini_cli:GeminiCliAcp",
         True,
     ),
 )

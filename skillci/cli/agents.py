@@ -22,14 +22,14 @@ def ls_cmd(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -
     if json_out:
         emit_json(rows)
         return 0
+    width = max(len(r.name) for r in rows)
     for r in rows:
+        console.print(f"{r.name:<{width}} {r.summary}")
         if not r.real:
-            console.print(f"{r.name:<12} {r.summary}")
             continue
         have = ", ".join(r.versions) if r.versions else "not installed"
-        console.print(f"{r.name:<12} {r.summary}")
         console.print(
-            f"{'':<12} {r.package} [{have}]  skills: {r.skills_dir}/<name>/  "
+            f"{'':<{width}} {r.package} [{have}]  skills: {r.skills_dir}/<name>/  "
             f"wire: {r.wire_api}  interface: {r.interface}"
         )
     return 0

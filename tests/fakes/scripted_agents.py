@@ -1,5 +1,5 @@
 """A scripted competent model for real agents (Claude Code, Codex, OpenCode, Qwen Code,
-Gemini CLI) on loopback.
+Gemini CLI, GitHub Copilot CLI) on loopback.
 
 Real agents reach a model only through skillci's gateway (skillci.providers.gateway),
 which turns each agent's request (Anthropic Messages, OpenAI Responses, chat completions,
@@ -9,7 +9,7 @@ into the agent's stream. The route here is :class:`~tests.fakes.openai_server.Fa
 offers, and how far the agent got from the tool results in the conversation, and answers
 with the tool calls that solve the bundled task ``cfg-log-level`` the way that agent
 does it — load the skill (Claude's ``Skill`` tool, a shell read of SKILL.md for Codex,
-OpenCode's ``skill`` tool, Gemini CLI's ``activate_skill``), print its environment (what
+OpenCode's and Copilot's ``skill`` tool, Gemini CLI's ``activate_skill``), print its environment (what
 the tests check for keys), run the check, fix the file, say so.
 """
 
@@ -71,6 +71,13 @@ def solve_cfg_log_level(body: dict[str, Any]) -> str | ToolCalls:
             ("run_shell_command", {"command": CHECK, "description": "Run the failing check"}),
             ("run_shell_command", {"command": f"{FIX} && {CHECK}", "description": "Fix"}),
         ]
+    elif "skill" in names and "bash" in names and "view" in names:  # GitHub Copilot CLI
+        steps = [
+            ("skill", {"skill": SKILL}),
+            ("bash", {"command": ENV, "description": "Show the environment"}),
+            ("bash", {"command": CHECK, "description": "Run the failing check"}),
+            ("bash", {"command": f"{FIX} && {CHECK}", "description": "Fix and re-check"}),
+        ]
     elif "skill" in names and "bash" in names:  # OpenCode
         steps = [
             ("skill", {"name": SKILL}),
@@ -100,6 +107,7 @@ SKILL_DIRS = {
     "opencode": ".opencode/skills",
     "qwen": ".qwen/skills",
     "gemini": ".gemini/skills",
+    "copilot": ".github/skills",
 }
 
 
@@ -109,6 +117,8 @@ def agent_of(names: set[str]) -> str | None:
         return "claude-code"
     if "skill" in names and "run_shell_command" in names:
         return "qwen"
+    if "skill" in names and "bash" in names and "view" in names:
+        return "copilot"
     if "skill" in names and "bash" in names:
         return "opencode"
     if names & {"exec_command", "shell", "shell_command"}:
@@ -129,6 +139,8 @@ def _load(agent: str, names: set[str], how: str, skill: str) -> tuple[str, dict[
     if how == "skill":
         arg = {"name": skill} if agent == "opencode" else {"skill": skill}
         return ("Skill" if agent == "claude-code" else "skill"), arg
+    if agent == "copilot":
+        return "view", {"path": f"/app/{path}"}
     if agent == "claude-code":
         return "Read", {"file_path": f"/app/{path}"}
     if agent == "qwen":

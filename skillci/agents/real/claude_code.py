@@ -13,10 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from skillci.agents.acp import AcpAdapter
 from skillci.agents.base import EventLog
-from skillci.agents.headless import HeadlessAdapter, StreamState, obj
+from skillci.agents.headless import HeadlessAdapter, StreamState, add_tool_call, obj
 from skillci.providers.gateway import Gateway
-from skillci.trace.models import MessageEvent, ToolCallEvent, ToolResultEvent
+from skillci.trace.models import MessageEvent, ToolResultEvent
 
 
 def block_text(content: Any) -> str:
@@ -76,15 +77,7 @@ class ClaudeCode(HeadlessAdapter):
                 if b.get("type") == "text" and b.get("text"):
                     log.add(MessageEvent, role="assistant", content=str(b["text"]))
                 elif b.get("type") == "tool_use":
-                    call_id, tool = str(b.get("id")), str(b.get("name"))
-                    state.tool_names[call_id] = tool
-                    args = b.get("input")
-                    log.add(
-                        ToolCallEvent,
-                        tool=tool,
-                        arguments=args if isinstance(args, dict) else {"input": args},
-                        call_id=call_id,
-                    )
+                    add_tool_call(log, state, str(b.get("id")), str(b.get("name")), b.get("input"))
         elif kind == "user" and isinstance(message.get("content"), list):
             for b in message["content"]:
                 if isinstance(b, dict) and b.get("type") == "tool_result":
@@ -104,4 +97,20 @@ class ClaudeCode(HeadlessAdapter):
                 state.reported_error = str(record.get("result") or record.get("subtype"))
 
 
-__all__ = ["ClaudeCode"]
+class ClaudeCodeAcp(AcpAdapter, ClaudeCode):
+    """Claude Code through Zed's ACP adapter (``@zed-industries/claude-agent-acp``: Claude
+    Code's agent SDK, its own install): the environment and skills directory of
+    :class:`ClaudeCode`; the model is ``$ANTHROPIC_MODEL``."""
+
+    name = "claude-code-acp"
+    package = "@zed-industries/claude-agent-acp"
+    binary = "claude-agent-acp"
+
+    def tool_name(self, call: dict[str, Any]) -> str:
+        """Claude Code's own tool name, in ``_meta.claudeCode.toolName`` (titles are human:
+        ``Terminal``, then the command)."""
+        name = obj(obj(call.get("_meta")).get("claudeCode")).get("toolName")
+        return name if isinstance(name, str) and name else super().tool_name(call)
+
+
+__all__ = ["ClaudeCode", "ClaudeCodeAcp"]

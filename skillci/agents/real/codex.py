@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from skillci.agents.acp import AcpAdapter
 from skillci.agents.base import EventLog
 from skillci.agents.headless import HeadlessAdapter, StreamState, obj
 from skillci.providers.gateway import Gateway
@@ -127,4 +128,29 @@ class Codex(HeadlessAdapter):
             state.reported_error = str(record.get("message"))
 
 
-__all__ = ["Codex", "config_toml"]
+class CodexAcp(AcpAdapter, Codex):
+    """Codex through Zed's ACP adapter (``@zed-industries/codex-acp``: a native binary
+    built on Codex's crates, shipped as a platform package; its own install): the
+    ``$CODEX_HOME/config.toml`` and skills directory of :class:`Codex`."""
+
+    name = "codex-acp"
+    package = "@zed-industries/codex-acp"
+    binary = "codex-acp"
+
+    def tool_name(self, call: dict[str, Any]) -> str:
+        """Codex's item type, as its headless stream names it: ``rawInput`` is the exec
+        begin event (``command``, ``parsed_cmd``) or the patch (``changes``)."""
+        raw = obj(call.get("rawInput"))
+        for itype, fields in TOOL_ITEMS.items():
+            if fields[0] in raw:
+                return itype
+        return super().tool_name(call)
+
+    def tool_arguments(self, call: dict[str, Any]) -> dict[str, Any]:
+        """The item's arguments (as headless), not the event's ids and clocks."""
+        raw = obj(call.get("rawInput"))
+        fields = TOOL_ITEMS.get(self.tool_name(call), ())
+        return {k: raw[k] for k in fields if k in raw} or super().tool_arguments(call)
+
+
+__all__ = ["Codex", "CodexAcp", "config_toml"]

@@ -16,13 +16,24 @@ docs/agents/gemini.md, docs/design/430.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
+from skillci.agents.acp import AcpAdapter
 from skillci.agents.base import EventLog
-from skillci.agents.headless import HeadlessAdapter, StreamState, obj, write_home_config
+from skillci.agents.headless import (
+    HeadlessAdapter,
+    StreamState,
+    add_tool_call,
+    obj,
+    write_home_config,
+)
 from skillci.providers.gateway import Gateway
-from skillci.trace.models import MessageEvent, ToolCallEvent, ToolResultEvent
+from skillci.trace.models import MessageEvent, ToolResultEvent
+
+#: The title of an ``activate_skill`` call over ACP: ``"NAME": description``.
+ACTIVATED = re.compile(r'^"([^"]+)"')
 
 SETTINGS = {
     "security": {"auth": {"selectedType": "gemini-api-key"}},
@@ -66,15 +77,8 @@ class GeminiCli(HeadlessAdapter):
             state.final_output = (state.final_output or "") + text if record.get("delta") else text
         elif kind == "tool_use":
             call_id, tool = str(record.get("tool_id")), str(record.get("tool_name"))
-            state.tool_names[call_id] = tool
             state.final_output = None  # text before a tool call is not the final answer
-            args = record.get("parameters")
-            log.add(
-                ToolCallEvent,
-                tool=tool,
-                arguments=args if isinstance(args, dict) else {"input": args},
-                call_id=call_id,
-            )
+            add_tool_call(log, state, call_id, tool, record.get("parameters"))
         elif kind == "tool_result":
             call_id = str(record.get("tool_id"))
             error = obj(record.get("error"))
@@ -97,4 +101,36 @@ class GeminiCli(HeadlessAdapter):
             state.reported_error = str(error.get("message") or error.get("type") or "error")
 
 
-__all__ = ["GeminiCli"]
+class GeminiCliAcp(AcpAdapter, GeminiCli):
+    """Gemini CLI through its ACP server, ``gemini --acp`` (``--experimental-acp`` is its
+    deprecated alias; skillci.agents.acp): the same install, HOME, settings, environment
+    and skills directory as :class:`GeminiCli`; the model is ``-m``. ``--debug``: without
+    it a shell call's result over ACP is empty (its display is terminal cells, which
+    Gemini CLI does not send); with it, the command's output text. A call needing
+    permission is announced only in ``session/request_permission``."""
+
+    name = "gemini-acp"
+    install_name = "gemini"
+
+    def command(self, exe: str, prompt: str, model: str, cwd: str) -> list[str]:
+        return [exe, "--acp", "--debug", "-m", model]
+
+    def tool_name(self, call: dict[str, Any]) -> str:
+        """Gemini CLI sends no tool name, but makes every call id ``<tool>__<id>``."""
+        name, sep, _ = str(call.get("toolCallId") or "").partition("__")
+        return name if sep and name else super().tool_name(call)
+
+    def tool_arguments(self, call: dict[str, Any]) -> dict[str, Any]:
+        """No ``rawInput`` either: the call's title (a shell command, a shortened file
+        path; for ``activate_skill`` ``"NAME": description``, whose NAME is its argument)
+        and the files it touches (``locations``: a read of SKILL.md by path)."""
+        title = str(call.get("first_title") or "")
+        if self.tool_name(call) == "activate_skill":
+            named = ACTIVATED.match(title)
+            return {"name": named.group(1)} if named else {"title": title}
+        paths = [obj(x).get("path") for x in call.get("locations") or []]
+        args: dict[str, Any] = {"title": title} if title else {}
+        return args | ({"paths": paths} if paths else {})
+
+
+__all__ = ["GeminiCli", "GeminiCliAcp"]

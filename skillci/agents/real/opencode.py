@@ -17,9 +17,15 @@ from typing import Any
 
 from skillci.agents.acp import AcpAdapter
 from skillci.agents.base import EventLog
-from skillci.agents.headless import HeadlessAdapter, StreamState, obj, write_home_config
+from skillci.agents.headless import (
+    HeadlessAdapter,
+    StreamState,
+    add_tool_call,
+    obj,
+    write_home_config,
+)
 from skillci.providers.gateway import Gateway
-from skillci.trace.models import MessageEvent, ToolCallEvent, ToolResultEvent
+from skillci.trace.models import MessageEvent, ToolResultEvent
 
 PROVIDER = "skillci"
 
@@ -71,13 +77,7 @@ class OpenCode(HeadlessAdapter):
         elif kind == "tool_use":
             st = obj(part.get("state"))
             call_id, tool = str(part.get("callID") or part.get("id")), str(part.get("tool"))
-            args = st.get("input")
-            log.add(
-                ToolCallEvent,
-                tool=tool,
-                arguments=args if isinstance(args, dict) else {"input": args},
-                call_id=call_id,
-            )
+            add_tool_call(log, state, call_id, tool, st.get("input"))
             failed = st.get("status") == "error"
             log.add(
                 ToolResultEvent,

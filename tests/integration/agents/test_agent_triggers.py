@@ -100,13 +100,18 @@ def run(repo: Path, agent: str, capsys: pytest.CaptureFixture[str], *extra: str)
     return code, json.loads(captured.out) if code == 0 else captured.err
 
 
-@pytest.mark.agents  # claude-code 11-20 s, codex 7-10 s, gemini 22 s, qwen 86 s (five runs, cached)
+@pytest.mark.agents  # claude-code 11-20 s, codex 7-10 s, copilot 11 s, gemini 22 s, qwen 86 s (5 runs);
+# over ACP: gemini-acp 21-30 s, claude-code-acp 22 s, codex-acp 6 s
 @pytest.mark.parametrize(
     "agent",
     [
         "claude-code",
         "codex",
-        *(pytest.param(a, marks=pytest.mark.slow) for a in ("gemini", "qwen")),
+        "copilot",
+        *(
+            pytest.param(a, marks=pytest.mark.slow)
+            for a in ("gemini", "qwen", "gemini-acp", "claude-code-acp", "codex-acp", "copilot-acp")
+        ),
     ],
 )
 def test_trigger_metrics_come_from_what_the_real_agent_loaded(
@@ -140,7 +145,9 @@ def test_trigger_metrics_come_from_what_the_real_agent_loaded(
     assert rec.evaluation.state == "passed"
     calls = [e for e in rec.events if e.kind == "tool_call"]
     tools = {"claude-code": "Skill", "codex": "command_execution", "gemini": "activate_skill"}
-    assert calls[0].tool == (tools | {"qwen": "skill"})[agent]
+    assert (
+        calls[0].tool == (tools | {"qwen": "skill", "copilot": "skill"})[agent.removesuffix("-acp")]
+    )
     assert [e.path for e in rec.events if e.kind == "skill_load"] == ["SKILL.md"]
     assert rec.metadata["trigger"]["loaded"] == ["repo-debugger"]
     assert rec.stop_reason == "skill_loaded"  # stopped at the load: the decision was made

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,3 +73,29 @@ def test_opencode_over_acp_is_listed_with_its_interface_and_installs_as_opencode
     res = json.loads(capsys.readouterr().out)
     assert res["command"][-1] == "opencode-ai@1.2.4"
     assert res["path"] == str(tmp_path / "agents" / "opencode-1.2.4")
+
+
+@pytest.mark.parametrize(
+    "want",
+    [
+        # Zed's adapters are installs of their own
+        ("claude-code-acp@0.23.1", "@zed-industries/claude-agent-acp@0.23.1", "claude-code-acp"),
+        ("codex-acp@0.16.0", "@zed-industries/codex-acp@0.16.0", "codex-acp"),
+        # Gemini CLI's ACP server is the gemini install
+        ("gemini-acp@0.61.0", "@google/gemini-cli@0.61.0", "gemini"),
+    ],
+)
+def test_the_other_acp_agents_install_pinned_into_the_cache(
+    want: tuple[str, str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    spec, package, dest = want
+    monkeypatch.setenv("SKILLCI_AGENTS_DIR", str(tmp_path / "agents"))
+    assert main(["agents", "install", spec, "--dry-run", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    version = spec.partition("@")[2]
+    assert res["command"][-1] == package
+    assert res["path"] == str(tmp_path / "agents" / f"{dest}-{version}")
+    assert main(["agents", "ls", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows[spec.partition("@")[0]]["interface"] == "acp"
+    assert not (tmp_path / "agents").exists()  # a dry run installs nothing

@@ -58,7 +58,12 @@ def rule_follower(body: dict[str, Any]) -> str | ToolCalls:
     # what the load brought in: a tool result, or (Claude Code) a message after it; nothing
     # else of the conversation (instruction, skill listing) names the script
     if done == 1 and "./stamp.sh" in json.dumps(body.get("messages") or []):
-        bash = {"claude-code": "Bash", "opencode": "bash", "gemini": "run_shell_command"}.get(agent)
+        bash = {
+            "claude-code": "Bash",
+            "opencode": "bash",
+            "copilot": "bash",
+            "gemini": "run_shell_command",
+        }.get(agent)
         call = _shell(names, "./stamp.sh") if bash is None else (bash, {"command": "./stamp.sh"})
         if bash is not None:
             call[1]["description"] = "Stamp the record"
@@ -123,8 +128,23 @@ def edit_skill(repo: Path, *, add: bool, message: str) -> None:
 
 @pytest.mark.agents
 @pytest.mark.slow  # two gates of 11 trials in a real agent: 10-20 s per agent (gemini 56 s;
-# opencode 109 s, opencode-acp 94 s on a loaded machine)
-@pytest.mark.parametrize("agent", ["codex", "claude-code", "opencode", "opencode-acp", "gemini"])
+# opencode 109 s, opencode-acp 94 s on a loaded machine; gemini-acp 40 s, claude-code-acp 30 s,
+# codex-acp 12 s)
+@pytest.mark.parametrize(
+    "agent",
+    [
+        "codex",
+        "claude-code",
+        "opencode",
+        "opencode-acp",
+        "gemini",
+        "gemini-acp",
+        "claude-code-acp",
+        "codex-acp",
+        "copilot",
+        "copilot-acp",
+    ],
+)
 def test_the_gate_in_the_real_agent_accepts_a_repair_and_rejects_a_harm(
     agent: str, scripted: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -39,6 +39,11 @@ TOOLS = {
     "opencode-acp": ("skill", "bash"),
     "qwen": ("skill", "run_shell_command"),
     "gemini": ("activate_skill", "run_shell_command"),
+    "copilot": ("skill", "bash"),
+    "copilot-acp": ("skill", "bash"),
+    "gemini-acp": ("activate_skill", "run_shell_command"),
+    "claude-code-acp": ("Skill", "Bash"),
+    "codex-acp": ("command_execution", "command_execution"),
 }
 
 
@@ -86,7 +91,10 @@ def check_trial(agent: str, out: Any, fake: FakeOpenAI) -> None:
     # the agent's environment holds the gateway's token, never the route's key
     env_out = next(r["output"] for r in results.values() if "HOME=" in r["output"])
     assert ROUTE_KEY not in env_out
-    assert "skillci-gw-" in env_out or "[REDACTED" in env_out
+    if agent.startswith("copilot"):  # it keeps its provider settings out of its tools
+        assert "COPILOT_PROVIDER_" not in env_out and "skillci-gw-" not in env_out
+    else:
+        assert "skillci-gw-" in env_out or "[REDACTED" in env_out
     [home] = [line for line in env_out.splitlines() if line.startswith("HOME=")]
     assert home.endswith("/home") and home != f"HOME={Path.home()}"  # the trial's fresh HOME
     # the skill was installed for the run and is gone from what the verifier saw
@@ -116,25 +124,66 @@ def test_eval_run_in_a_slow_starting_agent(
 
 
 @pytest.mark.agents
-@pytest.mark.slow  # 7 s measured (2-4.5 s of it Gemini CLI's start-up)
-def test_eval_run_in_gemini_cli_speaking_the_gemini_api_to_the_gateway(
-    routes: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.slow  # 6.7 s (gemini-acp), 6.3 s (claude-code-acp), 1.4 s (codex-acp) measured
+@pytest.mark.parametrize("agent", ["gemini-acp", "claude-code-acp", "codex-acp", "copilot-acp"])
+def test_eval_run_in_a_real_agent_over_acp(
+    agent: str, routes: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Gemini CLI calls the gateway's ``models/M:streamGenerateContent``; it loads the
-    skill with its own ``activate_skill`` and every call it made was recorded."""
-    services.need_agent("gemini")
-    code, out = eval_run("gemini", tmp_path / "state", capsys)
+    """Gemini CLI's own ACP server and Zed's adapters of Claude Code and Codex, driven by
+    skillci's ACP client: the record holds the agent's own tool names (Gemini's from its
+    call ids, Claude Code's from ``_meta.claudeCode.toolName``, Codex's item types), the
+    commands' output and the skill load."""
+    services.need_agent(agent)
+    code, out = eval_run(agent, tmp_path / "state", capsys)
     assert code == 0, out
-    check_trial("gemini", out, routes)
+    check_trial(agent, out, routes)
     [trial] = out["trials"]
-    calls = (Path(trial["trial_dir"]) / "logs" / "agent" / "gateway.jsonl").read_text()
-    assert {json.loads(line)["api"] for line in calls.splitlines()} == {"gemini"}
-    assert {json.loads(line)["model"] for line in calls.splitlines()} == {"scripted"}
+    said = (Path(trial["trial_dir"]) / "logs" / "agent" / f"{agent}.jsonl").read_text()
+    assert '"method": "session/prompt"' in said  # the session, not a headless run
 
 
-@pytest.mark.agents  # 1 s (codex), 14 s (opencode-acp: its start) measured
+@pytest.mark.agents
 @pytest.mark.parametrize(
-    "agent", ["codex", "opencode-acp", pytest.param("gemini", marks=pytest.mark.slow)]
+    ("agent", "api"),
+    [
+        # 7 s measured (2-4.5 s of it Gemini CLI's start-up)
+        pytest.param("gemini", "gemini", marks=pytest.mark.slow),
+        # 3 s measured (its package unpacked at install, not again per trial)
+        ("copilot", "chat"),
+    ],
+)
+def test_eval_run_in_an_agent_speaking_its_own_format_to_the_gateway(
+    agent: str, api: str, routes: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Gemini CLI calls the gateway's ``models/M:streamGenerateContent``; Copilot CLI, in
+    its offline bring-your-own-key mode, chat completions. Each loads the skill with its
+    own tool and every call it made was recorded; a Copilot trial did not unpack its
+    package again into the fresh HOME."""
+    services.need_agent(agent)
+    code, out = eval_run(agent, tmp_path / "state", capsys)
+    assert code == 0, out
+    check_trial(agent, out, routes)
+    [trial] = out["trials"]
+    logs = Path(trial["trial_dir"]) / "logs" / "agent"
+    calls = [json.loads(line) for line in (logs / "gateway.jsonl").read_text().splitlines()]
+    assert {c["api"] for c in calls} == {api}
+    assert {c["model"] for c in calls} == {"scripted"}
+    assert "Package extraction" not in (logs / f"{agent}.stderr.txt").read_text()
+
+
+@pytest.mark.agents  # 1 s (codex), 14 s (opencode-acp: its start) measured; over ACP
+# 3.5 s (claude-code-acp), 0.8 s (codex-acp)
+@pytest.mark.parametrize(
+    "agent",
+    [
+        "codex",
+        "opencode-acp",
+        "copilot",
+        *(
+            pytest.param(a, marks=pytest.mark.slow)
+            for a in ("gemini", "gemini-acp", "claude-code-acp", "codex-acp", "copilot-acp")
+        ),
+    ],
 )
 def test_a_real_agent_whose_model_is_unreachable_is_an_infra_error(
     agent: str,

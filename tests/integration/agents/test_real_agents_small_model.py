@@ -99,3 +99,44 @@ def test_a_trigger_decision_of_codex_on_a_real_small_model_comes_from_its_own_ru
     else:
         assert trigger["chosen"] != "repo-debugger"
     assert rec.cost.model_calls >= 1 and rec.cost.input_tokens > 1000  # counted by llama.cpp
+
+
+def test_a_gate_in_codex_on_a_real_small_model_does_not_accept_a_change_it_cannot_tell(
+    server: str,  # noqa: F811 - the imported fixture
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``skillci gate`` whose student is Codex on SmolLM2 (the skill's ``target_runtime``
+    at base), on a change that adds one harmless line: both sides run in the real agent
+    on the real server and are measured (passed or failed, never an error), and one trial
+    a side is too little to tell anything — the verdict is ``inconclusive`` (exit 5),
+    never an acceptance of whatever the 135M model happened to do."""
+    from skillci.flows.context import RepoContext
+    from tests.integration.loop.conftest import git, make_scratch, write_suites
+
+    use_smollm2(tmp_path, monkeypatch, server)
+    monkeypatch.setenv("SKILLCI_AGENTS_DIR", str(services.agents_dir()))
+    version = services.AGENT_VERSIONS["codex"]
+    repo = make_scratch(tmp_path / "repo", drop_rule_file=None)
+    write_suites(repo, {"validation": ["cfg-log-level"]})
+    manifest = repo / "skills" / "repo-debugger" / "skillci.yaml"
+    pin = f"  agent: codex\n  agent_version: '{version}'\n  tokenizer:"
+    manifest.write_text(manifest.read_text().replace("  tokenizer:", pin, 1))
+    git(repo, "commit", "-qam", "target Codex")
+    skill_md = repo / "skills" / "repo-debugger" / "SKILL.md"
+    skill_md.write_text(skill_md.read_text() + "\nRe-run the failing check after a fix.\n")
+    git(repo, "commit", "-qam", "head: one more line")
+    argv = ["gate", "--repo", str(repo), "--base", "main~1", "--head", "main"]
+    argv += ["--suites", "validation", "--repeat", "1", "--model", "local/smollm2", "--json"]
+    code = main(argv)
+    report = json.loads(capsys.readouterr().out)
+    assert (code, report["verdict"]) == (5, "inconclusive"), report
+    assert (report["agent"], report["agent_version"]) == ("codex", version)
+    sides = report["evidence"]["cfg-log-level"]
+    store = RepoContext.open(repo).store
+    for run_id in sides["base"] + sides["head"]:
+        record = store.get(run_id)
+        assert record.runtime.harness == "codex" and record.model.route == "local/smollm2"
+        assert record.evaluation.state in {"passed", "failed"}, record.evaluation
+        assert record.cost.model_calls >= 1 and record.cost.input_tokens > 1000  # llama.cpp's

@@ -54,6 +54,18 @@ def test_skills_install_where_the_agent_looks_and_leave_no_trace(tmp_path: Path)
     assert not (tmp_path / ".claude").exists()
 
 
+def test_skills_in_a_dir_the_task_already_has_leave_only_what_the_task_made(
+    tmp_path: Path,
+) -> None:
+    """Copilot's skills dir is ``.github/skills``: a task with ``.github/workflows`` keeps
+    it, and the ``skills`` dir the install made is removed with the skills."""
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    created = install_skills(tmp_path, ".github/skills", [skill()])
+    assert (tmp_path / ".github/skills/fixer/SKILL.md").is_file()
+    remove_skills(created)
+    assert sorted(p.name for p in (tmp_path / ".github").iterdir()) == ["workflows"]
+
+
 def test_a_read_of_an_installed_skill_file_is_found_by_path() -> None:
     hits = skill_loads(
         "cat /app/.agents/skills/fixer/references/api.md", [skill()], ".agents/skills"
@@ -287,3 +299,211 @@ def test_the_exit_watch_wakes_when_the_agent_exits_not_at_its_timeout() -> None:
         assert exited(timeout=5.0)
         assert time.monotonic() - start < 1.0  # woke at the exit (~0.25 s), not after 5 s
     assert proc.wait() == 0
+
+
+def test_copilot_stream_gives_tool_requests_results_and_its_session_error() -> None:
+    """Records as GitHub Copilot CLI 1.0.102 writes them (``--output-format json``);
+    ``ephemeral`` progress records are not the run."""
+    from skillci.agents.real.copilot import Copilot
+
+    ask = {"toolCallId": "call_1_0", "name": "skill", "arguments": {"skill": "fixer"}}
+    sh = {"toolCallId": "call_2_0", "name": "bash", "arguments": {"command": "false"}}
+    events, state = parse(
+        Copilot(),
+        [
+            {"type": "session.skills_loaded", "ephemeral": True, "data": {"skills": []}},
+            {"type": "user.message", "data": {"content": "fix it"}},
+            {"type": "assistant.message", "data": {"content": "Loading.", "toolRequests": [ask]}},
+            {"type": "tool.execution_start", "data": {"toolCallId": "call_1_0"}},
+            {"type": "tool.execution_complete"}
+            | {"data": {"toolCallId": "call_1_0", "success": True, "result": {"content": "ok"}}},
+            {"type": "assistant.message", "data": {"content": "", "toolRequests": [sh]}},
+            {"type": "tool.execution_complete"}
+            | {
+                "data": {"toolCallId": "call_2_0", "success": False, "error": {"message": "exit 1"}}
+            },
+            {"type": "assistant.message", "data": {"content": "Done.", "toolRequests": []}},
+            {"type": "result", "exitCode": 0},
+        ],
+    )
+    assert [e.kind for e in events] == ["message", *["tool_call", "tool_result"] * 2, "message"]
+    assert events[1].tool == "skill" and events[1].arguments == {"skill": "fixer"}  # type: ignore[union-attr]
+    assert events[2].output == "ok" and events[2].tool == "skill"  # type: ignore[union-attr]
+    assert events[4].error == "exit 1"  # type: ignore[union-attr]
+    assert state.final_output == "Done." and state.reported_error is None
+    said = "Could not connect to local model provider at http://127.0.0.1:9/v1."
+    _, state = parse(
+        Copilot(),
+        [
+            {"type": "session.error", "data": {"errorType": "query", "message": said}},
+            {"type": "result", "exitCode": 1},
+        ],
+    )
+    assert state.final_output is None and state.reported_error == said
+
+
+def test_copilot_is_offline_on_the_gateway_and_reuses_its_unpacked_package(
+    tmp_path: Path,
+) -> None:
+    from skillci.agents.real.copilot import PKG_CACHE, Copilot
+    from skillci.providers.client import ModelClient
+    from skillci.providers.gateway import Gateway
+    from skillci.providers.routes import ModelRoute
+
+    copilot = Copilot()
+    exe = tmp_path / "copilot-1.0.102" / "node_modules" / ".bin" / "copilot"
+    assert copilot.install_env(exe) == {}  # not unpacked: the trial unpacks it in its HOME
+    (tmp_path / "copilot-1.0.102" / PKG_CACHE / "pkg").mkdir(parents=True)
+    cache = str(tmp_path / "copilot-1.0.102" / PKG_CACHE)
+    assert copilot.install_env(exe) == {"COPILOT_PKG_CACHE_HOME": cache}
+    route = ModelRoute(model="openai/none", api_base="http://127.0.0.1:9/v1", timeout=1)
+    with Gateway(ModelClient("none", route)) as gw:
+        env = copilot.environment(tmp_path / "home", gw, "scripted")
+        assert env["COPILOT_PROVIDER_BASE_URL"] == gw.base_url + "/v1"
+        assert env["COPILOT_PROVIDER_API_KEY"] == gw.token
+    assert env["COPILOT_OFFLINE"] == "true" and env["COPILOT_AUTO_UPDATE"] == "false"
+    assert env["COPILOT_HOME"] == str(tmp_path / "home" / ".copilot")
+    argv = copilot.command("copilot", "fix it", "scripted", "/app")
+    assert argv[argv.index("--output-format") + 1] == "json" and "--allow-all-tools" in argv
+
+
+def _acp_events(agent: str, messages: list[tuple[str, dict[str, object]]]) -> list[Event]:
+    """The events an ACP session's messages become: ("update"|"permission", params)."""
+    from skillci.agents.acp import AcpAdapter, Trajectory
+
+    a = adapter(agent)
+    assert isinstance(a, AcpAdapter)
+    trajectory = Trajectory()
+    for kind, params in messages:
+        trajectory.update(params) if kind == "update" else trajectory.permission(params)
+    log = EventLog([], time.monotonic())
+    trajectory.events(log, a, [skill("repo-debugger")], under_test=True)
+    return log.events
+
+
+def _up(**fields: object) -> tuple[str, dict[str, object]]:
+    return "update", {"sessionId": "s", "update": fields}
+
+
+def test_gemini_over_acp_names_calls_by_their_id_and_a_permission_announces_a_call() -> None:
+    """Shapes Gemini CLI 0.61 sends: no tool name, no rawInput; a call needing permission
+    appears first in ``session/request_permission``."""
+    title = '"repo-debugger": Fix a failing test.'
+    events = _acp_events(
+        "gemini-acp",
+        [
+            ("permission", {"toolCall": {"toolCallId": "activate_skill__c1", "title": title}}),
+            _up(
+                sessionUpdate="tool_call_update",
+                toolCallId="activate_skill__c1",
+                status="completed",
+            ),
+            _up(
+                sessionUpdate="tool_call",
+                toolCallId="read_file__c2",
+                status="in_progress",
+                title=".gemini/.../fixer/SKILL.md",
+                locations=[{"path": "/app/.gemini/skills/repo-debugger/references/api.md"}],
+            ),
+            _up(
+                sessionUpdate="tool_call_update",
+                toolCallId="read_file__c2",
+                status="completed",
+                content=[{"type": "content", "content": {"type": "text", "text": "api"}}],
+            ),
+        ],
+    )
+    calls = [e for e in events if e.kind == "tool_call"]
+    assert [(c.tool, c.arguments) for c in calls] == [
+        ("activate_skill", {"name": "repo-debugger"}),
+        (
+            "read_file",
+            {
+                "title": ".gemini/.../fixer/SKILL.md",
+                "paths": ["/app/.gemini/skills/repo-debugger/references/api.md"],
+            },
+        ),
+    ]
+    assert [e.path for e in events if e.kind == "skill_load"] == ["SKILL.md", "references/api.md"]
+    assert [e.output for e in events if e.kind == "tool_result"] == ["", "api"]
+
+
+def test_claude_code_and_codex_over_acp_keep_their_own_tool_names_and_outputs() -> None:
+    claude = _acp_events(
+        "claude-code-acp",
+        [
+            _up(
+                sessionUpdate="tool_call",
+                toolCallId="t1",
+                title="Terminal",
+                rawInput={},
+                _meta={"claudeCode": {"toolName": "Bash"}},
+            ),
+            _up(sessionUpdate="tool_call_update", toolCallId="t1", rawInput={"command": "ls"}),
+            _up(
+                sessionUpdate="tool_call_update",
+                toolCallId="t1",
+                status="completed",
+                rawOutput="a\n",
+            ),
+        ],
+    )
+    assert [(e.tool, e.arguments) for e in claude if e.kind == "tool_call"] == [
+        ("Bash", {"command": "ls"})
+    ]
+    assert [e.output for e in claude if e.kind == "tool_result"] == ["a\n"]
+    cmd = ["/bin/bash", "-lc", "cat .agents/skills/repo-debugger/SKILL.md"]
+    begin = {"call_id": "c1", "process_id": "9", "command": cmd, "parsed_cmd": []}
+    codex = _acp_events(
+        "codex-acp",
+        [
+            _up(sessionUpdate="tool_call", toolCallId="c1", title="Read SKILL.md", rawInput=begin),
+            _up(
+                sessionUpdate="tool_call_update",
+                toolCallId="c1",
+                status="failed",
+                rawOutput={"aggregated_output": "no such file\n", "exit_code": 1},
+            ),
+        ],
+    )
+    [call] = [e for e in codex if e.kind == "tool_call"]
+    assert (call.tool, call.arguments) == ("command_execution", {"command": cmd})
+    [result] = [e for e in codex if e.kind == "tool_result"]
+    assert (result.output, result.exit_code, result.error) == (
+        "no such file\n",
+        1,
+        "no such file\n",
+    )
+    assert [e.path for e in codex if e.kind == "skill_load"] == ["SKILL.md"]
+
+
+def test_copilot_over_acp_is_recorded_with_its_headless_tool_names() -> None:
+    """Copilot CLI 1.0.102's ``tool_call``s: a description as the title, no tool name."""
+    events = _acp_events(
+        "copilot-acp",
+        [
+            _up(
+                sessionUpdate="tool_call",
+                toolCallId="call_1_0",
+                title="Using skill: repo-debugger",
+                kind="other",
+                rawInput={"skill": "repo-debugger"},
+            ),
+            _up(sessionUpdate="tool_call_update", toolCallId="call_1_0", status="completed"),
+            _up(
+                sessionUpdate="tool_call",
+                toolCallId="call_2_0",
+                title="Run the failing check",
+                kind="execute",
+                rawInput={"command": "make check", "description": "Run the failing check"},
+            ),
+            _up(sessionUpdate="tool_call", toolCallId="call_3_0", title="Plan", kind="other"),
+        ],
+    )
+    calls = [(e.tool, e.arguments) for e in events if e.kind == "tool_call"]
+    assert calls == [
+        ("skill", {"skill": "repo-debugger"}),
+        ("bash", {"command": "make check", "description": "Run the failing check"}),
+        ("Plan", {}),  # neither a known kind nor a skill call: its title, as for any agent
+    ]
+    assert [e.path for e in events if e.kind == "skill_load"] == ["SKILL.md"]
