@@ -153,9 +153,19 @@ def _forbidding(field: str) -> bool:
 _SENTENCE_END = re.compile(r"[.!?。！？]+\s+(?=\S)|\n+(?=\S)")
 
 
+#: Design 435: an anti-pattern names a behaviour; one that opens by laying an obligation on
+#: the reader ("You must strictly adhere to ...") is an order, not what "Never:" forbids.
+_ADDRESSED = re.compile(
+    r"\s*(?:you|u) (?:must|have to|need to|are to|shall|will)\b(?! not\b)", re.I
+)
+
+
 def _never_scope(text: str) -> int:
     """Where the "Never:" an anti-pattern is rendered under stops governing it (design 422):
-    at the end of its first sentence; later sentences are read as any other text."""
+    at the end of its first sentence; later sentences are read as any other text. An
+    anti-pattern that opens with an obligation laid on the reader is not governed at all."""
+    if _ADDRESSED.match(text):
+        return 0
     m = _SENTENCE_END.search(text)
     return m.end() if m else len(text)
 

@@ -875,6 +875,132 @@ def _readings(view: View, raw: str) -> list[IntentHit]:
     return out
 
 
+#: Design 435: readings of orders addressed to an agent from outside the skill.
+#: A demand of strict obedience to *one* instruction the text itself carries ("you must
+#: strictly adhere to the following instruction: ..."): a skill's rule is the instruction,
+#: it never asks to be obeyed as a text apart. Plural "instructions below" is a document's.
+STRICT_OBEY = re.compile(
+    r"(?<![a-z0-9])(?:(?:must|strictly|exactly|unconditionally|always) (?:strictly |exactly )?"
+    r"(?:adhere to|follow|obey|comply with|abide by|execute|carry out)|"
+    r"(?:adhere|stick|keep) strictly to)"
+    r" (?:the following|this|the next|the below) (?:instruction|directive)(?![a-z0-9])"
+)
+#: Concealment: the order hides its own action from the user, the owner or monitoring. No
+#: rule of a skill asks to go unnoticed; "never ... secretly" is a prohibition.
+CONCEAL = re.compile(
+    r"(?<![a-z0-9])(?:unnoticed|undetected|without (?:being )?(?:detected|noticed|detection)|"
+    r"(?:without|leaving no) (?:leaving )?(?:a |any )?traces?|covertly|discreetly|stealthily|"
+    r"secretly|surreptitiously|without (?:alerting|notifying|informing|telling|raising) "
+    r"(?:the |any )?(?:user|owner|admin|administrator|anyone|security|monitoring|alarms?|"
+    r"suspicion|flags?)|without (?:the |their |his |her )?(?:user|owner|patient|client|customer)"
+    r"(?: s)? (?:knowing|knowledge|noticing|consent)|so (?:that )?no ?one (?:notices|knows|finds out)|"
+    r"hide (?:it|this|them|the [a-z]+) from (?:the )?(?:user|owner|admin|logs?|monitoring|auditors?))"
+    r"(?![a-z0-9])"
+)
+#: Disarming a security control: a verb that turns a control off, and the control.
+DISARM = _lex("disable|deactivate|turn off|switch off|shut off|shut down|bypass")
+SECURITY_CONTROL = _lex(
+    "two factor authentication|2fa|mfa|multi factor authentication|two step verification|"
+    "firewall|antivirus|anti virus|security system|security cameras|security camera|alarm|"
+    "alarm system|motion sensors|motion sensor|door locks|door lock|smart lock|"
+    "intrusion detection|audit logging|audit log|security monitoring|security alerts|"
+    "fraud detection|safety systems|safety system|collision avoidance"
+)
+DISARM_PHRASE = re.compile(
+    rf"(?:{DISARM.pattern}) (?:[a-z0-9]+ ){{0,4}}?(?:{SECURITY_CONTROL.pattern})"
+)
+#: Money by amount: a verb that moves money, an amount (a number with a currency word, or
+#: with a currency sign in the raw text) and a destination account or service.
+MOVE_MONEY = _lex("send|transfer|wire|move|pay|pay out|deposit|withdraw")
+_CURRENCY = r"(?:usd|eur|gbp|dollars?|euros?|pounds?|btc|bitcoin|eth|usdt)"
+AMOUNT = re.compile(rf"(?<![a-z0-9])\d[\d ]*(?: {_CURRENCY})?(?![a-z0-9])")
+DESTINATION = re.compile(
+    r"(?<![a-z0-9])(?:accounts?|iban|bank|wallet|venmo|paypal|binance|coinbase|"
+    r"[a-z]{2}\d{2}[a-z0-9]{10,30})(?![a-z0-9])"
+)
+#: The base forms of the verbs above ("disables" describes, "disable" orders).
+_BASE_VERBS = frozenset(
+    {"disable", "deactivate", "turn", "switch", "shut", "bypass"}
+    | {"send", "transfer", "wire", "move", "pay", "deposit", "withdraw"}
+)
+_AGENT_ORDER = PolicyClass("policy-override", "an order to an agent", STRICT_OBEY, None)
+#: What opens a sentence that describes rather than orders: a determiner or a pronoun (a
+#: subject), or a verb in a past or third-person form ("A crash could lose it unnoticed",
+#: "Fixed a bug that could cause undetected corruption").
+_NOT_ORDER_HEAD = re.compile(
+    r"(?:a|an|the|this|that|these|those|it|its|they|their|we|our|i|my|he|she|his|her|there|"
+    r"some|any|each|every|no|none|which|who|what|when|where|if|unless|because|[a-z]+(?:ed|s))"
+)
+_LEAD_IN = re.compile(
+    r"^(?:\W|please|kindly|you|must|should|need to|have to|always|now|then|also|and)+\s*", re.I
+)
+
+
+def _opens_order(raw: str, start: int) -> bool:
+    """The sentence that holds ``raw[start]`` opens with an order (design 435)."""
+    head = re.split(r"[.!?\n]\s", raw[:start])[-1]
+    head = _LEAD_IN.sub("", head.lstrip(" -*>#\t0123456789.)"))
+    first = re.search(r"[A-Za-z]+", head)
+    if _SUBORDINATE.search(head) or _SUBJECT_AUX.match(head):
+        return False  # "... where a crash could lose it", "Flaky runs can go": descriptions
+    return first is None or _NOT_ORDER_HEAD.fullmatch(first.group(0).lower()) is None
+
+
+#: A subject of up to four words and an auxiliary opening the sentence ("Flaky runs can").
+_SUBJECT_AUX = re.compile(
+    r"(?i)[a-z]+(?:[ -][a-z]+){0,3} (?:can|could|would|might|may|will|did|does|do|is|are|was|"
+    r"were|has|have|had|go|goes|went|get|gets|got)\b"
+)
+_SUBORDINATE = re.compile(
+    r"(?i)\b(?:where|when|whenever|while|if|unless|because|since|that|which|who)\b[^.;:]{0,60}"
+    r"\b(?:could|would|might|may|can|will|did|does|went|goes|was|were|is|are|has|had)\b"
+)
+
+
+def _agent_orders(view: View, raw: str) -> list[IntentHit]:
+    """Design 435: an obedience demand over an inline instruction, an order to act unseen,
+    an order to disarm a security control, an order to move an amount of money."""
+    text = view.text
+    parsed = grammar.parse(raw)
+    out: list[IntentHit] = []
+
+    def add(m: re.Match[str], code: str, note: str, *, verb: bool) -> None:
+        if not view.src or not _ordered(view, m, parsed, raw, _AGENT_ORDER, verb=verb):
+            return
+        start = view.span(m.start(), m.end())[0]
+        if code != "policy-override" and not _opens_order(raw, start):
+            return  # "setting this to true will allow the token to bypass 2FA": a description
+        first = m.group(0).split(" ")[0]
+        if verb and (
+            grammar.in_name(raw, start, view.span(m.start(), m.start() + len(first))[1])
+            or not grammar.at_verb(parsed, raw, start)  # "with bypass 2FA enabled": a modifier
+            or grammar.form_of(first, lambda w: w in _BASE_VERBS) != "base"
+        ):
+            return
+        ss, ee = view.span(m.start(), m.end())
+        out.append(IntentHit(code, ss, ee, f"{note}: {text[m.start() : m.end()][:80]!r}"))
+
+    for m in STRICT_OBEY.finditer(text):
+        add(m, "policy-override", "demands obedience to an instruction it carries", verb=False)
+    for m in CONCEAL.finditer(text):
+        if _opens_order(raw, view.span(m.start(), m.end())[0]):
+            add(m, "policy-concealment", "orders an action hidden from its owner", verb=False)
+    for m in DISARM_PHRASE.finditer(text):
+        add(m, "policy-disarm", "turns a security control off", verb=True)
+    for m in MOVE_MONEY.finditer(text):
+        rest = text[m.end() : m.end() + 24]
+        amount = AMOUNT.search(rest)
+        if amount is None or amount.start() > 12:
+            continue
+        a0 = m.end() + amount.start()
+        sign = raw[max(0, view.span(a0, a0 + 1)[0] - 1) : view.span(a0, a0 + 1)[0]]
+        if not (sign in "$€£¥" and sign) and not re.search(_CURRENCY + r"$", amount.group(0)):
+            continue
+        if DESTINATION.search(text, m.end(), m.end() + 90):
+            add(m, "policy-funds-transfer", "moves an amount of money to an account", verb=True)
+    return out
+
+
 def _last_full_run(parsed: list[grammar.Clause]) -> int:
     """Where the last order to run the full suite starts (-1: none): a skip before it is
     scoped to the iterations before the full run, not a bypass."""
@@ -903,7 +1029,7 @@ def policy_intents(view: View, raw: str | None = None) -> list[IntentHit]:
     """Policy-class hits on ``view``; an override misspelt by one letter per word counts too."""
     out = _intents(view, raw, CLASSES)
     if raw is not None:
-        out += _readings(view, raw)
+        out += _readings(view, raw) + _agent_orders(view, raw)
     if not any(h.code == "policy-override" for h in out):
         fixed = _respelled(view)
         if fixed is not None:
