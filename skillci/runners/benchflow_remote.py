@@ -61,6 +61,12 @@ GATEWAY_PROVIDER = "vllm"
 #: BenchFlow's LiteLLM proxy on the host (a no-network sandbox makes BenchFlow pip-install
 #: LiteLLM inside it, design 436); on the CI engine (no NAT) it reaches only the host.
 HOST_PROXY_SANDBOX: dict[str, object] = {"allow_internet": True, "network_mode": "public"}
+#: The record's caveat when a task without ``allow_internet`` ran a baked agent (design 436).
+BAKED_NETWORK_NOTE = (
+    "benchflow: the task sets no allow_internet, but a baked agent's sandbox runs on a "
+    "network that reaches the host (BenchFlow's model proxy); on an engine with NAT it "
+    "reaches the internet too, and BenchFlow leaves the agent's web-fetch tool on"
+)
 #: What ``noop`` runs as BenchFlow's oracle: a solve.sh that changes nothing.
 NOOP_SOLVE = "#!/usr/bin/env bash\n# skillci's noop agent: the workspace is left as it is\nexit 0\n"
 #: Says where ``--runner benchflow`` cannot run (the engine is absent).
@@ -249,6 +255,11 @@ class BenchflowEnvironment(HarnessEnvironment):
         cost = rec.cost.model_copy(update={"tool_calls": 0})
         return rec.model_copy(update={"events": [], "final_output": None, "cost": cost})
 
+    def _warnings(self, spec: TrialSpec) -> list[str]:
+        if spec.agent.kind not in self._baked or spec.task.config.environment.allow_internet:
+            return []
+        return [BAKED_NETWORK_NOTE]
+
     def _adjust(self, spec: TrialSpec, rec: RunRecord) -> tuple[dict[str, str], dict[str, object]]:
         """The record's role is the spec's; ``noop`` is named so, with what ran it."""
         extra: dict[str, object] = {"benchflow_agent": bench_agent(spec)[0]}
@@ -264,6 +275,7 @@ class BenchflowEnvironment(HarnessEnvironment):
 
 
 __all__ = [
+    "BAKED_NETWORK_NOTE",
     "ENGINE_HINT",
     "ENVIRONMENTS",
     "GATEWAY_PROVIDER",

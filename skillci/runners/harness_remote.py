@@ -134,6 +134,11 @@ class HarnessEnvironment:
         record (none by default)."""
         return {}, {}
 
+    def _warnings(self, spec: TrialSpec) -> list[str]:
+        """Caveats of how the harness ran ``spec`` that its record must carry (none by
+        default)."""
+        return []
+
     def submit(self, spec: TrialSpec, attempt: int) -> Future[RunRecord]:
         return self._pool.submit(self._attempt, spec, attempt)
 
@@ -196,6 +201,7 @@ class HarnessEnvironment:
                 update={"runner": self.runner, "sandbox": self.name, "seed": spec.seed, **runtime}
             ),
             "metadata": meta,
+            "warnings": [*rec.warnings, *self._warnings(spec)],
         }
         if cause is not None:  # the harness failed: a failed measurement, never a verdict
             update["evaluation"] = rec.evaluation.model_copy(

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from skillci.cli.main import main
+from skillci.runners.benchflow_remote import BAKED_NETWORK_NOTE
 from skillci.trace.models import EvalState
 from skillci.trace.store import TraceStore
 from tests import services
@@ -64,6 +65,8 @@ def test_opencode_on_benchflow_passes_offline_with_its_own_tool_calls(
     assert rec.metadata["benchflow_agent"] == "opencode"
     assert rec.metadata["benchflow_agent_version"] == services.AGENT_VERSIONS["opencode"]
     assert rec.runtime.harness_version == services.AGENT_VERSIONS["opencode"]
+    # cfg-log-level sets no allow_internet: the record says the agent's sandbox had a network
+    assert BAKED_NETWORK_NOTE in rec.warnings
     # the agent's own tool calls, read from BenchFlow's ACP trajectory: its skill tool (a
     # skill-load event), then its shell; the skill tool worked offline (it needs ripgrep)
     calls = [e for e in rec.events if e.kind == "tool_call"]
