@@ -60,7 +60,7 @@ from skillci.trace.models import (
     Timeouts,
     new_run_id,
 )
-from skillci.trace.redact import Redactor, redact_files
+from skillci.trace.redact import Redactor, redact_files, warm_files
 
 WORKSPACE_EXCLUDE = ("Dockerfile", ".dockerignore", "skills")
 GIT_ENV = {
@@ -155,6 +155,22 @@ def workspace_diff(workspace: Path) -> str:
 
     run("add", "-A", "--intent-to-add")
     return run("status", "--porcelain") + "\n" + run("diff", "--no-color")[:200_000]
+
+
+def _warm_redaction(redactor: Redactor, agent_logs: Path, result: AgentResult) -> threading.Thread:
+    """Started: a thread that redacts the agent's logs and its result into ``redactor``'s
+    memo while the verifier runs (design 433). It writes nothing: the redaction after the
+    verifier runs as before and finds what did not change since in the memo."""
+
+    def warm() -> None:
+        with contextlib.suppress(Exception):  # a cache only: the later pass does the work
+            warm_files(agent_logs, redactor)
+            redactor.redact_obj([e.model_dump(mode="json", by_alias=True) for e in result.events])
+            redactor.redact_text(result.final_output or "")
+
+    thread = threading.Thread(target=warm, name="skillci-redact-warm", daemon=True)
+    thread.start()
+    return thread
 
 
 def make_agent(spec: TrialSpec) -> Agent:
@@ -317,11 +333,13 @@ class TrialRunner:
                 stop_reason="agent_crash", warnings=[why], infra_error=f"agent crashed: {why}"
             )
         atomic_write_text(logs.agent / FINAL_OUTPUT, result.final_output or "", durable=False)
+        redactor = Redactor()
+        warming = _warm_redaction(redactor, logs.agent, result)
         if result.infra_error is None:  # a failed measurement has nothing to regrade
             self._keep_final(spec, trial_dir, ws, baseline, key)
         # infra_error: the evaluation says so and the verifier does not run (design 300)
         evaluation = self._verify(spec, trial_dir, ws, result)
-        redactor = Redactor()
+        warming.join()
         redact_files(logs.root, redactor)  # verifier and agent logs as the tools wrote them
         atomic_write_text(
             logs.agent / FINAL_OUTPUT,
