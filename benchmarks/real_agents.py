@@ -17,9 +17,9 @@ agent environment, and both are checked by the task's verifier:
   config, the gateway's start and stop, bubblewrap, the verifier in its own sandbox,
   redaction, the trial dir, the record and its SQLite index.
 - bare: a workspace prepared like the trial's with the skill installed, a fresh HOME with
-  the same config and a gateway already running (all untimed), then, timed: the same CLI
-  and command line as a host subprocess, removing the skill dirs, and the task's
-  ``tests/test.sh`` as a host subprocess (the verifier, timed on its own too).
+  the same config, the sandbox's PATH and a gateway already running (all untimed), then,
+  timed: the same CLI and command line as a host subprocess, removing the skill dirs, and
+  the task's ``tests/test.sh`` as a host subprocess (the verifier, timed on its own too).
 
 Trials and bare runs alternate, so a change in the machine's load falls on both. Two
 models: the scripted one answering at once, and the same one with ``--latency`` seconds
@@ -184,9 +184,11 @@ def trial(name: str, fake: FakeOpenAI, home: Path) -> Trial:
     )
 
 
-def bare(name: str, fake: FakeOpenAI, tmp: Path) -> tuple[float, float, int, bool]:
+def bare(name: str, fake: FakeOpenAI, tmp: Path) -> tuple[float, float, int, bool, int]:
     """The agent CLI alone, then the verifier: wall (both), the verifier's part, the calls
-    the endpoint saw, whether the verifier passed it. An agent driven over ACP runs bare
+    the endpoint saw, whether the verifier passed it, and how often its stream says
+    "command not found" (0: it ran the commands the trial's agent runs). An agent driven
+    over ACP runs bare
     as its own CLI's headless command (``opencode-acp``: ``opencode run``): a session
     needs a client, the agent is the same."""
     a, exe = adapter(name), resolve(name).exe
@@ -201,9 +203,13 @@ def bare(name: str, fake: FakeOpenAI, tmp: Path) -> tuple[float, float, int, boo
     seen = len(fake.requests)
     with Gateway(ModelClient("scripted", route)) as gw:
         env = base_env(agent_env(a, home, gw, "scripted"))
+        # the sandbox's PATH, as the launcher gives the agent (its HOME's login profile
+        # restores it in every `bash -l` command): without it the bare agent's `python ...`
+        # commands end at once in "command not found" while the trial's run (design 433)
+        env.setdefault(agent_launch.PATH_ENV, base_env()["PATH"])
         argv = a.command(str(exe), task.instruction, "scripted", str(ws))
         start = time.perf_counter()
-        subprocess.run(
+        agent = subprocess.run(
             argv, cwd=ws, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=600
         )
         remove_skills(created)
@@ -219,7 +225,9 @@ def bare(name: str, fake: FakeOpenAI, tmp: Path) -> tuple[float, float, int, boo
         end = time.perf_counter()
     reward = (logs / "verifier" / "reward.txt").read_text().strip()
     shutil.rmtree(tmp, ignore_errors=True)
-    return end - start, end - verifier_start, len(fake.requests) - seen, float(reward) == 1.0
+    missing = agent.stdout.count(b"command not found")
+    passed = float(reward) == 1.0
+    return end - start, end - verifier_start, len(fake.requests) - seen, passed, missing
 
 
 @contextmanager
@@ -280,7 +288,7 @@ def timing(name: str, model: Model, label: str, n: int, tmp: Path) -> None:
         home = tmp / f"state-{name}-{tag}"
         trial(name, fake, home)  # warm-up: builds the workspace template; not counted
         trials: list[Trial] = []
-        bares: list[tuple[float, float, int, bool]] = []
+        bares: list[tuple[float, float, int, bool, int]] = []
         for i in range(n):
             trials.append(trial(name, fake, home))
             bares.append(bare(name, fake, tmp / f"bare-{name}-{tag}-{i}"))
@@ -295,7 +303,8 @@ def timing(name: str, model: Model, label: str, n: int, tmp: Path) -> None:
     print(
         f"{name:<12} {label:<14} {tw:8.2f} {bw:7.2f} {vw:6.2f} {tw / bw:5.2f}x {tw - bw:+6.2f}"
         f" {ta:7.2f} {ba:7.2f}  {rec:>3}/{saw:<3} {states}"
-        f" (bare: {ok}/{n} passed, {sum(b[2] for b in bares)} calls)"
+        f" (bare: {ok}/{n} passed, {sum(b[2] for b in bares)} calls,"
+        f" {sum(b[4] for b in bares)} 'command not found')"
     )
 
 
