@@ -360,25 +360,7 @@ class TrialRunner:
             )
         atomic_write_text(logs.agent / FINAL_OUTPUT, result.final_output or "", durable=False)
         redactor = Redactor()
-        # while the verifier runs (design 433): the kept final workspace is written (read
-        # from the workspace before), and the agent's logs and result are redacted into
-        # the memo the redaction after the verifier finds them in
-        keep = None
-        if result.infra_error is None:  # a failed measurement has nothing to regrade
-            keep = self._keep_final(spec, trial_dir, ws, baseline, key)
-        meanwhile = _in_thread(lambda: _meanwhile(keep, redactor, logs.agent, result))
-        try:  # infra_error: the evaluation says so and the verifier does not run (design 300)
-            evaluation = self._verify(spec, trial_dir, ws, result)
-        finally:
-            meanwhile()
-        diff = _in_thread(lambda: workspace_diff(ws))  # git's processes, while this redacts
-        redact_files(logs.root, redactor)  # verifier and agent logs as the tools wrote them
-        atomic_write_text(
-            logs.agent / FINAL_OUTPUT,
-            redactor.redact_text(result.final_output or ""),
-            durable=False,
-        )
-        (trial_dir / "workspace.diff").write_text(redactor.redact_text(diff()))
+        evaluation = self._verify_and_redact(spec, trial_dir, result, baseline, key, redactor)
         if not spec.keep_workspace:
             discard_tree(ws, trial_dir.parent / TRASH)
         discard_tree(trial_dir / "home", trial_dir.parent / TRASH)  # a real agent's fresh HOME
@@ -398,6 +380,38 @@ class TrialRunner:
         atomic_write_text(trial_dir / RECORD, record.model_dump_json(indent=1), durable=False)
         write_marker(trial_dir, record, key)
         return record
+
+    def _verify_and_redact(
+        self,
+        spec: TrialSpec,
+        trial_dir: Path,
+        result: AgentResult,
+        baseline: dict[str, str],
+        key: str,
+        redactor: Redactor,
+    ) -> Evaluation:
+        """After the agent: keep its final workspace, run the verifier, redact the logs
+        and write ``workspace.diff``. While the verifier runs (design 433) the kept final
+        workspace is written (read from the workspace before) and the agent's logs and
+        result are redacted into the memo the redaction after the verifier finds them in."""
+        logs, ws = logs_layout(trial_dir), trial_dir / "workspace"
+        keep = None
+        if result.infra_error is None:  # a failed measurement has nothing to regrade
+            keep = self._keep_final(spec, trial_dir, ws, baseline, key)
+        meanwhile = _in_thread(lambda: _meanwhile(keep, redactor, logs.agent, result))
+        try:  # infra_error: the evaluation says so and the verifier does not run (design 300)
+            evaluation = self._verify(spec, trial_dir, ws, result)
+        finally:
+            meanwhile()
+        diff = _in_thread(lambda: workspace_diff(ws))  # git's processes, while this redacts
+        redact_files(logs.root, redactor)  # verifier and agent logs as the tools wrote them
+        atomic_write_text(
+            logs.agent / FINAL_OUTPUT,
+            redactor.redact_text(result.final_output or ""),
+            durable=False,
+        )
+        (trial_dir / "workspace.diff").write_text(redactor.redact_text(diff()))
+        return evaluation
 
     def _keep_final(
         self, spec: TrialSpec, trial_dir: Path, ws: Path, baseline: dict[str, str], key: str

@@ -213,7 +213,7 @@ class BwrapShell:
         (``start_new_session=True``, as both callers do): without a controlling terminal
         nothing in the sandbox can push input into one (TIOCSTI, CVE-2017-5226), which
         is what bwrap's own ``--new-session`` would add — a second session, and with
-        scheduler autogroups a second task group, ~5-10 ms per launch (design 433)."""
+        scheduler autogroups a second task group, 2-6 ms per launch (design 433)."""
         exe = bwrap_path() or "bwrap"
         args = [exe, "--die-with-parent", "--unshare-all"]
         if self.allow_network:
