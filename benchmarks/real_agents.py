@@ -17,9 +17,9 @@ agent environment, and both are checked by the task's verifier:
   config, the gateway's start and stop, bubblewrap, the verifier in its own sandbox,
   redaction, the trial dir, the record and its SQLite index.
 - bare: a workspace prepared like the trial's with the skill installed, a fresh HOME with
-  the same config and a gateway already running (all untimed), then, timed: the same CLI
-  and command line as a host subprocess, removing the skill dirs, and the task's
-  ``tests/test.sh`` as a host subprocess (the verifier, timed on its own too).
+  the same config, the sandbox's PATH and a gateway already running (all untimed), then,
+  timed: the same CLI and command line as a host subprocess, removing the skill dirs, and
+  the task's ``tests/test.sh`` as a host subprocess (the verifier, timed on its own too).
 
 Trials and bare runs alternate, so a change in the machine's load falls on both. Two
 models: the scripted one answering at once, and the same one with ``--latency`` seconds
@@ -188,10 +188,11 @@ def trial(name: str, fake: FakeOpenAI, home: Path) -> Trial:
     )
 
 
-def acp_session(argv: list[str], cwd: Path, env: dict[str, str], prompt: str) -> None:
+def acp_session(argv: list[str], cwd: Path, env: dict[str, str], prompt: str) -> bytes:
     """Drive an ACP server bare: a host subprocess and the three calls of a session
     (``initialize``, ``session/new``, ``session/prompt``) through skillci's JSON-RPC
-    client, every permission allowed, until the prompt is answered; then it is stopped."""
+    client, every permission allowed, until the prompt is answered; then it is stopped.
+    The session's transcript."""
     proc = subprocess.Popen(
         argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL, start_new_session=True,
@@ -214,12 +215,15 @@ def acp_session(argv: list[str], cwd: Path, env: dict[str, str], prompt: str) ->
     proc.wait()
     conn.join(5.0)
     proc.stdout.close()
+    return (cwd.parent / "acp.jsonl").read_bytes()
 
 
-def bare(name: str, fake: FakeOpenAI, tmp: Path) -> tuple[float, float, int, bool]:
+def bare(name: str, fake: FakeOpenAI, tmp: Path) -> tuple[float, float, int, bool, int]:
     """The agent alone, then the verifier: wall (both), the verifier's part, the calls
-    the endpoint saw, whether the verifier passed it. An agent driven over ACP runs bare
-    as the same ACP server driven by a bare session (:func:`acp_session`, host process)."""
+    the endpoint saw, whether the verifier passed it, and how often its output says
+    "command not found" (0: it ran the commands the trial's agent runs). An agent driven
+    over ACP runs bare as the same ACP server driven by a bare session
+    (:func:`acp_session`, host process)."""
     a, exe = adapter(name), resolve(name).exe
     task = load_task(ROOT / "evals" / "tasks" / TASK, purpose=Purpose.optimize)
     ws, home, logs = tmp / "ws", tmp / "home", tmp / "logs"
@@ -230,14 +234,18 @@ def bare(name: str, fake: FakeOpenAI, tmp: Path) -> tuple[float, float, int, boo
     seen = len(fake.requests)
     with Gateway(ModelClient("scripted", route)) as gw:
         env = base_env(agent_env(a, home, gw, "scripted", exe))
+        # the sandbox's PATH, as the launcher gives the agent (its HOME's login profile
+        # restores it in every `bash -l` command): without it the bare agent's `python ...`
+        # commands end at once in "command not found" while the trial's run (design 433)
+        env.setdefault(agent_launch.PATH_ENV, base_env()["PATH"])
         argv = a.command(str(exe), task.instruction, "scripted", str(ws))
         start = time.perf_counter()
         if a.interface == "acp":
-            acp_session(argv, ws, env, task.instruction)
+            said = acp_session(argv, ws, env, task.instruction)
         else:
-            subprocess.run(
+            said = subprocess.run(
                 argv, cwd=ws, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=600
-            )
+            ).stdout
         remove_skills(created)
         verifier_start = time.perf_counter()
         subprocess.run(
@@ -251,7 +259,9 @@ def bare(name: str, fake: FakeOpenAI, tmp: Path) -> tuple[float, float, int, boo
         end = time.perf_counter()
     reward = (logs / "verifier" / "reward.txt").read_text().strip()
     shutil.rmtree(tmp, ignore_errors=True)
-    return end - start, end - verifier_start, len(fake.requests) - seen, float(reward) == 1.0
+    missing = said.count(b"command not found")
+    passed = float(reward) == 1.0
+    return end - start, end - verifier_start, len(fake.requests) - seen, passed, missing
 
 
 @contextmanager
@@ -312,7 +322,7 @@ def timing(name: str, model: Model, label: str, n: int, tmp: Path) -> None:
         home = tmp / f"state-{name}-{tag}"
         trial(name, fake, home)  # warm-up: builds the workspace template; not counted
         trials: list[Trial] = []
-        bares: list[tuple[float, float, int, bool]] = []
+        bares: list[tuple[float, float, int, bool, int]] = []
         for i in range(n):
             trials.append(trial(name, fake, home))
             bares.append(bare(name, fake, tmp / f"bare-{name}-{tag}-{i}"))
@@ -327,7 +337,8 @@ def timing(name: str, model: Model, label: str, n: int, tmp: Path) -> None:
     print(
         f"{name:<15} {label:<14} {tw:8.2f} {bw:7.2f} {vw:6.2f} {tw / bw:5.2f}x {tw - bw:+6.2f}"
         f" {ta:7.2f} {ba:7.2f}  {rec:>3}/{saw:<3} {states}"
-        f" (bare: {ok}/{n} passed, {sum(b[2] for b in bares)} calls)"
+        f" (bare: {ok}/{n} passed, {sum(b[2] for b in bares)} calls,"
+        f" {sum(b[4] for b in bares)} 'command not found')"
     )
 
 

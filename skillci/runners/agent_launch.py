@@ -13,7 +13,6 @@ workspace with the same environment (the usual NO SANDBOX warning).
 
 from __future__ import annotations
 
-import shlex
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -108,7 +107,7 @@ def launcher(shell: BwrapShell | PlainShell) -> Callable[[Launch], subprocess.Po
             out = subprocess.PIPE if job.pipes else file
             if isinstance(shell, BwrapShell):
                 inner = BwrapShell(shell.mounts, allow_network=True, env={**shell.env, **job.env})
-                argv = inner.argv("exec " + shlex.join(job.argv))
+                argv = inner.exec_argv(job.argv)
                 return subprocess.Popen(
                     argv,
                     env=base_env(),

@@ -19,20 +19,22 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, TypeVar, cast
 
 from skillci.agents.base import Agent, AgentContext, AgentResult, Shell
 from skillci.agents.workspace import WORKSPACE_MOUNT
-from skillci.fsutil import atomic_write_text
+from skillci.fsutil import atomic_write_bytes, atomic_write_text
 from skillci.runners.base import RUNNER_VERSION, TrialSpec, key_of, sandbox_kind
 from skillci.runners.capabilities import local_capabilities
 from skillci.runners.pool import TRASH, discard_tree
 from skillci.runners.regrade import (
+    FINAL_TAR,
     REGRADE,
     RegradeBase,
     dump_key_data,
-    keep_final,
+    final_tar,
     snapshot,
 )
 from skillci.runners.sandbox import Mount, make_shell
@@ -60,7 +62,9 @@ from skillci.trace.models import (
     Timeouts,
     new_run_id,
 )
-from skillci.trace.redact import Redactor, redact_files
+from skillci.trace.redact import Redactor, redact_files, warm_files
+
+T = TypeVar("T")
 
 WORKSPACE_EXCLUDE = ("Dockerfile", ".dockerignore", "skills")
 GIT_ENV = {
@@ -155,6 +159,44 @@ def workspace_diff(workspace: Path) -> str:
 
     run("add", "-A", "--intent-to-add")
     return run("status", "--porcelain") + "\n" + run("diff", "--no-color")[:200_000]
+
+
+def _in_thread(fn: Callable[[], T]) -> Callable[[], T]:
+    """Start ``fn`` in a thread now; the call returned waits for it and returns its result
+    (or raises what it raised)."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # handed to the caller: re-raised by result()
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="skillci-trial-meanwhile", daemon=True)
+    thread.start()
+
+    def result() -> T:
+        thread.join()
+        if "error" in box:
+            raise box["error"]
+        return cast(T, box["value"])
+
+    return result
+
+
+def _meanwhile(
+    keep: Callable[[], None] | None, redactor: Redactor, agent_logs: Path, result: AgentResult
+) -> None:
+    """What a trial does while its verifier runs (design 433): ``keep`` (the kept final
+    workspace's write), then the agent's logs and result redacted into ``redactor``'s memo.
+    That part writes nothing: the redaction after the verifier runs as before and finds in
+    the memo every string that did not change since."""
+    if keep is not None:
+        keep()
+    with contextlib.suppress(Exception):  # a cache only: the later pass does the work
+        warm_files(agent_logs, redactor)
+        redactor.redact_obj([e.model_dump(mode="json", by_alias=True) for e in result.events])
+        redactor.redact_text(result.final_output or "")
 
 
 def make_agent(spec: TrialSpec) -> Agent:
@@ -317,18 +359,8 @@ class TrialRunner:
                 stop_reason="agent_crash", warnings=[why], infra_error=f"agent crashed: {why}"
             )
         atomic_write_text(logs.agent / FINAL_OUTPUT, result.final_output or "", durable=False)
-        if result.infra_error is None:  # a failed measurement has nothing to regrade
-            self._keep_final(spec, trial_dir, ws, baseline, key)
-        # infra_error: the evaluation says so and the verifier does not run (design 300)
-        evaluation = self._verify(spec, trial_dir, ws, result)
         redactor = Redactor()
-        redact_files(logs.root, redactor)  # verifier and agent logs as the tools wrote them
-        atomic_write_text(
-            logs.agent / FINAL_OUTPUT,
-            redactor.redact_text(result.final_output or ""),
-            durable=False,
-        )
-        (trial_dir / "workspace.diff").write_text(redactor.redact_text(workspace_diff(ws)))
+        evaluation = self._verify_and_redact(spec, trial_dir, result, baseline, key, redactor)
         if not spec.keep_workspace:
             discard_tree(ws, trial_dir.parent / TRASH)
         discard_tree(trial_dir / "home", trial_dir.parent / TRASH)  # a real agent's fresh HOME
@@ -349,11 +381,44 @@ class TrialRunner:
         write_marker(trial_dir, record, key)
         return record
 
+    def _verify_and_redact(
+        self,
+        spec: TrialSpec,
+        trial_dir: Path,
+        result: AgentResult,
+        baseline: dict[str, str],
+        key: str,
+        redactor: Redactor,
+    ) -> Evaluation:
+        """After the agent: keep its final workspace, run the verifier, redact the logs
+        and write ``workspace.diff``. While the verifier runs (design 433) the kept final
+        workspace is written (read from the workspace before) and the agent's logs and
+        result are redacted into the memo the redaction after the verifier finds them in."""
+        logs, ws = logs_layout(trial_dir), trial_dir / "workspace"
+        keep = None
+        if result.infra_error is None:  # a failed measurement has nothing to regrade
+            keep = self._keep_final(spec, trial_dir, ws, baseline, key)
+        meanwhile = _in_thread(lambda: _meanwhile(keep, redactor, logs.agent, result))
+        try:  # infra_error: the evaluation says so and the verifier does not run (design 300)
+            evaluation = self._verify(spec, trial_dir, ws, result)
+        finally:
+            meanwhile()
+        diff = _in_thread(lambda: workspace_diff(ws))  # git's processes, while this redacts
+        redact_files(logs.root, redactor)  # verifier and agent logs as the tools wrote them
+        atomic_write_text(
+            logs.agent / FINAL_OUTPUT,
+            redactor.redact_text(result.final_output or ""),
+            durable=False,
+        )
+        (trial_dir / "workspace.diff").write_text(redactor.redact_text(diff()))
+        return evaluation
+
     def _keep_final(
         self, spec: TrialSpec, trial_dir: Path, ws: Path, baseline: dict[str, str], key: str
-    ) -> None:
-        """Keep what ``skillci eval regrade`` needs: the agent's files, before the verifier
-        runs (:mod:`skillci.runners.regrade`)."""
+    ) -> Callable[[], None]:
+        """Keep what ``skillci eval regrade`` needs: the agent's files, read before the
+        verifier runs (:mod:`skillci.runners.regrade`); returns the call that writes them
+        (``final-workspace.tar.gz``, fsync'd, then ``regrade.json``)."""
         data = dump_key_data(spec.key_data(sandbox_kind(spec)))
         base = RegradeBase(
             task_id=spec.task.id,
@@ -364,12 +429,23 @@ class TrialRunner:
             key_data=data if key_of(data) == key else None,
             kept=False,
         )
+        tar = None
         try:
-            base = keep_final(ws, baseline, trial_dir, base)
+            base, tar = final_tar(ws, baseline, base)
         except OSError as exc:  # unreadable files (e.g. left by a container): no regrade
             base = base.model_copy(update={"reason": f"{type(exc).__name__}: {exc}"})
-        # not fsync'd: a lost regrade.json only means this trial cannot be regraded
-        atomic_write_text(trial_dir / REGRADE, base.model_dump_json(indent=1), durable=False)
+
+        def write(base: RegradeBase = base) -> None:
+            if tar is not None:
+                try:
+                    atomic_write_bytes(trial_dir / FINAL_TAR, tar)
+                except OSError as exc:
+                    why = f"{type(exc).__name__}: {exc}"
+                    base = base.model_copy(update={"kept": False, "reason": why})
+            # not fsync'd: a lost regrade.json only means this trial cannot be regraded
+            atomic_write_text(trial_dir / REGRADE, base.model_dump_json(indent=1), durable=False)
+
+        return write
 
     def _verify(
         self, spec: TrialSpec, trial_dir: Path, ws: Path, result: AgentResult

@@ -97,19 +97,35 @@ def keep_final(
 ) -> RegradeBase:
     """Write ``final-workspace.tar.gz`` (changed files) and return ``base`` filled in;
     beyond ``max_files`` or ``max_bytes`` nothing is kept and ``reason`` says why."""
+    base, tar = final_tar(ws, baseline, base, max_bytes=max_bytes, max_files=max_files)
+    if tar is not None:
+        atomic_write_bytes(trial / FINAL_TAR, tar)
+    return base
+
+
+def final_tar(
+    ws: Path,
+    baseline: dict[str, str],
+    base: RegradeBase,
+    *,
+    max_bytes: int = MAX_KEEP_BYTES,
+    max_files: int = MAX_KEEP_FILES,
+) -> tuple[RegradeBase, bytes | None]:
+    """:func:`keep_final` up to the write: ``base`` filled in and the bytes of
+    ``final-workspace.tar.gz`` (None: nothing kept), read from ``ws`` now."""
     now = snapshot(ws)
     changed = sorted(p for p, h in now.items() if baseline.get(p) != h)
     deleted = sorted(p for p in baseline if p not in now)
     size = sum((ws / p).lstat().st_size for p in changed)
     if len(changed) > max_files or size > max_bytes:
         why = f"{len(changed)} changed files, {size} bytes (limits {max_files}, {max_bytes})"
-        return base.model_copy(update={"kept": False, "reason": why, "deleted": deleted})
+        return base.model_copy(update={"kept": False, "reason": why, "deleted": deleted}), None
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tf:
         for p in changed:
             tf.add(ws / p, arcname=p, recursive=False)
-    atomic_write_bytes(trial / FINAL_TAR, buf.getvalue())
-    return base.model_copy(update={"kept": True, "changed": changed, "deleted": deleted})
+    kept = base.model_copy(update={"kept": True, "changed": changed, "deleted": deleted})
+    return kept, buf.getvalue()
 
 
 def restore_final(trial: Path, base: RegradeBase, ws: Path) -> None:
@@ -329,6 +345,7 @@ __all__ = [
     "TaskDelta",
     "deltas",
     "dump_key_data",
+    "final_tar",
     "keep_final",
     "kept_trials",
     "needs_regrade",

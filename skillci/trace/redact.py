@@ -28,10 +28,11 @@ so structural fields such as ``trial_cache_key`` or ``content_hash`` (bare hex) 
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -139,6 +140,10 @@ _HEXB64_VALUE = re.compile(rf"^{_B64}{{12,}}$")
 #: Texts a :class:`Redactor` remembers the redaction of, and the longest one it remembers.
 MEMO_MAX = 20_000
 MEMO_MAX_LEN = 4_096
+#: Memos shared by every :class:`Redactor` of the same rules (design 433), by their digest.
+_MEMOS: dict[str, dict[str, str]] = {}
+#: Distinct rule sets remembered (tests build many); beyond it the memos start afresh.
+MEMOS_MAX = 32
 
 
 def _model_key_values(text: str) -> list[tuple[str, str]]:
@@ -155,6 +160,17 @@ def _model_key_values(text: str) -> list[tuple[str, str]]:
             value = value[1:-1]
         out.append((name.strip(), value))
     return out
+
+
+def _memo(patterns: tuple[str, ...], literals: list[tuple[str, str]]) -> dict[str, str]:
+    """The memo of the Redactors with these rules (keyed by their digest, not the values)."""
+    h = hashlib.sha256(json.dumps([patterns, literals]).encode()).hexdigest()
+    memo = _MEMOS.get(h)
+    if memo is None:
+        if len(_MEMOS) >= MEMOS_MAX:
+            _MEMOS.clear()
+        memo = _MEMOS.setdefault(h, {})
+    return memo
 
 
 class Redactor:
@@ -187,8 +203,10 @@ class Redactor:
         self._literals = sorted(values.items(), key=lambda kv: -len(kv[0]))
         #: text -> redacted text: a report repeats its ids, suite and task names many times
         #: (a 50-task gate report: 2 285 strings, 720 distinct), and the result depends only
-        #: on the text and the fields above
-        self._done: dict[str, str] = {}
+        #: on the text and the fields above, so every Redactor of the same rules shares it
+        #: (design 433: a trial's logs, its record and the store's second pass over the
+        #: record redact the same strings; a string redaction left as it was is found again)
+        self._done = _memo(self.secret_env_patterns, self._literals)
         secretscan.warm()
 
     def is_secret_env_name(self, name: str) -> bool:
@@ -344,19 +362,35 @@ def redact_files(root: Path, redactor: Redactor | None = None) -> int:
 
     r = redactor or Redactor()
     changed = 0
+    for path, text, clean in _redacted_files(root, r):
+        if clean != text:
+            atomic_write_text(path, clean)
+            changed += 1
+    return changed
+
+
+def warm_files(root: Path, redactor: Redactor) -> None:
+    """Redact the text files under ``root`` as :func:`redact_files` would, writing nothing:
+    ``redactor``'s memo then holds their strings, and a :func:`redact_files` of the same
+    files later (e.g. once the verifier has run) finds them there (design 433)."""
+    for _ in _redacted_files(root, redactor):
+        pass
+
+
+def _redacted_files(root: Path, r: Redactor) -> Iterator[tuple[Path, str, str]]:
+    """(path, text, redacted text) of every UTF-8 text file under ``root``."""
     for path in sorted(root.rglob("*")) if root.is_dir() else []:
-        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_REDACT_FILE_BYTES:
-            continue
         try:
+            if path.is_symlink() or not path.is_file():
+                continue
+            if path.stat().st_size > MAX_REDACT_FILE_BYTES:
+                continue
             text = path.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
             continue
         parsed = _redact_json(text, r) if path.suffix in (".json", ".jsonl") else None
         clean = r.redact_text(text) if parsed is None else _raw_pass_keeping_json(parsed, r)
-        if clean != text:
-            atomic_write_text(path, clean)
-            changed += 1
-    return changed
+        yield path, text, clean
 
 
 __all__ = [
@@ -367,4 +401,5 @@ __all__ = [
     "marker",
     "redact_files",
     "redact_text",
+    "warm_files",
 ]

@@ -102,6 +102,36 @@ echo ok > inside.txt
     assert (tmp_path / "trial" / "workspace" / "inside.txt").read_text() == "ok\n"
 
 
+@needs_bwrap
+def test_agent_logs_the_verifier_rewrites_after_the_agent_are_still_redacted(
+    tmp_path: Path,
+) -> None:
+    """Design 433: the agent's logs are redacted into a memo while the verifier runs; a log
+    the verifier changes under /logs/agent meanwhile is redacted as written, not as warmed."""
+    early = "sk-ant-api03-" + "a1B2c3D4e5F6g7H8i9J0" * 2
+    late = "ghp_" + "Zq9Xw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa"
+    solve = f"echo 'agent saw {early}' > /logs/agent/notes.txt\n"
+    verify = (
+        f"echo 'verifier saw {late}' >> /logs/agent/notes.txt\n"
+        f"echo '{late}' > /logs/agent/late.txt\n"
+        'echo 1 > "${LOGS_DIR:-/logs}/verifier/reward.txt"\n'
+    )
+    root = _scratch_task(tmp_path, solve, verify)
+    spec = TrialSpec(
+        task=load_task(root, purpose=Purpose.final_report),
+        agent=AgentSpec(kind="oracle", role="oracle"),
+        state_dir=tmp_path / "state",
+    )
+    rec = LocalRunner().run_trial(spec, tmp_path / "trial", "w" * 64)
+    assert rec.passed
+    notes = (tmp_path / "trial" / "logs" / "agent" / "notes.txt").read_text()
+    assert notes.startswith("agent saw [REDACTED:") and "verifier saw [REDACTED:" in notes
+    written = [
+        p.read_text(errors="replace") for p in (tmp_path / "trial").rglob("*") if p.is_file()
+    ]
+    assert not [t for t in written if early in t or late in t]
+
+
 def test_without_a_sandbox_the_record_carries_a_loud_warning(tmp_path: Path) -> None:
     res = run(
         ["py-cache-expiry"], AgentSpec(kind="oracle", role="oracle"), tmp_path, sandbox="none"

@@ -239,3 +239,51 @@ def test_the_demo_repository_keeps_running_without_bubblewrap(
     use_policy("none")
     assert sandbox_for(tasks, "auto") == "none"
     reset_policy()
+
+
+_TTY_PROBE = """
+import json, subprocess, sys
+from pathlib import Path
+from skillci.agents.headless import Launch
+from skillci.runners.agent_launch import launcher
+from skillci.runners.sandbox import BwrapShell, Mount
+
+ws, logs = Path(sys.argv[1]), Path(sys.argv[2])
+probe = "awk '{print $7}' /proc/self/stat"  # tty_nr: 0 = no controlling terminal
+own = Path("/proc/self/stat").read_text().split()[6]
+shell = BwrapShell([Mount(ws, "/app", True)])
+verifier = shell.run(probe, timeout=30).output.strip()
+job = Launch(["bash", "-c", probe], {}, logs / "out.txt", logs / "err.txt")
+launcher(shell)(job).wait()
+print(json.dumps({"own": own, "verifier": verifier, "agent": job.stdout.read_text().strip()}))
+"""
+
+
+@needs_bwrap
+def test_nothing_sandboxed_has_the_callers_controlling_terminal(tmp_path: Path) -> None:
+    """Design 433: bwrap runs without its own --new-session; the commands of the verifier
+    and the agent still run without a controlling terminal (no TIOCSTI into the caller's),
+    because they are started in a new session — checked from a process that has one."""
+    import os
+    import pty
+    import sys
+
+    (tmp_path / "ws").mkdir()
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a session leader whose controlling terminal is the pty
+        os.execv(  # noqa: S606 - the probe: this interpreter, no shell
+            sys.executable, [sys.executable, "-c", _TTY_PROBE, str(tmp_path / "ws"), str(tmp_path)]
+        )
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # EIO: the child closed the pty
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.waitpid(pid, 0)
+    got = json.loads(out.decode().strip().splitlines()[-1])
+    assert got["own"] != "0"  # the probe itself has one: the check below can fail
+    assert got == {"own": got["own"], "verifier": "0", "agent": "0"}

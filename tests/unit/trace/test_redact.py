@@ -221,3 +221,49 @@ def test_redact_files_keeps_every_jsonl_line_valid_json(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in stream.read_text().splitlines()]
     assert rows[0]["content"] == benign
     assert key not in rows[1]["text"] and "[REDACTED:" in rows[1]["text"]
+
+
+def test_redactors_of_the_same_rules_share_a_memo_and_no_other() -> None:
+    """Design 433: the memo is shared by every Redactor of the same rules (the store's second
+    pass over a trial's record finds the runner's work), never by one whose environment
+    names another secret: what one left as it was, the other still redacts."""
+    value = "plain-value-0123456789"
+    text = f"the build uses {value} today"
+    assert Redactor(env={}).redact_text(text) == text  # not a secret by shape
+    assert Redactor(env={})._done is Redactor(env={})._done
+    other = Redactor(env={"BUILD_TOKEN": value})
+    assert other._done is not Redactor(env={})._done
+    assert value not in other.redact_text(text) and "[REDACTED:env:BUILD_TOKEN]" in (
+        other.redact_text(text)
+    )
+
+
+def test_warm_files_writes_nothing_and_redact_files_after_it_is_the_same(
+    tmp_path: Path,
+) -> None:
+    """Warming (the runner does it while the verifier runs) leaves the files as they are;
+    redact_files afterwards writes what it writes without warming, also for a file that
+    changed in between (the verifier may write under /logs)."""
+    from skillci.trace.redact import redact_files, warm_files
+
+    def tree(root: Path) -> None:
+        (root / "agent").mkdir(parents=True)
+        (root / "agent" / "stream.jsonl").write_text(
+            json.dumps({"type": "text", "text": f"the key is {ANTHROPIC}"}) + "\n"
+        )
+        (root / "agent" / "stderr.txt").write_text("all fine\n")
+
+    warmed, cold = tmp_path / "warmed", tmp_path / "cold"
+    tree(warmed)
+    tree(cold)
+    env = {"LATE_TOKEN": "late-secret-0123456789"}
+    before = {p: p.read_bytes() for p in warmed.rglob("*") if p.is_file()}
+    warm_files(warmed, Redactor(env=env))
+    assert {p: p.read_bytes() for p in warmed.rglob("*") if p.is_file()} == before
+    for root in (warmed, cold):  # written after the warm-up: a string the memo never saw
+        (root / "agent" / "stderr.txt").write_text("leaked late-secret-0123456789\n")
+        redact_files(root, Redactor(env=env))
+    for name in ("stream.jsonl", "stderr.txt"):
+        got = (warmed / "agent" / name).read_text()
+        assert got == (cold / "agent" / name).read_text()
+        assert ANTHROPIC not in got and "late-secret" not in got and "[REDACTED:" in got
