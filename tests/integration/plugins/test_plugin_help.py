@@ -5,6 +5,7 @@ from an entry point is named by ``--agent`` (trial commands and ``eval triggers`
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from skillci.agents.registry import real_names
@@ -25,7 +26,9 @@ sys.exit(main(sys.argv[1:]))
 
 
 def _flat(text: str) -> str:
-    return " ".join(text.replace("│", " ").split())
+    """The help's words on one line; a name the terminal wrapped at its hyphen
+    ("codex-\n  acp") is one word again."""
+    return " ".join(re.sub(r"(\w)-\n\s*", r"\1-", text.replace("│", " ")).split())
 
 
 def _help_with_toy_runner(*args: str) -> str:
