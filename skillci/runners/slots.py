@@ -27,8 +27,8 @@ from pathlib import Path
 
 from skillci.errors import RunnerError
 from skillci.runners.base import AgentSpec, TrialSpec, plan
+from skillci.runners.pool import TRASH, submit_bounded
 from skillci.runners.pool import quarantine as move_aside
-from skillci.runners.pool import submit_bounded
 from skillci.runners.scheduler import needs_litellm, sandbox_kind, warm
 from skillci.runners.trialdir import INCOMPLETE, MARKER, TrialMeta, read_complete
 from skillci.skill.package import SkillPackage
@@ -80,15 +80,27 @@ def quarantine(path: Path) -> Path | None:
     return move_aside(path, path.parent / INCOMPLETE)
 
 
+def _markers(root: Path) -> list[Path]:
+    """The trial markers under ``root``, in a stable order, never inside a dir set aside
+    (``.incomplete``) or being deleted (``.trash``: the background deleter empties it while
+    this walks, and a trial dir renamed there is discarded, not complete)."""
+    found: list[Path] = []
+    for here, dirs, files in os.walk(root):  # a dir that vanishes mid-walk is skipped
+        dirs[:] = sorted(d for d in dirs if d not in (INCOMPLETE, TRASH))
+        if MARKER in files:
+            found.append(Path(here) / MARKER)
+    return sorted(found)
+
+
 def index_complete(roots: Sequence[Path]) -> dict[str, Path]:
     """Trial key -> a dir holding that trial complete, under ``roots``."""
     out: dict[str, Path] = {}
     for root in roots:
         if not root.is_dir():
             continue
-        for marker in sorted(root.rglob(MARKER)):
+        for marker in _markers(root):
             d = marker.parent
-            if INCOMPLETE in d.relative_to(root).parts or not d.name.startswith("test-"):
+            if not d.name.startswith("test-"):
                 continue
             try:
                 meta = TrialMeta.model_validate_json(marker.read_bytes())
