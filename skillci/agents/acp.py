@@ -11,7 +11,10 @@ which :class:`~skillci.agents.acp_client.AcpConnection` speaks JSON-RPC:
 2. ``session/new`` with ``cwd`` = the workspace as the agent sees it, no MCP servers;
 3. ``session/prompt`` with the task's instruction, answered when the agent's turn ends
    (its ``stopReason``);
-4. meanwhile every ``session/request_permission`` is allowed (the sandbox is the
+4. at the time limit, or once the skill loaded when that is all a trigger eval asks, a
+   ``session/cancel`` and a short grace for the agent to end its turn (what it reports
+   then is kept), then the agent's process group is killed;
+5. meanwhile every ``session/request_permission`` is allowed (the sandbox is the
    boundary), and ``session/update`` notifications become the run record's events
    (:class:`Trajectory`): agent message chunks joined into messages, each tool call with
    its arguments (``rawInput``) and its result, plans; a tool call that loads the skill
@@ -54,6 +57,9 @@ from skillci.trace.models import MessageEvent, ToolCallEvent, ToolResultEvent
 PROTOCOL_VERSION = 1
 #: Seconds an agent whose output ended gets to exit (its exit code is then the record's).
 EXIT_GRACE_SEC = 2.0
+#: Seconds a cancelled prompt gets to end its turn (its last tool results and the
+#: ``cancelled`` stop reason arrive in that time) before the agent is killed.
+CANCEL_GRACE_SEC = 1.0
 #: Why the session ended when the agent exited before answering a call of ours.
 EXITED = "exited"
 #: Tool call statuses after which its result is known.
@@ -335,6 +341,8 @@ class AcpAgent(HeadlessAgent):
                 params = {"sessionId": session, **params}
             pending = conn.call(method, params)
             why, problem = self._await(pending, ctx, gateway, conn, watch)
+            if why not in (None, EXITED) and session is not None:
+                _cancel(conn, session, pending)
             if why == EXITED:
                 return None, None, None
             if why is not None or problem is not None:
@@ -374,6 +382,14 @@ class AcpAgent(HeadlessAgent):
         if not pending.answered:  # it exited mid-session: judged by its exit
             return (SKILL_LOADED if watch is not None and watch.loaded() else EXITED), None
         return None, None
+
+
+def _cancel(conn: AcpConnection, session: str, pending: Pending) -> None:
+    """Ask the agent to end its turn (``session/cancel``, a notification) and give it
+    :data:`CANCEL_GRACE_SEC` to answer the prompt: what it reports meanwhile — the tool
+    calls it interrupts, their last output — joins the record before it is killed."""
+    conn.notify("session/cancel", {"sessionId": session})
+    pending.done.wait(CANCEL_GRACE_SEC)
 
 
 def _stop(proc: subprocess.Popen[bytes], conn: AcpConnection) -> int | None:

@@ -14,7 +14,10 @@ adapter configures); what it does comes from the file ``mode`` beside it:
 - ``garbage``: answers ``initialize`` with a line that is not JSON;
 - ``deep``: answers ``initialize`` with JSON nested 100,000 levels deep;
 - ``error``: answers ``session/prompt`` with a JSON-RPC error;
-- ``hang``: answers ``initialize``, then never anything else.
+- ``hang``: answers ``initialize``, then never anything else;
+- ``slow-tool``: on the prompt, starts a ``bash`` tool call that never finishes by itself;
+  a ``session/cancel`` ends it (status ``failed``, output ``interrupted``) and the turn
+  (``cancelled``).
 """
 
 from __future__ import annotations
@@ -135,6 +138,27 @@ def prompt(msg_id: Any, session: str, cwd: str) -> None:
     send({"id": msg_id, "result": {"stopReason": "end_turn"}})
 
 
+def slow_tool(msg_id: Any, session: str) -> None:
+    call = {"toolCallId": "c9", "title": "bash", "kind": "execute"}
+    update(
+        session,
+        sessionUpdate="tool_call",
+        status="in_progress",
+        **call,
+        rawInput={"command": "sleep 3600"},
+    )
+    while read().get("method") != "session/cancel":
+        pass
+    update(
+        session,
+        sessionUpdate="tool_call_update",
+        toolCallId="c9",
+        status="failed",
+        rawOutput={"output": "interrupted"},
+    )
+    send({"id": msg_id, "result": {"stopReason": "cancelled"}})
+
+
 def main() -> None:
     cwd = sys.argv[sys.argv.index("--cwd") + 1] if "--cwd" in sys.argv else os.getcwd()
     while True:
@@ -154,6 +178,8 @@ def main() -> None:
             send({"id": msg_id, "result": {"sessionId": "s1"}})
         elif method == "session/prompt" and MODE == "error":
             send({"id": msg_id, "error": {"code": -32603, "message": "Internal error: boom"}})
+        elif method == "session/prompt" and MODE == "slow-tool":
+            slow_tool(msg_id, msg["params"]["sessionId"])
         elif method == "session/prompt":
             prompt(msg_id, msg["params"]["sessionId"], cwd)
 

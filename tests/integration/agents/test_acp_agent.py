@@ -133,21 +133,45 @@ def test_an_agent_that_crashes_or_breaks_the_protocol_is_an_error_never_a_failur
     assert len((logs / "gateway.jsonl").read_text().splitlines()) == len(fake.requests)
 
 
+def time_limited(
+    agent: tuple[FakeOpenAI, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str
+) -> tuple[int, dict[str, Any], dict[str, Any]]:
+    """``eval run`` of the fake agent in ``mode`` on a task whose agent has 3 s."""
+    from tests.unit.tasks.helpers import TASK_TOML, make_harbor_task
+
+    agent[1].write_text(mode)
+    toml = TASK_TOML.replace("[agent]\ntimeout_sec = 300.0", "[agent]\ntimeout_sec = 3.0")
+    make_harbor_task(tmp_path / "root" / "evals" / "tasks", "answer-42", toml=toml)
+    return eval_run(tmp_path, capsys, str(tmp_path / "root"), task="answer-42")
+
+
 def test_an_agent_that_never_answers_within_the_time_limit_is_an_error(
     agent: tuple[FakeOpenAI, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tests.unit.tasks.helpers import TASK_TOML, make_harbor_task
-
-    _, mode = agent
-    mode.write_text("hang")
-    toml = TASK_TOML.replace("[agent]\ntimeout_sec = 300.0", "[agent]\ntimeout_sec = 3.0")
-    make_harbor_task(tmp_path / "root" / "evals" / "tasks", "answer-42", toml=toml)
-    code, trial, record = eval_run(tmp_path, capsys, str(tmp_path / "root"), task="answer-42")
+    code, trial, record = time_limited(agent, tmp_path, capsys, "hang")
     assert (code, trial["state"]) == (4, "infra_error"), trial
     assert (
         "time limit was reached before scripted answered"
         in (record["evaluation"]["verifier_output"])
     )
+
+
+def test_at_the_time_limit_the_session_is_cancelled_and_what_the_agent_reports_is_kept(
+    agent: tuple[FakeOpenAI, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, trial, record = time_limited(agent, tmp_path, capsys, "slow-tool")
+    assert (code, trial["state"]) == (4, "infra_error"), trial
+    logs = Path(trial["trial_dir"]) / "logs" / "agent"
+    said = [json.loads(x) for x in (logs / "opencode-acp.jsonl").read_text().splitlines()]
+    cancels = [m for m in said if m["message"].get("method") == "session/cancel"]
+    assert [(c["from"], c["message"]["params"]) for c in cancels] == [
+        ("client", {"sessionId": "s1"})
+    ]
+    answered = [m["message"]["result"] for m in said if "result" in m["message"]]
+    assert {"stopReason": "cancelled"} in answered
+    events = record["events"]
+    [result] = [e for e in events if e["kind"] == "tool_result" and e["call_id"] == "c9"]
+    assert result["output"] == "interrupted" and result["error"] == "interrupted"
 
 
 def _connect(tmp_path: Path, script: str) -> tuple[AcpConnection, subprocess.Popen[bytes]]:
