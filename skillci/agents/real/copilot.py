@@ -9,7 +9,10 @@ Skills: ``.github/skills/<name>/SKILL.md`` in the workspace (``project`` skills,
 native binary that unpacks its JavaScript (~235 MB) on first start, 6-9 s on this machine:
 ``skillci agents install`` unpacks it once into the install dir (:meth:`Copilot.after_install`)
 and each trial points ``COPILOT_PKG_CACHE_HOME`` there (read-only in the sandbox), so a
-fresh HOME does not pay it again.
+fresh HOME does not pay it again. The install also warms Node's compile cache with one short
+session against a canned loopback model (:func:`warm_compile_cache`); each trial points
+``NODE_COMPILE_CACHE`` at it (read-only in the sandbox; Node reads it and writes nothing),
+instead of compiling Copilot's JavaScript afresh in its private ``/tmp``.
 Stream (JSON lines): ``assistant.message`` (``content``, ``toolRequests`` with
 ``toolCallId``, ``name``, ``arguments``), ``tool.execution_complete`` (``toolCallId``,
 ``success``, ``result.content``, ``error``), ``session.error`` (``message``) and a last
@@ -20,6 +23,7 @@ docs/agents/copilot.md, docs/design/437.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -28,11 +32,18 @@ from typing import Any
 from skillci.agents.acp import AcpAdapter
 from skillci.agents.base import EventLog
 from skillci.agents.headless import HeadlessAdapter, StreamState, add_tool_call, obj
+from skillci.providers.client import ModelClient
 from skillci.providers.gateway import Gateway
+from skillci.providers.routes import ModelRoute
+from skillci.providers.types import Completion
 from skillci.trace.models import MessageEvent, ToolResultEvent
 
 #: Where in its install dir the unpacked package lives (``COPILOT_PKG_CACHE_HOME``).
 PKG_CACHE = "copilot-pkg"
+#: Where in its install dir Node's compile cache, warmed at install, lives (``NODE_COMPILE_CACHE``).
+COMPILE_CACHE = "node-compile-cache"
+#: The warm-up session's prompt; the canned model answers it in one plain text message.
+WARM_PROMPT = "Reply with the word done."
 #: Its headless flags: the JSON-lines stream, tools without asking (the sandbox holds them).
 FLAGS = (
     "--output-format",
@@ -52,6 +63,18 @@ def _prefix(exe: Path) -> Path:
     return exe.parent.parent.parent
 
 
+class CannedModel(ModelClient):
+    """A model that answers every call with one plain text message, at once, in-process:
+    the install's warm-up session runs on it behind a :class:`Gateway` (loopback, no key,
+    no network)."""
+
+    def __init__(self) -> None:
+        super().__init__("skillci-warm-up", ModelRoute(model="skillci/warm-up"))
+
+    def complete(self, *args: Any, **kw: Any) -> Completion:
+        return Completion(content="done", finish_reason="stop", input_tokens=1, output_tokens=1)
+
+
 class Copilot(HeadlessAdapter):
     name = "copilot"
     package = "@github/copilot"
@@ -60,20 +83,68 @@ class Copilot(HeadlessAdapter):
     wire_api = "chat"
 
     def after_install(self, exe: Path) -> None:
-        """Unpack the package into the install dir once (``copilot --version`` does it)."""
+        """Unpack the package into the install dir once (``copilot --version`` does it),
+        then warm Node's compile cache there (:meth:`warm_compile_cache`)."""
         cache = _prefix(exe) / PKG_CACHE
-        if (cache / "pkg").is_dir():
-            return
-        with tempfile.TemporaryDirectory(prefix="skillci-copilot-") as home:
-            env = {"PATH": os.environ.get("PATH", ""), "HOME": home, **_QUIET}
-            env["COPILOT_PKG_CACHE_HOME"] = str(cache)
-            subprocess.run(
-                [str(exe), "--version"], env=env, capture_output=True, check=False, timeout=300
-            )
+        if not (cache / "pkg").is_dir():
+            with tempfile.TemporaryDirectory(prefix="skillci-copilot-") as home:
+                env = {"PATH": os.environ.get("PATH", ""), "HOME": home, **_QUIET}
+                env["COPILOT_PKG_CACHE_HOME"] = str(cache)
+                subprocess.run(
+                    [str(exe), "--version"], env=env, capture_output=True, check=False, timeout=300
+                )
+        if (cache / "pkg").is_dir() and not (_prefix(exe) / COMPILE_CACHE).is_dir():
+            self.warm_compile_cache(exe)
+
+    def warm_compile_cache(self, exe: Path) -> None:
+        """Run one short session (``copilot -p``) on a :class:`CannedModel` behind a
+        loopback :class:`Gateway`, in a throw-away HOME and workspace, with
+        ``NODE_COMPILE_CACHE`` in a temporary dir of the install that becomes
+        ``<install>/node-compile-cache`` only when the session succeeded. A ``--help`` run
+        warms too little (112 KB against 2.4 MB); the canned model calls no tool, so the
+        session runs nothing in the workspace. A failure leaves no cache: trials then
+        compile in their private ``/tmp`` (slower, never wrong)."""
+        prefix = _prefix(exe)
+        staging = Path(tempfile.mkdtemp(prefix=f".{COMPILE_CACHE}-", dir=prefix))
+        try:
+            with (
+                tempfile.TemporaryDirectory(prefix="skillci-copilot-") as home,
+                Gateway(CannedModel()) as gw,
+            ):
+                env = {
+                    "PATH": os.environ.get("PATH", ""),
+                    "HOME": home,
+                    "TMPDIR": home,
+                    **Copilot.environment(self, Path(home), gw, "skillci-warm-up"),
+                    **self.install_env(exe),
+                    "NODE_COMPILE_CACHE": str(staging),
+                }
+                done = subprocess.run(
+                    [str(exe), "-p", WARM_PROMPT, *FLAGS],
+                    cwd=home,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    check=False,
+                    timeout=300,
+                )
+            if done.returncode == 0 and gw.calls and any(staging.iterdir()):
+                for path in [staging, *staging.rglob("*")]:  # Node writes them owner-only
+                    path.chmod(0o755 if path.is_dir() else 0o644)
+                staging.rename(prefix / COMPILE_CACHE)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
 
     def install_env(self, exe: Path) -> dict[str, str]:
-        cache = _prefix(exe) / PKG_CACHE
-        return {"COPILOT_PKG_CACHE_HOME": str(cache)} if (cache / "pkg").is_dir() else {}
+        prefix = _prefix(exe)
+        env: dict[str, str] = {}
+        if (prefix / PKG_CACHE / "pkg").is_dir():
+            env["COPILOT_PKG_CACHE_HOME"] = str(prefix / PKG_CACHE)
+        if (prefix / COMPILE_CACHE).is_dir():
+            env["NODE_COMPILE_CACHE"] = str(prefix / COMPILE_CACHE)
+        return env
 
     def environment(self, home: Path, gateway: Gateway, model: str) -> dict[str, str]:
         return {
@@ -139,4 +210,4 @@ class CopilotAcp(AcpAdapter, Copilot):
         return ACP_KINDS.get(str(call.get("kind")), "") or super().tool_name(call)
 
 
-__all__ = ["PKG_CACHE", "Copilot", "CopilotAcp"]
+__all__ = ["COMPILE_CACHE", "PKG_CACHE", "CannedModel", "Copilot", "CopilotAcp"]

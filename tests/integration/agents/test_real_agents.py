@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from skillci.cli.main import main
+from skillci.runners.sandbox import bwrap_path
 from skillci.skill.package import SkillPackage
 from skillci.skill.render import render
 from tests import services
@@ -318,3 +319,95 @@ def test_a_gate_agent_that_cannot_be_the_student_stops_before_any_trial(
     assert main(argv) == code
     assert said in " ".join(capsys.readouterr().err.split())
     assert not (tmp_path / "home" / "trials").exists()  # no trial ran
+
+
+def _copilot_install() -> Path:
+    return services.agents_dir() / f"copilot-{services.AGENT_VERSIONS['copilot']}"
+
+
+def _files(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``root``: its size and modification time (ns)."""
+    return {
+        str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.mark.agents  # 1 s (the warm-up session on the canned model) measured
+def test_copilots_install_warms_a_node_compile_cache_in_one_canned_session(
+    tmp_path: Path,
+) -> None:
+    """``after_install`` runs one real Copilot session on a canned loopback model with
+    ``NODE_COMPILE_CACHE`` in the install: the cache is there afterwards, readable by all,
+    with no staging dir left, and a second ``after_install`` leaves it as it was. (The
+    install is the test cache's one, seen through symlinks under a temporary prefix.)"""
+    from skillci.agents.real.copilot import COMPILE_CACHE, PKG_CACHE, Copilot
+
+    services.need_agent("copilot")
+    prefix = tmp_path / "copilot-1.0.102"
+    prefix.mkdir()
+    for name in ("node_modules", PKG_CACHE):
+        (prefix / name).symlink_to(_copilot_install() / name)
+    exe = prefix / "node_modules" / ".bin" / "copilot"
+    copilot = Copilot()
+    assert "NODE_COMPILE_CACHE" not in copilot.install_env(exe)
+    copilot.after_install(exe)
+    cache = prefix / COMPILE_CACHE
+    files = _files(cache)
+    assert sum(size for size, _ in files.values()) > 1_000_000, files  # a session, not --help
+    assert all((cache / f).stat().st_mode & 0o777 == 0o644 for f in files)
+    assert {p.name for p in prefix.iterdir()} == {COMPILE_CACHE, PKG_CACHE, "node_modules"}
+    assert copilot.install_env(exe)["NODE_COMPILE_CACHE"] == str(cache)
+    copilot.after_install(exe)
+    assert _files(cache) == files  # once per install
+
+
+@pytest.mark.agents
+@pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap is not usable here")
+@pytest.mark.parametrize(
+    "agent",
+    [
+        "copilot",  # 1.7 s measured
+        pytest.param("copilot-acp", marks=pytest.mark.slow),  # 1.2 s measured
+    ],
+)
+def test_a_copilot_trial_reads_the_installs_compile_cache_and_cannot_write_it(
+    agent: str, routes: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The trial's Copilot has ``NODE_COMPILE_CACHE`` at the install's warmed cache, passes,
+    and leaves the cache as it was, with nothing about it on its stderr; inside the agent's
+    sandbox a write there fails (the install is mounted read-only)."""
+    from skillci.agents.real.copilot import COMPILE_CACHE, Copilot
+    from skillci.runners.agent_launch import agent_shell
+    from skillci.runners.sandbox import Mount
+
+    services.need_agent(agent)
+    install = _copilot_install()
+    Copilot().after_install(install / "node_modules" / ".bin" / "copilot")  # CI installed it
+    cache = install / COMPILE_CACHE
+    before = _files(cache)
+    assert before
+    code, out = eval_run(agent, tmp_path / "state", capsys)
+    assert code == 0, out
+    check_trial(agent, out, routes)
+    [trial] = out["trials"]
+    record = json.loads((Path(trial["trial_dir"]) / "record.json").read_text())
+    outputs = [e["output"] for e in record["events"] if e["kind"] == "tool_result"]
+    env_out = next(o for o in outputs if "HOME=" in o)
+    assert f"NODE_COMPILE_CACHE={cache}" in env_out.splitlines()
+    assert _files(cache) == before
+    stderr = (Path(trial["trial_dir"]) / "logs" / "agent" / f"{agent}.stderr.txt").read_text()
+    assert "compile" not in stderr.lower() and "read-only" not in stderr.lower(), stderr
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    shell, _, _ = agent_shell(
+        "copilot",
+        services.AGENT_VERSIONS["copilot"],
+        "bwrap",
+        [Mount(ws, "/app", True)],
+        tmp_path / "home",
+    )
+    done = shell.run(f"echo x > {cache}/planted", timeout=30)
+    assert done.exit_code != 0 and "Read-only file system" in done.output, done
+    assert _files(cache) == before

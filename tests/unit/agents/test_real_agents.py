@@ -345,7 +345,7 @@ def test_copilot_stream_gives_tool_requests_results_and_its_session_error() -> N
 def test_copilot_is_offline_on_the_gateway_and_reuses_its_unpacked_package(
     tmp_path: Path,
 ) -> None:
-    from skillci.agents.real.copilot import PKG_CACHE, Copilot
+    from skillci.agents.real.copilot import COMPILE_CACHE, PKG_CACHE, Copilot
     from skillci.providers.client import ModelClient
     from skillci.providers.gateway import Gateway
     from skillci.providers.routes import ModelRoute
@@ -356,6 +356,12 @@ def test_copilot_is_offline_on_the_gateway_and_reuses_its_unpacked_package(
     (tmp_path / "copilot-1.0.102" / PKG_CACHE / "pkg").mkdir(parents=True)
     cache = str(tmp_path / "copilot-1.0.102" / PKG_CACHE)
     assert copilot.install_env(exe) == {"COPILOT_PKG_CACHE_HOME": cache}
+    (tmp_path / "copilot-1.0.102" / COMPILE_CACHE).mkdir()  # warmed at install
+    compiled = str(tmp_path / "copilot-1.0.102" / COMPILE_CACHE)
+    assert copilot.install_env(exe) == {
+        "COPILOT_PKG_CACHE_HOME": cache,
+        "NODE_COMPILE_CACHE": compiled,
+    }
     route = ModelRoute(model="openai/none", api_base="http://127.0.0.1:9/v1", timeout=1)
     with Gateway(ModelClient("none", route)) as gw:
         env = copilot.environment(tmp_path / "home", gw, "scripted")
