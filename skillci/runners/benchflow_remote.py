@@ -134,7 +134,9 @@ def bench_run(
     sandbox_config: dict[str, object] = {}
     if gateway is not None:
         model = f"{GATEWAY_PROVIDER}/{spec.agent.route_name or 'skillci'}"
-        agent_env = {
+        layer = layer_for(agent)
+        agent_env = dict(layer.env) if layer is not None else {}
+        agent_env |= {
             "BENCHFLOW_PROVIDER_BASE_URL": gateway[0] + "/v1",
             "BENCHFLOW_PROVIDER_API_KEY": gateway[1],
         }
@@ -232,7 +234,16 @@ class BenchflowEnvironment(HarnessEnvironment):
             # BenchFlow hands the provider keys it finds in its environment to the agent's
             # sandbox: it gets none of this process's secrets (the gateway holds the route's)
             environ = scrub_env(dict(os.environ))
-            code = bf.run(self._exe, run, log=log, timeout=self.timeout, environ=environ)
+            # a route that failed (after its retries) fails every later call: the bench job is
+            # interrupted then, not left to the agent's and BenchFlow's retries (design 440)
+            code = bf.run(
+                self._exe,
+                run,
+                log=log,
+                timeout=self.timeout,
+                environ=environ,
+                stop=gateway.fatal_event,
+            )
             lines = [c.model_dump_json() + "\n" for c in gateway.calls]
             (run_dir / "gateway.jsonl").write_text("".join(lines))
         if gateway.fatal is not None:  # the model, not the skill: a failed measurement

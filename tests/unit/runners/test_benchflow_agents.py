@@ -79,4 +79,48 @@ def test_the_build_context_holds_node_the_agent_and_the_shims_at_benchflows_path
 def test_an_install_without_the_agents_executable_is_a_runner_error(tmp_path: Path) -> None:
     with pytest.raises(RunnerError, match="missing from skillci's opencode install"):
         context(LAYERS["opencode"], tmp_path / "empty", "base", tmp_path / "ctx")
-    assert layer_for("claude-agent-acp") is None  # BenchFlow still installs it from npm
+    assert layer_for("gemini") is None  # BenchFlow still installs it from npm
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="the layer copies the host's node")
+def test_a_node_agents_whole_npm_tree_is_baked_with_its_bin_and_claude_codes_settings(
+    tmp_path: Path,
+) -> None:
+    """Claude Code's ACP adapter is a node script: its npm tree goes under BenchFlow's
+    ``lib/node_modules`` (its dependencies resolve as siblings), ``bin/claude-agent-acp``
+    links to the script its package.json names, and the image gets Claude Code's
+    machine-wide settings (bypassPermissions: no permission rule written to the workspace)."""
+    layer = LAYERS["claude-agent-acp"]
+    install = tmp_path / "benchflow-claude-agent-acp-0.73.0"
+    pkg = install / "node_modules" / layer.package
+    (pkg / "dist").mkdir(parents=True)
+    (pkg / "dist" / "index.js").write_text("#!/usr/bin/env node\nrequire('dep')\n")
+    (pkg / "package.json").write_text('{"bin": {"claude-agent-acp": "./dist/index.js"}}')
+    dep = install / "node_modules" / "dep"
+    dep.mkdir()
+    (dep / "index.js").write_text("module.exports = 1\n")
+    ctx = context(layer, install, "skillci-task/x:1", tmp_path / "ctx")
+    js = ctx / "opt" / "js-agents"
+    bin_ = js / "bin" / "claude-agent-acp"
+    assert bin_.is_symlink() and bin_.resolve() == (
+        js / "lib" / "node_modules" / layer.package / "dist" / "index.js"
+    )
+    assert (js / "lib" / "node_modules" / "dep" / "index.js").is_file()
+    dockerfile = (ctx / "Dockerfile").read_text()
+    [(dest, text)] = layer.files
+    assert f"COPY file-0 {dest}\n" in dockerfile and (ctx / "file-0").read_text() == text
+    assert dest == "/etc/claude-code/managed-settings.json" and "bypassPermissions" in text
+    assert dict(layer.env) == {"IS_SANDBOX": "1"}  # else Claude Code refuses bypass as root
+
+
+def test_a_node_agent_missing_from_the_cache_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skillci.runners.benchflow_agents import _installed
+
+    monkeypatch.setenv("SKILLCI_AGENTS_DIR", str(tmp_path))
+    with pytest.raises(RunnerError) as exc:
+        _installed(LAYERS["codex-acp"], None)
+    assert "@agentclientprotocol/codex-acp@2.0.1 is not in" in exc.value.message
+    want = f"npm install --prefix {tmp_path}/benchflow-codex-acp-2.0.1 @agentclientprotocol/"
+    assert want in str(exc.value.hint)
