@@ -32,7 +32,9 @@ from skillci.errors import RunnerError
 
 if TYPE_CHECKING:
     from skillci.providers.client import ModelClient
+    from skillci.providers.gateway import GatewayCall
     from skillci.runners.base import TrialSpec
+    from skillci.trace.models import Cost
 
 #: BenchFlow's prefixes inside the sandbox (``benchflow.agents.registry``).
 NODE_PREFIX = "/opt/benchflow/node"
@@ -316,6 +318,22 @@ def run_alias(image: str, name: str) -> Iterator[str]:
             client().images.remove(alias, noprune=True)
 
 
+def gateway_cost(cost: Cost, calls: list[GatewayCall]) -> Cost:
+    """``cost`` with its model calls, tokens and dollars from skillci's gateway (every call
+    the agent made on the route; BenchFlow's LiteLLM count saw fewer, design 440)."""
+    answered = [c for c in calls if c.error is None]
+    priced = [c.usd for c in answered if c.usd is not None]
+    return cost.model_copy(
+        update={
+            "model_calls": len(answered),
+            "cached_model_calls": len([c for c in answered if c.cached]),
+            "input_tokens": sum(c.input_tokens for c in answered),
+            "output_tokens": sum(c.output_tokens for c in answered),
+            "usd": sum(priced) if priced else None,
+        }
+    )
+
+
 def route_client(spec: TrialSpec) -> ModelClient:
     """The client of the trial's route (its budget, no response cache: a student's calls
     vary) that skillci's gateway answers BenchFlow's LiteLLM proxy with."""
@@ -337,6 +355,7 @@ __all__ = [
     "AgentLayer",
     "agent_image",
     "context",
+    "gateway_cost",
     "js_install_dir",
     "js_install_hint",
     "layer_for",

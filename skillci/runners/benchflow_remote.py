@@ -31,14 +31,23 @@ import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import skillci.runners.benchflow as bf
 from skillci.errors import InvalidInputError, RunnerError
 from skillci.runners.base import TrialSpec
-from skillci.runners.benchflow_agents import agent_image, layer_for, route_client, run_alias
+from skillci.runners.benchflow_agents import (
+    agent_image,
+    gateway_cost,
+    layer_for,
+    route_client,
+    run_alias,
+)
 from skillci.runners.harness_remote import HarnessEnvironment, skill_ref, write_skills
 from skillci.trace.models import AgentRole, RunRecord
+
+if TYPE_CHECKING:
+    from skillci.providers.gateway import GatewayCall
 
 #: BenchFlow sandboxes skillci drives (``bench eval run --sandbox``) -> their credentials
 #: (as Harbor's table). Only ``docker`` for now: it runs in this project's CI.
@@ -178,6 +187,8 @@ class BenchflowEnvironment(HarnessEnvironment):
     bench: str | None = None
     #: agent kind -> the version baked into the image (records name it)
     _baked: dict[str, str] = field(init=False, default_factory=dict)
+    #: attempt dir name -> the calls skillci's gateway answered in it (the record's cost)
+    _calls: dict[str, list[GatewayCall]] = field(init=False, default_factory=dict)
 
     @property
     def executable(self) -> str | None:
@@ -244,6 +255,7 @@ class BenchflowEnvironment(HarnessEnvironment):
                 environ=environ,
                 stop=gateway.fatal_event,
             )
+            self._calls[run_dir.name] = list(gateway.calls)
             lines = [c.model_dump_json() + "\n" for c in gateway.calls]
             (run_dir / "gateway.jsonl").write_text("".join(lines))
         if gateway.fatal is not None:  # the model, not the skill: a failed measurement
@@ -259,6 +271,10 @@ class BenchflowEnvironment(HarnessEnvironment):
         from skillci.trace.importers.benchflow import import_rollout
 
         rec = import_rollout(result, skill=skill_ref(spec), role=AgentRole(spec.agent.role))
+        inside = result.is_relative_to(self.work_dir)
+        attempt = result.relative_to(self.work_dir).parts[0] if inside else ""
+        if (calls := self._calls.pop(attempt, None)) is not None:  # a baked agent
+            rec = rec.model_copy(update={"cost": gateway_cost(rec.cost, calls)})
         if spec.agent.kind != "noop":
             return rec
         # the empty solve.sh BenchFlow ran is no action of the agent: a noop trial records

@@ -117,6 +117,7 @@ def test_opencode_on_benchflow_passes_offline_with_its_own_tool_calls(
     jobs = Path(str(rec.metadata["benchflow_jobs_dir"])).parent
     calls_seen = (jobs / "gateway.jsonl").read_text().splitlines()
     assert len(calls_seen) == len(fake.requests)
+    assert rec.cost.model_calls == len(fake.requests)  # the gateway's count (design 440)
 
 
 @pytest.mark.docker
@@ -188,3 +189,5 @@ def test_an_acp_adapter_on_benchflow_passes_offline_with_its_own_tool_calls(
     jobs = Path(str(rec.metadata["benchflow_jobs_dir"])).parent
     calls_seen = (jobs / "gateway.jsonl").read_text().splitlines()
     assert len(calls_seen) == len(fake.requests) >= 4
+    # the cost is the gateway's count of the calls, not BenchFlow's LiteLLM's (it saw 1)
+    assert rec.cost.model_calls == len(fake.requests)

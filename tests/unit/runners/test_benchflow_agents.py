@@ -124,3 +124,25 @@ def test_a_node_agent_missing_from_the_cache_says_how_to_install_it(
     assert "@agentclientprotocol/codex-acp@2.0.1 is not in" in exc.value.message
     want = f"npm install --prefix {tmp_path}/benchflow-codex-acp-2.0.1 @agentclientprotocol/"
     assert want in str(exc.value.hint)
+
+
+def test_a_baked_agents_cost_is_what_skillcis_gateway_answered() -> None:
+    """BenchFlow's LiteLLM proxy counted 1 call of 600/300 tokens on a run whose gateway
+    answered 6: the record's cost is the gateway's (failed calls cost nothing)."""
+    from skillci.providers.gateway import GatewayCall
+    from skillci.runners.benchflow_agents import gateway_cost
+    from skillci.trace.models import Cost
+
+    def call(i: int, **kw: object) -> GatewayCall:
+        return GatewayCall.model_validate(
+            {"api": "chat", "model": "m", "started": i, "latency_sec": 0.1, **kw}
+        )
+
+    calls = [call(i, input_tokens=100, output_tokens=10, usd=0.5) for i in range(5)]
+    calls += [call(5, input_tokens=7, cached=True), call(6, error="RouteDown: x")]
+    before = Cost(input_tokens=600, output_tokens=300, model_calls=1, tool_calls=4, usd=None)
+    cost = gateway_cost(before, calls)
+    assert (cost.model_calls, cost.cached_model_calls) == (6, 1)
+    assert (cost.input_tokens, cost.output_tokens, cost.usd) == (507, 50, 2.5)
+    assert cost.tool_calls == 4  # the agent's, from the trajectory
+    assert gateway_cost(before, [call(0, error="RouteDown: x")]).usd is None
