@@ -14,6 +14,9 @@ and in place of ``npm`` a short script that answers ``install`` of a preinstalle
 package with success and anything else with an error (no registry to reach). BenchFlow's own
 install command then runs unchanged and succeeds offline; the agent version is skillci's
 installed one, not BenchFlow's pin (recorded as ``metadata.benchflow_agent_version``).
+Claude Code's and Codex's ACP adapters are node scripts: their whole npm tree (BenchFlow's
+package at its pin, ``$SKILLCI_AGENTS_DIR/benchflow-<binary>-<version>``) is baked, and
+BenchFlow's wrapper runs them with the baked node (design 440).
 """
 
 from __future__ import annotations

@@ -18,10 +18,11 @@ gives ``main`` ``network_mode: none``).
 Agents: ``oracle`` is BenchFlow's oracle (the task's ``solution/solve.sh``); ``noop`` is
 that oracle over a ``solve.sh`` that does nothing (BenchFlow 0.7 has no no-op agent), so the
 verifier judges the untouched workspace; a real agent is the ACP agent BenchFlow registers for
-it (:data:`REAL_AGENTS`). One with an offline layer (OpenCode,
-:mod:`skillci.runners.benchflow_agents`, design 436) is baked into the image and its model is
-skillci's gateway on the route, behind BenchFlow's host LiteLLM proxy; the others get the
-route's model and are installed by BenchFlow from npm in the sandbox. skillci's built-in agent
+it (:data:`REAL_AGENTS`). One with an offline layer (OpenCode, design 436; Claude Code's
+and Codex's ACP adapters, design 440; :mod:`skillci.runners.benchflow_agents`) is baked into
+the image and its model is skillci's gateway on the route, behind BenchFlow's host LiteLLM
+proxy (a route the gateway saw fail interrupts the job; the record's cost is the gateway's);
+Gemini CLI gets the route's model and is installed by BenchFlow from npm in the sandbox. skillci's built-in agent
 does not run here yet (BenchFlow's in-process ``session-factory`` agents are the way: 431).
 """
 

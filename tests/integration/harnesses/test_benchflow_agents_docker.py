@@ -1,4 +1,5 @@
-"""A real agent (OpenCode) through ``eval run --runner benchflow`` offline (design 436).
+"""Real agents through ``eval run --runner benchflow`` offline: OpenCode (design 436), and
+BenchFlow's own ACP adapters of Claude Code and Codex at its pins (design 440).
 
 BenchFlow 0.7.11 runs its own ``opencode`` ACP agent in the task's container; skillci bakes
 its OpenCode install, the host's node and an offline ``npm`` into the image, so BenchFlow's
