@@ -192,6 +192,28 @@ def agent_absent(name: str) -> str | None:
     return None
 
 
+#: BenchFlow 0.7.11's ACP adapters of Claude Code and Codex (its pins), npm-installed by CI
+#: into ``<agents dir>/benchflow-<binary>-<version>`` and baked into BenchFlow's task image.
+BENCHFLOW_AGENT_PACKAGES = {
+    "claude-code": ("@agentclientprotocol/claude-agent-acp", "0.73.0"),
+    "codex": ("@agentclientprotocol/codex-acp", "2.0.1"),
+}
+
+
+def need_benchflow_agent(agent: str) -> None:
+    """Skip (or fail, when ``agents`` is required) unless BenchFlow's adapter of ``agent``
+    is in the agents cache (``.ci/run`` installs it)."""
+    package, version = BENCHFLOW_AGENT_PACKAGES[agent]
+    where = agents_dir() / f"benchflow-{package.rpartition('/')[2]}-{version}"
+    if (where / "node_modules" / package / "package.json").is_file():
+        return
+    why = f"{package}@{version} is not installed; install it: npm install --prefix {where} "
+    why += f"{package}@{version}"
+    if "agents" in required():
+        pytest.fail(f"[agents] required but absent: {why}", pytrace=False)
+    pytest.skip(f"[agents] {why}")
+
+
 def _agents() -> str | None:
     """Claude Code and Codex (the two the CI evidence needs); OpenCode is probed per test."""
     return agent_absent("claude-code") or agent_absent("codex")

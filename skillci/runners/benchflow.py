@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -123,13 +124,17 @@ def run(
     log: Path,
     timeout: float | None = None,
     environ: dict[str, str] | None = None,
+    stop: threading.Event | None = None,
 ) -> int:
     """Run ``bench eval run`` in ``environ`` (None: this process's environment); output
-    goes to ``log``. Returns its exit code."""
+    goes to ``log``. Returns its exit code. ``stop``: interrupt it (SIGINT: BenchFlow
+    tears its sandbox down) once set."""
     spec.jobs_dir.mkdir(parents=True, exist_ok=True)
     env = {**(os.environ if environ is None else environ), "BENCHFLOW_AGENTS_SOURCE": "off"}
     env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    return run_logged(spec.argv(bench), log=log, timeout=timeout, env=env, cwd=spec.jobs_dir)
+    return run_logged(
+        spec.argv(bench), log=log, timeout=timeout, env=env, cwd=spec.jobs_dir, stop=stop
+    )
 
 
 def skills_root(scratch: Path, skills: tuple[Path, ...]) -> Path:

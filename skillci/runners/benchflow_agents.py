@@ -14,6 +14,9 @@ and in place of ``npm`` a short script that answers ``install`` of a preinstalle
 package with success and anything else with an error (no registry to reach). BenchFlow's own
 install command then runs unchanged and succeeds offline; the agent version is skillci's
 installed one, not BenchFlow's pin (recorded as ``metadata.benchflow_agent_version``).
+Claude Code's and Codex's ACP adapters are node scripts: their whole npm tree (BenchFlow's
+package at its pin, ``$SKILLCI_AGENTS_DIR/benchflow-<binary>-<version>``) is baked, and
+BenchFlow's wrapper runs them with the baked node (design 440).
 """
 
 from __future__ import annotations
@@ -32,7 +35,9 @@ from skillci.errors import RunnerError
 
 if TYPE_CHECKING:
     from skillci.providers.client import ModelClient
+    from skillci.providers.gateway import GatewayCall
     from skillci.runners.base import TrialSpec
+    from skillci.trace.models import Cost
 
 #: BenchFlow's prefixes inside the sandbox (``benchflow.agents.registry``).
 NODE_PREFIX = "/opt/benchflow/node"
@@ -41,20 +46,47 @@ JS_AGENT_PREFIX = "/opt/benchflow/js-agents"
 
 @dataclass(frozen=True)
 class AgentLayer:
-    """How BenchFlow finds one agent: its npm package dir under ``lib/node_modules``, and the
-    file of skillci's install (relative to its ``node_modules``) it runs as ``bin/<binary>``."""
+    """How BenchFlow finds one agent: its npm package dir under ``lib/node_modules`` and its
+    ``bin/<binary>``. A native agent (``executable`` set: that file of skillci's install,
+    relative to its ``node_modules``) is copied alone; a node agent (``pin`` set: BenchFlow's
+    pinned version of ``package``) is its whole npm tree, from
+    ``$SKILLCI_AGENTS_DIR/benchflow-<binary>-<version>`` (:func:`js_install_dir`)."""
 
     skillci_agent: str
     package: str
     binary: str
-    executable: str
+    executable: str = ""
+    pin: str = ""
+    #: files the image also gets (absolute path, text) and variables the agent gets
+    files: tuple[tuple[str, str], ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
 
+
+#: Claude Code's machine-wide settings (read whatever ``$HOME`` is): the adapter starts in
+#: ``bypassPermissions``, as skillci runs Claude Code locally (``--dangerously-skip-
+#: permissions``). Else it asks for each tool, BenchFlow answers ``allow_always``, and Claude
+#: Code writes that rule to the workspace's ``.claude/settings.local.json`` -- a file the
+#: task's verifier counts as an unrelated change (design 440).
+CLAUDE_MANAGED_SETTINGS = "/etc/claude-code/managed-settings.json"
+CLAUDE_BYPASS = '{"permissions": {"defaultMode": "bypassPermissions"}}\n'
 
 #: BenchFlow agents skillci can bake into the image -> what to copy from skillci's install.
-#: OpenCode ships a native executable (BenchFlow's wrapper runs it directly, not via node).
+#: OpenCode ships a native executable (BenchFlow's wrapper runs it directly, not via node);
+#: Claude Code's and Codex's ACP adapters are node scripts BenchFlow runs with its node,
+#: BenchFlow's own packages at its pins (``benchflow.agents.registry``, design 440).
 LAYERS: dict[str, AgentLayer] = {
     "opencode": AgentLayer("opencode", "opencode-ai", "opencode", "opencode-ai/bin/opencode.exe"),
+    "claude-agent-acp": AgentLayer(
+        "claude-code",
+        "@agentclientprotocol/claude-agent-acp",
+        "claude-agent-acp",
+        pin="0.73.0",
+        files=((CLAUDE_MANAGED_SETTINGS, CLAUDE_BYPASS),),
+        env=(("IS_SANDBOX", "1"),),  # bypassPermissions is refused as root without it
+    ),
+    "codex-acp": AgentLayer("codex", "@agentclientprotocol/codex-acp", "codex-acp", pin="2.0.1"),
 }
+
 
 #: ``npm`` in the image: BenchFlow's ``npm --version`` and ``npm install -g --prefix P SPEC``
 #: of a package already under ``P/lib/node_modules`` succeed; anything else fails loudly.
@@ -126,26 +158,73 @@ def _node() -> Path:
     return Path(found).resolve()
 
 
-def _place(src: Path, dest: Path) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
+def _place(src: str | os.PathLike[str], dest: str | os.PathLike[str]) -> None:
+    Path(dest).parent.mkdir(parents=True, exist_ok=True)
     try:
         os.link(src, dest)  # the agent is ~180 MB: no copy when on one filesystem
     except OSError:
         shutil.copy2(src, dest)
 
 
-def context(layer: AgentLayer, install: Path, base: str, where: Path) -> Path:
-    """The build context of ``base`` + ``layer`` (from skillci's install dir ``install``)."""
-    exe = install / "node_modules" / layer.executable
+def js_install_dir(layer: AgentLayer, version: str | None = None) -> Path:
+    """Where a node agent's npm tree is (``npm install --prefix`` of ``package@version``,
+    BenchFlow's pin when None) in skillci's agents cache."""
+    from skillci.agents.install import agents_dir
+
+    return agents_dir() / f"benchflow-{layer.binary}-{version or layer.pin}"
+
+
+def js_install_hint(layer: AgentLayer, version: str | None = None) -> str:
+    where = js_install_dir(layer, version)
+    return f"install it: npm install --prefix {where} {layer.package}@{version or layer.pin}"
+
+
+def _bin_target(pkg_json: Path, binary: str) -> str:
+    """The file ``binary`` runs, relative to the package dir (its package.json's ``bin``)."""
+    import json
+
+    bins = json.loads(pkg_json.read_text()).get("bin")
+    target = bins.get(binary) if isinstance(bins, dict) else bins
+    if not isinstance(target, str):
+        raise RunnerError(f"{pkg_json} names no bin {binary!r}")
+    return target.removeprefix("./")
+
+
+def _place_agent(layer: AgentLayer, install: Path, opt: Path) -> None:
+    """The agent at BenchFlow's prefix ``opt/js-agents``, from skillci's install dir."""
+    modules = install / "node_modules"
+    pkg = modules / layer.package / "package.json"
+    if not pkg.is_file():
+        raise RunnerError(
+            f"{pkg} is missing from skillci's {layer.skillci_agent} install",
+            hint=js_install_hint(layer) if layer.pin else None,
+        )
+    lib = opt / "js-agents" / "lib" / "node_modules"
+    bin_ = opt / "js-agents" / "bin" / layer.binary
+    if layer.pin:  # a node script: its whole npm tree (the deps resolve as siblings)
+        shutil.copytree(modules, lib, symlinks=True, copy_function=_place)
+        bin_.parent.mkdir(parents=True, exist_ok=True)
+        target = _bin_target(pkg, layer.binary)
+        bin_.symlink_to(f"../lib/node_modules/{layer.package}/{target}")
+        return
+    exe = modules / layer.executable
     if not exe.is_file():
         raise RunnerError(
             f"{exe} is missing from skillci's {layer.skillci_agent} install",
             hint=f"reinstall it: skillci agents install {layer.skillci_agent}",
         )
+    _place(pkg, lib / layer.package / "package.json")
+    _place(exe, bin_)
+
+
+def context(layer: AgentLayer, install: Path, base: str, where: Path) -> Path:
+    """The build context of ``base`` + ``layer`` (from skillci's install dir ``install``)."""
     opt = where / "opt"
-    pkg = install / "node_modules" / layer.package / "package.json"
-    _place(pkg, opt / "js-agents" / "lib" / "node_modules" / layer.package / "package.json")
-    _place(exe, opt / "js-agents" / "bin" / layer.binary)
+    _place_agent(layer, install, opt)
+    copies = ""
+    for i, (dest, text) in enumerate(layer.files):
+        (where / f"file-{i}").write_text(text)
+        copies += f"COPY file-{i} {dest}\n"
     _place(_node(), opt / "node" / "bin" / "node")
     rg = shutil.which("rg")
     if rg is not None:  # OpenCode's skill tool lists the skill's files with it (else it
@@ -158,11 +237,31 @@ def context(layer: AgentLayer, install: Path, base: str, where: Path) -> Path:
     entry.write_text(ENTRYPOINT)
     entry.chmod(0o755)
     (where / "Dockerfile").write_text(
-        f"FROM {base}\nCOPY opt/ /opt/benchflow/\n"
+        f"FROM {base}\nCOPY opt/ /opt/benchflow/\n{copies}"
         'ENTRYPOINT ["/opt/benchflow/skillci-entrypoint"]\n'
         f'LABEL skillci.benchflow-agent="{layer.skillci_agent}"\n'
     )
     return where
+
+
+def _installed(layer: AgentLayer, version: str | None) -> tuple[Path, str]:
+    """skillci's install dir of ``layer`` at ``version`` and that version; RunnerError (the
+    install hint) when it is absent."""
+    from skillci.agents.install import AgentNotInstalled, resolve
+
+    if layer.pin:
+        where = js_install_dir(layer, version)
+        if not (where / "node_modules" / layer.package / "package.json").is_file():
+            raise RunnerError(
+                f"BenchFlow's {layer.package}@{version or layer.pin} is not in {where.parent}",
+                hint=js_install_hint(layer, version),
+            )
+        return where, version or layer.pin
+    try:
+        found = resolve(layer.skillci_agent, version)
+    except AgentNotInstalled as exc:
+        raise RunnerError(exc.message, hint=exc.hint) from None
+    return found.path, found.version
 
 
 def agent_image(base: str, bench_agent: str, version: str | None = None) -> tuple[str, str]:
@@ -171,30 +270,24 @@ def agent_image(base: str, bench_agent: str, version: str | None = None) -> tupl
     measurement error) when the agent is not installed or the build fails."""
     from docker import errors
 
-    from skillci.agents.install import AgentNotInstalled, resolve
     from skillci.runners.docker import client
 
     layer = layer_for(bench_agent)
     if layer is None:
         raise RunnerError(f"BenchFlow agent {bench_agent!r} has no offline image layer")
-    try:
-        found = resolve(layer.skillci_agent, version)
-    except AgentNotInstalled as exc:
-        raise RunnerError(exc.message, hint=exc.hint) from None
+    path, found_version = _installed(layer, version)
     base_id = str(client().images.get(base).id)
-    key = (
-        f"{base_id}|{layer}|{found.version}|{_node()}|{shutil.which('rg')}|{NPM_SHIM}|{ENTRYPOINT}"
-    )
+    key = f"{base_id}|{layer}|{path}|{found_version}|{_node()}|{shutil.which('rg')}|{NPM_SHIM}|{ENTRYPOINT}"
     tag = f"skillci-benchflow-agent:{hashlib.sha256(key.encode()).hexdigest()[:16]}"
     try:
         client().images.get(tag)
-        return tag, found.version
+        return tag, found_version
     except errors.ImageNotFound:
         pass
     # beside the install when it is writable: the ~180 MB executable is then hard-linked
-    where = found.path.parent if os.access(found.path.parent, os.W_OK) else None
+    where = path.parent if os.access(path.parent, os.W_OK) else None
     with tempfile.TemporaryDirectory(prefix="skillci-bf-agent-", dir=where) as tmp:
-        ctx = context(layer, found.path, base, Path(tmp))
+        ctx = context(layer, path, base, Path(tmp))
         try:
             client().images.build(
                 path=str(ctx),
@@ -207,9 +300,9 @@ def agent_image(base: str, bench_agent: str, version: str | None = None) -> tupl
             )
         except (errors.BuildError, errors.APIError) as exc:
             raise RunnerError(
-                f"adding {layer.skillci_agent} {found.version} to {base} failed: {exc}"
+                f"adding {layer.skillci_agent} {found_version} to {base} failed: {exc}"
             ) from exc
-    return tag, found.version
+    return tag, found_version
 
 
 @contextmanager
@@ -226,6 +319,22 @@ def run_alias(image: str, name: str) -> Iterator[str]:
     finally:
         with suppress(Exception):  # BenchFlow usually removed it already
             client().images.remove(alias, noprune=True)
+
+
+def gateway_cost(cost: Cost, calls: list[GatewayCall]) -> Cost:
+    """``cost`` with its model calls, tokens and dollars from skillci's gateway (every call
+    the agent made on the route; BenchFlow's LiteLLM count saw fewer, design 440)."""
+    answered = [c for c in calls if c.error is None]
+    priced = [c.usd for c in answered if c.usd is not None]
+    return cost.model_copy(
+        update={
+            "model_calls": len(answered),
+            "cached_model_calls": len([c for c in answered if c.cached]),
+            "input_tokens": sum(c.input_tokens for c in answered),
+            "output_tokens": sum(c.output_tokens for c in answered),
+            "usd": sum(priced) if priced else None,
+        }
+    )
 
 
 def route_client(spec: TrialSpec) -> ModelClient:
@@ -249,6 +358,9 @@ __all__ = [
     "AgentLayer",
     "agent_image",
     "context",
+    "gateway_cost",
+    "js_install_dir",
+    "js_install_hint",
     "layer_for",
     "route_client",
     "run_alias",

@@ -18,10 +18,11 @@ gives ``main`` ``network_mode: none``).
 Agents: ``oracle`` is BenchFlow's oracle (the task's ``solution/solve.sh``); ``noop`` is
 that oracle over a ``solve.sh`` that does nothing (BenchFlow 0.7 has no no-op agent), so the
 verifier judges the untouched workspace; a real agent is the ACP agent BenchFlow registers for
-it (:data:`REAL_AGENTS`). One with an offline layer (OpenCode,
-:mod:`skillci.runners.benchflow_agents`, design 436) is baked into the image and its model is
-skillci's gateway on the route, behind BenchFlow's host LiteLLM proxy; the others get the
-route's model and are installed by BenchFlow from npm in the sandbox. skillci's built-in agent
+it (:data:`REAL_AGENTS`). One with an offline layer (OpenCode, design 436; Claude Code's
+and Codex's ACP adapters, design 440; :mod:`skillci.runners.benchflow_agents`) is baked into
+the image and its model is skillci's gateway on the route, behind BenchFlow's host LiteLLM
+proxy (a route the gateway saw fail interrupts the job; the record's cost is the gateway's);
+Gemini CLI gets the route's model and is installed by BenchFlow from npm in the sandbox. skillci's built-in agent
 does not run here yet (BenchFlow's in-process ``session-factory`` agents are the way: 431).
 """
 
@@ -31,14 +32,23 @@ import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import skillci.runners.benchflow as bf
 from skillci.errors import InvalidInputError, RunnerError
 from skillci.runners.base import TrialSpec
-from skillci.runners.benchflow_agents import agent_image, layer_for, route_client, run_alias
+from skillci.runners.benchflow_agents import (
+    agent_image,
+    gateway_cost,
+    layer_for,
+    route_client,
+    run_alias,
+)
 from skillci.runners.harness_remote import HarnessEnvironment, skill_ref, write_skills
 from skillci.trace.models import AgentRole, RunRecord
+
+if TYPE_CHECKING:
+    from skillci.providers.gateway import GatewayCall
 
 #: BenchFlow sandboxes skillci drives (``bench eval run --sandbox``) -> their credentials
 #: (as Harbor's table). Only ``docker`` for now: it runs in this project's CI.
@@ -134,7 +144,9 @@ def bench_run(
     sandbox_config: dict[str, object] = {}
     if gateway is not None:
         model = f"{GATEWAY_PROVIDER}/{spec.agent.route_name or 'skillci'}"
-        agent_env = {
+        layer = layer_for(agent)
+        agent_env = dict(layer.env) if layer is not None else {}
+        agent_env |= {
             "BENCHFLOW_PROVIDER_BASE_URL": gateway[0] + "/v1",
             "BENCHFLOW_PROVIDER_API_KEY": gateway[1],
         }
@@ -176,6 +188,8 @@ class BenchflowEnvironment(HarnessEnvironment):
     bench: str | None = None
     #: agent kind -> the version baked into the image (records name it)
     _baked: dict[str, str] = field(init=False, default_factory=dict)
+    #: attempt dir name -> the calls skillci's gateway answered in it (the record's cost)
+    _calls: dict[str, list[GatewayCall]] = field(init=False, default_factory=dict)
 
     @property
     def executable(self) -> str | None:
@@ -232,7 +246,17 @@ class BenchflowEnvironment(HarnessEnvironment):
             # BenchFlow hands the provider keys it finds in its environment to the agent's
             # sandbox: it gets none of this process's secrets (the gateway holds the route's)
             environ = scrub_env(dict(os.environ))
-            code = bf.run(self._exe, run, log=log, timeout=self.timeout, environ=environ)
+            # a route that failed (after its retries) fails every later call: the bench job is
+            # interrupted then, not left to the agent's and BenchFlow's retries (design 440)
+            code = bf.run(
+                self._exe,
+                run,
+                log=log,
+                timeout=self.timeout,
+                environ=environ,
+                stop=gateway.fatal_event,
+            )
+            self._calls[run_dir.name] = list(gateway.calls)
             lines = [c.model_dump_json() + "\n" for c in gateway.calls]
             (run_dir / "gateway.jsonl").write_text("".join(lines))
         if gateway.fatal is not None:  # the model, not the skill: a failed measurement
@@ -248,6 +272,10 @@ class BenchflowEnvironment(HarnessEnvironment):
         from skillci.trace.importers.benchflow import import_rollout
 
         rec = import_rollout(result, skill=skill_ref(spec), role=AgentRole(spec.agent.role))
+        inside = result.is_relative_to(self.work_dir)
+        attempt = result.relative_to(self.work_dir).parts[0] if inside else ""
+        if (calls := self._calls.pop(attempt, None)) is not None:  # a baked agent
+            rec = rec.model_copy(update={"cost": gateway_cost(rec.cost, calls)})
         if spec.agent.kind != "noop":
             return rec
         # the empty solve.sh BenchFlow ran is no action of the agent: a noop trial records

@@ -8,9 +8,11 @@ removed flag shows up as a parser error here, not as a failed run later.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import threading
 from collections.abc import Mapping
@@ -56,12 +58,16 @@ def run_logged(
     timeout: float | None,
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
+    stop: threading.Event | None = None,
+    grace: float = 60.0,
 ) -> int:
     """Run ``argv`` with stdout and stderr into ``log``; its exit code (124 on timeout).
 
     The wait blocks in ``waitpid`` and a timer kills the process at ``timeout``:
     ``subprocess.run(timeout=...)`` polls every 50 ms instead, ~1.5 ms of this process's CPU
-    per second of run, which is most of the coordinator's CPU per remote trial (design 413)."""
+    per second of run, which is most of the coordinator's CPU per remote trial (design 413).
+    ``stop``: once set, the process gets SIGINT (its own cleanup runs, as on Ctrl-C), and is
+    killed ``grace`` seconds later if still running (design 440)."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as fh:
         proc = subprocess.Popen(
@@ -82,6 +88,8 @@ def run_logged(
         if timer is not None:
             timer.daemon = True
             timer.start()
+        if stop is not None:
+            threading.Thread(target=_interrupt_on, args=(stop, proc, grace), daemon=True).start()
         try:
             code = proc.wait()
         except BaseException:  # interrupted: never leave the child behind
@@ -92,6 +100,20 @@ def run_logged(
             if timer is not None:
                 timer.cancel()
     return 124 if expired.is_set() else code
+
+
+def _interrupt_on(stop: threading.Event, proc: subprocess.Popen[bytes], grace: float) -> None:
+    """SIGINT to ``proc`` once ``stop`` is set (checked each second while it runs)."""
+    while proc.poll() is None:
+        if not stop.wait(1.0):
+            continue
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        return
 
 
 def script_python(exe: str) -> str:

@@ -16,6 +16,7 @@ the tests check for keys), run the check, fix the file, say so.
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -34,6 +35,20 @@ def tool_names(body: dict[str, Any]) -> set[str]:
 
 def tool_results(body: dict[str, Any]) -> int:
     return sum(1 for m in body.get("messages") or [] if m.get("role") == "tool")
+
+
+def codex_skill_md(body: dict[str, Any]) -> str:
+    """The SKILL.md Codex lists for :data:`SKILL` (``(file: r0/NAME/SKILL.md)`` with ``r0``
+    expanded by its ``### Skill roots`` table), unless it is under ``.agents/skills`` -- the
+    workspace's, where skillci puts it locally: that is read by its relative path."""
+    text = json.dumps(body)
+    listed = re.search(rf"\(file: ([^)\s]+)/{SKILL}/SKILL\.md\)", text)
+    root = listed.group(1) if listed else ".agents/skills"
+    alias = re.search(rf"- `{re.escape(root)}` = `([^`]+)`", text)
+    root = alias.group(1) if alias else root
+    if root.endswith(".agents/skills"):
+        root = ".agents/skills"
+    return f"{root}/{SKILL}/SKILL.md"
 
 
 def _shell(names: set[str], command: str) -> tuple[str, dict[str, Any]]:
@@ -87,7 +102,7 @@ def solve_cfg_log_level(body: dict[str, Any]) -> str | ToolCalls:
         ]
     elif names & {"exec_command", "shell", "shell_command"}:  # Codex
         steps = [
-            _shell(names, f"cat .agents/skills/{SKILL}/SKILL.md"),
+            _shell(names, f"cat {codex_skill_md(body)}"),
             _shell(names, ENV),
             _shell(names, CHECK),
             _shell(names, f"{FIX} && {CHECK}"),

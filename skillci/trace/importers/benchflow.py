@@ -103,9 +103,11 @@ INFRA_CATEGORIES = frozenset(
 )
 TIMEOUT_CATEGORIES = frozenset({"timeout", "idle_timeout"})
 TOOL_NAMES = {"execute": "run", "read": "read_file", "edit": "apply_patch", "search": "search_code"}
-_SKILL_TITLES = frozenset({"skill", "invoke_skill", "activate_skill"})
+_SKILL_TITLES = frozenset({"skill", "invoke_skill", "activate_skill", "load skill"})
 _OUTPUT_CAP = 12000
 _ROLLOUT_NAME = re.compile(r"^.+__[0-9a-f]{8}$")
+#: A path to a skill's SKILL.md in a read call's title (Codex: "Read file '/skills/x/SKILL.md'")
+_SKILL_MD = re.compile(r"[^\s'\"`]*SKILL\.md")
 
 
 def find_rollouts(root: Path) -> list[Path]:
@@ -171,6 +173,15 @@ def _touched_paths(event: dict[str, Any]) -> list[str]:
         blocks += [b for b in content if isinstance(b, dict) and b.get("type") == "diff"]
     paths = [b["path"] for b in blocks if isinstance(b, dict) and isinstance(b.get("path"), str)]
     return list(dict.fromkeys(paths))
+
+
+def skill_md_read(event: dict[str, Any]) -> str | None:
+    """The SKILL.md a completed ACP ``read`` call read (an agent without a skill tool --
+    Codex -- loads a skill so), else None."""
+    if str(event.get("kind") or "") != "read" or event.get("status") not in ("completed", None):
+        return None
+    paths = [*_touched_paths(event), *_SKILL_MD.findall(str(event.get("title") or ""))]
+    return next((p for p in paths if p.endswith("SKILL.md")), None)
 
 
 def _arguments(event: dict[str, Any]) -> dict[str, Any]:
@@ -254,6 +265,8 @@ def events_from_acp(
                 name = ev.get("raw_input") or ev.get("title") or "skill"
                 path = _text(name.get("skill") if isinstance(name, dict) else name)
                 add(SkillLoadEvent, path=path[:500] or "skill", on_demand=True)
+            elif (read := skill_md_read(ev)) is not None:
+                add(SkillLoadEvent, path=read[:500], on_demand=True)
         elif kind == "oracle":  # BenchFlow's oracle: one run of the task's solve.sh
             call_id = f"oracle-{i}"
             add(ToolCallEvent, tool="run", call_id=call_id,

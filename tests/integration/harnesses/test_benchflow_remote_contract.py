@@ -109,7 +109,7 @@ def test_a_baked_agent_runs_on_benchflows_provider_for_skillcis_gateway_with_a_n
     proc = subprocess.run(
         [script_python(bench), "-c",
          "from benchflow.agents.registry import AGENT_INSTALLERS as A, AGENTS as G; "
-         "print(A['opencode']); print(G['opencode'].launch_cmd)"],
+         "import sys; print(A[sys.argv[1]]); print(G[sys.argv[1]].launch_cmd)", "opencode"],
         capture_output=True, text=True, timeout=120, check=True,
         env={**os.environ, "BENCHFLOW_AGENTS_SOURCE": "off"},
     )  # fmt: skip
@@ -122,6 +122,32 @@ def test_a_baked_agent_runs_on_benchflows_provider_for_skillcis_gateway_with_a_n
     assert (
         f"{layer.package}@" in install and f"/opt/benchflow/js-agents/bin/{layer.binary}" in install
     )
+
+
+@pytest.mark.parametrize("agent", ["claude-agent-acp", "codex-acp"])
+def test_benchflow_installs_the_node_agents_skillci_bakes_at_their_pins(
+    agent: str, bench: str
+) -> None:
+    """Claude Code's and Codex's adapters (design 440): BenchFlow's install command asks
+    for the package and pin the layer holds (a new BenchFlow pin fails here, not offline in
+    the sandbox's npm), runs it with BenchFlow's node from the prefix's bin, and the model
+    reaches the agent through BenchFlow's env mapping of the gateway's URL and token."""
+    from skillci.runners.benchflow_agents import LAYERS
+
+    layer = LAYERS[agent]
+    proc = subprocess.run(
+        [script_python(bench), "-c",
+         "import sys; from benchflow.agents.registry import AGENTS as G; a = G[sys.argv[1]]; "
+         "print(a.install_cmd); print(sorted(a.env_mapping))", agent],
+        capture_output=True, text=True, timeout=120, check=True,
+        env={**os.environ, "BENCHFLOW_AGENTS_SOURCE": "off"},
+    )  # fmt: skip
+    assert f" {layer.package}@{layer.pin} " in proc.stdout
+    assert (
+        f"exec /opt/benchflow/node/bin/node /opt/benchflow/js-agents/bin/{layer.binary}"
+        in proc.stdout
+    )
+    assert "'BENCHFLOW_PROVIDER_API_KEY', 'BENCHFLOW_PROVIDER_BASE_URL'" in proc.stdout
 
 
 def _skillci(tmp: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:

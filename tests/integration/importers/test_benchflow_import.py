@@ -334,3 +334,25 @@ def test_an_acp_edit_of_a_test_file_without_raw_input_is_reward_hack_evidence(
         ["/root/input.csv"],
     ]
     assert rec.reward_hack_evidence == ["step 0: apply_patch (write) -> tests/test_outputs.py"]
+
+
+def test_claude_codes_load_skill_and_codexs_read_of_a_skill_md_are_skill_loads() -> None:
+    """Design 440, as BenchFlow 0.7.11 wrote them: claude-agent-acp's skill tool is titled
+    ``Load skill``; Codex has none and reads the SKILL.md it lists (a failed read loads
+    nothing, another file is a plain read)."""
+    from skillci.trace.importers.benchflow import events_from_acp
+
+    def read(path: str, status: str = "completed") -> dict[str, Any]:
+        return {"type": "tool_call", "tool_call_id": path + status, "kind": "read",
+                "title": f"Read file '{path}'", "status": status, "raw_output": "text"}  # fmt: skip
+
+    claude = {"type": "tool_call", "tool_call_id": "c1", "kind": "other", "title": "Load skill",
+              "status": "completed", "raw_input": {"skill": "repo-debugger"},
+              "raw_output": "Launching skill: repo-debugger"}  # fmt: skip
+    lines = [claude, read("/skills/repo-debugger/SKILL.md"), read("/app/SKILL.md", "failed")]
+    events = events_from_acp([*lines, read("/app/README.md")])
+    assert [e.tool for e in events if e.kind == "tool_call"] == [  # type: ignore[union-attr]
+        "load_skill", "read_file", "read_file", "read_file"
+    ]  # fmt: skip
+    loads = [e.path for e in events if e.kind == "skill_load"]  # type: ignore[union-attr]
+    assert loads == ["repo-debugger", "/skills/repo-debugger/SKILL.md"]
