@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from skillci.providers import health
 from skillci.runners.base import AgentSpec, JudgeSpec, TrialSpec, plan, sandbox_kind
 from skillci.runners.outcome import TrialRun
 from skillci.runners.registry import DEFAULT_MODE
@@ -94,6 +95,8 @@ class RemoteStats:
     unused: int = 0
     #: trials never submitted because the trial or dollar budget was spent
     over_budget: int = 0
+    #: trials never submitted (or not retried) because a model route of the command is down
+    route_down: int = 0
     #: dollars of the returned attempts whose cost is known
     usd: float = 0.0
     #: returned attempts of unknown cost (no ``cost.usd``, or no record at all)
@@ -351,6 +354,9 @@ class RemoteTrials:
 
     def _spent(self) -> str | None:
         """Why no further attempt may be submitted (None: it may)."""
+        down = _route_down()
+        if down is not None:
+            return down
         budget, cap = self.limits.budget, self.limits.max_dollars
         if budget is not None and self.stats.submitted >= budget:
             return "trial budget spent"
@@ -390,7 +396,9 @@ class RemoteTrials:
                 self.model_calls += rec.cost.model_calls
             self._charge(rec)
             failed = rec is None or rec.evaluation.state.is_error
-            if failed and t.attempts <= self.limits.retries:
+            if failed and t.attempts <= self.limits.retries and _route_down() is not None:
+                self.stats.route_down += 1
+            elif failed and t.attempts <= self.limits.retries:
                 self.stats.retried += 1
                 self._queue.appendleft(t)
                 continue
@@ -415,7 +423,10 @@ class RemoteTrials:
         t.done = True
         if t in self._queue:
             self._queue.remove(t)
-        self.stats.over_budget += 1
+        if _route_down() is not None:
+            self.stats.route_down += 1
+        else:
+            self.stats.over_budget += 1
         self.errors.append(f"{t.spec.task.id} #{t.spec.repeat_index}: {why}")
         self._report(t, why, state="skipped")
 
@@ -429,6 +440,17 @@ class RemoteTrials:
             return
         self.progress(TrialRun(key=t.key, task_id=t.spec.task.id, repeat_index=t.spec.repeat_index,
                                state=state, error=why or "no record came back"))  # fmt: skip
+
+
+def _route_down() -> str | None:
+    """Why every further attempt would fail its measurement: a model route of this command
+    failed fatally (no key, refused, unauthorised; :mod:`skillci.providers.health`), so a
+    retry or a new attempt only costs a sandbox start (a minute on BenchFlow) to fail again."""
+    down = health.down_routes()
+    if not down:
+        return None
+    name, cause = next(iter(down.items()))
+    return f"model route {name} is down ({cause})"
 
 
 __all__ = ["RemoteEnvironment", "RemoteLimits", "RemoteStats", "RemoteTrials"]

@@ -20,7 +20,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from skillci.errors import ModelError
 from skillci.flows.gate import GateInputs, _Side
+from skillci.providers import health
 from skillci.runners.base import TrialSpec, builtin_agent
 from skillci.skill.package import SkillPackage
 from skillci.skill.render import render
@@ -47,6 +49,10 @@ class FakeRemote:
     #: tasks whose attempts report no cost
     unknown_usd: frozenset[str] = frozenset()
     name: str = "fake"
+    #: a route every attempt finds down: the attempt marks it so in
+    #: :mod:`skillci.providers.health` (as the trial gateway's model client does) and is
+    #: an ``infra_error``
+    down_route: str | None = None
     #: (task, repeat, attempt, head side) of every attempt submitted
     submitted: list[tuple[str, int, int, bool]] = field(default_factory=list)
     cancelled: int = 0
@@ -95,7 +101,9 @@ class FakeRemote:
         u = int.from_bytes(h.digest()[:8], "big") / 2**64
         v = int.from_bytes(h.digest()[8:16], "big") / 2**64
         p = int.from_bytes(hashlib.sha256(tid.encode()).digest()[:2], "big") / 2**16
-        if tid in self.always_error or v < self.error_rate:
+        if self.down_route is not None:
+            health.mark_down(self.down_route, "fp", ModelError("connection refused"))
+        if tid in self.always_error or v < self.error_rate or self.down_route is not None:
             state = EvalState.infra_error
         else:
             ok = u < min(1.0, p + (self.lift if head else 0.0))

@@ -72,6 +72,21 @@ def test_the_budget_stops_submission(tmp_path: Path) -> None:
     assert sum("trial budget spent" in e for e in src.errors) == 3
 
 
+def test_a_route_that_is_down_is_not_retried_and_stops_submission(tmp_path: Path) -> None:
+    inputs = gate_inputs(tmp_path, 6)
+    env = FakeRemote(down_route="student", seed=4)
+    src = RemoteTrials(env, tmp_path, RemoteLimits(concurrency=2, retries=1), rounds=1)
+    recs = src.run(inputs.agent, inputs.base.tasks["bench"], inputs.base.rendered,
+                   inputs.base.pkg.content_hash, repeats=1, suite="bench")  # fmt: skip
+    # the two attempts in flight when the route went down: their error records are kept,
+    # neither is retried, and nothing more is submitted
+    assert [att for _, _, att, _ in env.submitted] == [1, 1]
+    assert [r.evaluation.state for r in recs] == [EvalState.infra_error] * 2
+    assert src.stats.retried == 0 and src.stats.over_budget == 0
+    assert src.stats.route_down == 6
+    assert sum("model route student is down (connection refused)" in e for e in src.errors) == 4
+
+
 def test_limits_reject_nonsense() -> None:
     with pytest.raises(ValueError, match="concurrency"):
         RemoteLimits(concurrency=0)
