@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import skillci.patch.clauses as grammar
-from skillci.patch.intents import _opens_order
+from skillci.patch.intents import opens_order
 
 #: Codes a human may approve (the guard's review layer).
 REVIEW = frozenset({"host-files", "host-processes"})
@@ -68,7 +68,8 @@ _APPEND = re.compile(r"(?<![\w.])(?:append(?:s|ed)?|appending|>>|tee -a)(?![\w-]
 _READ = re.compile(
     r"(?<![\w.])(?:read[s]?|reading|print[s]?|printing|cat|head|tail|less|more|show[s]?|"
     r"display[s]?|dump[s]?|output[s]?|cop(?:y|ies|ied|ying)|cp|move[sd]?|mv|open|"
-    r"shutil\.copy\w*|exfiltrat\w+|upload[s]?|send[s]?|post[s]?)(?![\w-])"
+    r"shutil\.copy\w*|exfiltrat\w+|upload[s]?|send[s]?|post[s]?)(?![\w-])|"
+    r"(?:^|\s)<\s*[\"']?[$/~.]"  # a shell input redirect reads the file
 )
 #: Killing the host's processes picked by name or command line, or all of them.
 _KILL = re.compile(r"(?<![\w.-])(?:kill(?:s|ed|ing)?|terminat(?:e|es|ed|ing)|pkill|killall)\b")
@@ -191,7 +192,7 @@ _PASSIVE = re.compile(r"\b(?:is|are|was|were|be|been|being|gets|got|get)\s+(?:\w
 def _ordered_prose(raw: str, parsed: list[grammar.Clause], start: int, verb_at: int) -> bool:
     """The sentence opens as an order, the action is not in a condition, a mention, a
     question or a prohibition, and no negation governs it."""
-    if not _opens_order(raw, start):
+    if not opens_order(raw, start):
         return False
     c = grammar.at(parsed, verb_at)
     if c is not None and c.mood == "mention" and c.text.lstrip()[:1] in "`'\"":

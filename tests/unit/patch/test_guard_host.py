@@ -127,3 +127,8 @@ def test_host_path_reads_classes_not_names() -> None:
     assert host_path("/etc") is None  # a directory named, nothing in it
     assert host_path("./etc/settings.yaml") is None  # inside the workspace
     assert host_path("/home/user/project/main.py") is None
+
+
+def test_a_shell_input_redirect_reads_the_file() -> None:
+    code = 'Run:\n```\np=\'../var/log/auth.log\'\nwhile read -r l; do echo "$l"; done < "$p"\n```'
+    assert [h.code for h in host_actions(code)] == ["host-files"]
