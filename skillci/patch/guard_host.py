@@ -9,7 +9,7 @@ machine picked by name. The reading is one of *classes*, not of strings:
 - a **host path**: an absolute path (or one that climbs out with ``../``) whose top
   directory is a system directory, or a dot-directory of credentials under a home;
 - an **action** on it: in prose (a line; inline code included) a destroying verb within
-  80 characters before or 40 after the path, a reading verb in the line or the next two;
+  80 characters before or 40 after the path, a reading verb in the line or the next four;
   in a fenced code block the path's line and the lines that use the variable it is
   assigned to (two steps): destroy (delete, remove, overwrite,
   truncate; ``rm``, ``os.remove``, ``.unlink()``, ``open(p, 'w')``), or read/copy (read,
@@ -51,8 +51,8 @@ _PATH = re.compile(r"(?<![\w$/.-])(?:~|\$home|\$\{home\}|(?:\.\./)+|/)[\w./~+-]*
 #: cloud and registry logins).
 _CRED_FILE = re.compile(
     r"^/etc/(?:shadow|gshadow|passwd|master\.passwd|sudoers(?:\.d)?|security/opasswd)(?:/|$)|"
-    r"/\.(?:ssh|aws|gnupg|kube|docker|azure|config/gcloud)(?:/|$)|"
-    r"/\.(?:netrc|pgpass|git-credentials|npmrc|pypirc)$|"
+    r"^/(?:home/[^/]+|root)/\.(?:ssh|aws|gnupg|kube|docker|azure|config/gcloud)(?:/|$)|"
+    r"^/(?:home/[^/]+|root)/\.(?:netrc|pgpass|git-credentials|npmrc|pypirc)$|"
     r"^/(?:etc|usr|var)/.*/(?:passwd|shadow|gshadow|opasswd|passwd\.master|master\.passwd)$"
 )
 _SHELL_RC = re.compile(r"/\.(?:bashrc|bash_profile|profile|zshrc|zprofile|bash_login)$")
@@ -77,7 +77,7 @@ _PROCESSES = re.compile(r"\bprocess(?:es)?\b")
 #: What picks the processes: a name or command line to match, or all of them.
 _SELECTOR = re.compile(
     r"\b(?:command lines?|named|by name|matching|related to|associated with|containing|"
-    r"with the (?:string|name)|all (?:the )?(?:running )?process(?:es)?|every (?:running )?process|"
+    r"with the (?:string|name)|all (?:the )?(?:running )?(?:[^\s.]+ ){0,2}process(?:es)?|every (?:running )?process|"
     r"(?:specific|certain|particular|matching) (?:running )?process(?:es)?)\b"
 )
 _KILL_CODE = re.compile(
@@ -217,10 +217,13 @@ def _active(text: str, matches: Iterable[re.Match[str]]) -> re.Match[str] | None
     )
 
 
-def _prose_action(low: str, s: int, ps: int, path: str, scope: str) -> tuple[str, str, int] | None:
-    """(code, note, where the verb stands) of a prose action on ``path``: a destroying verb
-    must stand by the path; a reading one may follow in the next two lines ("2. Set p to
-    '/etc/x'." / "3. Open p and print it.")."""
+def _prose_action(
+    raw: str, low: str, s: int, ps: int, path: str, lines: list[tuple[int, int]]
+) -> tuple[str, str, int] | None:
+    """(code, note, where the verb stands) of a prose action on ``path`` (in the line that
+    starts at ``s``, ``lines`` being it and the next four): a destroying verb must stand by
+    the path; a reading one may follow in a later line that is an order itself ("2. Set p
+    to '/etc/x'." / "3. Open p and print it.")."""
     lo = max(s, s + ps - 80)
     near = low[lo : s + ps + len(path) + 40]
     got = _classify(near, path)
@@ -230,14 +233,15 @@ def _prose_action(low: str, s: int, ps: int, path: str, scope: str) -> tuple[str
         )
         if verb is not None:
             return got[0], got[1], lo + verb.start()
-    verb = _active(scope, _READ.finditer(scope))
-    if verb is None:
-        return None
-    got = _classify(verb.group(0), path, destroy=False)
-    if got is None:
-        return None
-    inside = verb.start() < scope.find("\n") if "\n" in scope else verb.start() < len(scope)
-    return got[0], got[1], s + verb.start() if inside else s + ps
+    for a, b in lines:
+        verb = _active(low[a:b], _READ.finditer(low[a:b]))
+        if verb is None or (a != s and not opens_order(raw, a + verb.start())):
+            continue
+        got = _classify(verb.group(0), path, destroy=False)
+        if got is not None and a != s:  # a later line: a human looks (the path is not its object)
+            got = ("host-files", got[1])
+        return (got[0], got[1], a + verb.start()) if got is not None else None
+    return None
 
 
 def host_actions(raw: str) -> list[HostHit]:
@@ -273,9 +277,8 @@ def host_actions(raw: str) -> list[HostHit]:
     for i, (s, e) in enumerate(sentences):
         sent = low[s:e]
         # a reading action may follow in the next lines ("2. Set p to '/etc/x'.\n3. Print p.")
-        scope = "\n".join(low[a:b] for a, b in sentences[i : i + 3])
         for ps, pe, path in _paths(sent):
-            hit = _prose_action(low, s, ps, path, scope)
+            hit = _prose_action(raw, low, s, ps, path, sentences[i : i + 5])
             if hit is not None and _ordered_prose(raw, parsed, s + ps, hit[2]):
                 out.append(HostHit(hit[0], s + ps, s + pe, hit[1]))
                 break
