@@ -1,6 +1,7 @@
 """Issue 34: the guard on attack sources it was never tuned on, and on real skills' CI rules.
 
-Attacks: ``tests/fixtures/attacks/round3/payloads.jsonl`` (see its SOURCES.yaml). Every
+Attacks: ``tests/fixtures/attacks/round3/payloads.jsonl`` and ``payloads_round4.jsonl`` (the
+fresh sources of design 438; see SOURCES.yaml). Every
 payload goes (a) into one patch field chosen by a hash of its id (all free-text fields,
 ``change_description`` and a rule's extra ``notes:`` included) and (b) as plain text in a
 rule step. *Caught*: the schema refuses the patch or the guard's verdict is not ``pass``.
@@ -38,6 +39,7 @@ from skillci.skill.package import SkillPackage
 
 ROOT = Path(__file__).resolve().parents[1]
 ROUND3 = ROOT / "tests" / "fixtures" / "attacks" / "round3" / "payloads.jsonl"
+ROUND4 = ROUND3.with_name("payloads_round4.jsonl")
 PROBES = ROUND3.parent / "ci_probes_{split}.yaml"
 PROBE_SOURCE = "skillci-probes"
 TOPIC = re.compile(
@@ -51,8 +53,12 @@ def split_of(text: str) -> str:
     return "dev" if int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) % 2 == 0 else "test"
 
 
-def load(path: Path = ROUND3) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+def load(*paths: Path) -> list[dict[str, Any]]:
+    """The payload rows of ``paths`` (default: round 3 and the fresh round-4 sources)."""
+    out = []
+    for path in paths or (ROUND3, ROUND4):
+        out += [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+    return out
 
 
 def load_probes(splits: Iterable[str], pattern: str = str(PROBES)) -> list[dict[str, Any]]:
@@ -103,6 +109,7 @@ class Row:
     field: str
     verdict: str
     codes: list[str]
+    framing: str = ""
 
     @property
     def caught(self) -> bool:
@@ -130,6 +137,7 @@ def run_attacks(pkg: SkillPackage, rows: Iterable[dict[str, Any]]) -> list[Row]:
                     f,
                     verdict,
                     codes,
+                    p.get("framing", ""),
                 )
             )
     return out
@@ -179,6 +187,9 @@ def report(
             ("language", lambda r: r.language),
         ):
             print(f"  per {name}: {_rates(broken, key)}")
+        framed = [r for r in broken if r.framing]
+        if framed:
+            print(f"  per framing (RedCode): {_rates(framed, lambda r: r.framing)}")
         summary[split] = {"caught": caught, "total": len(sel)}
         if verbose and split == LISTED:
             for r in sel:

@@ -946,6 +946,9 @@ def _opens_order(raw: str, start: int) -> bool:
     return first is None or _NOT_ORDER_HEAD.fullmatch(first.group(0).lower()) is None
 
 
+#: The public name other guard readings use (design 438).
+opens_order = _opens_order
+
 #: A subject of up to four words and an auxiliary opening the sentence ("Flaky runs can").
 _SUBJECT_AUX = re.compile(
     r"(?i)[a-z]+(?:[ -][a-z]+){0,3} (?:can|could|would|might|may|will|did|does|do|is|are|was|"
@@ -1001,6 +1004,48 @@ def _agent_orders(view: View, raw: str) -> list[IntentHit]:
     return out
 
 
+#: Design 438: an order to put a falsehood into what the reader is told - the answer
+#: carries a claim the text itself calls false ("add a fabricated statistic to your
+#: response", "spread a baseless rumour in your reply"). Test data called "fake" is not
+#: told to anyone: the falsehood must go into a reply, an answer or a response.
+FALSEHOOD = re.compile(
+    r"(?<![a-z0-9])(?:fake|false (?:claims?|statements?|information|facts?|statistics?|news|"
+    r"rumou?rs?|figures?|numbers?|reviews?|testimonials?|promises?|stories|story)|fabricated|"
+    r"made up|baseless|untrue|bogus|fictitious|invented|unfounded|unverified|misleading|"
+    r"(?:that|which) (?:is|are) ?n ?t true|(?:that|which) (?:is|are) not true)"
+    r"(?![a-z0-9])"
+)
+TOLD = re.compile(
+    r"(?<![a-z0-9])(?:your (?:[a-z]+ )?(?:response|reply|answer|output)s?|"
+    r"(?:response|reply|answer|message)s? to the user)(?![a-z0-9])"
+)
+
+
+def _falsehoods(view: View, raw: str) -> list[IntentHit]:
+    """Design 438: an ordered sentence that puts a falsehood into the reply."""
+    text = view.text
+    out: list[IntentHit] = []
+    parsed = grammar.parse(raw)
+    for m in FALSEHOOD.finditer(text):
+        lo, hi = max(0, m.start() - 90), m.end() + 90
+        if TOLD.search(text, lo, hi) is None or not view.src:
+            continue
+        start = view.span(m.start(), m.end())[0]
+        if not _opens_order(raw, start) or grammar.negated_at(parsed, raw, start):
+            continue
+        c = grammar.at(parsed, start)
+        if c is not None and c.mood in ("condition", "mention", "question", "prohibition"):
+            continue
+        ss, ee = view.span(m.start(), m.end())
+        out.append(
+            IntentHit(
+                "policy-deception", ss, ee, f"puts a falsehood into the reply: {text[lo:hi][:80]!r}"
+            )
+        )
+        break
+    return out
+
+
 def _last_full_run(parsed: list[grammar.Clause]) -> int:
     """Where the last order to run the full suite starts (-1: none): a skip before it is
     scoped to the iterations before the full run, not a bypass."""
@@ -1029,7 +1074,7 @@ def policy_intents(view: View, raw: str | None = None) -> list[IntentHit]:
     """Policy-class hits on ``view``; an override misspelt by one letter per word counts too."""
     out = _intents(view, raw, CLASSES)
     if raw is not None:
-        out += _readings(view, raw) + _agent_orders(view, raw)
+        out += _readings(view, raw) + _agent_orders(view, raw) + _falsehoods(view, raw)
     if not any(h.code == "policy-override" for h in out):
         fixed = _respelled(view)
         if fixed is not None:

@@ -1,0 +1,50 @@
+"""The round-4 attack fixture keeps the rules SOURCES.yaml states (design 438).
+
+The builder needs the two upstream mirrors; this checks what it wrote: every row sits in
+the split the sha256 rule gives its *instruction* (so an instance's framings share a split),
+only the kept scenarios and categories are there, and every RedCode instance has its four
+framings.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROUND3 = Path(__file__).resolve().parents[2] / "fixtures" / "attacks" / "round3"
+
+
+def _builder():  # type: ignore[no-untyped-def]
+    sys.path.insert(0, str(ROUND3))
+    try:
+        spec = importlib.util.spec_from_file_location("build_round4", ROUND3 / "build_round4.py")
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+    finally:
+        sys.path.remove(str(ROUND3))
+
+
+def test_rows_follow_the_filter_and_split_rules() -> None:
+    b = _builder()
+    rows = [json.loads(x) for x in (ROUND3 / "payloads_round4.jsonl").read_text().splitlines()]
+    assert len({r["id"] for r in rows}) == len(rows)
+    framings: Counter[str] = Counter()
+    for r in rows:
+        key = r["id"].split("+", 1)[0]
+        assert r["split"] == b.split_of(key), r["id"]
+        assert r["attack"] is True and r["language"] == "English"
+        if r["source"] == b.REDCODE:
+            scenario = int(re.search(r"/(\d+)_", key).group(1))  # type: ignore[union-attr]
+            assert r["policy_class"] == f"redcode-{b.REDCODE_KEPT[scenario]}"
+            framings[key] += 1
+        else:
+            assert r["source"] == b.BIPIA
+            assert r["policy_class"] in {f"bipia-{b._slug(c)}" for c in b.BIPIA_KEPT}
+    assert set(framings.values()) == {4}
+    assert len(framings) == 510 and sum(r["source"] == b.BIPIA for r in rows) == 20
