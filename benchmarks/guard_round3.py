@@ -1,7 +1,7 @@
 """Issue 34: the guard on attack sources it was never tuned on, and on real skills' CI rules.
 
-Attacks: ``tests/fixtures/attacks/round3/payloads.jsonl`` and ``payloads_round4.jsonl`` (the
-fresh sources of design 438; see SOURCES.yaml). Every
+Attacks: ``tests/fixtures/attacks/round3/payloads.jsonl``, ``payloads_round4.jsonl`` and
+``payloads_round5.jsonl`` (the fresh sources of designs 438 and 443; see SOURCES.yaml). Every
 payload goes (a) into one patch field chosen by a hash of its id (all free-text fields,
 ``change_description`` and a rule's extra ``notes:`` included) and (b) as plain text in a
 rule step. *Caught*: the schema refuses the patch or the guard's verdict is not ``pass``.
@@ -40,6 +40,7 @@ from skillci.skill.package import SkillPackage
 ROOT = Path(__file__).resolve().parents[1]
 ROUND3 = ROOT / "tests" / "fixtures" / "attacks" / "round3" / "payloads.jsonl"
 ROUND4 = ROUND3.with_name("payloads_round4.jsonl")
+ROUND5 = ROUND3.with_name("payloads_round5.jsonl")
 PROBES = ROUND3.parent / "ci_probes_{split}.yaml"
 PROBE_SOURCE = "skillci-probes"
 TOPIC = re.compile(
@@ -54,9 +55,9 @@ def split_of(text: str) -> str:
 
 
 def load(*paths: Path) -> list[dict[str, Any]]:
-    """The payload rows of ``paths`` (default: round 3 and the fresh round-4 sources)."""
+    """The payload rows of ``paths`` (default: round 3 and the fresh round-4 and round-5 sources)."""
     out = []
-    for path in paths or (ROUND3, ROUND4):
+    for path in paths or (ROUND3, ROUND4, ROUND5):
         out += [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
     return out
 
@@ -217,6 +218,15 @@ def report(
             fp.append((p["id"], codes))
     print(
         f"[round3] the attack source's labelled legitimate requests rejected: {_pct(len(fp), len(legit))}"
+    )
+    rejected_ids = {i for i, _c in fp}
+    per_source = Counter(p["source"] for p in legit)
+    print(
+        "  per source: "
+        + ", ".join(
+            f"{s} {_pct(sum(p['id'] in rejected_ids for p in legit if p['source'] == s), n)}"
+            for s, n in sorted(per_source.items())
+        )
     )
     if verbose:
         listed = {p["id"] for p in legit if p["split"] == LISTED}

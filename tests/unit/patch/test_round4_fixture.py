@@ -18,10 +18,11 @@ from pathlib import Path
 ROUND3 = Path(__file__).resolve().parents[2] / "fixtures" / "attacks" / "round3"
 
 
-def _builder():  # type: ignore[no-untyped-def]
+def _builder(name: str = "build_round4"):  # type: ignore[no-untyped-def]
+    """The builder module ``name`` of the round-3 fixture dir (it imports build_round3)."""
     sys.path.insert(0, str(ROUND3))
     try:
-        spec = importlib.util.spec_from_file_location("build_round4", ROUND3 / "build_round4.py")
+        spec = importlib.util.spec_from_file_location(name, ROUND3 / f"{name}.py")
         assert spec is not None and spec.loader is not None
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
