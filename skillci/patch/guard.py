@@ -32,6 +32,7 @@ import skillci.patch.guard_detectors as detectors
 from skillci.patch.apply import Applied
 from skillci.patch.findings import Evidence, Finding, Severity, Verdict, verdict_of, walk_strings
 from skillci.patch.findings import show as _show
+from skillci.patch.guard_agent import REVIEW as AGENT_REVIEW
 from skillci.patch.guard_host import REVIEW as HOST_REVIEW
 from skillci.patch.models import Patch
 from skillci.patch.normalize import View, alnum, plain, unescape
@@ -44,7 +45,7 @@ GUARD_SCHEMA_VERSION = 1
 MAX_TEXT_CHARS = 20_000
 MAX_JOINED_CHARS = 100_000
 #: Content findings a human may approve (the review layer): an external URL or host.
-REVIEW_CODES = frozenset({"url"}) | HOST_REVIEW
+REVIEW_CODES = frozenset({"url"}) | HOST_REVIEW | AGENT_REVIEW
 DEFAULT_ALLOWED_HOSTS = ("docs.python.org", "docs.pytest.org", "pytest.org")
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import skillci.patch.clauses as grammar
 import skillci.patch.intents as intents
+from skillci.patch.guard_agent import agent_misuse
 from skillci.patch.guard_host import host_actions
 from skillci.patch.normalize import (
     View,
@@ -709,6 +710,7 @@ def scan_text(raw: str, allow: Sequence[str], *, decode: bool = True) -> list[Hi
     hits += exfiltration(v) + remote_exec(v) + urls(v, allow) + blobs(raw) + policy(v, raw)
     hits += destructive(v) + agent_state(raw)
     hits += [Hit(h.code, h.start, h.end, h.note) for h in host_actions(raw)]
+    hits += [Hit(h.code, h.start, h.end, h.note) for h in agent_misuse(raw)]
     hits += obfuscation(raw)
     if decode:
         hits += decoded_payloads(raw, allow)

@@ -421,7 +421,7 @@ NOW = _lex("admin|immediately|right away|without review|without waiting|release 
 #: number reads as one: the ``words`` view keeps it as a token of letters and digits).
 MOVE = _lex("send|transfer|wire|move|pay out")
 FUNDS = re.compile(
-    _lex("transaction|payment|money|funds|wire transfer|bank transfer").pattern
+    _lex("transaction|payment|money|funds|proceeds|wire transfer|bank transfer").pattern
     + r"|(?<![a-z0-9])[a-z]{2}\d{2}[a-z0-9]{10,30}(?![a-z0-9])"  # an IBAN-shaped number
 )
 REDIRECT = _lex("modify|change|update|redirect|replace|set")
