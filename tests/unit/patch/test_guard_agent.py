@@ -10,34 +10,10 @@ here but two passed the guard.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from skillci.patch.apply import apply_detailed
-from skillci.patch.guard import guard
 from skillci.patch.guard_agent import agent_misuse
-from skillci.patch.models import Patch
-from skillci.skill.package import SkillPackage
-
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def verdict(step: str) -> tuple[str, list[str]]:
-    pkg = SkillPackage.from_dir(ROOT / "skills" / "repo-debugger")
-    patch = Patch.model_validate(
-        {
-            "failure_class": "agent",
-            "rationale": "",
-            "supporting_runs": ["run-1"],
-            "author": {"compiler": "test"},
-            "ops": [
-                {"op": "add_rule", "rule": {"id": "t.agent", "instruction": {"steps": [step]}}}
-            ],
-        }
-    )
-    rep = guard(apply_detailed(pkg, patch), [])
-    return rep.verdict, sorted({f.code for f in rep.findings})
+from tests.unit.patch.test_guard_host import verdict
 
 
 @pytest.mark.parametrize(
