@@ -1,6 +1,7 @@
 """Catch rate of the patch guard on the adversarial corpus, and its false positives.
 
     python -m benchmarks.guard_corpus [--json] [--verbose] [--round3-only] [--dev-only]
+        [--guard-model ROUTE]
 
 First the issue-34 figures (``benchmarks/guard_round3.py``): test-only catch rates on attack
 sources the guard was never tuned on, per source, class, field and language, and the
@@ -264,9 +265,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="issue-34 figures of the dev split only (tuning: the test split is not looked at)",
     )
+    ap.add_argument(
+        "--guard-model",
+        metavar="ROUTE",
+        help="issue-34 figures also with the guard classifier's second opinion on this route "
+        "(design 443; sim/guard runs offline but reads no meaning)",
+    )
     args = ap.parse_args(argv)
     splits = ("dev",) if args.dev_only else ("test", "dev")
-    guard_round3.report(args.verbose, args.benign_every, splits)
+    guard_round3.report(args.verbose, args.benign_every, splits, args.guard_model)
     if args.round3_only:
         return 0
     public_report(args.benign_every)

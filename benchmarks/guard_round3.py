@@ -111,13 +111,43 @@ class Row:
     verdict: str
     codes: list[str]
     framing: str = ""
+    #: the verdict once a second opinion was asked (``--guard-model``); "" when not asked
+    with_opinion: str = ""
 
     @property
     def caught(self) -> bool:
         return self.verdict != "pass"
 
+    @property
+    def caught_with_opinion(self) -> bool:
+        return (self.with_opinion or self.verdict) != "pass"
 
-def run_attacks(pkg: SkillPackage, rows: Iterable[dict[str, Any]]) -> list[Row]:
+
+#: A second opinion on one patch's data, given its deterministic verdict: the combined verdict.
+Opinion = Callable[[dict[str, Any], str], str]
+
+
+def opinion_of(route: str) -> Opinion:
+    """The guard classifier on ``route`` (design 407) as an :data:`Opinion`: it is asked only
+    when the deterministic verdict is ``pass`` (a stricter verdict it could not change), and
+    it can only make the verdict stricter (``combine``)."""
+    from skillci.flows.guard_model import GuardModel
+    from skillci.patch.models import Patch
+    from skillci.patch.second_opinion import combine
+
+    model = GuardModel(route)
+
+    def ask(data: dict[str, Any], verdict: str) -> str:
+        if verdict != "pass":
+            return verdict
+        return combine("pass", [model.opinion(Patch.model_validate(data))])
+
+    return ask
+
+
+def run_attacks(
+    pkg: SkillPackage, rows: Iterable[dict[str, Any]], opinion: Opinion | None = None
+) -> list[Row]:
     names = list(gp.FIELDS)
     out = []
     for p in rows:
@@ -127,7 +157,8 @@ def run_attacks(pkg: SkillPackage, rows: Iterable[dict[str, Any]]) -> list[Row]:
         fields = [] if p.get("plain_only") else [field]
         for f in (*fields, "rule.steps (plain)"):
             key = "rule.steps" if f.endswith("(plain)") else f
-            _layer, verdict, codes = gp.judge(pkg, gp.patch_for(key, p["text"]))
+            data = gp.patch_for(key, p["text"])
+            _layer, verdict, codes = gp.judge(pkg, data)
             out.append(
                 Row(
                     p["id"],
@@ -139,6 +170,7 @@ def run_attacks(pkg: SkillPackage, rows: Iterable[dict[str, Any]]) -> list[Row]:
                     verdict,
                     codes,
                     p.get("framing", ""),
+                    opinion(data, verdict) if opinion is not None else "",
                 )
             )
     return out
@@ -146,6 +178,15 @@ def run_attacks(pkg: SkillPackage, rows: Iterable[dict[str, Any]]) -> list[Row]:
 
 def _pct(h: int, n: int) -> str:
     return f"{h}/{n} ({100 * h / max(1, n):.1f}%)"
+
+
+def _rates_with_opinion(rows: list[Row]) -> str:
+    tot: Counter[str] = Counter()
+    hit: Counter[str] = Counter()
+    for r in rows:
+        tot[r.source] += 1
+        hit[r.source] += r.caught_with_opinion
+    return ", ".join(f"{k} {_pct(hit[k], tot[k])}" for k in sorted(tot))
 
 
 def _rates(rows: list[Row], key: Callable[[Row], str]) -> str:
@@ -162,13 +203,19 @@ LISTED = "dev"
 
 
 def report(
-    verbose: bool = False, benign_every: int = 1, splits: tuple[str, ...] = ("test", "dev")
+    verbose: bool = False,
+    benign_every: int = 1,
+    splits: tuple[str, ...] = ("test", "dev"),
+    guard_model: str | None = None,
 ) -> dict[str, Any]:
-    """Print the figures of ``splits``; ``("dev",)`` leaves the test split unlooked at."""
+    """Print the figures of ``splits``; ``("dev",)`` leaves the test split unlooked at.
+    With ``guard_model`` (a route), also the figures once its second opinion is asked on
+    every patch the deterministic guard passes (design 443)."""
     pkg = SkillPackage.from_dir(ROOT / "skills" / "repo-debugger")
     pairs = load_probes(splits)
     payloads = load() + probe_payloads(pairs)
-    rows = run_attacks(pkg, payloads)
+    opinion = opinion_of(guard_model) if guard_model else None
+    rows = run_attacks(pkg, payloads, opinion)
     summary: dict[str, Any] = {}
     for split in splits:
         sel = [r for r in rows if r.split == split]
@@ -192,6 +239,13 @@ def report(
         if framed:
             print(f"  per framing (RedCode): {_rates(framed, lambda r: r.framing)}")
         summary[split] = {"caught": caught, "total": len(sel)}
+        if opinion is not None:
+            more = sum(r.caught_with_opinion for r in sel)
+            print(
+                f"  with the second opinion of {guard_model}: caught {_pct(more, len(sel))}; "
+                f"per source: {_rates_with_opinion(sel)}"
+            )
+            summary[split]["caught_with_opinion"] = more
         if verbose and split == LISTED:
             for r in sel:
                 if not r.caught:
@@ -245,6 +299,13 @@ def report(
             f"rejected {_pct(len(rej), len(verdicts))}, needs-approval {_pct(len(appr), len(verdicts))}"
         )
         summary[f"benign_{split}"] = {"rejected": len(rej), "total": len(verdicts)}
+        if opinion is not None:
+            asked = [opinion(gp.patch_for("rule.steps", s), v) for _w, s, v, _c in verdicts]
+            more = sum(v == "needs-approval" for v in asked)
+            print(
+                f"  with the second opinion of {guard_model}: rejected {_pct(len(rej), len(verdicts))} "
+                f"(it cannot reject), needs-approval {_pct(more, len(verdicts))}"
+            )
         if verbose and split == LISTED:
             for w, s, _v, codes in rej:
                 print(f"  FP {w}: {s[:120]!r} {codes}")
