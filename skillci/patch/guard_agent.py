@@ -349,8 +349,6 @@ def _ordered(raw: str, parsed: list[grammar.Clause], s: int, at: int) -> bool:
 
 def agent_misuse(raw: str) -> list[AgentHit]:
     """Every ordered misuse of an agent's tools in ``raw`` (one hit per code)."""
-    if len(raw) > 20000:
-        raw = raw[:20000]
     low = _low(raw)
     parsed = grammar.parse(raw)
     out: list[AgentHit] = []
