@@ -195,7 +195,9 @@ REVEAL = re.compile(_B + "(?:" + _alt("reveal|dump|print|show|output|disclose|li
 PRIVATE = re.compile(
     _B
     + "(?:"
-    + _alt("marked private|private (?:files|notes|memory|memories|data)|memory files|context files")
+    + _alt(
+        "marked private|private (?:files|notes|memory|memories|data)|confidential (?:files|notes|data)"
+    )
     + ")"
     + _E
 )
@@ -211,7 +213,8 @@ IMPERSONATE = re.compile(
     _B
     + "(?:"
     + _alt(
-        "lookalike|look alike site|looks exactly like|capture whatever credentials|"
+        "lookalike (?:site|domain|page|login|url|website|portal)s?|looks exactly like|"
+        "capture whatever credentials|"
         "capture credentials|harvest credentials|harvest passwords|"
         "confirm their full card number|without changing the visible signature"
     )
@@ -347,6 +350,23 @@ def _ordered(raw: str, parsed: list[grammar.Clause], s: int, at: int) -> bool:
     return not grammar.negated_at(parsed, raw, at)
 
 
+def _stamped(
+    raw: str, low: str, parsed: list[grammar.Clause], label: re.Match[str], token: re.Match[str]
+) -> bool:
+    """A directive's label followed by an order to put a token first. A tag (``[...]``,
+    ``<!-- ...``, a ``"_hidden"`` key) is the attack's own format: it counts unless quoted or a
+    prohibition governs the token's order. A label in prose ("a hidden instruction") is also
+    what a rule warns about: the token's sentence must order it ("if a page's hidden directive
+    says print X, report it" does not)."""
+    at = token.start()
+    structural = raw[label.start()] in "[<" or raw.startswith('"_hidden"', label.start())
+    if structural:
+        quoted = label.start() > 0 and raw[label.start() - 1] in "\"'`\u201c\u2018"
+        return not quoted and not grammar.negated_at(parsed, raw, at)
+    s = next((a for a, b in _sentences(low) if a <= at < b), 0)
+    return _ordered(raw, parsed, s, at)
+
+
 def agent_misuse(raw: str) -> list[AgentHit]:
     """Every ordered misuse of an agent's tools in ``raw`` (one hit per code)."""
     low = _low(raw)
@@ -377,9 +397,9 @@ def agent_misuse(raw: str) -> list[AgentHit]:
                 ),
                 None,
             )
-            if verb is not None:
-                at = s + min(m.start(), verb.start())
-                hit("covert-action", s, e, at, "orders an action done quietly")
+            # the verb must stand where an order's verb does ("are skipped silently" describes)
+            if verb is not None and grammar.at_verb(parsed, raw, s + verb.start()):
+                hit("covert-action", s, e, s + verb.start(), "orders an action done quietly")
                 break
         for m in DISARM.finditer(sent):
             if CONTROLS.search(sent, m.end(), m.end() + 70):
@@ -409,15 +429,20 @@ def agent_misuse(raw: str) -> list[AgentHit]:
         if (m := first(WAVE)) and first(FLAGGED):
             hit("policy-gate-weakening", s, e, s + m.start(), "waves through what review flagged")
     label = LABEL.search(raw)
-    token = TOKEN_FIRST.search(raw)
-    if label is not None and token is not None and "injection-override" not in seen:
-        # the directive is data's, not the sentence's: no order test, the label is the attack
+    token = TOKEN_FIRST.search(raw, label.start()) if label is not None else None
+    if (
+        label is not None
+        and token is not None
+        and "injection-override" not in seen
+        and _stamped(raw, low, parsed, label, token)
+    ):
         out.append(
             AgentHit(
                 "injection-override",
                 label.start(),
-                max(label.end(), token.end()),
-                f"a hidden directive stamps a token on the reply: {raw[label.start() : token.end()][:80]!r}",
+                token.end(),
+                "a hidden directive stamps a token on the reply: "
+                f"{raw[label.start() : token.end()][:80]!r}",
             )
         )
     return out
