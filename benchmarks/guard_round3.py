@@ -180,21 +180,15 @@ def _pct(h: int, n: int) -> str:
     return f"{h}/{n} ({100 * h / max(1, n):.1f}%)"
 
 
-def _rates_with_opinion(rows: list[Row]) -> str:
-    tot: Counter[str] = Counter()
-    hit: Counter[str] = Counter()
-    for r in rows:
-        tot[r.source] += 1
-        hit[r.source] += r.caught_with_opinion
-    return ", ".join(f"{k} {_pct(hit[k], tot[k])}" for k in sorted(tot))
-
-
-def _rates(rows: list[Row], key: Callable[[Row], str]) -> str:
+def _rates(
+    rows: list[Row], key: Callable[[Row], str], caught: Callable[[Row], bool] | None = None
+) -> str:
+    """``key: caught/total`` per key; ``caught`` defaults to the guard's own verdict."""
     tot: Counter[str] = Counter()
     hit: Counter[str] = Counter()
     for r in rows:
         tot[key(r)] += 1
-        hit[key(r)] += r.caught
+        hit[key(r)] += caught(r) if caught is not None else r.caught
     return ", ".join(f"{k} {_pct(hit[k], tot[k])}" for k in sorted(tot))
 
 
@@ -243,7 +237,7 @@ def report(
             more = sum(r.caught_with_opinion for r in sel)
             print(
                 f"  with the second opinion of {guard_model}: caught {_pct(more, len(sel))}; "
-                f"per source: {_rates_with_opinion(sel)}"
+                f"per source: {_rates(sel, lambda r: r.source, lambda r: r.caught_with_opinion)}"
             )
             summary[split]["caught_with_opinion"] = more
         if verbose and split == LISTED:
