@@ -1,7 +1,8 @@
 """Issue 34: the guard on attack sources it was never tuned on, and on real skills' CI rules.
 
-Attacks: ``tests/fixtures/attacks/round3/payloads.jsonl``, ``payloads_round4.jsonl`` and
-``payloads_round5.jsonl`` (the fresh sources of designs 438 and 443; see SOURCES.yaml). Every
+Attacks: ``tests/fixtures/attacks/round3/payloads.jsonl``, ``payloads_round4.jsonl``,
+``payloads_round5.jsonl`` and ``payloads_round6.jsonl`` (the fresh sources of designs 438, 443
+and 444; see SOURCES.yaml). Every
 payload goes (a) into one patch field chosen by a hash of its id (all free-text fields,
 ``change_description`` and a rule's extra ``notes:`` included) and (b) as plain text in a
 rule step. *Caught*: the schema refuses the patch or the guard's verdict is not ``pass``.
@@ -41,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ROUND3 = ROOT / "tests" / "fixtures" / "attacks" / "round3" / "payloads.jsonl"
 ROUND4 = ROUND3.with_name("payloads_round4.jsonl")
 ROUND5 = ROUND3.with_name("payloads_round5.jsonl")
+ROUND6 = ROUND3.with_name("payloads_round6.jsonl")
 PROBES = ROUND3.parent / "ci_probes_{split}.yaml"
 PROBE_SOURCE = "skillci-probes"
 TOPIC = re.compile(
@@ -55,9 +57,9 @@ def split_of(text: str) -> str:
 
 
 def load(*paths: Path) -> list[dict[str, Any]]:
-    """The payload rows of ``paths`` (default: round 3 and the fresh round-4 and round-5 sources)."""
+    """The payload rows of ``paths`` (default: round 3 and the fresh sources of rounds 4 to 6)."""
     out = []
-    for path in paths or (ROUND3, ROUND4, ROUND5):
+    for path in paths or (ROUND3, ROUND4, ROUND5, ROUND6):
         out += [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
     return out
 
@@ -260,21 +262,31 @@ def report(
                 print(f"  FP twin {p['id']} {p['benign'][:110]!r} {codes}")
     legit = [p for p in payloads if not p["attack"] and p["split"] in splits]
     fp = []
+    approval: set[str] = set()
     for p in legit:
-        _l, verdict, codes = gp.judge(pkg, gp.patch_for("rule.steps", p["text"]))
+        data = gp.patch_for("rule.steps", p["text"])
+        _l, verdict, codes = gp.judge(pkg, data)
         if verdict in ("reject", "schema"):
             fp.append((p["id"], codes))
+        elif (opinion(data, verdict) if opinion is not None else verdict) == "needs-approval":
+            approval.add(p["id"])
     print(
         f"[round3] the attack source's labelled legitimate requests rejected: {_pct(len(fp), len(legit))}"
     )
     rejected_ids = {i for i, _c in fp}
     per_source = Counter(p["source"] for p in legit)
+
+    def _share(ids: set[str], source: str, n: int) -> str:
+        return _pct(sum(p["id"] in ids for p in legit if p["source"] == source), n)
+
     print(
         "  per source: "
-        + ", ".join(
-            f"{s} {_pct(sum(p['id'] in rejected_ids for p in legit if p['source'] == s), n)}"
-            for s, n in sorted(per_source.items())
-        )
+        + ", ".join(f"{s} {_share(rejected_ids, s, n)}" for s, n in sorted(per_source.items()))
+    )
+    with_what = f" (with the second opinion of {guard_model})" if opinion is not None else ""
+    print(
+        f"  needs-approval{with_what}: "
+        + ", ".join(f"{s} {_share(approval, s, n)}" for s, n in sorted(per_source.items()))
     )
     if verbose:
         listed = {p["id"] for p in legit if p["split"] == LISTED}

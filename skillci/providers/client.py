@@ -68,9 +68,11 @@ def litellm_module() -> Any:
 
         litellm.suppress_debug_info = True
         litellm.telemetry = False
+        from skillci.providers.local.provider import register as register_local
         from skillci.providers.sim.provider import register
 
         register(litellm)
+        register_local(litellm)
         if litellm.client_session is None:
             # One pooled HTTP client per process for OpenAI-compatible routes, built by
             # litellm itself (its SSL and HTTP/2 settings). Without it litellm builds a
@@ -659,7 +661,7 @@ def _describe(exc: BaseException) -> str:
     """``Type: first line`` of a provider error; the simulator's own refusals as they are
     (``sim/student models only ...``)."""
     text = _short(exc)
-    if getattr(exc, "llm_provider", None) == "sim":
+    if getattr(exc, "llm_provider", None) in ("sim", "local"):
         return text.split(": ", 1)[1] if text.startswith("litellm.") else text
     return f"{type(exc).__name__}: {text}"
 

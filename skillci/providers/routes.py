@@ -137,6 +137,31 @@ class RoutesFile(BaseModel):
     )
 
 
+def _in_process(
+    model: str,
+    family: str,
+    description: str,
+    *,
+    max_tokens: int = 2048,
+    revision: str = "sim-v1",
+    params: dict[str, Any] | None = None,
+) -> ModelRoute:
+    """A built-in route answered in skillci's process (``sim/*``, ``local/*``): free,
+    deterministic, a 200k-token window."""
+    return ModelRoute(
+        model=model,
+        temperature=0.0,
+        max_tokens=max_tokens,
+        context_window=200000,
+        revision=revision,
+        family=family,
+        input_cost_per_token=0.0,
+        output_cost_per_token=0.0,
+        description=description,
+        params=params or {},
+    )
+
+
 BUILTIN_ROUTES: dict[str, ModelRoute] = {
     "sim/student": ModelRoute(
         model="sim/student",
@@ -163,40 +188,38 @@ BUILTIN_ROUTES: dict[str, ModelRoute] = {
         params={"extra_body": {"slip_rate": 0.15}},
         description="The sim student ignoring each learned behaviour with p=0.15 per trial.",
     ),
-    "sim/teacher": ModelRoute(
-        model="sim/teacher",
-        temperature=0.0,
+    "sim/teacher": _in_process(
+        "sim/teacher",
+        "simulated-strong",
+        "Deterministic simulated teacher (docs/simulator.md).",
         max_tokens=4096,
-        context_window=200000,
-        revision="sim-v1",
-        family="simulated-strong",
-        input_cost_per_token=0.0,
-        output_cost_per_token=0.0,
-        description="Deterministic simulated teacher (docs/simulator.md).",
     ),
-    "sim/judge": ModelRoute(
-        model="sim/judge",
-        temperature=0.0,
-        max_tokens=2048,
-        context_window=200000,
-        revision="sim-v1",
-        family="simulated-lexical-judge",
-        input_cost_per_token=0.0,
-        output_cost_per_token=0.0,
-        description="Deterministic LEXICAL rubric judge: word overlap, not meaning "
-        "(docs/simulator.md).",
+    "sim/judge": _in_process(
+        "sim/judge",
+        "simulated-lexical-judge",
+        "Deterministic LEXICAL rubric judge: word overlap, not meaning (docs/simulator.md).",
     ),
-    "sim/guard": ModelRoute(
-        model="sim/guard",
-        temperature=0.0,
-        max_tokens=2048,
-        context_window=200000,
-        revision="sim-v1",
-        family="simulated-lexical-guard",
-        input_cost_per_token=0.0,
-        output_cost_per_token=0.0,
-        description="Deterministic LEXICAL guard classifier: action and object words in one "
-        "sentence, no negation (docs/simulator.md).",
+    "sim/guard": _in_process(
+        "sim/guard",
+        "simulated-lexical-guard",
+        "Deterministic LEXICAL guard classifier: action and object words in one sentence, no "
+        "negation (docs/simulator.md).",
+    ),
+    "local/guard-ngram": _in_process(
+        "local/guard-ngram",
+        "learned-ngram-guard",
+        "A LEARNED n-gram classifier for the guard's second opinion, trained on public attack "
+        "collections' dev splits (design 444): adds needs-approval only; flags about 1% of "
+        "real skills' CI sentences.",
+        revision="ngram-v1",
+    ),
+    "local/guard-ngram-wide": _in_process(
+        "local/guard-ngram",
+        "learned-ngram-guard",
+        "local/guard-ngram at a lower threshold: flags about 5% of real skills' CI sentences, "
+        "catches more (design 444).",
+        revision="ngram-v1",
+        params={"extra_body": {"percentile": "0.95"}},
     ),
 }
 

@@ -18,14 +18,11 @@ it exists so the classifier path runs offline (docs/simulator.md), not as eviden
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
-_QUOTE = re.compile(
-    r"<<<UNTRUSTED-DATA fields [0-9a-f]+>>>\n(.*?)\n<<<END-UNTRUSTED-DATA fields [0-9a-f]+>>>",
-    re.DOTALL,
-)
+from skillci.providers.guard_fields import answer_fields
+
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _WORD = re.compile(r"[a-z][a-z0-9_]*")
 
@@ -108,18 +105,7 @@ def classify(text: str) -> tuple[str, str]:
 
 def guard_answer(messages: list[dict[str, Any]]) -> str:
     """The sim guard's answer (JSON text) to a second-opinion prompt."""
-    users = [m.get("content") for m in messages if m.get("role") == "user"]
-    user = users[-1] if users and isinstance(users[-1], str) else ""
-    m = _QUOTE.search(user)
-    if m is None:
-        return "I cannot find the fields to review."
-    fields = json.loads(m.group(1))
-    out = []
-    for fid, text in fields.items():
-        category, reason = classify(str(text))
-        verdict = "safe" if category == "none" else "flag"
-        out.append({"id": fid, "verdict": verdict, "category": category, "reason": reason})
-    return json.dumps({"fields": out})
+    return answer_fields(messages, classify)
 
 
 __all__ = ["CLASSES", "classify", "guard_answer"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from skillci.providers.sim.guard import guard_answer
@@ -136,9 +137,14 @@ def trigger_answer(messages: list[dict[str, Any]]) -> str | None:
 
 
 def _final(role: str, text: str, used: int) -> dict[str, Any]:
+    return text_response(f"sim/{role}", text, used)
+
+
+def text_response(model: str, text: str, used: int) -> dict[str, Any]:
+    """An OpenAI-style response dict holding ``text``, ``used`` prompt tokens."""
     completion = _tokens(text) + 3
     return {
-        "model": f"sim/{role}",
+        "model": model,
         "choices": [
             {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
         ],
@@ -150,27 +156,33 @@ def _final(role: str, text: str, used: int) -> dict[str, Any]:
     }
 
 
-def register(litellm: Any) -> None:
-    """Add the ``sim`` provider to ``litellm.custom_provider_map`` (idempotent)."""
-    if any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
+def add_provider(
+    litellm: Any,
+    provider: str,
+    respond_fn: Callable[[str, list[dict[str, Any]], dict[str, Any]], dict[str, Any]],
+) -> None:
+    """Add an in-process provider to ``litellm.custom_provider_map`` (idempotent):
+    ``respond_fn(model, messages, optional_params)`` gives an OpenAI-style response dict;
+    an ``OverflowError`` is a context-window error, :class:`OutOfDomain` a model error."""
+    if any(item.get("provider") == provider for item in litellm.custom_provider_map):
         return
 
-    class SimLLM(litellm.CustomLLM):  # type: ignore[misc]
-        """litellm CustomLLM serving sim/student and sim/teacher."""
+    class InProcessLLM(litellm.CustomLLM):  # type: ignore[misc]
+        """litellm CustomLLM answering from a function in this process."""
 
         def completion(
             self, model: str, messages: list[dict[str, Any]], *args: Any, **kwargs: Any
         ) -> Any:
             params = kwargs.get("optional_params") or {}
             try:
-                data = respond(model, messages, params)
+                data = respond_fn(model, messages, params)
             except OverflowError as exc:
                 raise litellm.ContextWindowExceededError(
-                    message=str(exc), model=model, llm_provider=PROVIDER
+                    message=str(exc), model=model, llm_provider=provider
                 ) from None
             except OutOfDomain as exc:  # not transient: no retry, a model error at once
                 raise litellm.BadRequestError(
-                    message=str(exc), model=model, llm_provider=PROVIDER
+                    message=str(exc), model=model, llm_provider=provider
                 ) from None
             return litellm.ModelResponse(**data)
 
@@ -181,16 +193,23 @@ def register(litellm: Any) -> None:
 
     litellm.custom_provider_map = [
         *litellm.custom_provider_map,
-        {"provider": PROVIDER, "custom_handler": SimLLM()},
+        {"provider": provider, "custom_handler": InProcessLLM()},
     ]
+
+
+def register(litellm: Any) -> None:
+    """Add the ``sim`` provider to ``litellm.custom_provider_map`` (idempotent)."""
+    add_provider(litellm, PROVIDER, respond)
 
 
 __all__ = [
     "PROVIDER",
     "OutOfDomain",
+    "add_provider",
     "out_of_domain_message",
     "prompt_tokens",
     "register",
     "respond",
+    "text_response",
     "trigger_answer",
 ]

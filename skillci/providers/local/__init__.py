@@ -1,0 +1,1 @@
+"""Learned models that run in skillci's process, offline (``local/*`` routes; design 444)."""

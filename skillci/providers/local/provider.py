@@ -1,0 +1,49 @@
+"""litellm custom provider ``local``: learned models answering in skillci's process.
+
+``local/guard-ngram`` answers the guard's second-opinion prompt with the n-gram classifier of
+:mod:`.ngram` (design 444). Registered next to ``sim`` by ``skillci.providers.client``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillci.providers.guard_fields import answer_fields
+from skillci.providers.local import ngram
+from skillci.providers.sim.provider import OutOfDomain, add_provider, prompt_tokens, text_response
+
+PROVIDER = "local"
+MODELS = ("local/guard-ngram",)
+CONTEXT_WINDOW = 200_000
+
+
+def respond(
+    model: str, messages: list[dict[str, Any]], optional_params: dict[str, Any]
+) -> dict[str, Any]:
+    """The answer of a ``local/`` model as an OpenAI-style response dict."""
+    name = model if model.startswith(f"{PROVIDER}/") else f"{PROVIDER}/{model}"
+    if name not in MODELS:
+        raise ValueError(f"unknown local model {model!r}; use {' or '.join(MODELS)}")
+    used = prompt_tokens(messages, optional_params.get("tools"))
+    if used > CONTEXT_WINDOW:
+        raise OverflowError(f"prompt is {used} tokens; {name} accepts {CONTEXT_WINDOW}")
+    extra = optional_params.get("extra_body") or {}
+    percentile = extra.get("percentile")
+    model_ = ngram.shipped()
+    model_.at(None if percentile is None else str(percentile))  # unknown: ValueError, no call
+
+    def classify(text: str) -> tuple[str, str]:
+        return ngram.classify(text, model_, None if percentile is None else str(percentile))
+
+    text = answer_fields(messages, classify)
+    if not text.startswith("{"):
+        raise OutOfDomain(f"{name} only answers the guard's second-opinion prompt")
+    return text_response(name, text, used)
+
+
+def register(litellm: Any) -> None:
+    """Add the ``local`` provider to ``litellm.custom_provider_map`` (idempotent)."""
+    add_provider(litellm, PROVIDER, respond)
+
+
+__all__ = ["MODELS", "PROVIDER", "register", "respond"]
