@@ -214,10 +214,21 @@ _CRED_WORDS = re.compile(
 )
 _CRED_DIRECT = _rx(
     r"~/\.ssh|\.ssh/id_|id_rsa|id_ed25519|\.aws/credentials|/etc/shadow|/etc/passwd|\.netrc|\.pypirc",
-    r"/proc/(?:self|\*|\d+|\$\$)/environ|\.config/gh/hosts\.yml|\.git-credentials|\.docker/config\.json|\.kube/config|\.npmrc|\bprintenv\b|\benv\s*\|",
-    r"os\.environ|process\.env|getenv\(|\$\{?[a-z0-9_]*(?:token|secret|key|passw(?:or)?d|credential)s?\}?\b",
+    r"/proc/(?:self|\*|\d+|\$\$)/environ|\.config/gh/hosts\.yml|\.git-credentials|\.docker/config\.json|\.kube/config|\.npmrc|\bprintenv\b|\benv\s*\|(?!\s*wc\b)",
     r"\bset\s*\|\s*(?:curl|nc|grep)|\bcat\s+[^\s]*\.env\b|\bsource\s+[^\s]*\.env\b",
 )
+#: Reading a secret from the environment (design 444): ``$API_KEY``, ``os.environ[...]``,
+#: ``getenv(...)``, ``process.env.X``. A secret passed to the tool that needs it
+#: (``--api-key "$API_KEY"``, ``Authorization: Bearer $HF_TOKEN``) is how a skill calls an
+#: API; the read is a request for the value only when it dumps the whole environment,
+#: stands in a URL, or its clause shows it (print, log, send, write ...).
+_CRED_READ = re.compile(
+    r"os\.environ|process\.env|getenv\(|\$\{?[a-z0-9_]*(?:token|secret|key|passw(?:or)?d|credential)s?\}?\b"
+)
+#: The whole environment, not one variable of it.
+_WHOLE_ENV = re.compile(r"(?:os\.environ|process\.env)(?!\s*(?:\[|\.\s*[a-z_]))")
+_IN_URL = re.compile(r"(?:https?|ftp)://[^\s\"'`<>]*$")
+_CLAUSE_START = re.compile(r".*(?:[\n;|]|&&|\.\s|`)", re.DOTALL)
 #: Environment variable names that hold secrets (matched case-sensitively on the raw text).
 _SECRET_ENV_NAME = re.compile(
     r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:TOKEN|SECRET|SECRET_KEY|API_KEY|API_KEYS|ACCESS_KEY|"
@@ -231,6 +242,8 @@ _SHOW_VERBS = re.compile(
     r"email|transmit|forward|steal|harvest|grab|disclose|expose|publish|tell|submit|log|"
     r"append|add|copy|write|include|put|insert|embed|save|export)(?:s|es|ed|ing)?\b"
 )
+#: A show verb standing as a word, not inside a name (``email-delete.js``, ``log_dir``).
+_SHOW_WORD = re.compile(r"(?<![-./\w])(?:" + _SHOW_VERBS.pattern + r")(?![-./\w])")
 #: Design 428: the shell's ``export NAME`` right before the variable puts it in the
 #: environment of the commands that follow; it shows the value to no reader.
 _SHELL_EXPORT = re.compile(r"\bexport\s*$")
@@ -342,11 +355,48 @@ _DESTRUCTIVE = _rx(
     r"\bwhile\s+(?:true|1)\s*:\s*(?:os\.fork|subprocess\.popen|multiprocessing)",
     r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:",
     r"\bfor\s+\w+\s+in\s+psutil\.(?:process_iter|net_connections|pids)\(\)[\s\S]{0,200}?\.(?:terminate|kill)\(",
-    r"\bkill\s+-9\s+-1\b|\bkillall5\b",
-    r"\b(?:drop\s+(?:table|database|schema)|truncate\s+table)\s+[\w.`\"]+",
+    r"\bkill\s+-9\s+-1\b|\bkillall5\b|\bcrontab\s+-r\b",
+    # a temporary or staging table is made to be dropped (design 444)
+    r"\b(?:drop\s+(?:table|database|schema)|truncate\s+table)\s+(?:if\s+exists\s+)?"
+    r"(?!if\s+exists\b)(?![`\"]?(?:tmp|temp|staging)_)[\w.`\"]+",
     r"\b(?:iptables\s+(?:-t\s+\w+\s+)?-[fx]\b|ufw\s+disable\b|setenforce\s+0\b|nft\s+flush\s+ruleset)",
     r"\bchmod\s+(?:-r\s+)?0?777\s+/(?:\s|$|etc|usr|bin)",
     r"(?:>>?\s*|open\(\s*[\"'])/etc/(?:passwd|shadow|sudoers|crontab)\b(?:[\"']\s*,\s*[\"'][wa])?",
+)
+#: Commands that turn off a machine's auditing or erase its traces (MITRE ATT&CK T1562
+#: "impair defenses", T1070 "indicator removal"; design 444).
+_IMPAIR = _rx(
+    r"\b(?:systemctl|service)\s+(?:(?:stop|disable|mask|kill)\s+(?:--now\s+)?)?"
+    r"(?:auditd|rsyslogd?|syslog(?:-ng)?|systemd-journald|journald|falco|osqueryd|wazuh-agent|"
+    r"auditbeat|falcon-sensor|fail2ban|apparmor|firewalld)(?:\.service)?\s+stop\b",
+    r"\bsystemctl\s+(?:stop|disable|mask|kill)\s+(?:--now\s+)?(?:auditd|rsyslogd?|syslog(?:-ng)?|"
+    r"systemd-journald|journald|falco|osqueryd|wazuh-agent|auditbeat|falcon-sensor|fail2ban|"
+    r"apparmor|firewalld)\b",
+    r"\bauditctl\s+(?:-e\s*0|-d)\b",
+    r"\bhistory\s+-c\b|\bunset\s+histfile\b|\bhistfile=/dev/null\b|\bset\s+\+o\s+history\b",
+    r"(?:\bshred\b[^\n]{0,40}|\btruncate\s+-s\s*0\s+|(?<![>\w])>\s*)/var/log/"
+    r"(?:auth|secure|syslog|messages|audit|wtmp|btmp|lastlog)",
+    r"\becho\s+[01]\s*>\s*/proc/sys/kernel/randomize_va_space",
+)
+#: SQL that hands a database's highest rights to everyone or to a user who should not have
+#: them (design 444); "GRANT SELECT ON app.* TO reporter" is ordinary and does not count.
+_ESCALATE_SQL = _rx(
+    r"\bgrant\s+(?:all(?:\s+privileges)?|superuser|dba|sysadmin|role\s+\w+)\b[^;\n]{0,80}?"
+    r"\bto\s+(?:public|guest|anonymous|[\"'`]?\w*[\"'`]?@[\"'`]?%)",
+    r"\bgrant\s+(?:role\s+)?(?:superuser|sysadmin|dba)\s+to\b",
+    r"\balter\s+(?:user|role)\s+\S+\s+(?:with\s+)?superuser\b",
+    r"\bupdate\s+\w*users?\s+set\s+(?:is_?admin|is_?superuser|is_?staff|role)\s*=\s*"
+    r"(?:1|true|[\"']?(?:admin|superuser|root)[\"']?)",
+)
+#: Searching the whole disk for key files and printing them (credential harvesting).
+_HARVEST = _rx(
+    r"\bfind\s+/\S*\s[^\n|;]{0,80}-i?name\s+[\"']?\*?\.(?:pem|key|p12|pfx|kdbx|ppk)\b[^\n]{0,60}"
+    r"(?:-exec\s+cat|\|\s*xargs\s+cat)",
+)
+#: Turning off auditing or logging, or deleting audit records, in Chinese (design 444).
+_IMPAIR_CJK = _rx(
+    r"(?:关闭|關閉|停用|禁用|停止|删除|刪除|清空|清除)(?:所有|全部|今天的|今日的)?.{0,6}?"
+    r"(?:审计|審計|audit|安全日志|安全日誌|日志记录|日誌記錄|系统日志|系統日誌)",
 )
 #: Code that ships files, screenshots or system data to another machine.
 _CODE_EXFIL = _rx(
@@ -529,6 +579,24 @@ def _clause_has(parsed: list[grammar.Clause], pos: int, rx: re.Pattern[str]) -> 
     return c is not None and rx.search(c.text) is not None
 
 
+def _secret_reads(view: View) -> list[Hit]:
+    """Secrets read from the environment where the read hands the value to a reader
+    (:data:`_CRED_READ`)."""
+    out = []
+    for m in _CRED_READ.finditer(view.text):
+        before = view.text[: m.start()]
+        lead = before[_m.end() :] if (_m := _CLAUSE_START.match(before)) else before
+        if not (
+            _WHOLE_ENV.match(view.text, m.start())
+            or _IN_URL.search(before)
+            or _SHOW_WORD.search(lead)
+        ):
+            continue  # passed to the tool that needs it: "--api-key "$API_KEY""
+        s, e = view.span(m.start(), m.end())
+        out.append(Hit("credential-request", s, e, f"secret read shown: {m.group(0)[:80]!r}"))
+    return out
+
+
 def credentials(v: dict[str, View], raw: str = "") -> list[Hit]:
     out: list[Hit] = []
     parsed = grammar.parse(raw) if raw else []
@@ -552,6 +620,7 @@ def credentials(v: dict[str, View], raw: str = "") -> list[Hit]:
                 Hit("credential-request", s, e, f"asks for credentials: {m.group(0)[:80]!r}")
             )
     out += _hits(v["folded"], _CRED_DIRECT, "credential-request", "secret location or env dump")
+    out += _secret_reads(v["folded"])
     for m in _SECRET_ENV_NAME.finditer(raw):
         c = grammar.at(parsed, m.start()) if parsed else None
         if c is not None:
@@ -579,8 +648,22 @@ def exfiltration(v: dict[str, View]) -> list[Hit]:
     return out
 
 
-def destructive(v: dict[str, View]) -> list[Hit]:
+def destructive(v: dict[str, View], raw: str = "") -> list[Hit]:
     out = _hits(v["folded"], _DESTRUCTIVE, "destructive-command", "destroys system files or disks")
+    found = _hits(v["folded"], _IMPAIR, "policy-disarm", "turns off auditing or erases its traces")
+    found += _hits(
+        v["folded"], _ESCALATE_SQL, "policy-escalation", "grants a database's top rights"
+    )
+    found += _hits(v["folded"], _HARVEST, "credential-request", "collects key files from the disk")
+    if found and raw:  # a rule forbidding the command is not the command (design 444)
+        parsed = grammar.parse(raw)
+        found = [h for h in found if not grammar.negated_at(parsed, raw, h.start)]
+    out += found
+    for m in _IMPAIR_CJK.finditer(v["plain"].text):
+        if _NEG_CJK.search(v["plain"].text[max(0, m.start() - 6) : m.start()]):
+            continue
+        s, e = v["plain"].span(m.start(), m.end())
+        out.append(Hit("policy-disarm", s, e, f"turns off auditing: {m.group(0)[:80]!r}"))
     return out + _hits(v["folded"], _CODE_EXFIL, "exfiltration", "code that uploads data")
 
 
@@ -708,7 +791,7 @@ def scan_text(raw: str, allow: Sequence[str], *, decode: bool = True) -> list[Hi
     v = views(raw)
     hits = hidden_unicode(raw) + homoglyphs(raw) + injection(v) + credentials(v, raw)
     hits += exfiltration(v) + remote_exec(v) + urls(v, allow) + blobs(raw) + policy(v, raw)
-    hits += destructive(v) + agent_state(raw)
+    hits += destructive(v, raw) + agent_state(raw)
     hits += [Hit(h.code, h.start, h.end, h.note) for h in host_actions(raw)]
     hits += [Hit(h.code, h.start, h.end, h.note) for h in agent_misuse(raw)]
     hits += obfuscation(raw)

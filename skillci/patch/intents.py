@@ -200,7 +200,7 @@ PRIOR = _lex(
     "the instructions|your rules|the rules|the skill|system prompt|text before|everything before|"
     "before this|those rules|previous tasks|what you have been told|you have been told|"
     "যা বলা হয়েছে|تعليماتك|تعليمات|quy tắc|chỉ dẫn|之前|以上|上面|前面|先前|原有|"
-    "所有指令|指示|规则|規則|anterior|anteriores|lo anterior|instrucciones|instruções|instrucoes|"
+    "所有指令|指示|规则|規則|上文|前文|上述|安全限制|所有限制|anterior|anteriores|lo anterior|instrucciones|instruções|instrucoes|"
     "precedenti|istruzioni|précédentes|precedentes|ci dessus|instructions|vorherigen|"
     "obigen|anweisungen|以前の|上記|指示|предыдущие|вышеуказанн|инструкции|पिछले|ऊपर|निर्देश|"
     "পূর্ববর্তী|উপরের|নির্দেশ|ก่อนหน้า|ข้างต้น|คำสั่ง|คําสั่ง|trước đó|ở trên|hướng dẫn|"
@@ -726,6 +726,23 @@ _GATE_QUALIFIERS = frozenset(
 _WORD_BEFORE = re.compile(r"([a-z0-9]+) $")
 
 
+_REMOTE_BEFORE = re.compile(r"\b(?:origin|upstream) $")
+_MERGED_BEFORE = re.compile(r"\bmerge (?:(?:origin|upstream) )?$")
+
+
+def _merge_source(text: str, a: re.Match[str], b: re.Match[str]) -> bool:
+    """The protected branch is what a merge takes in, not where it goes (design 444): "git
+    merge origin/main", "merge main into your branch" bring a branch up to date."""
+    return (
+        text.startswith(" into ", b.end())
+        or _MERGED_BEFORE.search(text, 0, b.start()) is not None
+        or (
+            text[a.start() : a.end()].startswith("merge")
+            and _REMOTE_BEFORE.search(text, 0, b.start()) is not None
+        )
+    )
+
+
 def _domain_threshold(text: str, b: re.Match[str]) -> bool:
     """A threshold named by another noun is that domain's parameter, not the gate's:
     "lower the similarity threshold" tunes a search (design 428)."""
@@ -1122,6 +1139,8 @@ def _intents(view: View, raw: str | None, classes: tuple[PolicyClass, ...]) -> l
             ]
             if near and cls.second in (THRESHOLD, CONTROL):
                 near = [b for b in near if not _domain_threshold(text, b)]
+            if near and cls.second is PROTECTED:
+                near = [b for b in near if not _merge_source(text, a, b)]
             if near and parsed is not None and view.src and cls.scoped:
                 near = [b for b in near if _same_clause(view, parsed, a, b)]
             if near and cls.antecedent:
