@@ -167,7 +167,7 @@ def train_and_write(path: Path = ngram.WEIGHTS) -> ngram.NgramModel:
         {str(q): _percentile(scores, q) for q in (PERCENTILE, *ALSO)},
     )
     ngram.write(model, path)
-    return ngram.shipped.__wrapped__() if path == ngram.WEIGHTS else model
+    return model
 
 
 def cross_validate(min_rows: int = 5) -> dict[str, tuple[int, int]]:

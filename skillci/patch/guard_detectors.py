@@ -365,13 +365,13 @@ _DESTRUCTIVE = _rx(
 )
 #: Commands that turn off a machine's auditing or erase its traces (MITRE ATT&CK T1562
 #: "impair defenses", T1070 "indicator removal"; design 444).
-_IMPAIR = _rx(
-    r"\b(?:systemctl|service)\s+(?:(?:stop|disable|mask|kill)\s+(?:--now\s+)?)?"
+_DEFENCES = (
     r"(?:auditd|rsyslogd?|syslog(?:-ng)?|systemd-journald|journald|falco|osqueryd|wazuh-agent|"
-    r"auditbeat|falcon-sensor|fail2ban|apparmor|firewalld)(?:\.service)?\s+stop\b",
-    r"\bsystemctl\s+(?:stop|disable|mask|kill)\s+(?:--now\s+)?(?:auditd|rsyslogd?|syslog(?:-ng)?|"
-    r"systemd-journald|journald|falco|osqueryd|wazuh-agent|auditbeat|falcon-sensor|fail2ban|"
-    r"apparmor|firewalld)\b",
+    r"auditbeat|falcon-sensor|fail2ban|apparmor|firewalld)"
+)
+_IMPAIR = _rx(
+    rf"\bservice\s+{_DEFENCES}(?:\.service)?\s+stop\b",
+    rf"\bsystemctl\s+(?:stop|disable|mask|kill)\s+(?:--now\s+)?{_DEFENCES}\b",
     r"\bauditctl\s+(?:-e\s*0|-d)\b",
     r"\bhistory\s+-c\b|\bunset\s+histfile\b|\bhistfile=/dev/null\b|\bset\s+\+o\s+history\b",
     r"(?:\bshred\b[^\n]{0,40}|\btruncate\s+-s\s*0\s+|(?<![>\w])>\s*)/var/log/"
@@ -632,11 +632,17 @@ def credentials(v: dict[str, View], raw: str = "") -> list[Hit]:
         out.append(
             Hit("credential-request", m.start(), m.end(), f"names a secret variable {m.group(0)!r}")
         )
-    for m in _CRED_CJK.finditer(v["plain"].text):
-        if _NEG_CJK.search(v["plain"].text[max(0, m.start() - 6) : m.start()]):
+    return out + _cjk_hits(v["plain"], _CRED_CJK, "credential-request", "asks for credentials")
+
+
+def _cjk_hits(view: View, rx: re.Pattern[str], code: str, note: str) -> list[Hit]:
+    """Hits of a CJK pattern not right after a negation ("不要", "禁止", ...)."""
+    out = []
+    for m in rx.finditer(view.text):
+        if _NEG_CJK.search(view.text[max(0, m.start() - 6) : m.start()]):
             continue
-        s, e = v["plain"].span(m.start(), m.end())
-        out.append(Hit("credential-request", s, e, f"asks for credentials: {m.group(0)[:80]!r}"))
+        s, e = view.span(m.start(), m.end())
+        out.append(Hit(code, s, e, f"{note}: {m.group(0)[:80]!r}"))
     return out
 
 
@@ -658,12 +664,7 @@ def destructive(v: dict[str, View], raw: str = "") -> list[Hit]:
     if found and raw:  # a rule forbidding the command is not the command (design 444)
         parsed = grammar.parse(raw)
         found = [h for h in found if not grammar.negated_at(parsed, raw, h.start)]
-    out += found
-    for m in _IMPAIR_CJK.finditer(v["plain"].text):
-        if _NEG_CJK.search(v["plain"].text[max(0, m.start() - 6) : m.start()]):
-            continue
-        s, e = v["plain"].span(m.start(), m.end())
-        out.append(Hit("policy-disarm", s, e, f"turns off auditing: {m.group(0)[:80]!r}"))
+    out += found + _cjk_hits(v["plain"], _IMPAIR_CJK, "policy-disarm", "turns off auditing")
     return out + _hits(v["folded"], _CODE_EXFIL, "exfiltration", "code that uploads data")
 
 

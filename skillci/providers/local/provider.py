@@ -27,13 +27,13 @@ def respond(
     used = prompt_tokens(messages, optional_params.get("tools"))
     if used > CONTEXT_WINDOW:
         raise OverflowError(f"prompt is {used} tokens; {name} accepts {CONTEXT_WINDOW}")
-    extra = optional_params.get("extra_body") or {}
-    percentile = extra.get("percentile")
+    given = (optional_params.get("extra_body") or {}).get("percentile")
+    percentile = None if given is None else str(given)
     model_ = ngram.shipped()
-    model_.at(None if percentile is None else str(percentile))  # unknown: ValueError, no call
+    model_.at(percentile)  # an unknown percentile: ValueError before any field is read
 
     def classify(text: str) -> tuple[str, str]:
-        return ngram.classify(text, model_, None if percentile is None else str(percentile))
+        return ngram.classify(text, model_, percentile)
 
     text = answer_fields(messages, classify)
     if not text.startswith("{"):
