@@ -1,7 +1,8 @@
 """``local/guard-ngram``: a learned n-gram classifier for the guard's second opinion (design 444).
 
-A logistic regression over a text's word unigrams, word bigrams and in-word character
-4-grams (binary, scaled by 1/sqrt(number of features)), trained by
+A logistic regression over a text's word unigrams, word bigrams, in-word character
+4-grams and concept families (:data:`CONCEPTS`, design 445; binary, scaled by
+1/sqrt(number of features)), trained by
 ``python -m benchmarks.guard_ngram train`` on the **dev** splits of the public attack
 collections under ``tests/fixtures/attacks`` (attacks) and the dev half of the real skills'
 prose sentences plus the collections' labelled legitimate rows (benign). Test splits are
@@ -9,7 +10,7 @@ never read by training. The threshold is the 99th percentile of out-of-fold scor
 sentences from skills left out of training (about 1% of benign sentences flagged).
 
 It is a model, not a rule: its flags are caution (``needs-approval``), its passes prove
-nothing, and its figures (leave-one-source-out recall, held-out tests) are in design 444.
+nothing, and its figures (leave-one-source-out recall, held-out tests) are in designs 444 and 445.
 Pure Python; the weights are a JSON file shipped with the package.
 """
 
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 WEIGHTS = Path(__file__).with_name("guard_ngram.json.gz")
-WEIGHTS_VERSION = 1
+WEIGHTS_VERSION = 2
 #: Tokens read from one text (a longer text is read from its start).
 MAX_TOKENS = 400
 _TOKEN = re.compile(r"[^\W_]+(?:_[^\W_]+)*", re.UNICODE)
@@ -63,16 +64,82 @@ def _tokens(text: str) -> list[str]:
     return out
 
 
+#: Concepts an order to do harm is made of, whatever a collection's wording: a word of one
+#: of these families in a clause is the feature ``@NAME`` (``~@NAME`` after a negator), and
+#: two families in one clause the feature ``@A+@B``. A model that never saw "transmit the
+#: session cookie to the collector" still learned that @SEND+@SECRET orders a leak.
+CONCEPTS: dict[str, str] = {
+    "SEND": r"send|sends|upload\w*|post|posts|forward\w*|e-?mail|mail|transmit\w*|exfiltrat\w*|"
+    r"leak\w*|share|beacon|curl|wget|nc|netcat|scp|rsync|发送|发给|上传|转发|外发|泄露",
+    "SECRET": r"keys?|tokens?|passwords?|passwd|credentials?|secrets?|ssh|id_rsa|cookies?|"
+    r"sessions?|api_key|private|\.env|environ|shadow|密码|密钥|令牌|凭证|凭据|私钥|口令",
+    "EXTERNAL": r"external|remote|attacker\w*|third[- ]party|outside|personal|webhook\w*|https?|"
+    r"url|server|endpoint|domain|pastebin|ngrok|外部|第三方|服务器|网址",
+    "OVERRIDE": r"ignore|disregard|forget|override|bypass|supersede\w*|instead|忽略|无视|忘记|覆盖|绕过",
+    "RULES": r"instructions?|rules?|guidelines?|prompts?|system|previous|above|prior|policy|"
+    r"policies|指令|指示|规则|提示|系统|之前|上文",
+    "DESTROY": r"delete\w*|remove|rm|wipe|erase|drop|truncate|destroy|shred|format|overwrite|"
+    r"删除|清空|销毁|覆写|格式化",
+    "ALL": r"all|every|entire|whole|recursive\w*|rf|everything|所有|全部|整个",
+    "EXEC": r"run|execute|eval|exec|bash|sh|powershell|download\w*|install|chmod|script|"
+    r"执行|运行|下载|安装|脚本",
+    "PRIV": r"sudo|root|admin\w*|privileges?|permissions?|777|sudoers|superuser|权限|管理员|提权",
+    "STEALTH": r"silently|quietly|secretly|covert\w*|hidden|hide|conceal|unnoticed|"
+    r"without (?:telling|asking|notify\w*|mention\w*|confirm\w*)|悄悄|秘密|隐藏|不要告诉",
+    "URGENT": r"important|urgent|immediately|critical|mandatory|required|重要|立即|紧急|必须",
+    "DISABLE": r"disable\w*|turn off|skip|stop|deactivate|suspend|bypass|关闭|禁用|停止|跳过",
+    "DEFENCE": r"security|firewall|antivirus|audit\w*|logging|logs?|monitor\w*|checks?|"
+    r"verification|review|approval|tests?|安全|审计|防火墙|日志|监控|审核",
+    "PERSON": r"user|users|customers?|clients?|patients?|employees?|contacts?|用户|客户|员工",
+}
+
+
+def _family(pattern: str) -> re.Pattern[str]:
+    """Latin words match whole; CJK words (no spaces between words) anywhere."""
+    alts = pattern.split("|")
+    latin = "|".join(a for a in alts if not _CJK.search(a))
+    cjk = "|".join(a for a in alts if _CJK.search(a))
+    return re.compile(
+        rf"(?<![^\W_])(?:{latin})(?![^\W_])" + (f"|{cjk}" if cjk else ""), re.IGNORECASE
+    )
+
+
+_CONCEPT = {name: _family(pattern) for name, pattern in CONCEPTS.items()}
+
+_NEGATOR = re.compile(r"\b(?:not|never|no|nor|cannot|avoid|without|don't)\b|不要|不得|禁止|切勿")
+
+
+def _concepts(text: str) -> set[str]:
+    """``@NAME`` per concept family in a clause (``~@NAME`` after a negator), and ``@A+@B``
+    for two non-negated families in one clause."""
+    out: set[str] = set()
+    for clause in _CLAUSE.split(text[: MAX_TOKENS * 8].lower()):
+        neg = _NEGATOR.search(clause)
+        cut = neg.start() if neg else len(clause)
+        here = []
+        for name, pat in _CONCEPT.items():
+            m = pat.search(clause)
+            if m is None:
+                continue
+            if m.start() >= cut:
+                out.add(f"~@{name}")
+            else:
+                out.add(f"@{name}")
+                here.append(name)
+        out.update(f"@{a}+@{b}" for a, b in itertools.combinations(here, 2))
+    return out
+
+
 def features(text: str) -> frozenset[str]:
-    """The binary features of ``text``: words, word pairs and in-word character 4-grams
-    (of the word itself, negated or not)."""
+    """The binary features of ``text``: words, word pairs, in-word character 4-grams (of the
+    word itself, negated or not) and the :data:`CONCEPTS` features."""
     words = _tokens(text)
     feats = set(words)
     feats.update(f"{a} {b}" for a, b in itertools.pairwise(words))
     for w in {x.lstrip("~") for x in words}:
         padded = f"<{w}>"
         feats.update("#" + padded[i : i + 4] for i in range(max(1, len(padded) - 3)))
-    return frozenset(feats)
+    return frozenset(feats | _concepts(text))
 
 
 @dataclass(frozen=True)
