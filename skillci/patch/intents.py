@@ -431,6 +431,51 @@ ACCOUNT = re.compile(
     r"(?<![a-z0-9])(?:accounts?|iban|bank account|wallet|[a-z]{2}\d{2}[a-z0-9]{10,30})(?![a-z0-9])"
 )
 
+#: Design 445: data leaving for a place outside the task. A skill may call an API or publish
+#: a dataset it was asked to; it never ships private data (personal, medical or financial
+#: records, a customer database, secrets, keys other than public ones, "everything") to an external,
+#: third-party or remote place. The verb, the data and the place are all needed.
+SHIP = _lex(
+    "send|transmit|forward|export|upload|post|mirror|sync|push|relay|beacon|replicate|"
+    "copy|ship|exfiltrate|transfer|发送|上传|转发|同步|导出"
+)
+PRIVATE_DATA = re.compile(
+    _lex(
+        "pii|personal data|personal info|personal information|personally identifiable|"
+        "financial records|financial data|medical records|medical data|health data|"
+        "health records|patient data|patient records|customer data|customer records|"
+        "customer database|customer list|user data|user records|all data|all the data|"
+        "everything|entire database|whole database|complete dataset|full dataset|"
+        "database dump|key inventory|conversation history|chat history|browsing history|"
+        "address book|个人信息|用户数据|客户数据|病历|财务数据"
+    ).pattern
+    + "|"
+    + SECRET.pattern
+    + r"|(?<![a-z0-9])(?<!public )(?<!authorized )keys(?![a-z0-9])"
+)
+OUTSIDE = _lex(
+    "external|third party|remote|outside|attacker|collector|collection service|"
+    "analytics platform|analytics service|analytics endpoint|our server|our servers|offsite|"
+    "https|http|外部|第三方|远程"
+)
+#: Design 445: running what a remote place sends. "Run the tests" is a skill's own order;
+#: "execute downloaded instructions" hands the agent to whoever serves them.
+RUN_IT = _lex("execute|run|follow|obey|apply|carry out|eval|evaluate|act on|执行|运行|遵循|照做")
+REMOTE_ORDERS = _lex(
+    "downloaded instructions|remote instructions|fetched instructions|retrieved instructions|"
+    "instructions from the remote|instructions from a remote|instructions from the server|"
+    "instructions from our server|instructions from the url|instructions at the url|"
+    "commands from the server|commands from the remote|remote commands|downloaded commands|"
+    "fetched commands|remote payload|downloaded payload|fetched payload|downloaded code|"
+    "remote code|fetched code|远程指令|下载的指令|远程命令"
+)
+#: Design 445: raising its own privileges ("escalate to admin access", "elevate privileges").
+ESCALATE = _lex("escalate|elevate|提升|提权")
+TOP_RIGHTS = _lex(
+    "admin|administrator|root|superuser|super admin|privileges|privilege|admin access|"
+    "root access|full access|管理员|root 权限|最高权限"
+)
+
 CLASSES: tuple[PolicyClass, ...] = (
     PolicyClass("policy-threshold", "moves a gate threshold", LOWER, THRESHOLD),
     PolicyClass(
@@ -447,6 +492,11 @@ CLASSES: tuple[PolicyClass, ...] = (
     ),
     PolicyClass("policy-protected-branch", "pushes to a protected branch", PUSH, PROTECTED),
     PolicyClass("policy-exfiltration", "sends secrets somewhere", DISCLOSE, SECRET),
+    PolicyClass(
+        "policy-exfiltration", "ships private data outside", SHIP, PRIVATE_DATA, third=OUTSIDE
+    ),
+    PolicyClass("policy-remote-orders", "runs what a remote place sends", RUN_IT, REMOTE_ORDERS),
+    PolicyClass("policy-escalation", "raises its own privileges", ESCALATE, TOP_RIGHTS),
     PolicyClass(
         "policy-exfiltration",
         "keeps secrets where a reader sees them",
