@@ -43,14 +43,26 @@ def test_the_offline_npm_meets_benchflows_install_of_a_preinstalled_package(tmp_
     assert other.returncode == 1 and "only 'install'" in other.stderr
 
 
-def test_the_entrypoint_runs_the_containers_command(tmp_path: Path) -> None:
+def test_the_entrypoint_names_the_gateway_once_and_runs_the_containers_command(
+    tmp_path: Path,
+) -> None:
+    # the script is run against a copy of a hosts file: run as root on the host, the real
+    # /etc/hosts would be changed (it was, once, on a machine that lacked the name)
+    hosts = tmp_path / "hosts"
+    hosts.write_text("127.0.0.1 localhost\n")
     entry = tmp_path / "entry"
-    entry.write_text(ENTRYPOINT)
-    # outside a container /etc/hosts is not writable for the test user or already named:
-    # the script still execs the command it was given
-    proc = subprocess.run(["sh", str(entry), "echo", "ran"], capture_output=True, text=True,
-                          timeout=30)  # fmt: skip
-    assert proc.stdout.strip().splitlines()[-1] == "ran"
+    entry.write_text(ENTRYPOINT.replace("/etc/hosts", str(hosts)))
+    assert "/etc/hosts" not in entry.read_text()
+    for _ in range(2):
+        proc = subprocess.run(["sh", str(entry), "echo", "ran"], capture_output=True,
+                              text=True, timeout=30)  # fmt: skip
+        assert proc.stdout.strip().splitlines()[-1] == "ran"
+    gateway = any(
+        f[1] == "00000000" and int(f[3], 16) & 2
+        for f in (line.split() for line in Path("/proc/net/route").read_text().splitlines()[1:])
+    )
+    named = hosts.read_text().count("host.docker.internal")
+    assert named == (1 if gateway and shutil.which("python3") else 0), hosts.read_text()
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="the layer copies the host's node")
