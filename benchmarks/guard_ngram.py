@@ -4,10 +4,10 @@
     python -m benchmarks.guard_ngram train   # write skillci/providers/local/guard_ngram.json.gz
 
 Training reads only **dev** rows: the attack collections' dev splits
-(``tests/fixtures/attacks/payloads.jsonl``, ``round3/payloads*.jsonl`` up to round 6), the dev
+(``tests/fixtures/attacks/payloads.jsonl``, ``round3/payloads*.jsonl`` up to round 7), the dev
 CI probes (attack 1, benign twin 0), the collections' labelled legitimate dev rows (0), and
 the real skills' prose sentences whose sha256 split is dev (0). Any collection added later
-(round 7 on) is outside training by construction: :data:`ATTACK_FILES` names the files.
+(round 8 on) is outside training by construction: :data:`ATTACK_FILES` names the files.
 
 Each attack source weighs about as much as 200 rows (``sqrt(200/n)``, capped at 3), so a
 templated collection of 1000 rows does not teach one framing only. The threshold is the
@@ -34,10 +34,26 @@ from pathlib import Path
 import yaml
 
 from benchmarks import guard_public as gp
-from benchmarks.guard_round3 import PROBES, ROUND3, ROUND4, ROUND5, ROUND6, TOPIC, split_of
+from benchmarks.guard_round3 import (
+    PROBES,
+    ROUND3,
+    ROUND4,
+    ROUND5,
+    ROUND6,
+    ROUND7,
+    TOPIC,
+    split_of,
+)
 from skillci.providers.local import ngram
 
-ATTACK_FILES = (ROUND3.parents[1] / "payloads.jsonl", ROUND3, ROUND4, ROUND5, ROUND6)
+ATTACK_FILES = (
+    ROUND3.parents[1] / "payloads.jsonl",
+    ROUND3,
+    ROUND4,
+    ROUND5,
+    ROUND6,
+    ROUND7,
+)
 PROBE_SOURCE = "skillci-probes"
 BENIGN_SOURCE = "real-skills"
 FOLDS = 5

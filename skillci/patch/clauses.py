@@ -58,6 +58,10 @@ _NEG = (
     r"under no circumstances|at no time|nunca|jamais|ne|nicht|niemals|не|никогда)"
 )
 _PROHIBIT_HEAD = re.compile(rf"^\W*{_LEAD}{_NEG}\b")
+#: design 446: a negated reluctance orders the action ("don't hesitate to", "never forget to")
+_DOUBLE_NEG = re.compile(
+    rf"^\W*{_LEAD}{_NEG}\s+(?:(?:ever|once)\s+)?(?:forget|hesitate|fail|neglect)\s+(?:to|in)\b"
+)
 _PROHIBIT_TAIL = re.compile(
     r"\b(?:is|are|was|were)\s+(?:strictly\s+)?(?:forbidden|prohibited|not allowed|not permitted|"
     r"disallowed|banned|never allowed|never ok|never acceptable|not acceptable|a mistake|wrong)\b"
@@ -116,6 +120,8 @@ _QUESTION = re.compile(
 def _mood(text: str) -> Mood:
     if _CONDITION.match(text) or _RESTRICTED.match(text):
         return "condition"
+    if _DOUBLE_NEG.match(text):
+        return "order"
     if _PROHIBIT_HEAD.match(text) or _PROHIBIT_TAIL.search(text) or _PROHIBIT_CJK.match(text):
         return "prohibition"
     if _EXAMPLES.match(text) or (_LOOK_FOR.match(text) and not _PURPOSE.search(text)):

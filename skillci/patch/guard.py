@@ -45,7 +45,7 @@ GUARD_SCHEMA_VERSION = 1
 MAX_TEXT_CHARS = 20_000
 MAX_JOINED_CHARS = 100_000
 #: Content findings a human may approve (the review layer): an external URL or host.
-REVIEW_CODES = frozenset({"url"}) | HOST_REVIEW | AGENT_REVIEW
+REVIEW_CODES = frozenset({"url", "outbound-transfer"}) | HOST_REVIEW | AGENT_REVIEW
 DEFAULT_ALLOWED_HOSTS = ("docs.python.org", "docs.pytest.org", "pytest.org")
 
 

@@ -125,7 +125,8 @@ _ROLE_CJK = _rx(
 )
 _ROLE_MARKERS = re.compile(
     r"(?:^|\n|[\[<>\"'`(])\s*(?:system|sys|developer|admin|root|assistant)\s*(?:prompt)?\s*[:\]>|]"
-    r"|<\|?im_start\|?>|\[/?inst\]|<<sys>>|</?system>|#{2,}\s*(?:system|instruction|new instructions)\b",
+    r"|<\|?im_start\|?>|\[/?inst\]|<<sys>>|</?system>|#{2,}\s*(?:system|instruction|new instructions)\b"
+    r"(?![-_.]\w)",  # design 446: "### system-info" is a command's name
 )
 #: Design 428: a role tag opening a line - a bracketed label naming a privileged turn
 #: ("###(system_message)", "[developer-note]", "{admin instructions}"), optionally after
@@ -297,13 +298,29 @@ _NEG_CJK = re.compile(
     r"(?:不要|不得|禁止|切勿|绝不|絕不|不可|不能|别|別|勿|しない|しないで|않)\s*$"
 )
 
-_EXFIL_WORDS = _rx(
+_EXFIL_SEND = re.compile(
     r"\b(?:send|post|upload|exfiltrate|transmit|forward|email|mail|beam|report|leak|copy|sync)\w*"
-    r"(?: \w+){0,8} to (?:https? |ftp |www |my |our |the |this |an? )?(?:server|webhook|endpoint|"
-    r"address|url|host|domain|remote|bucket|pastebin|gist|inbox|e ?mail|attacker|collector)\b",
+    r"(?: \w+){0,8}? to (?:(?:https? |ftp |www |(my|our|the|this|that|an?|your|their) )?"
+    r"(?:server|webhook|endpoint|url|domain|remote|bucket|pastebin|gist|inbox|e ?mail|attacker|"
+    r"collector)|(?:my|our|the|this|that|an?|your|their|e ?mail|ip) (?:address|host))\b"
+)
+_EXFIL_WORDS = _rx(
     r"\b(?:webhook site|requestbin|request bin|pipedream|ngrok|burpcollaborator|interact sh|"
     r"oastify|pastebin|transfer sh|hookbin|canarytokens|beeceptor|serveo|localtunnel)\b",
 )
+#: Design 446: what a send to an outside place carries, or a place that is someone else's,
+#: makes it a leak; "copy the build artifacts to the remote server" is a deployment a human
+#: may approve ("outbound-transfer", medium).
+_EXFIL_DATA = re.compile(
+    r"\b(?:keys?|api ?keys?|tokens?|secrets?|passwords?|passwd|credentials?|creds|cookies?|"
+    r"sessions?|env|environment|dotenv|ssh|id rsa|private|personal|confidential|sensitive|"
+    r"conversations?|chat|history|histories|transcripts?|memory|memories|system prompt|"
+    r"contacts?|emails?|messages|customer|customers|user data|users data|patients?|medical|"
+    r"financial|wallets?|seed|everything|all (?:the )?(?:files|data|code|documents|records)|"
+    r"database|db|dump|source code|codebase|home|etc passwd|shadow|aws|"
+    r"kube ?config|npmrc|pypirc|netrc|gitconfig|keychain)\b"
+)
+_EXFIL_OWNER = re.compile(r"\b(?:my|our|attacker|attackers|collector|pastebin|gist|inbox)\b")
 _EXFIL_RAW = _rx(
     r"\bcurl\b[^\n|;]{0,300}\s(?:-d|--data(?:-binary|-raw|-urlencode)?|-F|--form|-T|--upload-file|-X\s*(?:POST|PUT))\b",
     r"\bwget\b[^\n|;]{0,300}--post-(?:data|file)",
@@ -322,10 +339,18 @@ _EXFIL_RAW = _rx(
 _REMOTE_EXEC = _rx(
     r"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n]{0,300}?\|\s*(?:sudo\s+)?"
     r"(?:ba|z|k|c|tc|da|fi)?sh\b",
-    r"\b(?:curl|wget)\b[^\n]{0,300}?\|\s*(?:sudo\s+)?(?:python\d?|perl|ruby|node|php|iex|powershell|pwsh)\b",
+    # design 446: an interpreter given its own code (-c, -e, -m json.tool) reads the download
+    # as data, unless that code executes what it reads
+    r"\b(?:curl|wget)\b[^\n]{0,300}?\|\s*(?:sudo\s+)?(?:python\d?|perl|ruby|node|php|iex|powershell|pwsh)\b"
+    r"(?!\s+-(?:m|c|e|ne|pe|r)\b(?![^\n|]{0,200}\b(?:exec|eval|system|spawn|popen)\b))",
     r"\b(?:ba|z|k)?sh\s+(?:-c\s+)?[\"']?\s*<\(\s*(?:curl|wget)",
     r"\b(?:ba|z|k)?sh\s+-c\s+[\"']?\$\(\s*(?:curl|wget)",
     r"\beval\s+[\"']?\$\(\s*(?:curl|wget|base64)",
+    # design 446: download to a file, make it executable, run it
+    r"\b(?:curl|wget)\b[^\n]{0,300}?(?:&&|;|\n)\s*(?:sudo\s+)?chmod\s+(?:-\w+\s+)?(?:[ugoa]*\+x|[0-7]*[1357])"
+    r"\s+(\S+)[^\n]{0,100}?(?:&&|;|\n)\s*(?:sudo\s+)?(?:nohup\s+)?(?:\./)?\1\b",
+    # design 446: code read from a hidden or temporary file and run
+    r"\b(?:eval|exec)\s*\(\s*(?:compile\s*\(\s*)?open\s*\(\s*[\"'](?:/tmp/|/dev/shm/|/var/tmp/|[^\"'\n]*/\.)",
     r"\bbase64\s+(?:-d|--decode|-D)\b[^\n]{0,300}\|\s*(?:sudo\s+)?(?:ba|z|k)?sh\b",
     r"\b(?:iex|invoke-expression)\b[^\n]{0,300}(?:downloadstring|webclient|iwr|invoke-webrequest)",
     r"\bpowershell(?:\.exe)?\s+[^\n]{0,300}-(?:e|en|enc|encodedcommand)\s+[a-z0-9+/=]{16,}",
@@ -405,6 +430,11 @@ _CODE_EXFIL = _rx(
     r"\.stor(?:binary|lines)\(\s*[\"']stor ",
     r"\bpublish\.(?:single|multiple)\([\s\S]{0,300}?hostname\s*=",
     r"\bsmtplib\.smtp[\s\S]{0,300}?\.send(?:mail|_message)\(",
+    # design 446: an environment value glued into a URL (a header that sends a token to its
+    # own API is how authentication works; a token in the URL's path or query is a leak)
+    r"f[\"']https?://[^\"'\n]{0,200}\{[^}\n]{0,100}(?:os\.environ|os\.getenv|process\.env)",
+    r"[\"']https?://[^\"'\n]{0,200}[\"']\s*\+[^,)\n]{0,200}?(?:os\.environ|os\.getenv|process\.env)",
+    r"`https?://[^`\n]{0,200}\$\{[^}\n]{0,100}process\.env",
     r"\bsocket\.socket\([\s\S]{0,300}?\.connect\(\s*\(\s*[\"'][^\"']+[\"'][\s\S]{0,300}?\.send(?:all)?\(",
 )
 
@@ -646,10 +676,26 @@ def _cjk_hits(view: View, rx: re.Pattern[str], code: str, note: str) -> list[Hit
     return out
 
 
-def exfiltration(v: dict[str, View]) -> list[Hit]:
+def exfiltration(v: dict[str, View], raw: str = "") -> list[Hit]:
+    """Sends to an outside place. With ``raw``, a prohibited send is the rule forbidding it
+    ("never send the API key to a remote server"), as in :func:`destructive` (design 446)."""
     out: list[Hit] = []
+    parsed = grammar.parse(raw) if raw else []
     for name in ("folded_words", "leet_words"):
-        out += _hits(v[name], _EXFIL_WORDS, "exfiltration", "sends data out")
+        view = v[name]
+        out += _hits(view, _EXFIL_WORDS, "exfiltration", "sends data out")
+        for m in _EXFIL_SEND.finditer(view.text):
+            if parsed and grammar.negated_at(parsed, raw, view.span(m.start(), m.end())[0]):
+                continue
+            sent = view.text[max(0, m.start() - 60) : m.start() + m.group(0).rfind(" to ")]
+            leak = _EXFIL_DATA.search(sent) or _EXFIL_OWNER.search(m.group(0))
+            s, e = view.span(m.start(), m.end())
+            code, note = (
+                ("exfiltration", "sends data out")
+                if leak
+                else ("outbound-transfer", "sends something to an outside place")
+            )
+            out.append(Hit(code, s, e, f"{note}: {m.group(0)[:80]!r}"))
     out += _hits(v["folded"], _EXFIL_RAW, "exfiltration", "network upload command")
     return out
 
@@ -791,7 +837,7 @@ def scan_text(raw: str, allow: Sequence[str], *, decode: bool = True) -> list[Hi
     """Every content hit in one text (and in what its escapes and base64 runs decode to)."""
     v = views(raw)
     hits = hidden_unicode(raw) + homoglyphs(raw) + injection(v) + credentials(v, raw)
-    hits += exfiltration(v) + remote_exec(v) + urls(v, allow) + blobs(raw) + policy(v, raw)
+    hits += exfiltration(v, raw) + remote_exec(v) + urls(v, allow) + blobs(raw) + policy(v, raw)
     hits += destructive(v, raw) + agent_state(raw)
     hits += [Hit(h.code, h.start, h.end, h.note) for h in host_actions(raw)]
     hits += [Hit(h.code, h.start, h.end, h.note) for h in agent_misuse(raw)]

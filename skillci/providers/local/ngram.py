@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 WEIGHTS = Path(__file__).with_name("guard_ngram.json.gz")
-WEIGHTS_VERSION = 2
+WEIGHTS_VERSION = 3
 #: Tokens read from one text (a longer text is read from its start).
 MAX_TOKENS = 400
 _TOKEN = re.compile(r"[^\W_]+(?:_[^\W_]+)*", re.UNICODE)
@@ -106,22 +106,32 @@ def _family(pattern: str) -> re.Pattern[str]:
 
 _CONCEPT = {name: _family(pattern) for name, pattern in CONCEPTS.items()}
 
-_NEGATOR = re.compile(r"\b(?:not|never|no|nor|cannot|avoid|without|don't)\b|不要|不得|禁止|切勿")
+#: A negator in a clause, read the same way as :func:`_tokens` reads one (a word of
+#: :data:`_NEGATORS`, or a contraction ending in n't) plus the Chinese prohibitions.
+_NEGATOR = re.compile(
+    r"(?<![^\W_])(?:"
+    + "|".join(sorted(_NEGATORS))
+    + "|(?:"
+    + "|".join(sorted(_CONTRACTED))
+    + r")['\u2019]t)(?![^\W_])|不要|不得|禁止|切勿"
+)
 
 
 def _concepts(text: str) -> set[str]:
     """``@NAME`` per concept family in a clause (``~@NAME`` after a negator), and ``@A+@B``
-    for two non-negated families in one clause."""
+    for two non-negated families in one clause. A family phrase that starts with the negator
+    itself ("without telling", "不要告诉") is that family, not its negation."""
     out: set[str] = set()
     for clause in _CLAUSE.split(text[: MAX_TOKENS * 8].lower()):
         neg = _NEGATOR.search(clause)
         cut = neg.start() if neg else len(clause)
+        neg_end = neg.end() if neg else len(clause)
         here = []
         for name, pat in _CONCEPT.items():
             m = pat.search(clause)
             if m is None:
                 continue
-            if m.start() >= cut:
+            if m.start() > cut or (m.start() == cut and m.end() <= neg_end):
                 out.add(f"~@{name}")
             else:
                 out.add(f"@{name}")
