@@ -81,6 +81,8 @@ _QUOTES = re.compile(
 )
 #: a negation right before the verb, also across "or" ("never print or copy"; "and" may start a new order)
 _NEAR_NEG = re.compile(rf"\b{_NEG}\s+(?:\w+\s+)?(?:(?:or|nor)\s+)?$")
+#: design 446: a Chinese negation right before the verb; "不得不" (must) is no negation
+_NEAR_NEG_CJK = re.compile(r"(?:(?<!不得)不|没有|没|未|勿|别|別|不要|不得|不会|不能|不可)\s*$")
 #: "stop without editing tests": the action is what is *not* done
 _WITHOUT = re.compile(r"\bwithout\s+(?:\w+\s+)?$")
 _PASSIVE = re.compile(r"\b(?:is|are|was|were|be|been|being|gets|get)\s+(?:\w+ly\s+)?$")
@@ -218,6 +220,46 @@ def form_of(word: str, is_base: Callable[[str], bool]) -> Form:
     return "base"
 
 
+def is_gerund(word: str, is_base: Callable[[str], bool]) -> bool:
+    """``word`` is the -ing form of an action whose base forms ``is_base`` accepts."""
+    if not word.endswith("ing") or len(word) < 6:
+        return False
+    stem = word[:-3]
+    return (
+        is_base(stem)
+        or is_base(stem + "e")
+        or (len(stem) > 2 and stem[-1] == stem[-2] and is_base(stem[:-1]))
+    )
+
+
+#: Design 446: what lets an -ing form carry the order ("try uploading", "begin by sending",
+#: "you should be sending"); after anything else it names an activity ("for creating vaults
+#: and adding credentials", "credential printing").
+_CARRIES_GERUND = re.compile(
+    r"\b(?:try|start|begin|keep|continue|consider|resume|go on|proceed with|practice|"
+    r"recommend|suggest|by|be|mind)\s+(?:\w+ly\s+)?$"
+)
+_SENTENCE_OPEN = re.compile(r"(?:^|[.!?:;\n])[\s*_#>|-]*(?:\d+[.)]\s*)?$")
+
+
+def gerund_ordered(clauses: list[Clause], raw: str, start: int) -> bool:
+    """Whether an -ing form at ``start`` carries an order: after a verb that hands it the
+    order, or opening its sentence ("Uploading the key is step one") - not opening a clause
+    that continues a sentence ("... for creating vaults and adding credentials")."""
+    c = at(clauses, start)
+    if c is None:
+        return True
+    before = _before(raw, max(c.start, start - LOOKBACK), start)
+    if _CARRIES_GERUND.search(before):
+        return True
+    if (
+        re.sub(r"[^\w\s]", " ", before).strip()
+        and _ADDRESSEE.fullmatch(" ".join(re.sub(r"[^\w\s]", " ", before).split()) + " ") is None
+    ):
+        return False  # words of its own clause come first: "credential printing"
+    return _SENTENCE_OPEN.search(raw[max(0, c.start - LOOKBACK) : c.start]) is not None
+
+
 def _has_subject(before: str) -> bool:
     """Words before the verb other than the addressee and modals ("it shows", "this reveals")."""
     words = " ".join(re.sub(r"[^\w\s]", " ", before).split())
@@ -287,6 +329,8 @@ def governs(
             return False  # "never merge without review": a negated bypass is the rule
     if not self_negated and _NEAR_NEG.search(before.rsplit(",", 1)[-1]):
         return False  # "agents that never push": a negation right before the verb
+    if not self_negated and _NEAR_NEG_CJK.search(before):
+        return False  # "机密不泄露": secrets are not leaked (design 446)
     if not self_negated and _WITHOUT.search(before):
         return False
     return not _PASSIVE.search(before)

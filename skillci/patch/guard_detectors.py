@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -604,6 +605,101 @@ def agent_state(raw: str) -> list[Hit]:
     return [Hit("role-override", s, e, f"forged agent state or tool call: {sorted(keys)}")]
 
 
+#: Design 446: a setting in a config an agent loads (JSON, YAML, env, TOML) whose name says
+#: it switches a control off or raises rights, set on ("BYPASS_PERMISSION": "true",
+#: escalateAdmin: true, dangerouslySkipPermissions: true), or a control's switch set off
+#: (requireApproval: false, "security.authentication.required": false).
+_SETTING = re.compile(
+    r"[\"']?([A-Za-z][\w.-]{2,80})[\"']?\s*[:=]\s*[\"']?(true|yes|on|1|false|no|off|0)[\"']?(?![\w.-])",
+    re.IGNORECASE,
+)
+
+
+def _wordset(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+_SETTING_TURN = _wordset(
+    "bypass skip disable disabled escalate elevate override overrides ignore dangerously "
+    "unsafe insecure allow no"
+)
+_SETTING_CONTROL = _wordset(
+    "permission permissions auth authentication authorization security validation "
+    "verification verify rbac sandbox sandboxing approval approvals review admin "
+    "privileges privilege escalation guard guardrails safety firewall audit signature "
+    "signatures ssl tls cert certificate certs hooks"
+)
+_SETTING_REQUIRE = _wordset("require requires required enforce enforced enabled enable")
+_SETTING_POLICY = _wordset("approval approvals review admin privileges privilege escalation")
+_SETTING_SHIP = _wordset(
+    "include includes collect sync send transmit forward export upload share mirror"
+)
+_SETTING_PRIVATE = _wordset(
+    "pii ssn ssh keys creds credentials secrets env tokens passwords financial health "
+    "medical patient payment phi"
+)
+_SETTING_OUT = re.compile(r"\bhttps?://(?!(?:localhost|127\.0\.0\.1|\[::1\])[:/])", re.IGNORECASE)
+
+
+def _setting_words(key: str) -> list[str]:
+    key = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", key)
+    return [w for w in re.split(r"[\W_]+", key.lower()) if w]
+
+
+def config_disarm(raw: str) -> list[Hit]:
+    """Settings that switch a control off or raise rights, or ship private data to the
+    outside endpoint the same text names (design 446)."""
+    out = []
+    outside = _SETTING_OUT.search(raw) is not None
+    for m in _SETTING.finditer(raw):
+        words = set(_setting_words(m.group(1)))
+        on = m.group(2).lower() in ("true", "yes", "on", "1")
+        shown = repr(m.group(0)[:80])
+        if on and outside and words & _SETTING_SHIP and words & _SETTING_PRIVATE:
+            note = f"a setting ships private data to an outside endpoint: {shown}"
+            out.append(Hit("policy-exfiltration", m.start(), m.end(), note))
+            continue
+        controls, turned = words & _SETTING_CONTROL, words & _SETTING_TURN
+        # "allow" alone only raises rights when what it allows is escalation itself
+        switched_off = on and bool(turned) and (turned != {"allow"} or "escalation" in controls)
+        # "requiresApproval": false on staging is a team's policy, not a disarm
+        unrequired = not on and bool(words & _SETTING_REQUIRE and controls - _SETTING_POLICY)
+        if controls and (switched_off or unrequired):
+            note = f"a setting turns a control off: {shown}"
+            out.append(Hit("policy-disarm", m.start(), m.end(), note))
+    return out
+
+
+#: Design 446: code that reads several secrets from the environment and packs them into one
+#: payload (a dict serialised, encoded or pickled): gathered to be carried off.
+_ENV_SECRET_READ = re.compile(
+    r"(?:os\.environ\[|os\.environ\.get\(|os\.getenv\(|process\.env\.|process\.env\[|ENV\[)"
+    r"\s*[\"']?\w*(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|DATABASE_URL)\w*",
+    re.IGNORECASE,
+)
+_PACK = re.compile(
+    r"\b(?:json\.dumps?|JSON\.stringify|base64\.\w*encode|b64encode|pickle\.dumps?|"
+    r"urlencode|btoa|Buffer\.from)\s*\("
+)
+
+
+#: an assignment opening a line: the reads before and after it are two statements
+_NEW_STATEMENT = re.compile(r"\n\s*(?:const |let |var )?[\w.]+\s*=(?!=)")
+
+
+def secret_bundle(raw: str) -> list[Hit]:
+    """Two secret environment reads in one statement (a dict or list literal), packed within
+    300 characters."""
+    reads = list(_ENV_SECRET_READ.finditer(raw))
+    for a, b in itertools.pairwise(reads):
+        if b.start() - a.start() <= 400 and not _NEW_STATEMENT.search(raw, a.end(), b.start()):
+            pack = _PACK.search(raw, b.end(), b.end() + 300)
+            if pack is not None:
+                note = "gathers several secrets into one payload"
+                return [Hit("credential-request", a.start(), pack.end(), note)]
+    return []
+
+
 def _clause_has(parsed: list[grammar.Clause], pos: int, rx: re.Pattern[str]) -> bool:
     c = grammar.at(parsed, pos)
     return c is not None and rx.search(c.text) is not None
@@ -642,6 +738,10 @@ def credentials(v: dict[str, View], raw: str = "") -> list[Hit]:
             if parsed and (
                 grammar.in_name(raw, s, view.span(m.start(1), m.start(1) + len(word))[1])
                 or not grammar.governs(parsed, raw, s, form=form)
+                or (
+                    grammar.is_gerund(word, verb.__eq__)
+                    and not grammar.gerund_ordered(parsed, raw, s)
+                )
             ):
                 continue  # prohibited, conditional, quoted, passive or a name (designs 340, 401)
             if verb not in _STRONG_CRED_VERBS and parsed and not _clause_has(parsed, s, _SINK):
@@ -838,7 +938,7 @@ def scan_text(raw: str, allow: Sequence[str], *, decode: bool = True) -> list[Hi
     v = views(raw)
     hits = hidden_unicode(raw) + homoglyphs(raw) + injection(v) + credentials(v, raw)
     hits += exfiltration(v, raw) + remote_exec(v) + urls(v, allow) + blobs(raw) + policy(v, raw)
-    hits += destructive(v, raw) + agent_state(raw)
+    hits += destructive(v, raw) + agent_state(raw) + config_disarm(raw) + secret_bundle(raw)
     hits += [Hit(h.code, h.start, h.end, h.note) for h in host_actions(raw)]
     hits += [Hit(h.code, h.start, h.end, h.note) for h in agent_misuse(raw)]
     hits += obfuscation(raw)

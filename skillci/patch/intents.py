@@ -614,9 +614,12 @@ def _ordered(
     if verb and cls.verb_first:
         if grammar.in_name(raw, start, end):
             return False  # the whole action, so that "force-push" stays one verb
-        form = grammar.form_of(
-            m.group(0).split(" ")[0], lambda w: cls.first.fullmatch(w) is not None
-        )
+        word = m.group(0).split(" ")[0]
+        form = grammar.form_of(word, lambda w: cls.first.fullmatch(w) is not None)
+        if grammar.is_gerund(
+            word, lambda w: cls.first.fullmatch(w) is not None
+        ) and not grammar.gerund_ordered(parsed, raw, start):
+            return False  # "for creating vaults and adding credentials" (design 446)
     if (
         verb
         and cls.verb_position
