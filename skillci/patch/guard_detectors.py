@@ -249,6 +249,11 @@ _SHOW_WORD = re.compile(r"(?<![-./\w])(?:" + _SHOW_VERBS.pattern + r")(?![-./\w]
 #: Design 428: the shell's ``export NAME`` right before the variable puts it in the
 #: environment of the commands that follow; it shows the value to no reader.
 _SHELL_EXPORT = re.compile(r"\bexport\s*$")
+#: The rest of a line that writes into a local environment or shell start-up file.
+_INTO_ENV_FILE = re.compile(
+    r"[^\n|;&]{0,200}?>>?\s*[\"']?(?:[\w.~/-]*/)?\.(?:env(?:\.[\w-]+)?|envrc|bashrc|zshrc|profile|"
+    r"bash_profile)[\"']?\s*(?:$|[\n;&|])"
+)
 _STRONG_CRED_VERBS = frozenset(
     [
         "print",
@@ -755,8 +760,15 @@ def credentials(v: dict[str, View], raw: str = "") -> list[Hit]:
         c = grammar.at(parsed, m.start()) if parsed else None
         if c is not None:
             lead = plain(raw[c.start : m.start()]).text
-            if not _SHOW_VERBS.search(lead) or not grammar.governs(parsed, raw, m.start()):
+            show = _SHOW_VERBS.search(lead)
+            if show is None or not grammar.governs(parsed, raw, m.start()):
                 continue  # named, not asked for: "set OPENAI_API_KEY in the environment"
+            form = grammar.form_of(show.group(0), lambda w: _SHOW_VERBS.fullmatch(w) is not None)
+            at = max(c.start, raw.casefold().find(show.group(0), c.start, m.start()))
+            if form != "base" and not grammar.governs(parsed, raw, at, form=form):
+                continue  # design 446: "the secrets parameter includes HF_TOKEN" describes
+            if _INTO_ENV_FILE.match(raw, m.end()):
+                continue  # design 446: 'echo "HF_TOKEN=..." >> .env' configures, shows nothing
             if _SHELL_EXPORT.search(lead) and not _clause_has(parsed, m.start(), _SINK):
                 continue  # design 428: "export GITHUB_TOKEN so gh can authenticate" configures
         out.append(
