@@ -252,10 +252,7 @@ def gerund_ordered(clauses: list[Clause], raw: str, start: int) -> bool:
     before = _before(raw, max(c.start, start - LOOKBACK), start)
     if _CARRIES_GERUND.search(before):
         return True
-    if (
-        re.sub(r"[^\w\s]", " ", before).strip()
-        and _ADDRESSEE.fullmatch(" ".join(re.sub(r"[^\w\s]", " ", before).split()) + " ") is None
-    ):
+    if _has_subject(before):
         return False  # words of its own clause come first: "credential printing"
     return _SENTENCE_OPEN.search(raw[max(0, c.start - LOOKBACK) : c.start]) is not None
 

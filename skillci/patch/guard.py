@@ -44,7 +44,8 @@ GUARD_SCHEMA_VERSION = 1
 #: string (the rest is not scanned, and the text is rejected as oversized).
 MAX_TEXT_CHARS = 20_000
 MAX_JOINED_CHARS = 100_000
-#: Content findings a human may approve (the review layer): an external URL or host.
+#: Content findings a human may approve (the review layer): an external URL or host, a send
+#: of work products to an outside place (design 446), host and agent actions.
 REVIEW_CODES = frozenset({"url", "outbound-transfer"}) | HOST_REVIEW | AGENT_REVIEW
 DEFAULT_ALLOWED_HOSTS = ("docs.python.org", "docs.pytest.org", "pytest.org")
 

@@ -306,7 +306,7 @@ _NEG_CJK = re.compile(
 
 _EXFIL_SEND = re.compile(
     r"\b(?:send|post|upload|exfiltrate|transmit|forward|email|mail|beam|report|leak|copy|sync)\w*"
-    r"(?: \w+){0,8}? to (?:(?:https? |ftp |www |(my|our|the|this|that|an?|your|their) )?"
+    r"(?: \w+){0,8}? to (?:(?:https? |ftp |www |(?:my|our|the|this|that|an?|your|their) )?"
     r"(?:server|webhook|endpoint|url|domain|remote|bucket|pastebin|gist|inbox|e ?mail|attacker|"
     r"collector)|(?:my|our|the|this|that|an?|your|their|e ?mail|ip) (?:address|host))\b"
 )

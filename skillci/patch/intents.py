@@ -615,10 +615,12 @@ def _ordered(
         if grammar.in_name(raw, start, end):
             return False  # the whole action, so that "force-push" stays one verb
         word = m.group(0).split(" ")[0]
-        form = grammar.form_of(word, lambda w: cls.first.fullmatch(w) is not None)
-        if grammar.is_gerund(
-            word, lambda w: cls.first.fullmatch(w) is not None
-        ) and not grammar.gerund_ordered(parsed, raw, start):
+
+        def is_base(w: str) -> bool:
+            return cls.first.fullmatch(w) is not None
+
+        form = grammar.form_of(word, is_base)
+        if grammar.is_gerund(word, is_base) and not grammar.gerund_ordered(parsed, raw, start):
             return False  # "for creating vaults and adding credentials" (design 446)
     if (
         verb
