@@ -21,12 +21,14 @@ from skillci.skill.package import SkillPackage
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def verdict(step: str) -> tuple[str, list[str]]:
+def verdict(step: str, rationale: str = "") -> tuple[str, list[str]]:
+    """The guard's verdict and codes on a patch adding a rule with ``step`` (and
+    ``rationale``: the patch's texts are also read glued together)."""
     pkg = SkillPackage.from_dir(ROOT / "skills" / "repo-debugger")
     patch = Patch.model_validate(
         {
             "failure_class": "host",
-            "rationale": "",
+            "rationale": rationale,
             "supporting_runs": ["run-1"],
             "author": {"compiler": "test"},
             "ops": [{"op": "add_rule", "rule": {"id": "t.host", "instruction": {"steps": [step]}}}],
