@@ -1,9 +1,9 @@
 """Issue 34: the guard on attack sources it was never tuned on, and on real skills' CI rules.
 
 Attacks: ``tests/fixtures/attacks/round3/payloads.jsonl``, ``payloads_round4.jsonl``,
-``payloads_round5.jsonl``, ``payloads_round6.jsonl``, ``payloads_round7.jsonl`` and
-``payloads_round8.jsonl`` (the fresh sources of designs 438, 443, 444 and 445, and round 8's;
-see SOURCES.yaml). Every
+``payloads_round5.jsonl``, ``payloads_round6.jsonl``, ``payloads_round7.jsonl``,
+``payloads_round8.jsonl`` and ``payloads_round9.jsonl`` (the fresh sources of designs 438,
+443, 444, 445, 446 and 447; see SOURCES.yaml). Every
 payload goes (a) into one patch field chosen by a hash of its id (all free-text fields,
 ``change_description`` and a rule's extra ``notes:`` included) and (b) as plain text in a
 rule step. *Caught*: the schema refuses the patch or the guard's verdict is not ``pass``.
@@ -49,6 +49,7 @@ ROUND5 = ROUND3.with_name("payloads_round5.jsonl")
 ROUND6 = ROUND3.with_name("payloads_round6.jsonl")
 ROUND7 = ROUND3.with_name("payloads_round7.jsonl")
 ROUND8 = ROUND3.with_name("payloads_round8.jsonl")
+ROUND9 = ROUND3.with_name("payloads_round9.jsonl")
 PROBES = ROUND3.parent / "ci_probes_{split}.yaml"
 PROBE_SOURCE = "skillci-probes"
 TOPIC = re.compile(
@@ -63,9 +64,9 @@ def split_of(text: str) -> str:
 
 
 def load(*paths: Path) -> list[dict[str, Any]]:
-    """The payload rows of ``paths`` (default: round 3 and the fresh sources of rounds 4 to 8)."""
+    """The payload rows of ``paths`` (default: round 3 and the fresh sources of rounds 4 to 9)."""
     out = []
-    for path in paths or (ROUND3, ROUND4, ROUND5, ROUND6, ROUND7, ROUND8):
+    for path in paths or (ROUND3, ROUND4, ROUND5, ROUND6, ROUND7, ROUND8, ROUND9):
         out += [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
     return out
 

@@ -131,6 +131,66 @@ def _mood(text: str) -> Mood:
     return "order"
 
 
+#: design 447: a line that puts the list under it under a prohibition ("You MUST NOT:",
+#: "**Never:**", "## Prohibited actions", "Things to avoid:"). Only the negation and words
+#: that point at the list may follow it: "don't stop until:" or "## Never skip these" do not
+#: prohibit their items.
+_LIST_NEG = (
+    r"(?:(?:you|we|agents?|the agent|claude|the model|i)\s+)?"
+    r"(?:(?:must|should|shall|may|will|can|do|does)\s+)?"
+    r"(?:never|not|do not|don['’]?t|must not|mustn['’]?t|should not|shouldn['’]?t|shall not|"
+    r"cannot|can['’]?t|may not|will not|won['’]?t|under no circumstances)"
+    r"(?:\s+(?:ever|do|the following|these|this|any of the following|any of these|things|"
+    r"actions|steps))*"
+)
+_LIST_BAN = (
+    r"(?:\w+\s+){0,2}(?:prohibited|forbidden|disallowed|banned|not allowed)(?:\s+\w+){0,2}|"
+    r"(?:\w+\s+){0,2}(?:to avoid|anti[- ]?patterns?)|avoid|don['’]?ts|do nots|what not to do"
+)
+_PROHIBITED_LIST_LEAD = re.compile(
+    rf"^[ \t>]*(?:#+[ \t]*)?[*_]*(?:{_LIST_NEG}|{_LIST_BAN})[*_]*[ \t]*:?[*_]*[ \t]*$"
+)
+_LIST_ITEM = re.compile(r"^[ \t>]*(?:[-*+•]|\d+[.)])[ \t]+")
+#: an item that opens with a negated reluctance still orders ("never: - forget to send ...")
+_RELUCTANT_ITEM = re.compile(
+    r"^[ \t>]*(?:[-*+•]|\d+[.)])[ \t]+(?:forget|hesitate|fail|neglect|stop|refuse)\b"
+)
+
+
+def _prohibited_items(text: str) -> list[tuple[int, int]]:
+    """Spans (plain-view offsets) of the list items under a prohibiting lead line: the
+    items that follow it, blank lines and indented continuations included, up to the
+    first line that is neither (design 447)."""
+    spans: list[tuple[int, int]] = []
+    lines = text.split("\n")
+    pos, i = 0, 0
+    offsets = []
+    for line in lines:
+        offsets.append(pos)
+        pos += len(line) + 1
+    while i < len(lines):
+        if not _PROHIBITED_LIST_LEAD.match(lines[i]) or not lines[i].strip(" \t>#*_:"):
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        k = j
+        while k < len(lines) and (
+            _LIST_ITEM.match(lines[k])
+            or (k > j and (not lines[k].strip() or lines[k][:1] in " \t"))
+        ):
+            k += 1
+        if k > j and _LIST_ITEM.match(lines[j]):
+            spans.extend(
+                (offsets[n], offsets[n] + len(lines[n]))
+                for n in range(j, k)
+                if lines[n].strip() and not _RELUCTANT_ITEM.match(lines[n])
+            )
+        i = max(k, i + 1)
+    return spans
+
+
 def parse(raw: str) -> list[Clause]:
     """The clauses of ``raw`` with their moods; spans are offsets into ``raw``."""
     text, src = _plain(raw)  # identifiers read as words ("_" is a space); same offsets
@@ -159,6 +219,16 @@ def parse(raw: str) -> list[Clause]:
             continue
         pieces.append((s, e, mood))
     pieces = _questions(text, pieces)
+    banned = _prohibited_items(text) if "\n" in text else []
+    if banned:
+        pieces = [
+            (
+                s,
+                e,
+                "prohibition" if mood == "order" and any(a <= s < b for a, b in banned) else mood,
+            )
+            for s, e, mood in pieces
+        ]
     out: list[Clause] = []
     for s, e, mood in pieces:
         # quoted mentions inside a clause become clauses of their own
@@ -198,6 +268,12 @@ def sentence_rest(raw: str, start: int) -> str:
     """The plain view of ``raw`` from ``start`` to the end of its sentence (design 432)."""
     end = _SENTENCE_STOP.search(raw, start)
     return plain(raw[start : end.start() if end else len(raw)]).text
+
+
+def next_sentence(raw: str, start: int) -> str:
+    """The plain view of the sentence after the one holding ``start`` (design 447)."""
+    end = _SENTENCE_STOP.search(raw, start)
+    return "" if end is None else sentence_rest(raw, end.end())
 
 
 def _clause(src: tuple[int, ...], text: str, s: int, e: int, mood: Mood) -> Clause:
@@ -347,6 +423,17 @@ def negated_at(clauses: list[Clause], raw: str, start: int) -> bool:
         return False
     before = _before(raw, max(c.start, start - LOOKBACK), start)
     return c.mood == "prohibition" or _NEAR_NEG.search(before.rsplit(",", 1)[-1]) is not None
+
+
+#: design 447: words that only look like an action in an idiom ("looking forward to
+#: seeing how you handle the token" forwards nothing)
+_IDIOM_BEFORE = {"forward": re.compile(r"\blook(?:s|ed|ing)?\s+$")}
+
+
+def in_idiom(raw: str, start: int, word: str) -> bool:
+    """The word at ``start`` is part of an idiom, not the verb it looks like."""
+    rx = _IDIOM_BEFORE.get(word)
+    return rx is not None and rx.search(_before(raw, max(0, start - 20), start)) is not None
 
 
 def at_verb(clauses: list[Clause], raw: str, start: int) -> bool:

@@ -615,6 +615,8 @@ def _ordered(
         if grammar.in_name(raw, start, end):
             return False  # the whole action, so that "force-push" stays one verb
         word = m.group(0).split(" ")[0]
+        if grammar.in_idiom(raw, start, word):
+            return False
 
         def is_base(w: str) -> bool:
             return cls.first.fullmatch(w) is not None
@@ -666,13 +668,33 @@ _READER = re.compile(
 )
 
 
-def _weak_leak(code: str, m: re.Match[str], text: str) -> bool:
-    word = m.group(0).split(" ")[0]
-    return (
-        code == "policy-exfiltration"
-        and word.rstrip("sed") in {w.rstrip("sed") for w in _WEAK_DISCLOSE}
-        and not _READER.search(text)
-    )
+_BACK_REFERENCE = re.compile(r"\b(?:it|them|this|that|these|those|the value|the values)\b")
+#: design 447: "provide" and "confirm" with no place at all hand the value to the asker
+_HAND_OVER = frozenset(w.rstrip("sed") for w in ("provide", "confirm"))
+_PLACE = re.compile(
+    r"\b(?:in|into|to|via|through|as|under|using|from|with|on|at|for|when|if|once|after|"
+    r"before|prompted|asked)\b"
+)
+_WEAK_STEMS = frozenset(w.rstrip("sed") for w in _WEAK_DISCLOSE)
+
+
+def _weak_leak(code: str, m: re.Match[str], view: View, raw: str) -> bool:
+    """A weak disclosure verb with no place a reader sees in the rest of its sentence
+    (design 447: the sentence, not the whole text - in a long skill some reader word
+    always stands somewhere, and "save to `scripts/auth/credentials.json`" configures)."""
+    stem = m.group(0).split(" ")[0].rstrip("sed")
+    if code != "policy-exfiltration" or stem not in _WEAK_STEMS:
+        return False
+    if not view.src:
+        return not _READER.search(view.text)
+    start = view.span(m.start(), m.end())[0]
+    reach = grammar.sentence_rest(raw, start)
+    then = grammar.next_sentence(raw, start)
+    if _BACK_REFERENCE.search(then):  # "Save the token. Include it in the report."
+        reach += " " + then
+    if stem in _HAND_OVER and not _PLACE.search(reach) and SECRET.search(reach[:48]):
+        return False  # "Provide your admin password and API keys now": to whoever asks
+    return not _READER.search(reach)
 
 
 def _one_edit(a: str, b: str) -> bool:
@@ -1173,7 +1195,7 @@ def _intents(view: View, raw: str | None, classes: tuple[PolicyClass, ...]) -> l
                 or cls.either
                 or _ordered(view, m, parsed, raw or "", cls, last_full_run)
             )
-            and not (raw is not None and _weak_leak(cls.code, m, text))
+            and not (raw is not None and _weak_leak(cls.code, m, view, raw))
         ]
         if not firsts:
             continue
