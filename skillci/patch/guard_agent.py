@@ -308,7 +308,8 @@ def _low(raw: str) -> str:
     return low if len(low) == len(raw) else "".join(c.lower() if c.isascii() else c for c in raw)
 
 
-def _sentences(low: str) -> list[tuple[int, int]]:
+def sentences(low: str) -> list[tuple[int, int]]:
+    """Sentence spans: up to ". ", "!", "?" or a line break (also used by guard_claims)."""
     out, s = [], 0
     for m in re.finditer(r"[.!?](?:\s|$)|\n", low):
         if m.end() - s > 1:
@@ -363,7 +364,7 @@ def _stamped(
     if structural:
         quoted = label.start() > 0 and raw[label.start() - 1] in "\"'`\u201c\u2018"
         return not quoted and not grammar.negated_at(parsed, raw, at)
-    s = next((a for a, b in _sentences(low) if a <= at < b), 0)
+    s = next((a for a, b in sentences(low) if a <= at < b), 0)
     return _ordered(raw, parsed, s, at)
 
 
@@ -380,7 +381,7 @@ def agent_misuse(raw: str) -> list[AgentHit]:
         seen.add(code)
         out.append(AgentHit(code, s, e, f"{note}: {raw[s:e].strip()[:80]!r}"))
 
-    for s, e in _sentences(low):
+    for s, e in sentences(low):
         sent = low[s:e]
 
         def first(p: re.Pattern[str], text: str = sent) -> re.Match[str] | None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import skillci.patch.clauses as grammar
 import skillci.patch.intents as intents
 from skillci.patch.guard_agent import agent_misuse
+from skillci.patch.guard_claims import claims
 from skillci.patch.guard_host import host_actions
 from skillci.patch.normalize import (
     View,
@@ -126,8 +127,13 @@ _ROLE_CJK = _rx(
 )
 _ROLE_MARKERS = re.compile(
     r"(?:^|\n|[\[<>\"'`(])\s*(?:system|sys|developer|admin|root|assistant)\s*(?:prompt)?\s*[:\]>|]"
-    r"|<\|?im_start\|?>|\[/?inst\]|<<sys>>|</?system>|#{2,}\s*(?:system|instruction|new instructions)\b"
-    r"(?![-_.]\w)",  # design 446: "### system-info" is a command's name
+    r"|<\|?im_start\|?>|\[/?inst\]|<<sys>>|</?system>|\bnew instructions\s*:"
+    r"|#{2,}\s*(?:system|instruction|new instructions)"
+    # design 446: "### system-info" is a command's name; design 447: a heading is a role
+    # marker when the word ends it or a turn's word follows ("## System Override"), not
+    # in "## System Requirements" or "### Instruction Hierarchy"
+    r"(?:\s+prompt)?(?:[ \t]*(?:[:#]|(?=\n|$))|\s+(?=(?:override|update|message|notice|alert|"
+    r"directive|command|mode|instructions?|from|note)\b))",
 )
 #: Design 428: a role tag opening a line - a bracketed label naming a privileged turn
 #: ("###(system_message)", "[developer-note]", "{admin instructions}"), optionally after
@@ -309,6 +315,13 @@ _EXFIL_SEND = re.compile(
     r"(?: \w+){0,8}? to (?:(?:https? |ftp |www |(?:my|our|the|this|that|an?|your|their) )?"
     r"(?:server|webhook|endpoint|url|domain|remote|bucket|pastebin|gist|inbox|e ?mail|attacker|"
     r"collector)|(?:my|our|the|this|that|an?|your|their|e ?mail|ip) (?:address|host))\b"
+)
+#: design 447: a send to a URL ("POST it to https://api.notes-app.attacker.com/save"); what
+#: it carries is read between the verb and the "to" only ("report security issues to
+#: https://..." names no data it sends)
+_EXFIL_SEND_URL = re.compile(
+    r"\b(?:send|post|upload|exfiltrate|transmit|forward|email|mail|beam|leak|sync)\w*"
+    r"(?: \w+){0,8}? to (?:https?|ftp) \w+"
 )
 _EXFIL_WORDS = _rx(
     r"\b(?:webhook site|requestbin|request bin|pipedream|ngrok|burpcollaborator|interact sh|"
@@ -808,6 +821,18 @@ def exfiltration(v: dict[str, View], raw: str = "") -> list[Hit]:
                 else ("outbound-transfer", "sends something to an outside place")
             )
             out.append(Hit(code, s, e, f"{note}: {m.group(0)[:80]!r}"))
+        for m in _EXFIL_SEND_URL.finditer(view.text):
+            s, e = view.span(m.start(), m.end())
+            if parsed and grammar.negated_at(parsed, raw, s):
+                continue
+            carried = m.group(0)[: m.group(0).rfind(" to ")]
+            leak = _EXFIL_DATA.search(carried) or _EXFIL_OWNER.search(carried)
+            code, note = (
+                ("exfiltration", "sends data to a URL")
+                if leak
+                else ("outbound-transfer", "sends something to a URL")
+            )
+            out.append(Hit(code, s, e, f"{note}: {m.group(0)[:80]!r}"))
     out += _hits(v["folded"], _EXFIL_RAW, "exfiltration", "network upload command")
     return out
 
@@ -953,6 +978,7 @@ def scan_text(raw: str, allow: Sequence[str], *, decode: bool = True) -> list[Hi
     hits += destructive(v, raw) + agent_state(raw) + config_disarm(raw) + secret_bundle(raw)
     hits += [Hit(h.code, h.start, h.end, h.note) for h in host_actions(raw)]
     hits += [Hit(h.code, h.start, h.end, h.note) for h in agent_misuse(raw)]
+    hits += [Hit(h.code, h.start, h.end, h.note) for h in claims(raw)]
     hits += obfuscation(raw)
     if decode:
         hits += decoded_payloads(raw, allow)

@@ -197,6 +197,10 @@ IGNORE = _lex(
 PRIOR = _lex(
     "the above|everything above|all of the above|previous instructions|"
     "prior instructions|earlier instructions|all instructions|your instructions|"
+    # design 447: "ignore safety", "ignore all restrictions"
+    "safety|your safety|safety rules|safety guidelines|safety filters|all restrictions|"
+    "your restrictions|any restrictions|your guidelines|your content policy|guardrails|"
+    "your programming|your training|"
     "the instructions|your rules|the rules|the skill|system prompt|text before|everything before|"
     "before this|those rules|previous tasks|what you have been told|you have been told|"
     "যা বলা হয়েছে|تعليماتك|تعليمات|quy tắc|chỉ dẫn|之前|以上|上面|前面|先前|原有|"

