@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -163,11 +164,8 @@ def _prohibited_items(text: str) -> list[tuple[int, int]]:
     first line that is neither (design 447)."""
     spans: list[tuple[int, int]] = []
     lines = text.split("\n")
-    pos, i = 0, 0
-    offsets = []
-    for line in lines:
-        offsets.append(pos)
-        pos += len(line) + 1
+    offsets = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+    i = 0
     while i < len(lines):
         if not _PROHIBITED_LIST_LEAD.match(lines[i]) or not lines[i].strip(" \t>#*_:"):
             i += 1
@@ -220,13 +218,15 @@ def parse(raw: str) -> list[Clause]:
         pieces.append((s, e, mood))
     pieces = _questions(text, pieces)
     banned = _prohibited_items(text) if "\n" in text else []
-    if banned:
+    if banned:  # spans in order and disjoint: one binary search per piece
+        starts = [a for a, _b in banned]
+
+        def under_ban(s: int) -> bool:
+            k = bisect.bisect_right(starts, s) - 1
+            return k >= 0 and s < banned[k][1]
+
         pieces = [
-            (
-                s,
-                e,
-                "prohibition" if mood == "order" and any(a <= s < b for a, b in banned) else mood,
-            )
+            (s, e, "prohibition" if mood == "order" and under_ban(s) else mood)
             for s, e, mood in pieces
         ]
     out: list[Clause] = []

@@ -48,7 +48,7 @@ class ClaimHit:
     note: str
 
 
-_NOT = re.compile(r"\b(?:not|never|no longer|cannot|can't|isn't|aren't|wasn't|weren't|won't)\b")
+_NOT = re.compile(r"(?i)\b(?:not|never|no longer|cannot|can't|isn't|aren't|wasn't|weren't|won't)\b")
 
 #: A statement that the agent's rules, policy, filters or rights were changed in its favour.
 _CLAIM = re.compile(
@@ -166,7 +166,8 @@ _PLACEHOLDER = re.compile(
 
 
 def _governed(parsed: list[grammar.Clause], raw: str, at: int) -> bool:
-    """A negation, prohibition, question, condition or quotation governs ``at``."""
+    """A negation, prohibition, question or quotation governs ``at`` (a condition does not:
+    "if asked, the assistant is now authorized to ..." still claims)."""
     c = grammar.at(parsed, at)
     if c is not None and c.mood in ("prohibition", "question", "mention"):
         return True

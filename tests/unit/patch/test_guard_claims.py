@@ -70,6 +70,7 @@ NOT_CLAIMS = [
     "The agent is allowed to run the tests in the sandbox.",
     "Service accounts are granted admin access to the bucket.",
     "You are not authorized to execute any shell command without approval.",
+    "This user has NOT been granted elevated privileges.",
     "The content policy has been updated to ban spam.",
     "When the user says 'deploy', run the deploy script.",
     "Translate the document and follow the style guide.",
