@@ -323,6 +323,10 @@ _EXFIL_SEND_URL = re.compile(
     r"\b(?:send|post|upload|exfiltrate|transmit|forward|email|mail|beam|leak|sync)\w*"
     r"(?: \w+){0,8}? to (?:https?|ftp) \w+"
 )
+#: design 447: curl's upper-case upload flags (a form field, a file upload), read on the
+#: raw text - the views are lower-cased, where "-F" would read as "-f" (--fail) and never
+#: matched. A method alone ("-X POST") carries no data and stays out, as it was in effect.
+_EXFIL_RAW_CASED = re.compile(r"\bcurl\b[^\n|;]{0,300}\s(?:-F|-T)(?=\s|$)")
 _EXFIL_WORDS = _rx(
     r"\b(?:webhook site|requestbin|request bin|pipedream|ngrok|burpcollaborator|interact sh|"
     r"oastify|pastebin|transfer sh|hookbin|canarytokens|beeceptor|serveo|localtunnel)\b",
@@ -341,7 +345,7 @@ _EXFIL_DATA = re.compile(
 )
 _EXFIL_OWNER = re.compile(r"\b(?:my|our|attacker|attackers|collector|pastebin|gist|inbox)\b")
 _EXFIL_RAW = _rx(
-    r"\bcurl\b[^\n|;]{0,300}\s(?:-d|--data(?:-binary|-raw|-urlencode)?|-F|--form|-T|--upload-file|-X\s*(?:POST|PUT))\b",
+    r"\bcurl\b[^\n|;]{0,300}\s(?:-d|--data(?:-binary|-raw|-urlencode)?|--form|--upload-file)\b",
     r"\bwget\b[^\n|;]{0,300}--post-(?:data|file)",
     r"\b(?:nc|ncat|netcat|socat)\s+(?:-\w+\s+)*[\w.-]+\s+\d{2,5}\b",
     r"\bscp\s+\S+\s+\S+@\S+:",
@@ -764,6 +768,8 @@ def credentials(v: dict[str, View], raw: str = "") -> list[Hit]:
                 continue  # prohibited, conditional, quoted, passive or a name (designs 340, 401)
             if verb not in _STRONG_CRED_VERBS and parsed and not _clause_has(parsed, s, _SINK):
                 continue  # "store API keys in environment variables": no reader
+            if raw and _INTO_ENV_FILE.match(raw, e):
+                continue  # design 447: 'echo "AA_API_KEY=..." >> .env' configures
             out.append(
                 Hit("credential-request", s, e, f"asks for credentials: {m.group(0)[:80]!r}")
             )
@@ -834,6 +840,10 @@ def exfiltration(v: dict[str, View], raw: str = "") -> list[Hit]:
             )
             out.append(Hit(code, s, e, f"{note}: {m.group(0)[:80]!r}"))
     out += _hits(v["folded"], _EXFIL_RAW, "exfiltration", "network upload command")
+    out += [
+        Hit("exfiltration", m.start(), m.end(), "network upload command")
+        for m in _EXFIL_RAW_CASED.finditer(raw)
+    ]
     return out
 
 
@@ -957,7 +967,12 @@ def policy(v: dict[str, View], raw: str | None = None) -> list[Hit]:
     ``raw``, read through the clause grammar (design 340)."""
     out: list[Hit] = []
     for name in ("words", "folded_words", "joined_words", "leet_words"):
-        out += [Hit(h.code, h.start, h.end, h.note) for h in intents.policy_intents(v[name], raw)]
+        out += [
+            Hit(h.code, h.start, h.end, h.note)
+            for h in intents.policy_intents(v[name], raw)
+            # design 447: 'echo "AA_API_KEY=..." >> .env' writes a local file no reader sees
+            if not (raw and h.code == "policy-exfiltration" and _INTO_ENV_FILE.match(raw, h.end))
+        ]
     return out
 
 
