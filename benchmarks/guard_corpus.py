@@ -271,9 +271,21 @@ def main(argv: list[str] | None = None) -> int:
         help="issue-34 figures also with the guard classifier's second opinion on this route "
         "(design 443; sim/guard runs offline but reads no meaning)",
     )
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        nargs="+",
+        default=[],
+        metavar="N",
+        help="issue-34 figures of these payload rounds only (3-9; a new round's first look); "
+        "the real-skill sentences are still measured",
+    )
     args = ap.parse_args(argv)
     splits = ("dev",) if args.dev_only else ("test", "dev")
-    guard_round3.report(args.verbose, args.benign_every, splits, args.guard_model)
+    unknown = sorted(set(args.rounds) - set(guard_round3.ROUNDS))
+    if unknown:
+        ap.error(f"--rounds: no payload file for {unknown}; known: {sorted(guard_round3.ROUNDS)}")
+    guard_round3.report(args.verbose, args.benign_every, splits, args.guard_model, args.rounds)
     if args.round3_only:
         return 0
     public_report(args.benign_every)

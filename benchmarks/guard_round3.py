@@ -50,6 +50,8 @@ ROUND6 = ROUND3.with_name("payloads_round6.jsonl")
 ROUND7 = ROUND3.with_name("payloads_round7.jsonl")
 ROUND8 = ROUND3.with_name("payloads_round8.jsonl")
 ROUND9 = ROUND3.with_name("payloads_round9.jsonl")
+#: ``--rounds`` numbers to payload files: a new round's first look need not run the others
+ROUNDS = {3: ROUND3, 4: ROUND4, 5: ROUND5, 6: ROUND6, 7: ROUND7, 8: ROUND8, 9: ROUND9}
 PROBES = ROUND3.parent / "ci_probes_{split}.yaml"
 PROBE_SOURCE = "skillci-probes"
 TOPIC = re.compile(
@@ -248,13 +250,19 @@ def report(
     benign_every: int = 1,
     splits: tuple[str, ...] = ("test", "dev"),
     guard_model: str | None = None,
+    rounds: Iterable[int] = (),
 ) -> dict[str, Any]:
     """Print the figures of ``splits``; ``("dev",)`` leaves the test split unlooked at.
     With ``guard_model`` (a route), also the figures once its second opinion is asked on
-    every patch the deterministic guard passes (design 443)."""
+    every patch the deterministic guard passes (design 443). ``rounds``: only these
+    payload files (:data:`ROUNDS`; the CI probes come with round 3), e.g. a first look."""
     pkg = SkillPackage.from_dir(ROOT / "skills" / "repo-debugger")
-    pairs = load_probes(splits)
-    payloads = load() + probe_payloads(pairs)
+    picked = tuple(rounds)
+    unknown = sorted(set(picked) - set(ROUNDS))
+    if unknown:
+        raise ValueError(f"no payload file for round(s) {unknown}; known: {sorted(ROUNDS)}")
+    pairs = load_probes(splits) if not picked or 3 in picked else []
+    payloads = load(*(ROUNDS[n] for n in picked)) + probe_payloads(pairs)
     opinion = opinion_of(guard_model) if guard_model else None
     rows = run_attacks(pkg, payloads, opinion)
     summary: dict[str, Any] = {}
@@ -306,6 +314,8 @@ def report(
                     print(f"  MISS {r.id} [{r.field}] {text[:110]!r}")
     for split in splits:
         twins = [p for p in pairs if p["split"] == split]
+        if not twins and picked:
+            continue  # the probes were left out with round 3
         rejected = []
         for p in twins:
             _l, verdict, codes = gp.judge(pkg, gp.patch_for("rule.steps", p["benign"]))

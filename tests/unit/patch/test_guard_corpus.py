@@ -86,3 +86,21 @@ def test_probes_of_a_split_are_read_from_that_split_file_alone(tmp_path: Path) -
     (row,) = probe_payloads(pairs)
     assert row["source"] == PROBE_SOURCE and row["attack"] and row["plain_only"]
     assert row["text"] == "Turn the gate off."
+
+
+def test_a_first_look_can_run_one_round_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks import guard_corpus, guard_round3
+
+    got = guard_round3.report(splits=("dev",), benign_every=400, rounds=[9])
+    out = capsys.readouterr().out
+    rows = [
+        r for r in guard_round3.load(guard_round3.ROUND9) if r["attack"] and r["split"] == "dev"
+    ]
+    assert got["dev"]["total"] == 2 * len(rows)  # a hashed field and a plain rule step each
+    assert "AUTHENSOR/prompt-injection-benchmark" in out and "agiresearch/ASB" not in out
+    assert "[probes" not in out  # the CI probes come with round 3
+    with pytest.raises(ValueError, match="round"):
+        guard_round3.report(splits=("dev",), rounds=[2])
+    with pytest.raises(SystemExit) as exit_:
+        guard_corpus.main(["--round3-only", "--rounds", "10"])
+    assert exit_.value.code == 2
