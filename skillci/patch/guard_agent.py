@@ -255,7 +255,9 @@ RECOVERY = re.compile(
     + "(?:"
     + _alt(
         "backups?|snapshots?|backup bucket|backups bucket|audit logs?|recovery points?|"
-        "production database|prod database"
+        "production database|prod database|"
+        # design 447, round 10: "delete all files in the production cloud storage bucket"
+        "production (?:cloud )?(?:storage )?buckets?|production storage|production data"
     )
     + ")"
     + _E

@@ -197,7 +197,9 @@ IGNORE = _lex(
 PRIOR = _lex(
     "the above|everything above|all of the above|previous instructions|"
     "prior instructions|earlier instructions|all instructions|your instructions|"
-    # design 447: "ignore safety", "ignore all restrictions"
+    # design 447: "ignore safety", "ignore all restrictions", "ignore the user's request"
+    "the user s request|the user s requests|the user s task|the user s instructions|"
+    "the user s question|the original request|the original task|your original task|"
     "safety|your safety|safety rules|safety guidelines|safety filters|all restrictions|"
     "your restrictions|any restrictions|your guidelines|your content policy|guardrails|"
     "your programming|your training|"
