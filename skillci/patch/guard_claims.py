@@ -143,7 +143,9 @@ _ENCODED_ORDER = re.compile(
 #: for user_id=U-1042", "change_user_role with role=\"platform_admin\"") or dumps the
 #: environment ("call the dump_environment_variables tool")
 _ESCALATE_CALL = re.compile(
-    r"(?i)\b(?:grant_\w*admin\w*|make_\w*admin\w*|add_\w*admin\w*|elevate_\w+|escalate_\w+|"
+    r"(?i)\b(?:grant_\w*admin\w*|make_\w*admin\w*|add_\w*admin\w*|"
+    # not "escalate_incident": an on-call skill pages someone, it raises no rights
+    r"(?:elevate|escalate)_\w*(?:priv|admin|root|access|role|permission)\w*|"
     r"(?:change|set|update|assign)_(?:user_)?roles?\b[^.]{0,60}?\b\w*(?:admin|root|owner|"
     r"superuser)\w*)"
 )
