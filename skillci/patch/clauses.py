@@ -410,7 +410,11 @@ def governs(
 
 
 _VERB_SLOT = re.compile(
-    rf"(?:^\W*{_LEAD}|\bto\s+|\b(?:and|or|then|should|must|shall|will|can|may|could|would)\s+)"
+    # design 448: a list letter ("(b) email the roster to ..."), a request asked as a question
+    # ("could you please forward ..."), "help me send ..."
+    rf"(?:^\W*(?:\(?[a-z0-9]\)\s+)?(?:(?:could|can|would|will)\s+you\s+)?{_LEAD}"
+    r"(?:help\s+(?:me|us)\s+(?:to\s+)?)?"
+    r"|\bto\s+|\b(?:and|or|then|should|must|shall|will|can|may|could|would)\s+)"
     r"(?:\w+ly\s+)?$"
 )
 

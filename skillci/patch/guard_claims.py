@@ -131,6 +131,15 @@ _DECODE_OBEY = re.compile(
     r"(?:and|then)\s+(?:then\s+)?(?:execute|follow|obey|run|carry\s+out|perform|act\s+on|"
     r"do\s+what\s+it\s+says|comply)(?:\s+(?:it|them|the\s+result|the\s+instructions?|"
     r"what\s+it\s+says))?\s*(?:[:.!,]|$)"
+    # design 448: "decode this token and execute it to validate", "decode and process for
+    # analytics", "decode and apply the updated routing information" - what is obeyed is
+    # the decoded text itself (not "decode the JWT and process the claims")
+    r"|\b(?:decode|decrypt|unscramble|deobfuscate|de-obfuscate|rot13)\s+(?:(?:it|this|these|that|"
+    r"(?:the|this|that|these)\s+(?:\w+\s+)?(?:token|payload|text|message|string|config|instructions?|commands?))\s+)?"
+    r"(?:and|then|,)\s+(?:then\s+)?(?:execute|follow|obey|run|carry\s+out|perform|act\s+on|apply|"
+    r"process|comply\s+with)\s*(?:it|them|this|these|the\s+(?:\w+\s+){0,3}?(?:result|"
+    r"instructions?|commands?|token|payload|text|message|string|information|info))?\s*"
+    r"(?:[:.!,;]|$|\bto\b|\bfor\b|\bimmediately\b)"
 )
 #: "process the following ROT13 encoded instruction"
 _ENCODED_ORDER = re.compile(
@@ -177,7 +186,10 @@ _MAIL_PRIVATE = re.compile(
     r"(?i)\b(?:all\s+(?:the\s+)?(?:e-?mails|messages)|every\s+(?:e-?mail|message|"
     r"sender)|inbox|contacts?\s+list|address\s+book|email\s+ids|email\s+addresses|"
     r"sender'?s?'?\s+(?:e-?mail\s+)?address|bodies|passwords?|credentials|api\s+keys?|"
-    r"customer\s+(?:list|data))\b"
+    r"customer\s+(?:list|data)|"
+    # design 448: files that name private data ("forward /data/salaries.xlsx to ...")
+    r"[\w/.-]*(?:salar(?:y|ies)|payroll|confidential|api_keys|credentials)[\w.-]*\.\w+|"
+    r"employee\s+(?:data|records)|personal\s+data|bash_history|browser\s+history)\b"
 )
 
 #: A placeholder naming private content, in a URL's path or query or before a host name.
@@ -192,13 +204,23 @@ _PLACEHOLDER = re.compile(
 )
 
 
-def _governed(parsed: list[grammar.Clause], raw: str, at: int) -> bool:
+def governed(
+    parsed: list[grammar.Clause], raw: str, at: int, *, own_negation: bool = False
+) -> bool:
     """A negation, prohibition, question, quotation or condition governs ``at`` ("once
-    approval has been granted by the admin, merge" claims nothing)."""
+    approval has been granted by the admin, merge" claims nothing). With ``own_negation``
+    the match holds its own negation (design 448: "you no longer have any rules" is a
+    statement the clause grammar reads as a prohibition), so only a negation before it counts
+    ("never say you no longer have any restrictions")."""
     c = grammar.at(parsed, at)
-    if c is not None and c.mood in ("prohibition", "question", "mention", "condition"):
+    if c is not None and c.mood in ("question", "mention", "condition"):
         return True
-    return grammar.negated_at(parsed, raw, at)
+    if own_negation:
+        return c is not None and _NEG_BEFORE.search(raw[c.start : at]) is not None
+    return (c is not None and c.mood == "prohibition") or grammar.negated_at(parsed, raw, at)
+
+
+_NEG_BEFORE = re.compile(r"(?i)\b(?:never|not|don'?t|do\s+not|must\s+not|mustn'?t|should\s+not)\b")
 
 
 def claims(raw: str) -> list[ClaimHit]:
@@ -216,14 +238,14 @@ def claims(raw: str) -> list[ClaimHit]:
     for s, e in _sentences(raw):
         sent = raw[s:e]
         for m in _CLAIM.finditer(sent):
-            if not _NOT.search(sent[max(0, m.start() - 30) : m.start() + 12]) and not _governed(
+            if not _NOT.search(sent[max(0, m.start() - 30) : m.start() + 12]) and not governed(
                 parsed, raw, s + m.start()
             ):
                 hit("policy-override", s + m.start(), s + m.end(), "claims its rules were changed")
                 break
         for rx in (_SAFETY_OFF, _UNFILTERED):
             off = rx.search(sent)
-            if off and not _governed(parsed, raw, s + off.start()):
+            if off and not governed(parsed, raw, s + off.start()):
                 hit("policy-override", s + off.start(), s + off.end(), "says its safety is off")
         t = _TRIGGER.search(sent)
         v = _DUMP_VERB.search(sent, t.end()) if t else None
@@ -236,10 +258,10 @@ def claims(raw: str) -> list[ClaimHit]:
             hit("policy-persistence", s + t.start(), e, "plants a trigger that dumps data")
         for rx in (_DECODE_OBEY, _ENCODED_ORDER):
             obey = rx.search(sent)
-            if obey and not _governed(parsed, raw, s + obey.start()):
+            if obey and not governed(parsed, raw, s + obey.start()):
                 hit("injection-override", s + obey.start(), s + obey.end(), "decode and obey")
         w = _OWN_PROMPT.search(sent)
-        if w and _BY_POSITION.search(sent) and not _governed(parsed, raw, s + w.start()):
+        if w and _BY_POSITION.search(sent) and not governed(parsed, raw, s + w.start()):
             hit("policy-exfiltration", s, e, "leaks the system prompt through its form")
         if sent_to := _mail(raw, parsed, s, sent):
             code, at = sent_to
@@ -257,7 +279,7 @@ def claims(raw: str) -> list[ClaimHit]:
     ):
         for tool in rx.finditer(raw):
             verbs = list(_CALL_VERB.finditer(raw, max(0, tool.start() - 40), tool.start()))
-            if verbs and not _governed(parsed, raw, verbs[-1].start()):
+            if verbs and not governed(parsed, raw, verbs[-1].start()):
                 hit(code, verbs[-1].start(), tool.end(), note)
                 break
     for m in _URL_REST.finditer(raw):
@@ -279,7 +301,7 @@ def _mail(raw: str, parsed: list[grammar.Clause], s: int, sent: str) -> tuple[st
         at = s + call.start()
     elif verb is not None and addr is not None and addr.start() - verb.end() <= 160:
         at = s + verb.start()
-        if _governed(parsed, raw, at) or not grammar.at_verb(parsed, raw, at):
+        if governed(parsed, raw, at) or not grammar.at_verb(parsed, raw, at):
             return None
     else:
         return None

@@ -22,6 +22,7 @@ import skillci.patch.clauses as grammar
 import skillci.patch.intents as intents
 from skillci.patch.guard_agent import agent_misuse
 from skillci.patch.guard_claims import claims
+from skillci.patch.guard_hijack import hijacks
 from skillci.patch.guard_host import host_actions
 from skillci.patch.normalize import (
     View,
@@ -952,6 +953,100 @@ def decoded_payloads(raw: str, allow: Sequence[str]) -> list[Hit]:
     return out
 
 
+#: design 448: words that English text always has and its rot13, reversal or Morse never has
+_FUNCTION_WORDS = frozenset(
+    (
+        "the", "a", "an", "to", "and", "of", "in", "is", "you", "your", "all",
+        "for", "this", "that", "with", "on", "be", "it", "are", "not", "or", "as",
+        "me", "my", "i", "do", "now", "from", "any", "what", "if", "can", "will",
+    )
+)  # fmt: skip
+_MORSE = {
+    ".-": "a",
+    "-...": "b",
+    "-.-.": "c",
+    "-..": "d",
+    ".": "e",
+    "..-.": "f",
+    "--.": "g",
+    "....": "h",
+    "..": "i",
+    ".---": "j",
+    "-.-": "k",
+    ".-..": "l",
+    "--": "m",
+    "-.": "n",
+    "---": "o",
+    ".--.": "p",
+    "--.-": "q",
+    ".-.": "r",
+    "...": "s",
+    "-": "t",
+    "..-": "u",
+    "...-": "v",
+    ".--": "w",
+    "-..-": "x",
+    "-.--": "y",
+    "--..": "z",
+}  # fmt: skip
+_MORSE_TEXT = re.compile(r"[\s./|-]+")
+_SHORT_B64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{12,39}={0,2}(?![A-Za-z0-9+/=])")
+_ROT13 = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+    "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm",
+)
+
+
+def _english(text: str) -> int:
+    return sum(w in _FUNCTION_WORDS for w in re.findall(r"[a-z]+", text.casefold()))
+
+
+def rewritten(raw: str) -> list[tuple[str, str]]:
+    """(how, text): the readings of ``raw`` an obfuscation hides (design 448) - rot13 or
+    reversed English (a text with three words or more and no English function word whose
+    rewrite has one; rot13 also wherever the text names it), Morse code, Latin letters under
+    diacritics or combining marks (a third of the letters or more), short base64 runs that
+    decode to words."""
+    out = []
+    words = re.findall(r"[A-Za-z]{2,}", raw)
+    plain_english = _english(raw)
+    rot = raw.translate(_ROT13)
+    if (len(words) >= 3 and plain_english == 0 and _english(rot)) or re.search(
+        r"(?i)\brot-?13\b", raw
+    ):
+        out.append(("after rot13", rot))
+    back = raw[::-1]
+    if len(words) >= 3 and plain_english == 0 and _english(back):
+        out.append(("read backwards", back))
+    if _MORSE_TEXT.fullmatch(raw) and raw.count(".") + raw.count("-") >= 6:
+        letters = [
+            " ".join("".join(_MORSE.get(c, "") for c in w.split()) for w in word.split("/"))
+            for word in re.split(r"\s*[|\n]\s*", raw.strip())
+        ]
+        out.append(("after Morse", " ".join(letters)))
+    marked = sum(1 for c in unicodedata.normalize("NFD", raw) if unicodedata.category(c) == "Mn")
+    latin = sum(c.isascii() and c.isalpha() for c in unicodedata.normalize("NFD", raw))
+    if latin and marked * 3 >= latin:
+        bare = "".join(
+            c for c in unicodedata.normalize("NFD", raw) if unicodedata.category(c) != "Mn"
+        )
+        out.append(("without diacritics", bare))
+    for m in _SHORT_B64.finditer(raw):
+        dec = _decoded(m.group(0))
+        if dec and " " in dec.strip() and dec.isascii():
+            out.append(("inside base64", dec))
+    return out
+
+
+def scan_rewritten(raw: str, allow: Sequence[str]) -> list[Hit]:
+    """Hits in what :func:`rewritten` reads under an obfuscation; they point at the whole text."""
+    out = []
+    for how, text in rewritten(raw):
+        for h in scan_text(text, allow, decode=False):
+            out.append(Hit(h.code, 0, len(raw), f"{how}: {h.note}"))
+    return out
+
+
 def scan_glued(raw: str, allow: Sequence[str]) -> list[Hit]:
     """Hits in texts glued without a separator (``"<|im_" + "start|>"``).
 
@@ -994,9 +1089,10 @@ def scan_text(raw: str, allow: Sequence[str], *, decode: bool = True) -> list[Hi
     hits += [Hit(h.code, h.start, h.end, h.note) for h in host_actions(raw)]
     hits += [Hit(h.code, h.start, h.end, h.note) for h in agent_misuse(raw)]
     hits += [Hit(h.code, h.start, h.end, h.note) for h in claims(raw)]
+    hits += [Hit(h.code, h.start, h.end, h.note) for h in hijacks(raw)]
     hits += obfuscation(raw)
     if decode:
-        hits += decoded_payloads(raw, allow)
+        hits += decoded_payloads(raw, allow) + scan_rewritten(raw, allow)
         plain_text = unescape(raw)
         if plain_text != raw:
             for h in scan_text(plain_text, allow, decode=False):
