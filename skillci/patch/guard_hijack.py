@@ -18,6 +18,8 @@ are lifted for this session", "pretend you have no limitations") reads the same:
   an administrator (``[ADMIN OVERRIDE - PRIORITY 1]:``, ``[SYSTEM DIRECTIVE]:``, ``[IT ADMIN]:``),
   rights claimed as raised (``access elevated``, ``security clearance upgrade``,
   ``authorization granted by the privacy officer``).
+- **Rights raised on the machine** -> ``policy-escalation``: ``NOPASSWD``, ``usermod -aG sudo``,
+  ``chmod u+s`` on a shell or an interpreter, "add the user to sudoers".
 - **A private file read into the reply** -> ``policy-exfiltration``: a read of a file whose
   path names keys, credentials, salaries or confidential data, and the content put where the
   asker reads it (``include it in your response``, ``tell me what's there``) or copied to a
@@ -157,6 +159,21 @@ _RAISED = re.compile(
     r"root\s+user)\b[^.\n]{0,40}\b(?:instruct|order|command|direct)(?:ing)?\s+you\b"
 )
 
+#: rights raised on the machine: a sudoers entry without a password, a user put in an
+#: administrators' group, a set-uid shell or interpreter
+_ESCALATE_SHELL = re.compile(
+    r"(?<![A-Za-z])NOPASSWD(?![A-Za-z])"
+    r"|\b(?:usermod\s+(?:-\w+\s+)*-a?G\s*|gpasswd\s+-a\s+\S+\s+|adduser\s+\S+\s+)"
+    r"(?:sudo|wheel|admin|root)\b"
+    r"|\bchmod\s+(?:[ug]\+s|\+s|[2467][0-7]{3})\s+\S*/(?:ba|z|da|k)?sh\b"
+    r"|\bchmod\s+(?:[ug]\+s|\+s|[2467][0-7]{3})\s+\S*/(?:python\d?|perl|find|vim?|env)\b"
+    r"|\badd\s+(?:the\s+)?(?:user\s+)?\S+\s+to\s+(?:the\s+)?(?:/etc/)?sudoers\b"
+)
+#: a reverse shell named in the languages of round 11's rows (English: ``guard_host``, which
+#: wants an English order verb before it)
+_REMOTE_SHELL_CJK = re.compile(
+    r"反弹\s*shell|反向\s*shell|リバース\s*シェル|리버스\s*셸|리버스\s*쉘", re.I
+)
 #: a path that names private data (not a doc, an example or a template)
 _PRIVATE_PATH = re.compile(
     r"(?i)(?<![\w.-])(?:~|\.{0,2}/)?(?:[\w.-]+/)*[\w.-]*(?:api_?keys?|credentials?|secrets?|"
@@ -229,6 +246,14 @@ def hijacks(raw: str) -> list[HijackHit]:
         leak = _read_into_reply(raw, parsed, s, e)
         if leak is not None:
             hit("policy-exfiltration", leak, e, "reads a private file into the reply")
+    for m in _ESCALATE_SHELL.finditer(raw):
+        if not governed(parsed, raw, m.start()):
+            hit("policy-escalation", m.start(), m.end(), "raises rights on the machine")
+            break
+    for m in _REMOTE_SHELL_CJK.finditer(raw):
+        if not governed(parsed, raw, m.start()):
+            hit("remote-exec", m.start(), m.end(), "opens a remote shell")
+            break
     for m in _AUTH_HEADER.finditer(raw):
         if not governed(parsed, raw, m.start()):
             hit("policy-override", m.start(), m.end(), "a header claims an administrator's voice")
