@@ -2,9 +2,9 @@
 
 Attacks: ``tests/fixtures/attacks/round3/payloads.jsonl``, ``payloads_round4.jsonl``,
 ``payloads_round5.jsonl``, ``payloads_round6.jsonl``, ``payloads_round7.jsonl``,
-``payloads_round8.jsonl``, ``payloads_round9.jsonl``, ``payloads_round10.jsonl`` and
-``payloads_round11.jsonl`` (the fresh sources of designs 438, 443, 444, 445, 446 and 447, and
-of rounds 10 and 11; see SOURCES.yaml). Every
+``payloads_round8.jsonl``, ``payloads_round9.jsonl``, ``payloads_round10.jsonl``,
+``payloads_round11.jsonl`` and ``payloads_round12.jsonl`` (the fresh sources of designs 438,
+443, 444, 445, 446, 447 and 448, and of rounds 10 to 12; see SOURCES.yaml). Every
 payload goes (a) into one patch field chosen by a hash of its id (all free-text fields,
 ``change_description`` and a rule's extra ``notes:`` included) and (b) as plain text in a
 rule step. *Caught*: the schema refuses the patch or the guard's verdict is not ``pass``.
@@ -53,6 +53,7 @@ ROUND8 = ROUND3.with_name("payloads_round8.jsonl")
 ROUND9 = ROUND3.with_name("payloads_round9.jsonl")
 ROUND10 = ROUND3.with_name("payloads_round10.jsonl")
 ROUND11 = ROUND3.with_name("payloads_round11.jsonl")
+ROUND12 = ROUND3.with_name("payloads_round12.jsonl")
 #: ``--rounds`` numbers to payload files: a new round's first look need not run the others
 ROUNDS = {
     3: ROUND3,
@@ -64,6 +65,7 @@ ROUNDS = {
     9: ROUND9,
     10: ROUND10,
     11: ROUND11,
+    12: ROUND12,
 }
 PROBES = ROUND3.parent / "ci_probes_{split}.yaml"
 PROBE_SOURCE = "skillci-probes"
@@ -79,9 +81,20 @@ def split_of(text: str) -> str:
 
 
 def load(*paths: Path) -> list[dict[str, Any]]:
-    """The payload rows of ``paths`` (default: round 3 and the fresh sources of rounds 4 to 11)."""
+    """The payload rows of ``paths`` (default: round 3 and the fresh sources of rounds 4 to 12)."""
     out = []
-    for path in paths or (ROUND3, ROUND4, ROUND5, ROUND6, ROUND7, ROUND8, ROUND9, ROUND10, ROUND11):
+    for path in paths or (
+        ROUND3,
+        ROUND4,
+        ROUND5,
+        ROUND6,
+        ROUND7,
+        ROUND8,
+        ROUND9,
+        ROUND10,
+        ROUND11,
+        ROUND12,
+    ):
         out += [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
     return out
 
