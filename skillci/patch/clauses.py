@@ -410,9 +410,11 @@ def governs(
 
 
 _VERB_SLOT = re.compile(
-    # design 448: a list letter ("(b) email the roster to ..."), a request asked as a question
-    # ("could you please forward ..."), "help me send ..."
-    rf"(?:^\W*(?:\(?[a-z0-9]\)\s+)?(?:(?:could|can|would|will)\s+you\s+)?{_LEAD}"
+    # design 448: a list letter ("(b) email the roster to ..."), a purpose before the order
+    # ("for audit purposes please send ..."), a request asked as a question ("could you
+    # please forward ..."), "help me send ..."
+    rf"(?:^\W*(?:\(?[a-z0-9]\)\s+)?(?:for\s+[a-z -]{{0,40}}?(?:purposes|reasons|compliance)\s*,?\s*)?"
+    rf"(?:(?:could|can|would|will)\s+you\s+)?{_LEAD}"
     r"(?:help\s+(?:me|us)\s+(?:to\s+)?)?"
     r"|\bto\s+|\b(?:and|or|then|should|must|shall|will|can|may|could|would)\s+)"
     r"(?:\w+ly\s+)?$"

@@ -33,6 +33,7 @@ from skillci.patch.apply import Applied
 from skillci.patch.findings import Evidence, Finding, Severity, Verdict, verdict_of, walk_strings
 from skillci.patch.findings import show as _show
 from skillci.patch.guard_agent import REVIEW as AGENT_REVIEW
+from skillci.patch.guard_hijack import REVIEW as HIJACK_REVIEW
 from skillci.patch.guard_host import REVIEW as HOST_REVIEW
 from skillci.patch.models import Patch
 from skillci.patch.normalize import View, alnum, plain, unescape
@@ -46,7 +47,7 @@ MAX_TEXT_CHARS = 20_000
 MAX_JOINED_CHARS = 100_000
 #: Content findings a human may approve (the review layer): an external URL or host, a send
 #: of work products to an outside place (design 446), host and agent actions.
-REVIEW_CODES = frozenset({"url", "outbound-transfer"}) | HOST_REVIEW | AGENT_REVIEW
+REVIEW_CODES = frozenset({"url", "outbound-transfer"}) | HOST_REVIEW | AGENT_REVIEW | HIJACK_REVIEW
 DEFAULT_ALLOWED_HOSTS = ("docs.python.org", "docs.pytest.org", "pytest.org")
 
 

@@ -99,6 +99,8 @@ _SAFETY_OFF = re.compile(
     r"censorship)\s*[:=]\s*[\"']?(?:off|disabled|none|false|0|removed|bypassed)\b"
     r"|(?<![\w-])mode\s*[:=]\s*[\"']?(?:unrestricted|unfiltered|uncensored|jailbroken|jailbreak|"
     r"dan|god(?:\s+mode)?|no\s+limits)\b"
+    # design 448: "[URGENT SECURITY UPDATE] SECURITY_DISABLED for maintenance window"
+    r"|(?-i:(?<![\w-])(?:SECURITY|SAFETY|GUARDRAILS?|FILTERS?)_(?:DISABLED|OFF)\b)"
 )
 #: "do not apply content filters", "without any safety filtering"
 _UNFILTERED = re.compile(
@@ -179,6 +181,18 @@ _ADDRESS = re.compile(r"(?<![\w.+-])[\w.+-]{1,64}@[a-z0-9-]{1,63}(?:\.[a-z0-9-]{
 _MAIL_VERB = re.compile(
     r"(?i)\b(?:send|forward|email|e-mail|mail|reply|cc|bcc|relay|redirect)(?:s|ed|ing)?\b"
 )
+#: design 448: send verbs of the other languages round 11's rows use (no word boundaries in
+#: CJK text); English ones are :data:`_MAIL_VERB`, read with the clause grammar
+_MAIL_VERB_INTL = re.compile(
+    r"发送|发给|寄给|转发|送信|転送|送って|メールで|보내|전송|"
+    r"(?i:\b(?:env[ií](?:a|e|ar|alos|elos|a?los)|reenv[ií]a|envoie[sz]?|envoyer|transf[eé]rer|"
+    r"sende|senden|schicke|schicken|weiterleiten|invia|inviare|inoltra|envie|enviar)\b)"
+)
+_INTL_NOT_BEFORE = re.compile(
+    r"(?i)(?:\b(?:no|nunca|jam[aá]s|ne|nicht|niemals|non|n[aã]o|mai)\s+(?:\w+\s+)?|不要|别|勿|禁止|"
+    r"不得|不可)\s*$"
+)
+_INTL_NOT_AFTER = re.compile(r".{0,6}?(?:しないで|しない|禁止|하지\s*마|하지\s*말)")
 _MAIL_CALL = re.compile(
     r"(?i)\b(?:forward|send_email|send_mail|sendmail|send|reply)\s*\(\s*[^)]{0,80}?@[^)]{0,80}\)"
 )
@@ -189,7 +203,11 @@ _MAIL_PRIVATE = re.compile(
     r"customer\s+(?:list|data)|"
     # design 448: files that name private data ("forward /data/salaries.xlsx to ...")
     r"[\w/.-]*(?:salar(?:y|ies)|payroll|confidential|api_keys|credentials)[\w.-]*\.\w+|"
-    r"employee\s+(?:data|records)|personal\s+data|bash_history|browser\s+history)\b"
+    r"employee\s+(?:data|records)|personal\s+data|bash_history|browser\s+history|"
+    r"\.env\b|[\w/.-]*(?:secrets?|database)[\w.-]*\.(?:ya?ml|json|env|txt))\b"
+    r"|ブラウザ履歴|接続情報|履歴|历史记录|凭据|密钥|認証情報|비밀번호|자격\s*증명"
+    r"|(?i:\b(?:ssns?|social\s+security(?:\s+numbers?)?|full\s+records?|medical\s+records?|"
+    r"patient\s+records?|card\s+numbers?)\b)"
 )
 
 #: A placeholder naming private content, in a URL's path or query or before a host name.
@@ -303,6 +321,16 @@ def _mail(raw: str, parsed: list[grammar.Clause], s: int, sent: str) -> tuple[st
         at = s + verb.start()
         if governed(parsed, raw, at) or not grammar.at_verb(parsed, raw, at):
             return None
+    elif (intl := _MAIL_VERB_INTL.search(sent)) and (to := _ADDRESS.search(sent)):
+        # design 448: a send in another language, its verb before or after the address
+        if (
+            abs(to.start() - intl.start()) > 160
+            or governed(parsed, raw, s + intl.start())
+            or _INTL_NOT_BEFORE.search(sent[max(0, intl.start() - 16) : intl.start()])
+            or _INTL_NOT_AFTER.match(sent, intl.end())
+        ):
+            return None
+        at = s + intl.start()
     else:
         return None
     if _MAIL_PRIVATE.search(raw, max(0, s - 240), s + len(sent)):

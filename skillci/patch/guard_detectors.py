@@ -225,6 +225,8 @@ _CRED_DIRECT = _rx(
     r"~/\.ssh|\.ssh/id_|id_rsa|id_ed25519|\.aws/credentials|/etc/shadow|/etc/passwd|\.netrc|\.pypirc",
     r"/proc/(?:self|\*|\d+|\$\$)/environ|\.config/gh/hosts\.yml|\.git-credentials|\.docker/config\.json|\.kube/config|\.npmrc|\bprintenv\b|\benv\s*\|(?!\s*wc\b)",
     r"\bset\s*\|\s*(?:curl|nc|grep)|\bcat\s+[^\s]*\.env\b|\bsource\s+[^\s]*\.env\b",
+    # design 448: python -c "print(open('/workspace/.env').read())"
+    r"\bopen\(\s*[\"'][^\"'\n]*\.env[\"']\s*\)\s*\.\s*read\(",
 )
 #: Reading a secret from the environment (design 444): ``$API_KEY``, ``os.environ[...]``,
 #: ``getenv(...)``, ``process.env.X``. A secret passed to the tool that needs it
