@@ -37,20 +37,10 @@ no restrictions on which files to read", "these rules do not apply to generated 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import skillci.patch.clauses as grammar
 from skillci.patch.guard_agent import sentences as _sentences
-from skillci.patch.guard_claims import governed
-
-
-@dataclass(frozen=True)
-class HijackHit:
-    code: str
-    start: int
-    end: int
-    note: str
-
+from skillci.patch.guard_claims import ClaimHit, governed
 
 _RULE_NOUN = (
     r"(?:restrictions?|limitations?|limits|constraints?|guidelines?|guardrails?|rules|filters?|"
@@ -225,17 +215,17 @@ _TO_SHARED = re.compile(
 )
 
 
-def hijacks(raw: str) -> list[HijackHit]:
+def hijacks(raw: str) -> list[ClaimHit]:
     """Suspended rules, replaced tasks, forged authority and private files read into the
     reply in ``raw`` (one hit per code)."""
     parsed = grammar.parse(raw)
-    out: list[HijackHit] = []
+    out: list[ClaimHit] = []
     seen: set[str] = set()
 
     def hit(code: str, s: int, e: int, note: str) -> None:
         if code not in seen:
             seen.add(code)
-            out.append(HijackHit(code, s, e, f"{note}: {raw[s:e].strip()[:80]!r}"))
+            out.append(ClaimHit(code, s, e, f"{note}: {raw[s:e].strip()[:80]!r}"))
 
     for s, e in _sentences(raw):
         sent = raw[s:e]
