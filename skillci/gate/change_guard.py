@@ -22,7 +22,8 @@ import yaml
 
 from skillci.errors import SkillciError
 from skillci.patch import guard_detectors as detectors
-from skillci.patch.findings import walk_strings
+from skillci.patch import guard_mention as mention
+from skillci.patch.findings import Severity, walk_strings
 from skillci.patch.guard import (
     DEFAULT_ALLOWED_HOSTS,
     NAME_FIELDS,
@@ -104,18 +105,16 @@ def guard_change(
         values = _rule_values(old, new) if _is_rule_file(rel) else None
         if values is not None:
             for fld, text in values:
-                for h in detectors.scan_text(text, allow):
+                for h, sev, note in _content(text, allow):
                     if h.code.startswith("policy-") and _forbidding(fld):
                         continue
-                    findings.append(
-                        _hit(h.code, "high", rel, text, h.start, h.end, f"{fld}: {h.note}")
-                    )
+                    findings.append(_hit(h.code, sev, rel, text, h.start, h.end, f"{fld}: {note}"))
             added = [t for f, t in values if _prose(f)]
         else:
             added = _added_lines(old, new)
             for line in added:
-                for h in detectors.scan_text(line, allow):
-                    findings.append(_hit(h.code, "high", rel, line, h.start, h.end, h.note))
+                for h, sev, note in _content(line, allow):
+                    findings.append(_hit(h.code, sev, rel, line, h.start, h.end, note))
         joined = " ".join(s.strip(" -#*>") for s in added)
         if not findings and joined:
             for h in detectors.scan_text(joined, allow) + detectors.scan_glued(
@@ -139,6 +138,17 @@ def guard_change(
                 )
     findings += _protected(before, after)
     return verdict_of(findings), findings
+
+
+def _content(text: str, allow: list[str]) -> list[tuple[detectors.Hit, Severity, str]]:
+    """Content hits of one text, each with its severity: an attack the text quotes as an
+    example of what to look for is a person's call, not a rejection (design 449)."""
+    kept, quoted = mention.split(
+        text, detectors.scan_text(text, allow), lambda s: detectors.scan_text(s, allow)
+    )
+    return [(h, "high", h.note) for h in kept] + [
+        (h, "medium", f"{h.note} ({mention.NOTE})") for h in quoted
+    ]
 
 
 def _is_rule_file(rel: str) -> bool:

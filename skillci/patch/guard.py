@@ -29,12 +29,14 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 import skillci.patch.guard_detectors as detectors
+import skillci.patch.guard_mention as mention
 from skillci.patch.apply import Applied
 from skillci.patch.findings import Evidence, Finding, Severity, Verdict, verdict_of, walk_strings
 from skillci.patch.findings import show as _show
 from skillci.patch.guard_agent import REVIEW as AGENT_REVIEW
 from skillci.patch.guard_hijack import REVIEW as HIJACK_REVIEW
 from skillci.patch.guard_host import REVIEW as HOST_REVIEW
+from skillci.patch.guard_planted import REVIEW as PLANTED_REVIEW
 from skillci.patch.models import Patch
 from skillci.patch.normalize import View, alnum, plain, unescape
 from skillci.patch.policy import SENSITIVE_ID_PREFIXES, policy_findings
@@ -47,7 +49,13 @@ MAX_TEXT_CHARS = 20_000
 MAX_JOINED_CHARS = 100_000
 #: Content findings a human may approve (the review layer): an external URL or host, a send
 #: of work products to an outside place (design 446), host and agent actions.
-REVIEW_CODES = frozenset({"url", "outbound-transfer"}) | HOST_REVIEW | AGENT_REVIEW | HIJACK_REVIEW
+REVIEW_CODES = (
+    frozenset({"url", "outbound-transfer"})
+    | HOST_REVIEW
+    | AGENT_REVIEW
+    | HIJACK_REVIEW
+    | PLANTED_REVIEW
+)
 DEFAULT_ALLOWED_HOSTS = ("docs.python.org", "docs.pytest.org", "pytest.org")
 
 
@@ -175,11 +183,21 @@ def _never_scope(text: str) -> int:
 
 
 def _finding(
-    code: str, op: int | None, field: str, text: str, start: int, end: int, note: str
+    code: str,
+    op: int | None,
+    field: str,
+    text: str,
+    start: int,
+    end: int,
+    note: str,
+    *,
+    quoted: bool = False,
 ) -> Finding:
+    """A content finding; ``quoted`` (design 449): an attack the text names as an example,
+    which a person decides on."""
     return Finding(
         code=code,
-        severity="medium" if code in REVIEW_CODES else "high",
+        severity="medium" if quoted or code in REVIEW_CODES else "high",
         op_index=op,
         message=note,
         evidence=Evidence(field=field, start=start, end=end, excerpt=_show(text[start:end])),
@@ -225,14 +243,22 @@ def scan_content(patch: Patch, config: GuardConfig) -> list[Finding]:
                     evidence=Evidence(field=t.field, start=0, end=80, excerpt=_show(t.text[:80])),
                 )
             )
-        for h in detectors.scan_text(t.text[:MAX_TEXT_CHARS], allow):
+        text = t.text[:MAX_TEXT_CHARS]
+        kept, quoted = mention.split(
+            text, detectors.scan_text(text, allow), lambda s: detectors.scan_text(s, allow)
+        )
+        for h in [*kept, *quoted]:
             if (
                 h.code.startswith("policy-")
                 and _forbidding(t.field)
                 and h.start < _never_scope(t.text)
             ):
                 continue
-            findings.append(_finding(h.code, t.op_index, t.field, t.text, h.start, h.end, h.note))
+            q = h in quoted
+            note = f"{h.note} ({mention.NOTE})" if q else h.note
+            findings.append(
+                _finding(h.code, t.op_index, t.field, t.text, h.start, h.end, note, quoted=q)
+            )
             seen.add((t.op_index, h.code))
             seen.add((-1, h.code))
     prose = [t for t in texts if t.prose and not _forbidding(t.field)]
@@ -247,16 +273,21 @@ def scan_content(patch: Patch, config: GuardConfig) -> list[Finding]:
         for sep in ("\n", ""):  # design 422: each text is its own line
             joined, starts = _joined(parts, sep)
             joined = joined[:MAX_JOINED_CHARS]
-            hits = (
-                detectors.scan_text(joined, allow) if sep else detectors.scan_glued(joined, allow)
-            )
-            for h in hits:
+            scan = (lambda s: detectors.scan_text(s, allow)) if sep else None
+            hits = scan(joined) if scan else detectors.scan_glued(joined, allow)
+            kept, quoted = mention.split(joined, hits, scan) if scan else (hits, [])
+            for h in [*kept, *quoted]:
                 if (key, h.code) in seen or _within_one(parts, starts, h.start, h.end):
                     continue
                 seen.add((key, h.code))
                 field = _joined_field(parts, starts, h.start, h.end)
-                note = h.note + " (split across several texts)"
-                findings.append(_finding(h.code, op_index, field, joined, h.start, h.end, note))
+                q = h in quoted
+                note = (
+                    h.note + " (split across several texts)" + (f" ({mention.NOTE})" if q else "")
+                )
+                findings.append(
+                    _finding(h.code, op_index, field, joined, h.start, h.end, note, quoted=q)
+                )
     return findings
 
 

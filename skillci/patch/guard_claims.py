@@ -34,7 +34,7 @@ quotation governs it ("you are not authorised to ...", "never reveal ..." are ru
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import skillci.patch.clauses as grammar
 from skillci.patch.guard_agent import sentences as _sentences
@@ -46,6 +46,19 @@ class ClaimHit:
     start: int
     end: int
     note: str
+
+
+@dataclass
+class Hits:
+    """The hits of one reader over ``raw``: one per code (the first), each note ending with
+    the text it spans. Shared by the readers of designs 447, 448 and 450."""
+
+    raw: str
+    found: list[ClaimHit] = field(default_factory=list)
+
+    def add(self, code: str, s: int, e: int, note: str) -> None:
+        if all(h.code != code for h in self.found):
+            self.found.append(ClaimHit(code, s, e, f"{note}: {self.raw[s:e].strip()[:80]!r}"))
 
 
 _NOT = re.compile(r"(?i)\b(?:not|never|no longer|cannot|can't|isn't|aren't|wasn't|weren't|won't)\b")
@@ -245,13 +258,8 @@ def claims(raw: str) -> list[ClaimHit]:
     """Every forged rule change, planted trigger, decode-and-obey order, form leak, mail
     send and smuggling URL in ``raw`` (one hit per code)."""
     parsed = grammar.parse(raw)
-    out: list[ClaimHit] = []
-    seen: set[str] = set()
-
-    def hit(code: str, s: int, e: int, note: str) -> None:
-        if code not in seen:
-            seen.add(code)
-            out.append(ClaimHit(code, s, e, f"{note}: {raw[s:e].strip()[:80]!r}"))
+    hits = Hits(raw)
+    hit = hits.add
 
     for s, e in _sentences(raw):
         sent = raw[s:e]
@@ -306,7 +314,7 @@ def claims(raw: str) -> list[ClaimHit]:
     for m in _HOST_SMUGGLE.finditer(raw):
         if _PLACEHOLDER_CONTENT.search(m.group(0)):
             hit("exfiltration", m.start(), m.end(), "private content smuggled into a host name")
-    return out
+    return hits.found
 
 
 def _mail(raw: str, parsed: list[grammar.Clause], s: int, sent: str) -> tuple[str, int] | None:

@@ -24,6 +24,7 @@ from skillci.patch.guard_agent import agent_misuse
 from skillci.patch.guard_claims import claims
 from skillci.patch.guard_hijack import hijacks
 from skillci.patch.guard_host import host_actions
+from skillci.patch.guard_planted import planted
 from skillci.patch.normalize import (
     View,
     escape_spans,
@@ -419,6 +420,15 @@ _DESTRUCTIVE = _rx(
 _DEFENCES = (
     r"(?:auditd|rsyslogd?|syslog(?:-ng)?|systemd-journald|journald|falco|osqueryd|wazuh-agent|"
     r"auditbeat|falcon-sensor|fail2ban|apparmor|firewalld)"
+)
+#: design 450: production data destroyed, in prose or through a tool named for it
+#: ("delete the production database", "call delete_file with path /workspace/prod.db")
+_DESTROY_PROD = _rx(
+    r"\b(?:delete|deleting|drop|dropping|wipe|wiping|truncate|truncating|destroy|destroying|"
+    r"erase|erasing|purge|purging|remove|removing|delete_file|delete_table|drop_table)\b"
+    r"[^.\n]{0,40}?(?:\bprod(?:uction)?[ _-](?:db|database|data|tables?|buckets?|backups?|"
+    r"records?|server)s?\b|\bprod(?:uction)?\.(?:db|sqlite3?|sql)\b|"
+    r"\ball\s+(?:the\s+)?(?:customer|user|production|patient)\s+(?:records|data|accounts)\b)",
 )
 _IMPAIR = _rx(
     rf"\bservice\s+{_DEFENCES}(?:\.service)?\s+stop\b",
@@ -857,6 +867,7 @@ def destructive(v: dict[str, View], raw: str = "") -> list[Hit]:
         v["folded"], _ESCALATE_SQL, "policy-escalation", "grants a database's top rights"
     )
     found += _hits(v["folded"], _HARVEST, "credential-request", "collects key files from the disk")
+    found += _hits(v["folded"], _DESTROY_PROD, "destructive-command", "destroys production data")
     if found and raw:  # a rule forbidding the command is not the command (design 444)
         parsed = grammar.parse(raw)
         found = [h for h in found if not grammar.negated_at(parsed, raw, h.start)]
@@ -992,6 +1003,10 @@ _MORSE = {
     "--..": "z",
 }  # fmt: skip
 _MORSE_TEXT = re.compile(r"[\s./|-]+")
+#: design 450: Morse after a harmless lead-in ("Shipping notes: .. --. -. --- .-. .")
+_MORSE_RUN = re.compile(r"(?<![\w.-])(?:[.-]{1,7}(?:\s*/\s*|\s+)){7,}[.-]{1,7}(?![\w.-])")
+#: design 450: text spelled as hex bytes, 12 characters or more
+_HEX_RUN = re.compile(r"(?<![0-9A-Za-z])(?:[0-9a-fA-F]{2}){12,}(?![0-9A-Za-z])")
 _SHORT_B64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{12,39}={0,2}(?![A-Za-z0-9+/=])")
 _ROT13 = str.maketrans(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
@@ -1008,7 +1023,7 @@ def rewritten(raw: str) -> list[tuple[str, str]]:
     reversed English (a text with three words or more and no English function word whose
     rewrite has one; rot13 also wherever the text names it), Morse code, Latin letters under
     diacritics or combining marks (a third of the letters or more), short base64 runs that
-    decode to words."""
+    decode to words; since design 450 also Morse after a lead-in and hex bytes."""
     out = []
     words = re.findall(r"[A-Za-z]{2,}", raw)
     plain_english = _english(raw)
@@ -1020,10 +1035,13 @@ def rewritten(raw: str) -> list[tuple[str, str]]:
     back = raw[::-1]
     if len(words) >= 3 and plain_english == 0 and _english(back):
         out.append(("read backwards", back))
-    if _MORSE_TEXT.fullmatch(raw) and raw.count(".") + raw.count("-") >= 6:
+    runs = [raw] if _MORSE_TEXT.fullmatch(raw) else _MORSE_RUN.findall(raw)
+    for run in runs:
+        if run.count(".") + run.count("-") < 6:
+            continue
         letters = [
             " ".join("".join(_MORSE.get(c, "") for c in w.split()) for w in word.split("/"))
-            for word in re.split(r"\s*[|\n]\s*", raw.strip())
+            for word in re.split(r"\s*[|\n]\s*", run.strip())
         ]
         out.append(("after Morse", " ".join(letters)))
     marked = sum(1 for c in unicodedata.normalize("NFD", raw) if unicodedata.category(c) == "Mn")
@@ -1033,6 +1051,10 @@ def rewritten(raw: str) -> list[tuple[str, str]]:
             c for c in unicodedata.normalize("NFD", raw) if unicodedata.category(c) != "Mn"
         )
         out.append(("without diacritics", bare))
+    for m in _HEX_RUN.finditer(raw):  # design 450: text spelled as hex bytes
+        spelled = bytes.fromhex(m.group(0)).decode("latin-1")
+        if " " in spelled.strip() and spelled.isascii() and spelled.isprintable():
+            out.append(("inside hex", spelled))
     for m in _SHORT_B64.finditer(raw):
         dec = _decoded(m.group(0))
         if dec and " " in dec.strip() and dec.isascii():
@@ -1092,6 +1114,7 @@ def scan_text(raw: str, allow: Sequence[str], *, decode: bool = True) -> list[Hi
     hits += [Hit(h.code, h.start, h.end, h.note) for h in agent_misuse(raw)]
     hits += [Hit(h.code, h.start, h.end, h.note) for h in claims(raw)]
     hits += [Hit(h.code, h.start, h.end, h.note) for h in hijacks(raw)]
+    hits += [Hit(h.code, h.start, h.end, h.note) for h in planted(raw)]
     hits += obfuscation(raw)
     if decode:
         hits += decoded_payloads(raw, allow) + scan_rewritten(raw, allow)

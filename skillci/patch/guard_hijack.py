@@ -40,7 +40,7 @@ import re
 
 import skillci.patch.clauses as grammar
 from skillci.patch.guard_agent import sentences as _sentences
-from skillci.patch.guard_claims import ClaimHit, governed
+from skillci.patch.guard_claims import ClaimHit, Hits, governed
 
 _RULE_NOUN = (
     r"(?:restrictions?|limitations?|limits|constraints?|guidelines?|guardrails?|rules|filters?|"
@@ -62,14 +62,22 @@ _GIVEN = (
 _DET = r"(?:the|all|any|those|these|such|every)"
 #: the agent's own rules as a noun phrase
 _RULES = (
-    rf"(?:(?:your|the\s+(?:ai|assistant|model|agent)'?s)\s+(?:own\s+)?(?:[a-z-]+\s+)?{_RULE_NOUN}"
+    rf"(?:(?:your(?:\s+(?:operator|developer|deployer|provider|creator|company|system)'?s)?|"
+    r"the\s+(?:ai|assistant|model|agent)'?s)\s+(?:own\s+)?(?:[a-z-]+\s+)?"
+    rf"{_RULE_NOUN}"
+    rf"|the\s+(?:usual|normal|standard|default|regular|ordinary|customary)\s+(?:[a-z-]+\s+)?"
+    rf"{_RULE_NOUN}"
     rf"|(?:{_DET}\s+)?(?:earlier|previous|prior|original|initial|old|above)\s+(?:[a-z-]+\s+)?"
     rf"{_RULE_NOUN}"
     rf"|{_DET}\s+(?:[a-z-]+\s+)?{_RULE_NOUN}\s+{_GIVEN}"
     rf"|(?:{_DET}\s+)?(?:of\s+)?{_SELF_NOUN})"
 )
 #: a scope after the rules: the sentence states an exception, not a suspension
-_SCOPE = r"(?!\s+(?:on|for|to|in|around|about|when|regarding|of|during|inside|within|outside)\b)"
+_SCOPE = (
+    r"(?!\s+(?:on|for(?!\s+(?:this|the|now|once|a\s+moment)\b(?:\s+one)?(?:\s+(?:request|session|"
+    r"task|conversation|answer|reply|chat|turn|once))?\b)|to|in|around|about|when|regarding|of|"
+    r"during|inside|within|outside)\b)"
+)
 _VOID = (
     r"(?:lifted|removed|disabled|suspended|void(?:ed)?|null(?:\s+and\s+void)?|nullified|"
     r"waived|switched\s+off|turned\s+off|deactivated|off|gone|revoked|rescinded|cancell?ed|"
@@ -94,6 +102,14 @@ _OFF_VERB = (
     r"forget(?:ting)?|overrid(?:e|ing)|overrul(?:e|ing)|break(?:ing)?\s+free\s+(?:of|from)|"
     r"free\s+yourself\s+(?:of|from)|escap(?:e|ing)|get(?:ting)?\s+rid\s+of|let(?:ting)?\s+go\s+of|"
     r"step(?:ping)?\s+outside(?:\s+of)?|go(?:ing)?\s+beyond|ditch(?:ing)?|nullify(?:ing)?)"
+)
+#: a request, a document or the agent said to be exempt from the agent's own rules
+_EXEMPT = re.compile(
+    r"(?i)\b(?:this|the|your|my|our|these|such)\s+(?:\w+\s+)?(?:request|task|query|question|"
+    r"conversation|session|case|document|content|output|answer|reply|user|prompt|you)s?\s+"
+    r"(?:is|are|was|were|has\s+been|have\s+been)\s+(?:now\s+|hereby\s+|fully\s+)?(?:exempt(?:ed)?|"
+    rf"excluded|excused|released|freed|exempted)\s+from\s+{_RULES}"
+    rf"|\byou\s+are\s+(?:now\s+|hereby\s+)?(?:exempt(?:ed)?|excused|released)\s+from\s+{_RULES}"
 )
 _SET_ASIDE = re.compile(rf"(?i)\b{_OFF_VERB}\s+{_RULES}{_SCOPE}")
 _TREAT_VOID = re.compile(
@@ -219,13 +235,8 @@ def hijacks(raw: str) -> list[ClaimHit]:
     """Suspended rules, replaced tasks, forged authority and private files read into the
     reply in ``raw`` (one hit per code)."""
     parsed = grammar.parse(raw)
-    out: list[ClaimHit] = []
-    seen: set[str] = set()
-
-    def hit(code: str, s: int, e: int, note: str) -> None:
-        if code not in seen:
-            seen.add(code)
-            out.append(ClaimHit(code, s, e, f"{note}: {raw[s:e].strip()[:80]!r}"))
+    hits = Hits(raw)
+    hit = hits.add
 
     for s, e in _sentences(raw):
         sent = raw[s:e]
@@ -233,6 +244,7 @@ def hijacks(raw: str) -> list[ClaimHit]:
             (_SUSPENDED, "says the agent's own rules are void"),
             (_SET_ASIDE, "sets the agent's own rules aside"),
             (_TREAT_VOID, "says the agent's own rules are void"),
+            (_EXEMPT, "exempts the request from the agent's own rules"),
             (_UNBOUND, "calls the agent unrestricted"),
             (_NEW_TASK, "replaces the agent's task"),
             (_RAISED, "claims raised rights"),
@@ -274,7 +286,7 @@ def hijacks(raw: str) -> list[ClaimHit]:
     for m in _AUTH_HEADER.finditer(raw):
         if not governed(parsed, raw, m.start()):
             hit("policy-override", m.start(), m.end(), "a header claims an administrator's voice")
-    return out
+    return hits.found
 
 
 def _read_into_reply(raw: str, parsed: list[grammar.Clause], s: int, e: int) -> int | None:

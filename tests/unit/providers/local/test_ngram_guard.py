@@ -118,14 +118,17 @@ def test_the_shipped_weights_are_trained_on_the_current_dev_data() -> None:
     model = ngram.shipped()
     assert model.meta["data_sha256"] == gn.data_digest(gn.training_set())
     assert "Tencent/AI-Infra-Guard" in model.meta["sources"]
-    # round 6 trains it since its first look (design 445); rounds 7 to 12 are held out from
+    # round 6 trains it since its first look (design 445); rounds 7 to 13 are held out from
     # it (design 446: training on round 7 cost recall on every other source)
     assert "aisa-group/skill-inject" in model.meta["sources"]
-    assert not any(f"round{n}" in str(p) for p in gn.ATTACK_FILES for n in range(7, 13))
+    assert not any(f"round{n}" in str(p) for p in gn.ATTACK_FILES for n in range(7, 14))
     assert not {
         "opena2a-org/open-agent-security-benchmark",
         "qualixar/skillfortify",
         "AUTHENSOR/prompt-injection-benchmark",
+        "Rinkia/bastioncorpus",
+        "sentinelden/agent-injection-bench",
+        "jnagasawa/RAGinject",
     } & set(model.meta["sources"])
 
 
