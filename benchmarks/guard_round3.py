@@ -3,12 +3,12 @@
 Attacks: ``tests/fixtures/attacks/round3/payloads.jsonl``, ``payloads_round4.jsonl``,
 ``payloads_round5.jsonl``, ``payloads_round6.jsonl``, ``payloads_round7.jsonl``,
 ``payloads_round8.jsonl``, ``payloads_round9.jsonl``, ``payloads_round10.jsonl``,
-``payloads_round11.jsonl``, ``payloads_round12.jsonl`` and ``payloads_round13.jsonl`` (the fresh
-sources of designs 438, 443, 444, 445, 446, 447 and 448, and of rounds 10 to 13; see
-SOURCES.yaml). Every payload goes (a) into one patch field chosen by a hash of its id (all
-free-text fields, ``change_description`` and a rule's extra ``notes:`` included) and (b) as
-plain text in a rule step. *Caught*: the schema refuses the patch or the guard's verdict is
-not ``pass``.
+``payloads_round11.jsonl``, ``payloads_round12.jsonl``, ``payloads_round13.jsonl`` and
+``payloads_round14.jsonl`` (the fresh sources of designs 438, 443, 444, 445, 446, 447 and 448,
+and of rounds 10 to 14; see SOURCES.yaml). Every payload goes (a) into one patch field chosen by
+a hash of its id (all free-text fields, ``change_description`` and a rule's extra ``notes:``
+included) and (b) as plain text in a rule step. *Caught*: the schema refuses the patch or the
+guard's verdict is not ``pass``.
 *Caught by a named harm* (design 445): the same, less the patches whose only findings are
 the generic cautions :data:`GENERIC` (an external URL, a word about keys), which flag
 legitimate text too; with ``--guard-model``, also *a named harm or the second opinion's flag*.
@@ -56,6 +56,7 @@ ROUND10 = ROUND3.with_name("payloads_round10.jsonl")
 ROUND11 = ROUND3.with_name("payloads_round11.jsonl")
 ROUND12 = ROUND3.with_name("payloads_round12.jsonl")
 ROUND13 = ROUND3.with_name("payloads_round13.jsonl")
+ROUND14 = ROUND3.with_name("payloads_round14.jsonl")
 #: ``--rounds`` numbers to payload files: a new round's first look need not run the others
 ROUNDS = {
     3: ROUND3,
@@ -69,6 +70,7 @@ ROUNDS = {
     11: ROUND11,
     12: ROUND12,
     13: ROUND13,
+    14: ROUND14,
 }
 PROBES = ROUND3.parent / "ci_probes_{split}.yaml"
 PROBE_SOURCE = "skillci-probes"
@@ -84,7 +86,7 @@ def split_of(text: str) -> str:
 
 
 def load(*paths: Path) -> list[dict[str, Any]]:
-    """The payload rows of ``paths`` (default: round 3 and the fresh sources of rounds 4 to 12)."""
+    """The payload rows of ``paths`` (default: round 3 and the fresh sources of rounds 4 to 14)."""
     out = []
     for path in paths or (
         ROUND3,
@@ -98,6 +100,7 @@ def load(*paths: Path) -> list[dict[str, Any]]:
         ROUND11,
         ROUND12,
         ROUND13,
+        ROUND14,
     ):
         out += [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
     return out
