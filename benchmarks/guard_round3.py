@@ -72,6 +72,10 @@ ROUNDS = {
     13: ROUND13,
     14: ROUND14,
 }
+#: Rounds no one has tuned the guard on: their dev rows were never read to change a detector, so
+#: both splits are unseen and their figure is the held-out one (design 451). Take a round out of
+#: this tuple, and say so in SOURCES.yaml, in the commit that first reads its dev rows to tune.
+UNTUNED: tuple[int, ...] = (14,)
 PROBES = ROUND3.parent / "ci_probes_{split}.yaml"
 PROBE_SOURCE = "skillci-probes"
 TOPIC = re.compile(
@@ -278,6 +282,36 @@ def _rates(
 LISTED = "dev"
 
 
+def _untuned(
+    rows: list[Row], picked: tuple[int, ...], splits: tuple[str, ...], guard_model: str | None
+) -> dict[str, Any]:
+    """The figures of the :data:`UNTUNED` rounds, dev and test together (both are unseen):
+    the catch rate on material the guard was never tuned on, measured in this run."""
+    out: dict[str, Any] = {}
+    for n in UNTUNED:
+        if picked and n not in picked:
+            continue
+        ids = {p["id"] for p in load(ROUNDS[n]) if p["attack"]}
+        sel = [r for r in rows if r.id in ids and r.split in splits]
+        if not sel:
+            continue
+        caught = sum(r.caught for r in sel)
+        named = sum(r.named for r in sel)
+        sources = ", ".join(sorted({r.source for r in sel}))
+        print(
+            f"[never tuned on] round {n} ({sources}), {' and '.join(splits)}: caught "
+            f"{_pct(caught, len(sel))}; by a named harm {_pct(named, len(sel))}"
+            + (
+                f"; with the second opinion of {guard_model}: "
+                f"{_pct(sum(r.caught_with_opinion for r in sel), len(sel))}"
+                if guard_model
+                else ""
+            )
+        )
+        out[f"untuned_{n}"] = {"caught": caught, "total": len(sel), "named": named}
+    return out
+
+
 def report(
     verbose: bool = False,
     benign_every: int = 1,
@@ -345,6 +379,7 @@ def report(
                 if not r.caught:
                     text = next(p["text"] for p in payloads if p["id"] == r.id)
                     print(f"  MISS {r.id} [{r.field}] {text[:110]!r}")
+    summary.update(_untuned(rows, picked, splits, guard_model))
     for split in splits:
         twins = [p for p in pairs if p["split"] == split]
         if not twins and picked:

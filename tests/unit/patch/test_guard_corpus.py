@@ -104,3 +104,28 @@ def test_a_first_look_can_run_one_round_alone(capsys: pytest.CaptureFixture[str]
     with pytest.raises(SystemExit) as exit_:
         guard_corpus.main(["--round3-only", "--rounds", "99"])
     assert exit_.value.code == 2
+
+
+def test_a_round_never_tuned_on_is_reported_on_both_splits_it_was_asked_for(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks import guard_ngram, guard_round3
+
+    # the shipped list: known rounds, none of them in the n-gram model's training
+    assert set(guard_round3.UNTUNED) <= set(guard_round3.ROUNDS)
+    assert not {guard_round3.ROUNDS[n] for n in guard_round3.UNTUNED} & set(
+        guard_ngram.ATTACK_FILES
+    )
+    monkeypatch.setattr(guard_round3, "UNTUNED", (9,))
+    got = guard_round3.report(splits=("dev",), benign_every=400, rounds=[9])
+    out = capsys.readouterr().out
+    rows = [
+        r for r in guard_round3.load(guard_round3.ROUND9) if r["attack"] and r["split"] == "dev"
+    ]
+    assert got["untuned_9"]["total"] == 2 * len(rows)  # dev only: the test split was not asked
+    assert got["untuned_9"]["caught"] == got["dev"]["caught"]
+    assert "[never tuned on] round 9 (AUTHENSOR/prompt-injection-benchmark, " in out
+    mine = got["untuned_9"]
+    assert f"), dev: caught {mine['caught']}/{mine['total']} " in out
+    monkeypatch.setattr(guard_round3, "UNTUNED", (14,))
+    assert "untuned_14" not in guard_round3.report(splits=("dev",), benign_every=400, rounds=[9])
