@@ -259,8 +259,9 @@ def scan_content(patch: Patch, config: GuardConfig) -> list[Finding]:
             findings.append(
                 _finding(h.code, t.op_index, t.field, t.text, h.start, h.end, note, quoted=q)
             )
-            seen.add((t.op_index, h.code))
-            seen.add((-1, h.code))
+            if not q:  # a quoted example must not hide the same harm split across texts
+                seen.add((t.op_index, h.code))
+                seen.add((-1, h.code))
     prose = [t for t in texts if t.prose and not _forbidding(t.field)]
     groups: list[tuple[int | None, list[PatchText]]] = [
         (i, [t for t in prose if t.op_index == i]) for i in range(len(patch.ops))
@@ -279,9 +280,10 @@ def scan_content(patch: Patch, config: GuardConfig) -> list[Finding]:
             for h in [*kept, *quoted]:
                 if (key, h.code) in seen or _within_one(parts, starts, h.start, h.end):
                     continue
-                seen.add((key, h.code))
-                field = _joined_field(parts, starts, h.start, h.end)
                 q = h in quoted
+                if not q:
+                    seen.add((key, h.code))
+                field = _joined_field(parts, starts, h.start, h.end)
                 note = (
                     h.note + " (split across several texts)" + (f" ({mention.NOTE})" if q else "")
                 )

@@ -96,10 +96,12 @@ _ADDRESSED = re.compile(
 
 
 _QUOTE_MARKS = ('"', "'", "`", "\u201c", "\u2018")
-#: a tool called by its name to send something (``http_post``, ``send_email``, ``upload``)
+#: a tool called by its name to send something (``http_post``, ``send_email``, ``requests.post``):
+#: an identifier, so "use the email template" is not one
 _TOOL_SEND = re.compile(
     r"(?i)\b(?:call|calls|calling|invoke|invoking|use|using|run)\s+(?:the\s+)?`?"
-    r"(?:\w+[_.])?(?:post|send|upload|e?mail|webhook|request|put|transmit|forward)\w*`?"
+    r"(?:[a-z0-9]+[_.](?:post|send|upload|e?mail|webhook|request|put|transmit|forward)\w*"
+    r"|(?:post|send|upload|e?mail|webhook|transmit|forward)[_.][a-z0-9_]+)`?"
 )
 _SECRET = re.compile(
     r"(?i)\b(?:api[ _-]?keys?|access[ _-]?tokens?|tokens?|passwords?|credentials?|secrets?|"
