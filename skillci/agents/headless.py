@@ -68,6 +68,9 @@ class Launch:
     pipes: bool = False
     """Give the agent pipes for stdin and stdout (a protocol over stdio, e.g. ACP) instead
     of no stdin and ``stdout`` as its output file; the caller then keeps ``stdout``."""
+    gateway_port: int | None = None
+    """The loopback port of the trial's model gateway: a sandbox without network carries
+    it in through a relay (:mod:`skillci.runners.netrelay`); None: nothing to carry."""
 
 
 @dataclass
@@ -355,7 +358,9 @@ class HeadlessAgent:
         stderr = ctx.logs / f"{self.adapter.name}.stderr.txt"
         argv = self.adapter.command(str(self.exe), ctx.instruction, model, ctx.agent_cwd)
         log.add(MessageEvent, role="user", content=ctx.instruction, untrusted=False)
-        job = Launch(argv=argv, env=env, stdout=stream, stderr=stderr, pipes=pipes)
+        job = Launch(
+            argv=argv, env=env, stdout=stream, stderr=stderr, pipes=pipes, gateway_port=gateway.port
+        )
         try:
             return ctx.launch(job), stream, stderr
         except OSError as exc:

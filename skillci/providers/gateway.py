@@ -75,11 +75,15 @@ class Gateway:
         self._in_flight: dict[int, float] = {}
 
     @property
+    def port(self) -> int:
+        """The loopback port it listens on."""
+        assert self._server is not None
+        return int(self._server.server_address[1])
+
+    @property
     def base_url(self) -> str:
         """``http://127.0.0.1:<port>`` (no path: each agent appends its own)."""
-        assert self._server is not None
-        port = self._server.server_address[1]
-        return f"http://127.0.0.1:{port}"
+        return f"http://127.0.0.1:{self.port}"
 
     def __enter__(self) -> Gateway:
         gateway = self
