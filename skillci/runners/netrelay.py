@@ -45,6 +45,7 @@ if os.fork() == 0:
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     def pump(a, b):
+        how = socket.SHUT_WR
         try:
             while True:
                 data = a.recv(65536)
@@ -52,10 +53,10 @@ if os.fork() == 0:
                     break
                 b.sendall(data)
         except OSError:
-            pass
-        for s in (a, b):
+            how = socket.SHUT_RDWR
+        for s in (b, a) if how == socket.SHUT_RDWR else (b,):
             try:
-                s.shutdown(socket.SHUT_RDWR)
+                s.shutdown(how)
             except OSError:
                 pass
     def serve(c):
@@ -86,14 +87,17 @@ def inner_argv(port: int, argv: list[str]) -> list[str]:
 
 
 def _pump(a: socket.socket, b: socket.socket) -> None:
+    """Carry ``a``'s bytes to ``b``; at ``a``'s end of stream pass the half-close on (the
+    other direction goes on), on an error end both directions."""
+    how = socket.SHUT_WR
     try:
         while data := a.recv(_CHUNK):
             b.sendall(data)
     except OSError:
-        pass
-    for s in (a, b):
+        how = socket.SHUT_RDWR
+    for s in (b, a) if how == socket.SHUT_RDWR else (b,):
         with contextlib.suppress(OSError):
-            s.shutdown(socket.SHUT_RDWR)
+            s.shutdown(how)
 
 
 class UnixRelay:

@@ -28,12 +28,19 @@ from tests.fakes.listener import recording_listener
 pytestmark = pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap is not usable here")
 
 #: Asks the gateway, then the other listener with every proxy setting ignored.
-PROBE = """
+PROBE = r"""
 import json, os, socket, sys, urllib.request
 gw, other = int(sys.argv[1]), int(sys.argv[2])
 out = {"interfaces": sorted(n for _i, n in socket.if_nameindex())}
 opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 out["gateway"] = opener.open(f"http://127.0.0.1:{gw}/v1/models", timeout=10).read().decode()
+raw = socket.create_connection(("127.0.0.1", gw), timeout=10)
+raw.sendall(b"GET /half HTTP/1.0\r\n\r\n")
+raw.shutdown(socket.SHUT_WR)  # a client that half-closes still gets its answer
+answer = b""
+while chunk := raw.recv(65536):
+    answer += chunk
+out["half_close"] = answer.decode().rsplit("\r\n\r\n", 1)[-1]
 try:
     socket.create_connection(("127.0.0.1", other), timeout=3).close()
     out["other"] = "reached"
@@ -93,6 +100,7 @@ def test_without_internet_the_gateway_answers_and_no_other_host_port_is_reached(
     monkeypatch.setattr(tempfile, "tempdir", str(relays))
     out = _run(tmp_path, gw, other, internet=False)
     assert out["gateway"] == "gateway-ok /v1/models"  # through both relays, same URL
+    assert out["half_close"] == "gateway-ok /half"
     assert out["other"] == "ConnectionRefusedError"
     assert out["interfaces"] == ["lo"]
     assert got == []
