@@ -306,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     args = ap.parse_args(argv)
     try:
+        minilm.model_dir()  # numpy, safetensors, tokenizers and the model, before any use
         if args.command == "check":
             return check()
         return evaluate(args.reader, args.cache)

