@@ -180,12 +180,7 @@ def fit(reader: str, examples: list[g.Example], vec: Cache, seed: int = 0) -> Sc
 
 def thresholds(reader: str, examples: list[g.Example], vec: Cache) -> tuple[float, float]:
     """The 99th and 95th percentiles of out-of-fold scores of benign CI-topic sentences."""
-    scores: list[float] = []
-    for k in range(g.FOLDS):
-        held = [e for e in examples if g._on_topic(e) and g._fold(e.group) == k]
-        rest = [e for e in examples if not (e.source == g.BENIGN_SOURCE and g._fold(e.group) == k)]
-        s = fit(reader, rest, vec)
-        scores += [s(e.text) for e in held]
+    scores = g.fold_scores(examples, lambda rest: fit(reader, rest, vec), progress=False)
     return g._percentile(scores, 0.99), g._percentile(scores, 0.95)
 
 

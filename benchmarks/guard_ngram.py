@@ -30,7 +30,7 @@ import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -143,17 +143,21 @@ def _percentile(scores: list[float], q: float = PERCENTILE) -> float:
     return ranked[min(len(ranked) - 1, int(q * len(ranked)))]
 
 
-def threshold(examples: list[Example], progress: bool = True) -> tuple[float, list[float]]:
-    """The percentile of the out-of-fold scores (folds by skill) of the benign sentences on
-    the CI topics, and those scores."""
+def fold_scores(
+    examples: list[Example],
+    fit: Callable[[list[Example]], Callable[[str], float]],
+    progress: bool = True,
+) -> list[float]:
+    """The out-of-fold scores (folds by skill) of the benign sentences on the CI topics:
+    for each fold, ``fit`` on everything but that fold's real-skill sentences, then score the
+    fold's on-topic ones."""
     scores: list[float] = []
     for k in range(FOLDS):
         held = [e for e in examples if _on_topic(e) and _fold(e.group) == k]
         rest = [e for e in examples if not (e.source == BENIGN_SOURCE and _fold(e.group) == k)]
         t0 = time.monotonic()
-        w, b = fit(rest)
-        model = ngram.NgramModel(w, b, 0.0, {})
-        scores += [model.score(e.text) for e in held]
+        score = fit(rest)
+        scores += [score(e.text) for e in held]
         if progress:
             print(
                 f"  fold {k + 1}/{FOLDS}: {len(held)} benign sentences held out "
@@ -161,6 +165,18 @@ def threshold(examples: list[Example], progress: bool = True) -> tuple[float, li
                 file=sys.stderr,
                 flush=True,
             )
+    return scores
+
+
+def _ngram_scorer(examples: list[Example]) -> Callable[[str], float]:
+    w, b = fit(examples)
+    return ngram.NgramModel(w, b, 0.0, {}).score
+
+
+def threshold(examples: list[Example], progress: bool = True) -> tuple[float, list[float]]:
+    """The percentile of the out-of-fold scores (folds by skill) of the benign sentences on
+    the CI topics, and those scores."""
+    scores = fold_scores(examples, _ngram_scorer, progress)
     return _percentile(scores), scores
 
 

@@ -7,6 +7,9 @@ order, and records every request body. Talk to it through litellm with
     with FakeOpenAI(["first answer", "second answer"]) as server:
         ...  # server.requests holds the parsed JSON bodies
 
+``logprobs=fn`` adds first-token ``logprobs`` to each reply: ``fn(body)`` gives the
+``[(token, logprob), ...]`` alternatives, the first of them the token answered.
+
 An answer may also be a list of tool calls, ``[("write_file", {"path": ..., "content": ...})]``:
 the reply is then an assistant message with those ``tool_calls`` (a scripted agent turn).
 """
@@ -46,12 +49,14 @@ class FakeOpenAI:
         prompt_tokens: int = 100,
         completion_tokens: int = 50,
         status: int = 200,
+        logprobs: Callable[[dict[str, Any]], list[tuple[str, float]]] | None = None,
     ) -> None:
         """``status`` other than 200: every request is answered with that HTTP status and
         an OpenAI-style error body (e.g. 401 for a wrong key), and still recorded."""
         if not answers:
             raise ValueError("give at least one answer")
         self.status = status
+        self.logprobs = logprobs
         self.answers = list(answers)
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
@@ -108,18 +113,21 @@ class FakeOpenAI:
                             for i, (name, args) in enumerate(answer)
                         ],
                     }
+                choice: dict[str, Any] = {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if isinstance(answer, list) else "stop",
+                }
+                if fake.logprobs is not None:
+                    alts = fake.logprobs(body)
+                    top = [{"token": t, "logprob": lp} for t, lp in alts]
+                    choice["logprobs"] = {"content": [{**top[0], "top_logprobs": top}]}
                 payload = {
                     "id": f"chatcmpl-fake-{len(fake.requests)}",
                     "object": "chat.completion",
                     "created": 1700000000,
                     "model": body.get("model", "fake"),
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": message,
-                            "finish_reason": "tool_calls" if isinstance(answer, list) else "stop",
-                        }
-                    ],
+                    "choices": [choice],
                     "usage": {
                         "prompt_tokens": fake.prompt_tokens,
                         "completion_tokens": fake.completion_tokens,
