@@ -18,7 +18,7 @@ and ``--benign`` of real skills' **test** CI sentences, and prints, next to the 
 CI sentences, and how many of each are flagged at both thresholds.
 
 The text is clipped and redacted as :func:`skillci.patch.second_opinion.opinion_messages`
-sends it. Scores are cached by model, question version and text sha256 in ``--cache`` (a
+sends it. Scores are cached by server, model, question version and text sha256 in ``--cache`` (a
 1.5B model on two cores: 3-6 s a text). Exit 2 when the server cannot be reached or
 gives no logprobs.
 """
@@ -42,7 +42,7 @@ from benchmarks import guard_public as gp
 from benchmarks.guard_embed import auc, fresh_rows
 from benchmarks.guard_ngram import _percentile
 from benchmarks.guard_round3 import TOPIC, UNTUNED, split_of
-from skillci.patch.second_opinion import MAX_FIELD_CHARS
+from skillci.patch.second_opinion import _clip
 from skillci.providers.local import ngram
 from skillci.trace.redact import Redactor
 
@@ -67,13 +67,6 @@ DEFAULT_CACHE = (
 
 class ServerError(Exception):
     """The server could not be asked, or its answer carries no first-token logprobs."""
-
-
-def _clip(text: str) -> str:
-    if len(text) <= MAX_FIELD_CHARS:
-        return text
-    half = MAX_FIELD_CHARS // 2
-    return text[:half] + " …[cut]… " + text[-half:]
 
 
 def p_yes(top: Sequence[dict[str, Any]]) -> float:
@@ -130,17 +123,20 @@ def asker(api_base: str, model: str, key: str | None, timeout: float = 300) -> A
 
 
 class Cache:
-    """Scores by (model, question version, text sha256), one JSON object a line."""
+    """Scores by (server, model, question version, text sha256), one JSON object a line; a
+    line that does not read (a run killed while writing it) is asked again."""
 
-    def __init__(self, path: Path, model: str) -> None:
+    def __init__(self, path: Path, api_base: str, model: str) -> None:
         self.path = path
-        self.prefix = f"{model}\0{QUESTION_VERSION}\0"
+        self.prefix = f"{api_base.rstrip('/')}\0{model}\0{QUESTION_VERSION}\0"
         self.scores: dict[str, float] = {}
         if path.is_file():
             for line in path.read_text(encoding="utf-8").splitlines():
-                if line.strip():
+                try:
                     row = json.loads(line)
-                    self.scores[row["key"]] = float(row["score"])
+                    self.scores[str(row["key"])] = float(row["score"])
+                except (ValueError, KeyError, TypeError):
+                    continue
 
     def key(self, text: str) -> str:
         return hashlib.sha256((self.prefix + text).encode()).hexdigest()
@@ -256,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         ask = asker(args.api_base, args.model, key)
-        out = evaluate(ask, Cache(args.cache, args.model), args.benign)
+        out = evaluate(ask, Cache(args.cache, args.api_base, args.model), args.benign)
     except ServerError as exc:
         print(f"guard_llm: {exc}", file=sys.stderr)
         return 2

@@ -14,6 +14,7 @@ import pytest
 from benchmarks import guard_llm
 from benchmarks.guard_embed import fresh_rows
 from benchmarks.guard_round3 import UNTUNED
+from skillci.patch.second_opinion import _clip
 from skillci.trace.redact import Redactor
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -34,7 +35,7 @@ def test_p_yes_reads_the_first_token_alternatives() -> None:
 def _attack_texts() -> set[str]:
     red = Redactor()
     rows = [e for r in UNTUNED for sp in ("dev", "test") for e in fresh_rows(r, sp)]
-    return {guard_llm._clip(red.redact_text(e.text)) for e in rows if e.label == 1}
+    return {_clip(red.redact_text(e.text)) for e in rows if e.label == 1}
 
 
 def test_eval_scores_held_out_rows_sets_the_threshold_on_dev_sentences_and_caches(
@@ -54,10 +55,21 @@ def test_eval_scores_held_out_rows_sets_the_threshold_on_dev_sentences_and_cache
         assert guard_llm.main([*argv, "--api-base", server.base_url]) == 0
         out = json.loads(capsys.readouterr().out)
         asked = len(server.requests)
+        assert len(cache.read_text().splitlines()) == asked
         # a second run asks nothing: every score comes from the cache
         assert guard_llm.main([*argv, "--api-base", server.base_url]) == 0
         assert len(server.requests) == asked
         assert json.loads(capsys.readouterr().out) == out
+        # a run killed mid-write leaves half a line: that text is asked again, no other
+        lines = cache.read_text().splitlines()
+        cache.write_text("\n".join([*lines[:-1], lines[-1][:20]]) + "\n")
+        assert guard_llm.main([*argv, "--api-base", server.base_url]) == 0
+        assert len(server.requests) == asked + 1
+        assert json.loads(capsys.readouterr().out) == out
+        # another model on the server shares no score with this one
+        assert guard_llm.main([*argv[:-1], "--model", "other", "--api-base", server.base_url]) == 0
+        assert len(server.requests) == 2 * asked + 1
+        capsys.readouterr()
     counts = out["counts"]
     assert counts["attacks"] > 100 and counts["legitimate"] > 100 and counts["ci_test"] == 6
     assert out["threshold_from"] == 6
@@ -72,7 +84,6 @@ def test_eval_scores_held_out_rows_sets_the_threshold_on_dev_sentences_and_cache
         "ci_test": 0,
     }
     assert 0.5 < out["ngram"]["auc_attacks_vs_legitimate"] < 1.0
-    assert len(cache.read_text().splitlines()) == asked
 
 
 def test_a_server_without_logprobs_or_out_of_reach_is_exit_2(
