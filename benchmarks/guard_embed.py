@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import sys
 import time
@@ -33,9 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import guard_ngram as g
-from benchmarks import guard_public as gp
 from benchmarks import minilm
-from benchmarks.guard_round3 import ROUNDS, TOPIC, split_of
+from benchmarks.guard_round3 import ROUNDS, ci_sentences
 from skillci.providers.local import ngram
 
 #: the similarities the sentence-transformers quickstart prints for all-MiniLM-L6-v2
@@ -107,17 +105,6 @@ class Cache:
         return self.vecs[_sha(text)].astype("float32")
 
 
-def fresh_rows(rnd: int, split: str) -> list[g.Example]:
-    out = []
-    for line in ROUNDS[rnd].read_text(encoding="utf-8").splitlines():
-        if line:
-            row = json.loads(line)
-            if row["split"] == split:
-                label = 1 if row.get("attack", True) else 0
-                out.append(g.Example(row["source"], row["source"], row["text"], label))
-    return out
-
-
 Scorer = Callable[[str], float]
 
 
@@ -184,22 +171,6 @@ def thresholds(reader: str, examples: list[g.Example], vec: Cache) -> tuple[floa
     return g._percentile(scores, 0.99), g._percentile(scores, 0.95)
 
 
-def auc(pos: Sequence[float], neg: Sequence[float]) -> float:
-    """The chance that a random attack scores above a random benign text (ties count half):
-    a comparison of two readers that does not depend on where either's threshold stands."""
-    ranked = sorted([(x, 1) for x in pos] + [(x, 0) for x in neg])
-    rank_sum = 0.0
-    i = 0
-    while i < len(ranked):
-        j = i
-        while j < len(ranked) and ranked[j][0] == ranked[i][0]:
-            j += 1
-        mid = (i + j + 1) / 2  # the mean 1-based rank of a tie group
-        rank_sum += mid * sum(lab for _x, lab in ranked[i:j])
-        i = j
-    return (rank_sum - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
-
-
 def check() -> int:
     import numpy as np
 
@@ -217,18 +188,12 @@ def check() -> int:
 def evaluate(reader: str, cache: Path) -> int:
     base = g.training_set()
     fresh = {
-        (r, sp): fresh_rows(r, sp)
+        (r, sp): g.fresh_rows(r, sp)
         for r in sorted(ROUNDS)
         if r >= FIRST_FRESH_ROUND
         for sp in ("dev", "test")
     }
-    ci_test = sorted(
-        {
-            s
-            for _w, s in gp.benign_sentences(gp.REAL_SKILLS)
-            if split_of(s) == "test" and TOPIC.search(s)
-        }
-    )
+    ci_test = ci_sentences()["test"]
     vec = Cache(cache)
     vec.fill([e.text for e in base] + [e.text for rows in fresh.values() for e in rows] + ci_test)
     t0 = time.monotonic()
@@ -280,10 +245,10 @@ def evaluate(reader: str, cache: Path) -> int:
     ns = [nm.score(t) for t in ci_test]
     print(
         "AUC, rounds' attacks against their legitimate rows: embedding "
-        f"{auc(pairs['attacks'][0], pairs['legitimate'][0]):.3f}, n-gram "
-        f"{auc(pairs['attacks'][1], pairs['legitimate'][1]):.3f}; against real skills' CI "
-        f"sentences (test): embedding {auc(pairs['attacks'][0], es):.3f}, n-gram "
-        f"{auc(pairs['attacks'][1], ns):.3f}"
+        f"{g.auc(pairs['attacks'][0], pairs['legitimate'][0]):.3f}, n-gram "
+        f"{g.auc(pairs['attacks'][1], pairs['legitimate'][1]):.3f}; against real skills' CI "
+        f"sentences (test): embedding {g.auc(pairs['attacks'][0], es):.3f}, n-gram "
+        f"{g.auc(pairs['attacks'][1], ns):.3f}"
     )
     print(
         f"real skills' CI sentences (test), flagged: at 99% embedding {sum(x >= thr99 for x in es)}"

@@ -38,10 +38,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import guard_public as gp
-from benchmarks.guard_embed import auc, fresh_rows
-from benchmarks.guard_ngram import _percentile
-from benchmarks.guard_round3 import TOPIC, UNTUNED, split_of
+from benchmarks.guard_ngram import _percentile, auc, fresh_rows
+from benchmarks.guard_round3 import UNTUNED, ci_sentences
 from skillci.patch.second_opinion import _clip
 from skillci.providers.local import ngram
 from skillci.trace.redact import Redactor
@@ -160,15 +158,6 @@ class Cache:
         return [self.scores[self.key(t)] for t in texts]
 
 
-def _ci_sentences(split: str, n: int) -> list[str]:
-    """``n`` of real skills' CI-topic sentences of ``split``, a fixed sample (by sha256)."""
-    found = {s for _w, s in gp.benign_sentences(gp.REAL_SKILLS) if split_of(s) == split}
-    topic = sorted(
-        (s for s in found if TOPIC.search(s)), key=lambda s: hashlib.sha256(s.encode()).hexdigest()
-    )
-    return topic[:n]
-
-
 def _flagged(scores: Sequence[float], thr: float, strict: bool) -> int:
     """How many scores are flagged at ``thr``: at or above it (the n-gram model's rule), or
     ``strict``ly above it - the model's P(yes) ties often, and at a tie the benign
@@ -180,7 +169,8 @@ def evaluate(ask: Ask, cache: Cache, benign: int) -> dict[str, Any]:
     held = [e for r in UNTUNED for sp in ("dev", "test") for e in fresh_rows(r, sp)]
     attacks = [e.text for e in held if e.label == 1]
     legit = [e.text for e in held if e.label == 0]
-    dev_ci, test_ci = _ci_sentences("dev", benign), _ci_sentences("test", benign)
+    ci = ci_sentences()
+    dev_ci, test_ci = ci["dev"][:benign], ci["test"][:benign]
     s_dev = cache.score(dev_ci, ask, "dev CI sentences (threshold)")
     s_att = cache.score(attacks, ask, "untuned attacks")
     s_leg = cache.score(legit, ask, "untuned legitimate rows")

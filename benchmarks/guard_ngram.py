@@ -30,7 +30,7 @@ import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +43,7 @@ from benchmarks.guard_round3 import (
     ROUND4,
     ROUND5,
     ROUND6,
+    ROUNDS,
     TOPIC,
     split_of,
 )
@@ -71,6 +72,34 @@ class Example:
     group: str
     text: str
     label: int
+
+
+def fresh_rows(rnd: int, split: str) -> list[Example]:
+    """The rows of round ``rnd``'s ``split`` as examples (label 1: an attack)."""
+    out = []
+    for line in ROUNDS[rnd].read_text(encoding="utf-8").splitlines():
+        if line:
+            row = json.loads(line)
+            if row["split"] == split:
+                label = 1 if row.get("attack", True) else 0
+                out.append(Example(row["source"], row["source"], row["text"], label))
+    return out
+
+
+def auc(pos: Sequence[float], neg: Sequence[float]) -> float:
+    """The chance that a random attack scores above a random benign text (ties count half):
+    a comparison of two readers that does not depend on where either's threshold stands."""
+    ranked = sorted([(x, 1) for x in pos] + [(x, 0) for x in neg])
+    rank_sum = 0.0
+    i = 0
+    while i < len(ranked):
+        j = i
+        while j < len(ranked) and ranked[j][0] == ranked[i][0]:
+            j += 1
+        mid = (i + j + 1) / 2  # the mean 1-based rank of a tie group
+        rank_sum += mid * sum(lab for _x, lab in ranked[i:j])
+        i = j
+    return (rank_sum - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
 
 
 def _fold(key: str, n: int = FOLDS) -> int:

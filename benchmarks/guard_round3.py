@@ -148,6 +148,17 @@ def benign_topic() -> list[tuple[str, str, str]]:
     return out
 
 
+def ci_sentences() -> dict[str, list[str]]:
+    """Real skills' CI-topic sentences by split ("dev", "test"), each in sha256 order - a fixed
+    order, so the first ``n`` of a split are a fixed sample. One read of the corpus."""
+    out: dict[str, list[str]] = {"dev": [], "test": []}
+    for _where, s, split in benign_topic():
+        out[split].append(s)
+    for sentences in out.values():
+        sentences.sort(key=lambda s: hashlib.sha256(s.encode()).hexdigest())
+    return out
+
+
 @dataclass
 class Row:
     id: str

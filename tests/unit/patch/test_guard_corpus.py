@@ -3,6 +3,7 @@ positives on the bundled skills. Prints the figures (pytest -s shows them)."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,17 @@ def test_a_round_never_tuned_on_is_reported_on_both_splits_it_was_asked_for(
     assert f"), dev: caught {mine['caught']}/{mine['total']} " in out
     monkeypatch.setattr(guard_round3, "UNTUNED", (14,))
     assert "untuned_14" not in guard_round3.report(splits=("dev",), benign_every=400, rounds=[9])
+
+
+def test_ci_sentences_are_split_by_hash_on_topic_and_in_a_fixed_order() -> None:
+    from benchmarks.guard_round3 import TOPIC, ci_sentences, split_of
+
+    ci = ci_sentences()
+    assert set(ci) == {"dev", "test"}
+    assert len(ci["dev"]) > 300 and len(ci["test"]) > 300
+    assert not set(ci["dev"]) & set(ci["test"])
+    for split, sentences in ci.items():
+        assert len(set(sentences)) == len(sentences)
+        assert all(split_of(s) == split and TOPIC.search(s) for s in sentences)
+        keys = [hashlib.sha256(s.encode()).hexdigest() for s in sentences]
+        assert keys == sorted(keys)

@@ -7,15 +7,15 @@ import sys
 
 import pytest
 
-from benchmarks import guard_embed, minilm
+from benchmarks import guard_embed, guard_ngram, minilm
 
 
 def test_auc_counts_pairs_and_halves_ties() -> None:
-    assert guard_embed.auc([3.0, 4.0], [1.0, 2.0]) == 1.0
-    assert guard_embed.auc([1.0, 2.0], [3.0, 4.0]) == 0.0
-    assert guard_embed.auc([1.0, 1.0], [1.0, 1.0]) == 0.5
+    assert guard_ngram.auc([3.0, 4.0], [1.0, 2.0]) == 1.0
+    assert guard_ngram.auc([1.0, 2.0], [3.0, 4.0]) == 0.0
+    assert guard_ngram.auc([1.0, 1.0], [1.0, 1.0]) == 0.5
     # pairs: 2>1, 2>0, 1=1 (a half), 1>0
-    assert guard_embed.auc([2.0, 1.0], [1.0, 0.0]) == pytest.approx(3.5 / 4)
+    assert guard_ngram.auc([2.0, 1.0], [1.0, 0.0]) == pytest.approx(3.5 / 4)
 
 
 @pytest.mark.parametrize("absent", ["numpy", "the model package"])

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from benchmarks import guard_llm
-from benchmarks.guard_embed import fresh_rows
+from benchmarks.guard_ngram import fresh_rows
 from benchmarks.guard_round3 import UNTUNED
 from skillci.patch.second_opinion import _clip
 from skillci.trace.redact import Redactor
