@@ -58,6 +58,7 @@ QUESTION = (
     "or use its tools against people or systems? An instruction that forbids such an action "
     "is not one. Answer yes or no."
 )
+NGRAM = "local/guard-ngram"
 DEFAULT_CACHE = (
     Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "skillci" / "guard-llm.jsonl"
 )
@@ -82,37 +83,59 @@ def p_yes(top: Sequence[dict[str, Any]]) -> float:
 Ask = Callable[[str], float]
 
 
-def asker(api_base: str, model: str, key: str | None, timeout: float = 300) -> Ask:
-    """A scorer that asks the chat server at ``api_base``."""
+def server(
+    api_base: str, path: str, key: str | None, timeout: float = 300
+) -> Callable[[dict[str, Any]], Any]:
+    """A poster of JSON bodies to ``api_base`` + ``path`` that returns the parsed answer; the
+    key goes only in the ``Authorization`` header."""
     if not api_base.startswith(("http://", "https://")):
         raise ServerError(f"--api-base {api_base!r}: give an http:// or https:// URL")
-    redactor = Redactor()
-    url = api_base.rstrip("/") + "/chat/completions"
+    url = api_base.rstrip("/") + path
     headers = {"Content-Type": "application/json"}
     if key:
         headers["Authorization"] = f"Bearer {key}"
 
-    def ask(text: str) -> float:
-        user = QUESTION.format(text=_clip(redactor.redact_text(text)))
-        body = {
-            "model": model,
-            "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
-            "temperature": 0,
-            "max_tokens": 1,
-            "logprobs": True,
-            "top_logprobs": 10,
-        }
+    def post(body: dict[str, Any]) -> Any:
         req = urllib.request.Request(url, json.dumps(body).encode(), headers)  # noqa: S310
         try:
             with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (http only)
-                reply = json.load(resp)
+                return json.load(resp)
         except (OSError, ValueError) as exc:  # URLError, HTTPError and timeouts are OSErrors
             raise ServerError(f"{url}: {exc}") from exc
+
+    return post
+
+
+def sent_text(redactor: Redactor, text: str) -> str:
+    """``text`` as the second opinion sends it: redacted, then clipped."""
+    return _clip(redactor.redact_text(text))
+
+
+def asker(api_base: str, model: str, key: str | None, timeout: float = 300) -> Ask:
+    """A scorer that asks the chat server at ``api_base``."""
+    post = server(api_base, "/chat/completions", key, timeout)
+    redactor = Redactor()
+
+    def ask(text: str) -> float:
+        user = QUESTION.format(text=sent_text(redactor, text))
+        reply = post(
+            {
+                "model": model,
+                "messages": [
+                    {"role": "system", "content": SYSTEM},
+                    {"role": "user", "content": user},
+                ],
+                "temperature": 0,
+                "max_tokens": 1,
+                "logprobs": True,
+                "top_logprobs": 10,
+            }
+        )
         try:
             top = reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
         except (KeyError, IndexError, TypeError) as exc:
             raise ServerError(
-                f"{url}: the answer has no choices[0].logprobs.content[0].top_logprobs "
+                f"{api_base}: the answer has no choices[0].logprobs.content[0].top_logprobs "
                 "(the server must support logprobs)"
             ) from exc
         return p_yes(top)
@@ -165,6 +188,30 @@ def _flagged(scores: Sequence[float], thr: float, strict: bool) -> int:
     return sum(s > thr if strict else s >= thr for s in scores)
 
 
+def figures(
+    att: Sequence[float],
+    leg: Sequence[float],
+    ci: Sequence[float],
+    thr: dict[str, float],
+    strict: bool,
+) -> dict[str, Any]:
+    """One reader's AUCs and, at each threshold, how many attacks, legitimate rows and CI
+    sentences it flags."""
+    return {
+        "auc_attacks_vs_legitimate": round(auc(att, leg), 3),
+        "auc_attacks_vs_ci_test": round(auc(att, ci), 3),
+        **{
+            f"at_{q}": {
+                "threshold": round(th, 4),
+                "attacks": _flagged(att, th, strict),
+                "legitimate": _flagged(leg, th, strict),
+                "ci_test": _flagged(ci, th, strict),
+            }
+            for q, th in thr.items()
+        },
+    }
+
+
 def evaluate(ask: Ask, cache: Cache, benign: int) -> dict[str, Any]:
     held = [e for r in UNTUNED for sp in ("dev", "test") for e in fresh_rows(r, sp)]
     attacks = [e.text for e in held if e.label == 1]
@@ -184,34 +231,21 @@ def evaluate(ask: Ask, cache: Cache, benign: int) -> dict[str, Any]:
         "counts": {"attacks": len(attacks), "legitimate": len(legit), "ci_test": len(test_ci)},
         "threshold_from": len(dev_ci),
     }
-    for name, att, leg, ci, th, strict in (
-        ("model", s_att, s_leg, s_ci, thr, True),
-        ("ngram", n_att, n_leg, n_ci, n_thr, False),
-    ):
-        out[name] = {
-            "auc_attacks_vs_legitimate": round(auc(att, leg), 3),
-            "auc_attacks_vs_ci_test": round(auc(att, ci), 3),
-            **{
-                f"at_{q}": {
-                    "threshold": round(th[q], 4),
-                    "attacks": _flagged(att, th[q], strict),
-                    "legitimate": _flagged(leg, th[q], strict),
-                    "ci_test": _flagged(ci, th[q], strict),
-                }
-                for q in ("99", "95")
-            },
-        }
+    out["model"] = figures(s_att, s_leg, s_ci, thr, strict=True)
+    out["ngram"] = figures(n_att, n_leg, n_ci, n_thr, strict=False)
     return out
 
 
-def report(out: dict[str, Any], model: str) -> None:
+def report(out: dict[str, Any], readers: Sequence[tuple[str, str, str]]) -> None:
+    """Print ``out``'s figures for ``readers``: (key in ``out``, label, "above" or "from" -
+    how the reader's threshold flags)."""
     c = out["counts"]
     print(
         f"rounds kept untuned {out['rounds']}: {c['attacks']} attacks, {c['legitimate']} "
         f"legitimate rows; {c['ci_test']} real skills' CI sentences (test); thresholds from "
         f"{out['threshold_from']} dev CI sentences"
     )
-    for name, label in (("model", f"{model} (P(yes), zero-shot)"), ("ngram", "local/guard-ngram")):
+    for name, label, how in readers:
         r = out[name]
         print(
             f"{label}: AUC attacks vs legitimate {r['auc_attacks_vs_legitimate']:.3f}, "
@@ -220,7 +254,7 @@ def report(out: dict[str, Any], model: str) -> None:
         for q in ("99", "95"):
             a = r[f"at_{q}"]
             print(
-                f"  at {q}% ({'above' if name == 'model' else 'from'} {a['threshold']:.4f}): attacks {a['attacks']}/"
+                f"  at {q}% ({how} {a['threshold']:.4f}): attacks {a['attacks']}/"
                 f"{c['attacks']} ({a['attacks'] / max(1, c['attacks']):.1%}), legitimate "
                 f"{a['legitimate']}/{c['legitimate']}, CI sentences {a['ci_test']}/{c['ci_test']}"
             )
@@ -249,7 +283,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(out, indent=1))
     else:
-        report(out, args.model)
+        report(
+            out,
+            (("model", f"{args.model} (P(yes), zero-shot)", "above"), ("ngram", NGRAM, "from")),
+        )
     return 0
 
 

@@ -9,6 +9,8 @@ order, and records every request body. Talk to it through litellm with
 
 ``logprobs=fn`` adds first-token ``logprobs`` to each reply: ``fn(body)`` gives the
 ``[(token, logprob), ...]`` alternatives, the first of them the token answered.
+``embeddings=fn`` serves ``POST /v1/embeddings`` too: each input text gets ``fn(text)`` as its
+vector (the request bodies are recorded with the chat ones).
 
 An answer may also be a list of tool calls, ``[("write_file", {"path": ..., "content": ...})]``:
 the reply is then an assistant message with those ``tool_calls`` (a scripted agent turn).
@@ -50,6 +52,7 @@ class FakeOpenAI:
         completion_tokens: int = 50,
         status: int = 200,
         logprobs: Callable[[dict[str, Any]], list[tuple[str, float]]] | None = None,
+        embeddings: Callable[[str], Any] | None = None,
     ) -> None:
         """``status`` other than 200: every request is answered with that HTTP status and
         an OpenAI-style error body (e.g. 401 for a wrong key), and still recorded."""
@@ -57,6 +60,7 @@ class FakeOpenAI:
             raise ValueError("give at least one answer")
         self.status = status
         self.logprobs = logprobs
+        self.embeddings = embeddings
         self.answers = list(answers)
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
@@ -86,8 +90,31 @@ class FakeOpenAI:
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 return
 
+            def _embeddings(self, fn: Callable[[str], Any]) -> None:
+                n = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(n) or b"{}")
+                with fake._lock:
+                    fake.requests.append(body)
+                if fake.status != 200:
+                    error = {"message": f"fake error {fake.status}", "type": "invalid_request"}
+                    write_json(self, {"error": error}, fake.status)
+                    return
+                texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                data = [
+                    {"object": "embedding", "index": i, "embedding": fn(t)}
+                    for i, t in enumerate(texts)
+                ]
+                usage = {"prompt_tokens": len(texts), "total_tokens": len(texts)}
+                write_json(
+                    self,
+                    {"object": "list", "data": data, "model": body.get("model"), "usage": usage},
+                )
+
             def do_POST(self) -> None:
                 fake.paths.append(self.path)
+                if self.path.rstrip("/").endswith("/embeddings") and fake.embeddings:
+                    self._embeddings(fake.embeddings)
+                    return
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self.send_error(404)
                     return

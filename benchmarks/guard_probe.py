@@ -1,0 +1,312 @@
+"""Does a model's hidden state read harm where its yes/no does not? (design 455)
+
+    python -m benchmarks.guard_probe embed|eval --api-base http://127.0.0.1:8765/v1
+        [--model NAME] [--key-env VAR] [--per-source 40] [--benign 200]
+        [--reader linear|mlp] [--cache PATH] [--json]
+
+Design 454 asked a 1.5B instruction model a yes/no question and found it at chance on the
+rounds kept untuned. A model can hold a distinction its answer does not show; the usual test
+is a *probe*: a small classifier over the model's own vectors, fitted on labelled data. This
+takes the vectors from any OpenAI-compatible ``/embeddings`` endpoint (llama-cpp-python's
+server started with ``--embedding true`` answers the last hidden state of every token; their
+mean is taken here), one text a request (:data:`BATCH`), and fits the reader of
+:func:`benchmarks.guard_embed.fit` on them.
+
+Trained on a fixed sample of ``local/guard-ngram``'s own training set
+(:func:`benchmarks.guard_ngram.training_set`: dev rows only): up to ``--per-source`` rows of
+each attack source and label (sha256 order), every real-skill dev sentence on the CI topics,
+and as many other real-skill dev sentences (sha256 order). Each vector dimension is scaled to
+zero mean and unit variance over that sample. The threshold is set as the n-gram model's is:
+the 99th (and 95th) percentile of out-of-fold scores of the benign CI-topic sentences, folds
+by skill (:func:`benchmarks.guard_ngram.fold_scores`).
+
+Held out: every row of the rounds kept untuned (:data:`benchmarks.guard_round3.UNTUNED`, both
+splits) and ``--benign`` of real skills' **test** CI sentences - texts no reader here was
+fitted or tuned on. Printed next to an n-gram model fitted on the *same sample* (so the
+probe is not compared only with a model trained on six times its data) and the shipped
+``local/guard-ngram``.
+
+``embed`` only fills the cache (while the server is up); ``eval`` embeds what is missing, then
+fits and prints. Texts are redacted and clipped as the second opinion sends them. Vectors are
+cached by server, model and text sha256 in ``--cache``. Needs ``pip install numpy`` (not a
+dependency of skillci); exit 2 when numpy is missing, the server cannot be reached, or its
+answer holds no vectors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import json
+import os
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks import guard_embed
+from benchmarks import guard_ngram as g
+from benchmarks.guard_llm import NGRAM, ServerError, figures, report, sent_text, server
+from benchmarks.guard_round3 import UNTUNED, ci_sentences
+from skillci.providers.local import ngram
+from skillci.trace.redact import Redactor
+
+DEFAULT_CACHE = (
+    Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "skillci" / "guard-probe.jsonl"
+)
+#: one text a request: llama-cpp-python 0.3.36's server, answering per-token vectors, mixes the
+#: texts of one request (the same text alone and second in a pair: a max difference of 100.8,
+#: and paraphrases came out orthogonal), so a batch is never sent
+BATCH = 1
+#: in the cache key: vectors of the batched requests of the first run are never read again
+VECTORS = "one-text-a-request"
+
+Embed = Callable[[Sequence[str]], list[list[float]]]
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _flat(v: Any) -> bool:
+    return isinstance(v, list) and bool(v) and all(isinstance(x, int | float) for x in v)
+
+
+def pooled(v: Any) -> list[float] | None:
+    """``v`` as one vector: itself when flat; the mean of its rows when it is one vector per
+    token (llama-cpp-python's server answers so for a model without a pooling type); else
+    None."""
+    if _flat(v):
+        return [float(x) for x in v]
+    if isinstance(v, list) and v and all(_flat(r) and len(r) == len(v[0]) for r in v):
+        return [sum(col) / len(v) for col in zip(*v, strict=True)]
+    return None
+
+
+def embedder(api_base: str, model: str, key: str | None, timeout: float = 600) -> Embed:
+    """Vectors of texts from the ``/embeddings`` endpoint at ``api_base``, one per text (the
+    mean over tokens when the server answers one vector per token)."""
+    post = server(api_base, "/embeddings", key, timeout)
+    redactor = Redactor()
+
+    def embed(texts: Sequence[str]) -> list[list[float]]:
+        reply = post({"model": model, "input": [sent_text(redactor, t) for t in texts]})
+        try:
+            rows = sorted(reply["data"], key=lambda d: d["index"])
+            vecs = [pooled(d["embedding"]) for d in rows]
+        except (KeyError, TypeError) as exc:
+            raise ServerError(f"{api_base}: the answer has no data[].embedding") from exc
+        if len(vecs) != len(texts) or any(v is None for v in vecs):
+            raise ServerError(
+                f"{api_base}: expected {len(texts)} vectors of numbers (or one per token), "
+                "got another shape"
+            )
+        return [v for v in vecs if v is not None]
+
+    return embed
+
+
+class Cache:
+    """Vectors by (server, model, text sha256), one JSON line each (float16, base64); a line
+    that does not read (a run killed while writing it) is embedded again."""
+
+    def __init__(self, path: Path, api_base: str, model: str) -> None:
+        self.path = path
+        self.prefix = f"{api_base.rstrip('/')}\0{model}\0{VECTORS}\0"
+        self.vecs: dict[str, Any] = {}
+        if path.is_file():
+            import numpy as np
+
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    row = json.loads(line)
+                    raw = base64.b64decode(row["vec"], validate=True)
+                    self.vecs[str(row["key"])] = np.frombuffer(raw, np.float16)
+                except (ValueError, KeyError, TypeError):
+                    continue
+
+    def key(self, text: str) -> str:
+        return _sha(self.prefix + text)
+
+    def fill(self, texts: Sequence[str], embed: Embed, label: str) -> None:
+        import numpy as np
+
+        todo = [t for t in dict.fromkeys(texts) if self.key(t) not in self.vecs]
+        t0 = time.monotonic()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as out:
+            for i in range(0, len(todo), BATCH):
+                chunk = todo[i : i + BATCH]
+                for text, vec in zip(chunk, embed(chunk), strict=True):
+                    k = self.key(text)
+                    v = np.asarray(vec, np.float32).astype(np.float16)
+                    if not np.isfinite(v).all():
+                        raise ServerError(f"a vector of the {label} does not fit float16")
+                    self.vecs[k] = v
+                    out.write(json.dumps({"key": k, "vec": base64.b64encode(v).decode()}) + "\n")
+                out.flush()
+                done = i + len(chunk)
+                if done % 200 == 0 or done == len(todo):
+                    print(
+                        f"  {label}: embedded {done}/{len(todo)} ({time.monotonic() - t0:.0f} s)",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+
+    def __call__(self, text: str) -> Any:
+        return self.vecs[self.key(text)]
+
+
+def sample(examples: Sequence[g.Example], per_source: int) -> list[g.Example]:
+    """Up to ``per_source`` examples of each (source, label) but real skills' sentences,
+    every real-skill sentence on the CI topics (the threshold's sentences), and as many other
+    real-skill sentences; each group in sha256 order, the result in ``examples``' order."""
+    groups: dict[tuple[str, int], list[g.Example]] = defaultdict(list)
+    topic, other = [], []
+    for e in examples:
+        if e.source != g.BENIGN_SOURCE:
+            groups[(e.source, e.label)].append(e)
+        elif g._on_topic(e):
+            topic.append(e)
+        else:
+            other.append(e)
+    keep = {id(e) for e in topic}
+    for rows in groups.values():
+        keep |= {id(e) for e in sorted(rows, key=lambda e: _sha(e.text))[:per_source]}
+    keep |= {id(e) for e in sorted(other, key=lambda e: _sha(e.text))[: len(topic)]}
+    return [e for e in examples if id(e) in keep]
+
+
+def scaled(vec: Cache, texts: Sequence[str]) -> Callable[[str], Any]:
+    """``vec`` with each dimension scaled to zero mean and unit variance over ``texts``, as
+    the one-row matrix :func:`benchmarks.guard_embed.fit` expects of a text."""
+    import numpy as np
+
+    x = np.vstack([vec(t) for t in texts]).astype(np.float32)
+    mu, sd = x.mean(0), x.std(0) + 1e-6
+    return lambda text: ((vec(text).astype(np.float32) - mu) / sd)[None, :]
+
+
+def texts(per_source: int, benign: int) -> tuple[list[g.Example], list[str], list[str], list[str]]:
+    """The training sample; the held-out attacks, legitimate rows and test CI sentences."""
+    train = sample(g.training_set(), per_source)
+    held = [e for r in UNTUNED for sp in ("dev", "test") for e in g.fresh_rows(r, sp)]
+    attacks = [e.text for e in held if e.label == 1]
+    legit = [e.text for e in held if e.label == 0]
+    return train, attacks, legit, ci_sentences()["test"][:benign]
+
+
+def fill(
+    embed: Embed, cache: Cache, data: tuple[list[g.Example], list[str], list[str], list[str]]
+) -> dict[str, int]:
+    """Embed every text of ``data`` (training sample first) that is not cached yet."""
+    train, attacks, legit, test_ci = data
+    before = len(cache.vecs)
+    cache.fill([e.text for e in train], embed, "training sample")
+    cache.fill(attacks + legit + test_ci, embed, "held out")
+    return {
+        "training": len(train),
+        "held_out": len(attacks) + len(legit) + len(test_ci),
+        "embedded": len(cache.vecs) - before,
+    }
+
+
+def evaluate(
+    embed: Embed, cache: Cache, per_source: int, benign: int, reader: str
+) -> dict[str, Any]:
+    data = texts(per_source, benign)
+    fill(embed, cache, data)
+    train, attacks, legit, test_ci = data
+    vec = scaled(cache, [e.text for e in train])
+    t0 = time.monotonic()
+    p_oof = g.fold_scores(train, lambda rest: guard_embed.fit(reader, rest, vec), progress=False)
+    probe = guard_embed.fit(reader, train, vec)
+    n_oof = g.fold_scores(train, g._ngram_scorer, progress=False)
+    same = g._ngram_scorer(train)
+    shipped = ngram.shipped()
+    out: dict[str, Any] = {
+        "rounds": list(UNTUNED),
+        "counts": {"attacks": len(attacks), "legitimate": len(legit), "ci_test": len(test_ci)},
+        "threshold_from": len(n_oof),
+        "training": {
+            "examples": len(train),
+            "attacks": sum(e.label for e in train),
+            "dimensions": int(vec(train[0].text).shape[1]),
+            "reader": reader,
+            "fit_seconds": round(time.monotonic() - t0, 1),
+        },
+    }
+    for name, score, oof in (("probe", probe, p_oof), ("ngram_same_sample", same, n_oof)):
+        thr = {"99": g._percentile(oof, 0.99), "95": g._percentile(oof, 0.95)}
+        out[name] = figures(
+            *([score(t) for t in ts] for ts in (attacks, legit, test_ci)), thr, False
+        )
+    out["ngram"] = figures(
+        *([shipped.score(t) for t in ts] for ts in (attacks, legit, test_ci)),
+        {"99": shipped.at(None), "95": shipped.at("0.95")},
+        False,
+    )
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("command", choices=("embed", "eval"), help="embed: only fill the cache")
+    ap.add_argument("--api-base", required=True, help="an OpenAI-compatible base URL (…/v1)")
+    ap.add_argument("--model", default="local", help="the model name the server expects")
+    ap.add_argument("--key-env", help="environment variable holding the server's API key")
+    ap.add_argument("--per-source", type=int, default=40, help="training rows per source/label")
+    ap.add_argument("--benign", type=int, default=200, help="test CI sentences held out")
+    ap.add_argument("--reader", choices=("linear", "mlp"), default="linear")
+    ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    ap.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    args = ap.parse_args(argv)
+    try:
+        import numpy  # noqa: F401
+    except ModuleNotFoundError:
+        print("guard_probe: needs numpy: pip install numpy", file=sys.stderr)
+        return 2
+    key = os.environ.get(args.key_env) if args.key_env else None
+    if args.key_env and not key:
+        print(f"guard_probe: ${args.key_env} is not set (--key-env)", file=sys.stderr)
+        return 2
+    try:
+        embed = embedder(args.api_base, args.model, key)
+        cache = Cache(args.cache, args.api_base, args.model)
+        if args.command == "embed":
+            done = fill(embed, cache, texts(args.per_source, args.benign))
+            print(
+                json.dumps(done)
+                if args.json
+                else f"{done['training']} training and {done['held_out']} held-out texts; "
+                f"{done['embedded']} embedded now, the rest were cached in {args.cache}"
+            )
+            return 0
+        out = evaluate(embed, cache, args.per_source, args.benign, args.reader)
+    except ServerError as exc:
+        print(f"guard_probe: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(out, indent=1))
+        return 0
+    t = out["training"]
+    print(
+        f"probe ({t['reader']}) over {args.model}'s {t['dimensions']}-dimensional vectors, "
+        f"trained on {t['examples']} dev examples ({t['attacks']} attacks; {t['fit_seconds']} s)"
+    )
+    report(
+        out,
+        (
+            ("probe", f"{args.model} probe", "from"),
+            ("ngram_same_sample", "n-gram model on the same sample", "from"),
+            ("ngram", f"{NGRAM} (shipped, all dev data)", "from"),
+        ),
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""benchmarks/guard_probe.py (design 455): a probe over an OpenAI-compatible server's vectors,
+fitted on a sample of the dev rows, measured on the rounds kept untuned, against a loopback
+server (the network boundary) that answers ``/embeddings``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks import guard_ngram as g
+from benchmarks import guard_probe
+from benchmarks.guard_round3 import UNTUNED
+from skillci.patch.second_opinion import _clip
+from skillci.trace.redact import Redactor
+from tests.fakes.openai_server import FakeOpenAI
+
+
+def _sent(texts: list[str]) -> set[str]:
+    red = Redactor()
+    return {_clip(red.redact_text(t)) for t in texts}
+
+
+def _noise(text: str, i: int) -> float:
+    return int(hashlib.sha256(f"{i}{text}".encode()).hexdigest()[:6], 16) / 0xFFFFFF - 0.5
+
+
+def test_sample_keeps_every_threshold_sentence_and_caps_each_source() -> None:
+    base = g.training_set()
+    train = guard_probe.sample(base, 5)
+    topic = [e for e in base if g._on_topic(e)]
+    assert all(e in train for e in topic)
+    per: dict[tuple[str, int], int] = {}
+    for e in train:
+        if e.source != g.BENIGN_SOURCE:
+            per[(e.source, e.label)] = per.get((e.source, e.label), 0) + 1
+    assert per and max(per.values()) == 5
+    assert sum(e.source == g.BENIGN_SOURCE for e in train) == 2 * len(topic)
+    assert guard_probe.sample(base, 5) == train  # a fixed sample
+
+
+@pytest.mark.slow  # two evals, each fitting the probe and an n-gram model six times: ~15 s
+def test_eval_fits_on_dev_rows_scores_held_out_rows_and_caches(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A fake whose first dimension is "is an attack" (for dev and held-out rows alike): the
+    probe must find it - every held-out attack flagged, AUC 1.0 - with no held-out text in its
+    training sample."""
+    dev_attacks = [e.text for e in g.training_set() if e.label == 1]
+    held = [e for r in UNTUNED for sp in ("dev", "test") for e in g.fresh_rows(r, sp)]
+    attacks = _sent(dev_attacks + [e.text for e in held if e.label == 1])
+    seen: list[str] = []
+
+    def embed(text: str) -> list[float]:
+        seen.append(text)
+        return [3.0 if text in attacks else 0.0] + [_noise(text, i) for i in range(3)]
+
+    cache = tmp_path / "vecs.jsonl"
+    argv = ["eval", "--model", "m", "--per-source", "4", "--benign", "20", "--cache", str(cache)]
+    with FakeOpenAI(["unused"], embeddings=embed) as server:
+        assert guard_probe.main([*argv, "--api-base", server.base_url, "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert server.paths and all(p.endswith("/embeddings") for p in server.paths)
+        # one text a request: llama-cpp-python's server mixes the texts of a batch
+        assert all(body["model"] == "m" and len(body["input"]) == 1 for body in server.requests)
+        asked = len(server.requests)
+        embed = ["embed", *argv[1:], "--api-base", server.base_url, "--json"]
+        # a second run embeds nothing: every vector comes from the cache
+        assert guard_probe.main(embed) == 0
+        assert json.loads(capsys.readouterr().out)["embedded"] == 0
+        assert len(server.requests) == asked
+        # a half-written last line (a run killed while writing it) is embedded again, alone
+        lines = cache.read_text().splitlines()
+        cache.write_text("\n".join([*lines[:-1], lines[-1][:20]]) + "\n")
+        assert guard_probe.main(embed) == 0
+        assert json.loads(capsys.readouterr().out)["embedded"] == 1
+        assert len(server.requests) == asked + 1 and len(server.requests[-1]["input"]) == 1
+        assert guard_probe.main([*argv, "--api-base", server.base_url]) == 0
+        assert len(server.requests) == asked + 1
+    text = capsys.readouterr().out
+    assert "m probe: AUC attacks vs legitimate 1.000" in text
+    assert "n-gram model on the same sample" in text
+    c = out["counts"]
+    assert c["attacks"] == sum(e.label for e in held) and c["ci_test"] == 20
+    assert out["training"]["dimensions"] == 4
+    assert out["probe"]["auc_attacks_vs_legitimate"] == 1.0
+    assert out["probe"]["auc_attacks_vs_ci_test"] == 1.0
+    assert out["probe"]["at_99"]["attacks"] == c["attacks"]
+    assert out["probe"]["at_99"]["legitimate"] <= 0.05 * c["legitimate"]
+    # the texts embedded for training are the sample's, and none of them is a held-out row
+    train = [e.text for e in guard_probe.sample(g.training_set(), 4)]
+    assert out["training"]["examples"] == len(train)
+    first = seen[: len(dict.fromkeys(train))]
+    assert set(first) == _sent(train)
+    assert not set(first) & _sent([e.text for e in held])
+
+
+def test_one_vector_per_token_is_averaged() -> None:
+    assert guard_probe.pooled([[1.0, 2.0], [3.0, 6.0]]) == [2.0, 4.0]
+    assert guard_probe.pooled([1, 2.5]) == [1.0, 2.5]
+    assert guard_probe.pooled([[1.0], [2.0, 3.0]]) is None
+    assert guard_probe.pooled(["a"]) is None and guard_probe.pooled([]) is None
+
+
+def test_a_server_without_vectors_or_with_an_error_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = ["eval", "--cache", str(tmp_path / "v.jsonl"), "--per-source", "1"]
+    with FakeOpenAI(["unused"], embeddings=lambda t: [[0.1, 0.2], [0.3]]) as server:
+        assert guard_probe.main([*argv, "--api-base", server.base_url]) == 2
+    assert "got another shape" in capsys.readouterr().err
+    with FakeOpenAI(["unused"], embeddings=lambda t: [0.1], status=401) as server:
+        assert guard_probe.main([*argv, "--api-base", server.base_url]) == 2
+    assert "401" in capsys.readouterr().err
+    with FakeOpenAI(["no embeddings served"]) as server:
+        assert guard_probe.main([*argv, "--api-base", server.base_url]) == 2
+    assert "404" in capsys.readouterr().err
+    assert guard_probe.main([*argv, "--api-base", "file:///etc"]) == 2
+    assert "http://" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "numpy", None)
+    assert guard_probe.main([*argv, "--api-base", "http://127.0.0.1:9/v1"]) == 2
+    assert "pip install numpy" in capsys.readouterr().err
