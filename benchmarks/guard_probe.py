@@ -1,7 +1,7 @@
 """Does a model's hidden state read harm where its yes/no does not? (design 455)
 
     python -m benchmarks.guard_probe embed|eval --api-base http://127.0.0.1:8765/v1
-        [--model NAME] [--key-env VAR] [--per-source 40] [--benign 200]
+        [--model NAME] [--key-env VAR] [--per-source 40] [--other N] [--benign 200]
         [--reader linear|mlp] [--cache PATH] [--json]
 
 Design 454 asked a 1.5B instruction model a yes/no question and found it at chance on the
@@ -14,11 +14,11 @@ mean is taken here), one text a request (:data:`BATCH`), and fits the reader of
 
 Trained on a fixed sample of ``local/guard-ngram``'s own training set
 (:func:`benchmarks.guard_ngram.training_set`: dev rows only): up to ``--per-source`` rows of
-each attack source and label (sha256 order), every real-skill dev sentence on the CI topics,
-and as many other real-skill dev sentences (sha256 order). Each vector dimension is scaled to
-zero mean and unit variance over that sample. The threshold is set as the n-gram model's is:
-the 99th (and 95th) percentile of out-of-fold scores of the benign CI-topic sentences, folds
-by skill (:func:`benchmarks.guard_ngram.fold_scores`).
+each attack source and label, every real-skill dev sentence on the CI topics, and as many
+other real-skill dev sentences (``--other N``: N of them); each group in sha256 order. Each
+vector dimension is scaled to zero mean and unit variance over that sample. The threshold is
+set as the n-gram model's is: the 99th (and 95th) percentile of out-of-fold scores of the
+benign CI-topic sentences, folds by skill (:func:`benchmarks.guard_ngram.fold_scores`).
 
 Held out: every row of the rounds kept untuned (:data:`benchmarks.guard_round3.UNTUNED`, both
 splits) and ``--benign`` of real skills' **test** CI sentences - texts no reader here was
@@ -160,23 +160,27 @@ class Cache:
         return self.vecs[self.key(text)]
 
 
-def sample(examples: Sequence[g.Example], per_source: int) -> list[g.Example]:
+def sample(
+    examples: Sequence[g.Example], per_source: int, n_other: int | None = None
+) -> list[g.Example]:
     """Up to ``per_source`` examples of each (source, label) but real skills' sentences,
-    every real-skill sentence on the CI topics (the threshold's sentences), and as many other
-    real-skill sentences; each group in sha256 order, the result in ``examples``' order."""
+    every real-skill sentence on the CI topics (the threshold's sentences), and ``n_other``
+    other real-skill sentences (default: as many as on the topics); each group in sha256
+    order, the result in ``examples``' order."""
     groups: dict[tuple[str, int], list[g.Example]] = defaultdict(list)
-    topic, other = [], []
+    topic, rest = [], []
     for e in examples:
         if e.source != g.BENIGN_SOURCE:
             groups[(e.source, e.label)].append(e)
         elif g._on_topic(e):
             topic.append(e)
         else:
-            other.append(e)
+            rest.append(e)
     keep = {id(e) for e in topic}
     for rows in groups.values():
         keep |= {id(e) for e in sorted(rows, key=lambda e: _sha(e.text))[:per_source]}
-    keep |= {id(e) for e in sorted(other, key=lambda e: _sha(e.text))[: len(topic)]}
+    n = len(topic) if n_other is None else n_other
+    keep |= {id(e) for e in sorted(rest, key=lambda e: _sha(e.text))[:n]}
     return [e for e in examples if id(e) in keep]
 
 
@@ -190,9 +194,11 @@ def scaled(vec: Cache, texts: Sequence[str]) -> Callable[[str], Any]:
     return lambda text: ((vec(text).astype(np.float32) - mu) / sd)[None, :]
 
 
-def texts(per_source: int, benign: int) -> tuple[list[g.Example], list[str], list[str], list[str]]:
+def texts(
+    per_source: int, benign: int, n_other: int | None = None
+) -> tuple[list[g.Example], list[str], list[str], list[str]]:
     """The training sample; the held-out attacks, legitimate rows and test CI sentences."""
-    train = sample(g.training_set(), per_source)
+    train = sample(g.training_set(), per_source, n_other)
     held = [e for r in UNTUNED for sp in ("dev", "test") for e in g.fresh_rows(r, sp)]
     attacks = [e.text for e in held if e.label == 1]
     legit = [e.text for e in held if e.label == 0]
@@ -215,9 +221,14 @@ def fill(
 
 
 def evaluate(
-    embed: Embed, cache: Cache, per_source: int, benign: int, reader: str
+    embed: Embed,
+    cache: Cache,
+    per_source: int,
+    benign: int,
+    reader: str,
+    n_other: int | None = None,
 ) -> dict[str, Any]:
-    data = texts(per_source, benign)
+    data = texts(per_source, benign, n_other)
     fill(embed, cache, data)
     train, attacks, legit, test_ci = data
     vec = scaled(cache, [e.text for e in train])
@@ -259,6 +270,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default="local", help="the model name the server expects")
     ap.add_argument("--key-env", help="environment variable holding the server's API key")
     ap.add_argument("--per-source", type=int, default=40, help="training rows per source/label")
+    ap.add_argument(
+        "--other",
+        type=int,
+        help="real-skill sentences off the CI topics to train on (default: as many as on them)",
+    )
     ap.add_argument("--benign", type=int, default=200, help="test CI sentences held out")
     ap.add_argument("--reader", choices=("linear", "mlp"), default="linear")
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
@@ -277,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         embed = embedder(args.api_base, args.model, key)
         cache = Cache(args.cache, args.api_base, args.model)
         if args.command == "embed":
-            done = fill(embed, cache, texts(args.per_source, args.benign))
+            done = fill(embed, cache, texts(args.per_source, args.benign, args.other))
             print(
                 json.dumps(done)
                 if args.json
@@ -285,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{done['embedded']} embedded now, the rest were cached in {args.cache}"
             )
             return 0
-        out = evaluate(embed, cache, args.per_source, args.benign, args.reader)
+        out = evaluate(embed, cache, args.per_source, args.benign, args.reader, args.other)
     except ServerError as exc:
         print(f"guard_probe: {exc}", file=sys.stderr)
         return 2

@@ -40,6 +40,9 @@ def test_sample_keeps_every_threshold_sentence_and_caps_each_source() -> None:
     assert per and max(per.values()) == 5
     assert sum(e.source == g.BENIGN_SOURCE for e in train) == 2 * len(topic)
     assert guard_probe.sample(base, 5) == train  # a fixed sample
+    fewer = guard_probe.sample(base, 5, n_other=10)
+    assert sum(e.source == g.BENIGN_SOURCE for e in fewer) == len(topic) + 10
+    assert all(e in fewer for e in topic)
 
 
 @pytest.mark.slow  # two evals, each fitting the probe and an n-gram model six times: ~15 s
