@@ -36,7 +36,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from benchmarks.guard_ngram import _percentile, auc, fresh_rows
 from benchmarks.guard_round3 import UNTUNED, ci_sentences
@@ -143,6 +143,24 @@ def asker(api_base: str, model: str, key: str | None, timeout: float = 300) -> A
     return ask
 
 
+V = TypeVar("V")
+
+
+def read_cache(path: Path, value: Callable[[dict[str, Any]], V]) -> dict[str, V]:
+    """A JSON-lines cache: each line's ``key`` -> ``value(line)``; a missing file is empty,
+    and a line that does not read (a run killed while writing it) is left out, so that its
+    text is asked again."""
+    out: dict[str, V] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+                out[str(row["key"])] = value(row)
+            except (ValueError, KeyError, TypeError):
+                continue
+    return out
+
+
 class Cache:
     """Scores by (server, model, question version, text sha256), one JSON object a line; a
     line that does not read (a run killed while writing it) is asked again."""
@@ -150,14 +168,7 @@ class Cache:
     def __init__(self, path: Path, api_base: str, model: str) -> None:
         self.path = path
         self.prefix = f"{api_base.rstrip('/')}\0{model}\0{QUESTION_VERSION}\0"
-        self.scores: dict[str, float] = {}
-        if path.is_file():
-            for line in path.read_text(encoding="utf-8").splitlines():
-                try:
-                    row = json.loads(line)
-                    self.scores[str(row["key"])] = float(row["score"])
-                except (ValueError, KeyError, TypeError):
-                    continue
+        self.scores: dict[str, float] = read_cache(path, lambda row: float(row["score"]))
 
     def key(self, text: str) -> str:
         return hashlib.sha256((self.prefix + text).encode()).hexdigest()

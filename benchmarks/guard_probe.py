@@ -49,7 +49,15 @@ from typing import Any
 
 from benchmarks import guard_embed
 from benchmarks import guard_ngram as g
-from benchmarks.guard_llm import NGRAM, ServerError, figures, report, sent_text, server
+from benchmarks.guard_llm import (
+    NGRAM,
+    ServerError,
+    figures,
+    read_cache,
+    report,
+    sent_text,
+    server,
+)
 from benchmarks.guard_round3 import UNTUNED, ci_sentences
 from skillci.providers.local import ngram
 from skillci.trace.redact import Redactor
@@ -116,17 +124,11 @@ class Cache:
     def __init__(self, path: Path, api_base: str, model: str) -> None:
         self.path = path
         self.prefix = f"{api_base.rstrip('/')}\0{model}\0{VECTORS}\0"
-        self.vecs: dict[str, Any] = {}
-        if path.is_file():
-            import numpy as np
+        import numpy as np
 
-            for line in path.read_text(encoding="utf-8").splitlines():
-                try:
-                    row = json.loads(line)
-                    raw = base64.b64decode(row["vec"], validate=True)
-                    self.vecs[str(row["key"])] = np.frombuffer(raw, np.float16)
-                except (ValueError, KeyError, TypeError):
-                    continue
+        self.vecs: dict[str, Any] = read_cache(
+            path, lambda row: np.frombuffer(base64.b64decode(row["vec"], validate=True), np.float16)
+        )
 
     def key(self, text: str) -> str:
         return _sha(self.prefix + text)
@@ -184,14 +186,25 @@ def sample(
     return [e for e in examples if id(e) in keep]
 
 
-def scaled(vec: Cache, texts: Sequence[str]) -> Callable[[str], Any]:
-    """``vec`` with each dimension scaled to zero mean and unit variance over ``texts``, as
-    the one-row matrix :func:`benchmarks.guard_embed.fit` expects of a text."""
+def scaled(vec: Callable[[str], Any], examples: Sequence[g.Example]) -> Callable[[str], Any]:
+    """``vec`` with each dimension scaled to zero mean and unit variance over ``examples``
+    under the weights the fit gives them (``guard_ngram._weights``, each class summing to
+    one half), as the one-row matrix :func:`benchmarks.guard_embed.fit` expects of a text.
+
+    Computed for each fit on that fit's own rows: a fold's model never sees the statistics of
+    the sentences it is scored on. Class-balanced, so that a fold, which lacks a fifth of the
+    benign rows, is scaled as the final model is; an unweighted mean moves with the share of
+    attacks and, times a large weight, shifts every benign score of the fold (design 455)."""
     import numpy as np
 
-    x = np.vstack([vec(t) for t in texts]).astype(np.float32)
-    mu, sd = x.mean(0), x.std(0) + 1e-6
-    return lambda text: ((vec(text).astype(np.float32) - mu) / sd)[None, :]
+    x = np.vstack([vec(e.text) for e in examples]).astype(np.float64)
+    y = np.array([e.label for e in examples])
+    w = np.array(g._weights(list(examples)), np.float64)
+    w = np.where(y == 1, w / w[y == 1].sum(), w / w[y == 0].sum()) * 0.5
+    mu = w @ x
+    sd = np.sqrt(w @ (x - mu) ** 2) + 1e-6
+    mu32, sd32 = mu.astype(np.float32), sd.astype(np.float32)
+    return lambda text: ((vec(text).astype(np.float32) - mu32) / sd32)[None, :]
 
 
 def texts(
@@ -231,9 +244,11 @@ def evaluate(
     data = texts(per_source, benign, n_other)
     fill(embed, cache, data)
     train, attacks, legit, test_ci = data
-    vec = scaled(cache, [e.text for e in train])
+    vec = scaled(cache, train)
     t0 = time.monotonic()
-    p_oof = g.fold_scores(train, lambda rest: guard_embed.fit(reader, rest, vec), progress=False)
+    p_oof = g.fold_scores(
+        train, lambda rest: guard_embed.fit(reader, rest, scaled(cache, rest)), progress=False
+    )
     probe = guard_embed.fit(reader, train, vec)
     n_oof = g.fold_scores(train, g._ngram_scorer, progress=False)
     same = g._ngram_scorer(train)

@@ -45,6 +45,31 @@ def test_sample_keeps_every_threshold_sentence_and_caps_each_source() -> None:
     assert all(e in fewer for e in topic)
 
 
+def test_a_fold_is_scaled_as_the_whole_sample_is() -> None:
+    """The scaling is fitted with each model, class-balanced: a fold that lacks a fifth of the
+    benign rows scales a benign text as the final model does. An unweighted mean moves with
+    the share of attacks, and times a large weight shifts every benign score of the fold, so
+    the out-of-fold threshold would not carry over to the final model (design 456)."""
+    pytest.importorskip("numpy")
+    import numpy as np
+
+    rows = [g.Example("atk", f"a{i}", f"attack {i}", 1) for i in range(30)]
+    rows += [g.Example(g.BENIGN_SOURCE, f"b{i}", f"benign {i}", 0) for i in range(100)]
+    vecs = {e.text: np.array([3.0 * e.label, i % 7], np.float16) for i, e in enumerate(rows)}
+    fold = rows[:30] + [e for e in rows[30:] if int(e.group[1:]) % 5]
+    full, part = (
+        guard_probe.scaled(vecs.__getitem__, rows),
+        guard_probe.scaled(vecs.__getitem__, fold),
+    )
+    for text in ("benign 0", "attack 0"):
+        assert full(text)[0, 0] == pytest.approx(part(text)[0, 0], abs=1e-6)
+    assert full("benign 0")[0, 0] == pytest.approx(-1.0) and full("attack 0")[
+        0, 0
+    ] == pytest.approx(1.0)
+    # the unbalanced mean would differ: 30/130 of the rows are attacks, 30/110 in the fold
+    assert np.mean([3.0 * e.label for e in rows]) != np.mean([3.0 * e.label for e in fold])
+
+
 @pytest.mark.slow  # two evals, each fitting the probe and an n-gram model six times: ~15 s
 def test_eval_fits_on_dev_rows_scores_held_out_rows_and_caches(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
