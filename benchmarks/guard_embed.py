@@ -111,6 +111,14 @@ Scorer = Callable[[str], float]
 def fit(reader: str, examples: list[g.Example], vec: Cache, seed: int = 0) -> Scorer:
     """A scorer trained on ``examples`` (each window weighs its example's weight over its
     number of windows; classes balanced)."""
+    return fitted(reader, examples, vec, seed)[0]
+
+
+def fitted(
+    reader: str, examples: list[g.Example], vec: Cache, seed: int = 0
+) -> tuple[Scorer, dict[str, Any]]:
+    """:func:`fit`'s scorer and its parameters (``v``, ``b``; ``A``, ``a`` for the MLP; none
+    for knn)."""
     import numpy as np
 
     xs, ys, ws = [], [], []
@@ -129,7 +137,7 @@ def fit(reader: str, examples: list[g.Example], vec: Cache, seed: int = 0) -> Sc
             s = np.sort(v @ ref.T, axis=1)
             return s[:, -KNN:].mean(1)
 
-        return lambda text: float((near(vec(text), att) - near(vec(text), ben)).max())
+        return lambda text: float((near(vec(text), att) - near(vec(text), ben)).max()), {}
     w = np.where(y == 1, w / w[y == 1].sum(), w / w[y == 0].sum()) * 0.5
     rng = np.random.default_rng(seed)
     d = x.shape[1]
@@ -162,7 +170,7 @@ def fit(reader: str, examples: list[g.Example], vec: Cache, seed: int = 0) -> Sc
         h = np.maximum(v @ p["A"] + p["a"], 0) if hid else v
         return float((h @ p["v"] + p["b"]).max())
 
-    return score
+    return score, p
 
 
 def thresholds(reader: str, examples: list[g.Example], vec: Cache) -> tuple[float, float]:

@@ -1,7 +1,9 @@
 """litellm custom provider ``local``: learned models answering in skillci's process.
 
 ``local/guard-ngram`` answers the guard's second-opinion prompt with the n-gram classifier of
-:mod:`.ngram` (design 444). Registered next to ``sim`` by ``skillci.providers.client``.
+:mod:`.ngram` (design 444); ``local/guard-probe`` with the linear probe of :mod:`.probe` over an
+embeddings server's vectors (design 456: the route's ``extra_body`` names ``embeddings_api_base``
+and ``embeddings_model``). Registered next to ``sim`` by ``skillci.providers.client``.
 """
 
 from __future__ import annotations
@@ -9,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from skillci.providers.guard_fields import answer_fields
-from skillci.providers.local import ngram
+from skillci.providers.local import ngram, probe
 from skillci.providers.sim.provider import OutOfDomain, add_provider, prompt_tokens, text_response
 
 PROVIDER = "local"
-MODELS = ("local/guard-ngram",)
+MODELS = ("local/guard-ngram", "local/guard-probe")
 CONTEXT_WINDOW = 200_000
 
 
@@ -27,15 +29,28 @@ def respond(
     used = prompt_tokens(messages, optional_params.get("tools"))
     if used > CONTEXT_WINDOW:
         raise OverflowError(f"prompt is {used} tokens; {name} accepts {CONTEXT_WINDOW}")
-    given = (optional_params.get("extra_body") or {}).get("percentile")
+    extra = optional_params.get("extra_body") or {}
+    given = extra.get("percentile")
     percentile = None if given is None else str(given)
-    model_ = ngram.shipped()
-    model_.at(percentile)  # an unknown percentile: ValueError before any field is read
+    if name == "local/guard-probe":
+        base, served = extra.get("embeddings_api_base"), extra.get("embeddings_model")
+        try:
+            classify = probe.classifier(
+                None if base is None else str(base),
+                None if served is None else str(served),
+                percentile,
+            )
+            text = answer_fields(messages, classify)
+        except probe.ProbeError as exc:  # a measurement that failed: an error, never a pass
+            raise OutOfDomain(f"{name}: {exc}") from None
+    else:
+        model_ = ngram.shipped()
+        model_.at(percentile)  # an unknown percentile: ValueError before any field is read
 
-    def classify(text: str) -> tuple[str, str]:
-        return ngram.classify(text, model_, percentile)
+        def classify_ngram(text: str) -> tuple[str, str]:
+            return ngram.classify(text, model_, percentile)
 
-    text = answer_fields(messages, classify)
+        text = answer_fields(messages, classify_ngram)
     if not text.startswith("{"):
         raise OutOfDomain(f"{name} only answers the guard's second-opinion prompt")
     return text_response(name, text, used)

@@ -15,6 +15,7 @@ from benchmarks import guard_ngram as g
 from benchmarks import guard_probe
 from benchmarks.guard_round3 import UNTUNED
 from skillci.patch.second_opinion import _clip
+from skillci.providers.local.probe import Probe
 from skillci.trace.redact import Redactor
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -82,6 +83,10 @@ def test_eval_fits_on_dev_rows_scores_held_out_rows_and_caches(
     attacks = _sent(dev_attacks + [e.text for e in held if e.label == 1])
     seen: list[str] = []
 
+    def embed_vec(text: str) -> list[float]:
+        sent = next(iter(_sent([text])))
+        return [3.0 if sent in attacks else 0.0] + [_noise(sent, i) for i in range(3)]
+
     def embed(text: str) -> list[float]:
         seen.append(text)
         return [3.0 if text in attacks else 0.0] + [_noise(text, i) for i in range(3)]
@@ -108,7 +113,15 @@ def test_eval_fits_on_dev_rows_scores_held_out_rows_and_caches(
         assert len(server.requests) == asked + 1 and len(server.requests[-1]["input"]) == 1
         assert guard_probe.main([*argv, "--api-base", server.base_url]) == 0
         assert len(server.requests) == asked + 1
-    text = capsys.readouterr().out
+        text = capsys.readouterr().out
+        # export: the weights local/guard-probe reads, the scaling folded in
+        weights = tmp_path / "probe.json.gz"
+        export = ["export", *argv[1:5], "--cache", str(cache), "--out", str(weights)]
+        assert guard_probe.main([*export, "--api-base", server.base_url, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["dimensions"] == 4
+        assert [b["input"] for b in server.requests[asked + 1 :]] == [
+            [t] for t in guard_probe.REFERENCE
+        ]
     assert "m probe: AUC attacks vs legitimate 1.000" in text
     assert "n-gram model on the same sample" in text
     c = out["counts"]
@@ -118,6 +131,17 @@ def test_eval_fits_on_dev_rows_scores_held_out_rows_and_caches(
     assert out["probe"]["auc_attacks_vs_ci_test"] == 1.0
     assert out["probe"]["at_99"]["attacks"] == c["attacks"]
     assert out["probe"]["at_99"]["legitimate"] <= 0.05 * c["legitimate"]
+    # the guard alone, then with the probe as its second opinion: it only adds
+    w = out["with_guard"]
+    assert w["attacks"]["guard+probe"] == c["attacks"] >= w["attacks"]["guard"]
+    assert w["ci_test"]["guard"] <= w["ci_test"]["guard+probe"] <= c["ci_test"]
+    assert "guard+probe: attacks" in text
+    folded = Probe.load(weights)
+    assert folded.embedding_model == "m" and len(folded.reference) == 3
+    thr = folded.at(None)
+    atk = next(t for t in held if t.label == 1).text
+    for text_, flagged in ((atk, True), (next(t for t in held if t.label == 0).text, False)):
+        assert (folded.score(embed_vec(text_)) >= thr) is flagged
     # the texts embedded for training are the sample's, and none of them is a held-out row
     train = [e.text for e in guard_probe.sample(g.training_set(), 4)]
     assert out["training"]["examples"] == len(train)

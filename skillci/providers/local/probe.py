@@ -1,0 +1,226 @@
+"""``local/guard-probe``: a linear probe on a served model's vectors as the guard's second
+opinion (design 456).
+
+The weights (:data:`WEIGHTS`) were fitted by ``python -m benchmarks.guard_probe export`` on
+Qwen2.5-Coder-1.5B-Instruct's mean last hidden state (the GGUF ``benchmarks/qwen_coder_gguf.sh``
+fetches, served by llama-cpp-python with ``--embedding true``), over a fixed sample of the dev
+rows ``local/guard-ngram`` trains on. The threshold is the 99th (95th) percentile of out-of-fold
+scores of real skills' CI sentences, as for the n-gram model. skillci does not run the model:
+the route names an OpenAI-compatible ``/embeddings`` endpoint (a loopback server; no key is
+sent), and every text is asked on its own (llama-cpp-python's server mixes the texts of one
+request, design 455).
+
+**The served model must be the one the probe was fitted on.** Before its first verdict, the
+probe embeds the reference sentences stored with the weights and compares them with the
+vectors recorded at export: a cosine below :data:`MIN_COSINE` (another model, another
+quantization, a server that pools differently) raises :class:`ProbeError`, as does a server
+that cannot be reached or answers another shape. The guard records a failed call as a
+cautious opinion (needs-approval), never as a pass.
+
+It is a model, not a rule: its flags are caution, its passes prove nothing. Pure Python (no
+numpy): the scaling is folded into the weights.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import gzip
+import json
+import math
+import struct
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+WEIGHTS = Path(__file__).with_name("guard_probe.json.gz")
+WEIGHTS_VERSION = 1
+#: the default endpoint: a llama-cpp-python server on this machine (docs/models.md)
+DEFAULT_API_BASE = "http://127.0.0.1:8766/v1"
+#: a served model whose reference vectors are less alike than this is not the fitted one
+MIN_COSINE = 0.99
+TIMEOUT = 120.0
+
+Embed = Callable[[str], list[float]]
+
+
+class ProbeError(RuntimeError):
+    """The probe cannot give a verdict: the server, its answer or its model is not the one
+    the weights need. A measurement that failed, never a pass."""
+
+
+def pack(values: Sequence[float]) -> str:
+    """float32 little-endian, base64 (the weights file's vectors)."""
+    return base64.b64encode(struct.pack(f"<{len(values)}f", *values)).decode()
+
+
+def unpack(data: str) -> list[float]:
+    raw = base64.b64decode(data, validate=True)
+    if len(raw) % 4:
+        raise ValueError("a vector's length is not a multiple of 4 bytes")
+    return list(struct.unpack(f"<{len(raw) // 4}f", raw))
+
+
+def _flat(v: Any) -> bool:
+    return (
+        isinstance(v, list)
+        and bool(v)
+        and all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)
+    )
+
+
+def pooled(v: Any) -> list[float] | None:
+    """``v`` as one vector: itself when flat; the mean of its rows when it is one vector per
+    token (llama-cpp-python's server answers so for a model without a pooling type); else
+    None."""
+    if _flat(v):
+        return [float(x) for x in v]
+    if isinstance(v, list) and v and all(_flat(r) and len(r) == len(v[0]) for r in v):
+        return [sum(col) / len(v) for col in zip(*v, strict=True)]
+    return None
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(x * x for x in b))
+    return sum(x * y for x, y in zip(a, b, strict=True)) / (na * nb) if na and nb else 0.0
+
+
+def embedder(api_base: str, model: str, timeout: float = TIMEOUT) -> Embed:
+    """One text's vector from the ``/embeddings`` endpoint at ``api_base`` (one request a
+    text; the mean over tokens when the server answers one vector per token)."""
+    import httpx
+
+    if not api_base.startswith(("http://", "https://")):
+        raise ProbeError(f"embeddings endpoint {api_base!r}: give an http:// or https:// URL")
+    url = api_base.rstrip("/") + "/embeddings"
+
+    def embed(text: str) -> list[float]:
+        try:
+            resp = httpx.post(url, json={"model": model, "input": [text]}, timeout=timeout)
+            resp.raise_for_status()
+            data = resp.json()["data"]
+            vec = pooled(data[0]["embedding"]) if len(data) == 1 else None
+        except httpx.HTTPError as exc:
+            raise ProbeError(f"{url}: {exc}") from None
+        except (ValueError, KeyError, TypeError, IndexError):
+            raise ProbeError(f"{url}: the answer has no data[0].embedding") from None
+        if vec is None:
+            raise ProbeError(f"{url}: expected one vector (or one per token), got another shape")
+        return vec
+
+    return embed
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A linear score over a served model's pooled vector, with its thresholds and the
+    reference vectors that identify the model it was fitted on."""
+
+    embedding_model: str
+    weights: tuple[float, ...]
+    bias: float
+    thresholds: dict[str, float]
+    #: (text, its vector when the probe was exported)
+    reference: tuple[tuple[str, tuple[float, ...]], ...]
+    trained_on: dict[str, Any]
+
+    @classmethod
+    def load(cls, path: Path) -> Probe:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            data = json.load(f)
+        if data.get("version") != WEIGHTS_VERSION:
+            raise ValueError(f"{path}: weights version {data.get('version')!r}, expected 1")
+        weights = tuple(unpack(data["weights"]))
+        reference = tuple((str(r["text"]), tuple(unpack(r["vector"]))) for r in data["reference"])
+        if not reference or any(len(v) != len(weights) for _t, v in reference):
+            raise ValueError(f"{path}: reference vectors must match the weights' dimension")
+        return cls(
+            embedding_model=str(data["embedding_model"]),
+            weights=weights,
+            bias=float(data["bias"]),
+            thresholds={str(k): float(v) for k, v in data["thresholds"].items()},
+            reference=reference,
+            trained_on=dict(data.get("trained_on") or {}),
+        )
+
+    def at(self, percentile: str | None) -> float:
+        key = percentile or "0.99"
+        if key not in self.thresholds:
+            known = ", ".join(sorted(self.thresholds))
+            raise ValueError(f"no threshold at percentile {key!r}; known: {known}")
+        return self.thresholds[key]
+
+    def score(self, vector: Sequence[float]) -> float:
+        if len(vector) != len(self.weights):
+            raise ProbeError(
+                f"the server answers {len(vector)}-dimensional vectors; the probe reads "
+                f"{len(self.weights)} ({self.embedding_model})"
+            )
+        return self.bias + sum(w * x for w, x in zip(self.weights, vector, strict=True))
+
+    def check(self, embed: Embed) -> float:
+        """The lowest cosine between the served model's vectors of the reference sentences
+        and the recorded ones; :class:`ProbeError` below :data:`MIN_COSINE`."""
+        worst = 1.0
+        for text, want in self.reference:
+            got = embed(text)
+            if len(got) != len(want):
+                raise ProbeError(
+                    f"the served model answers {len(got)}-dimensional vectors; the probe was "
+                    f"fitted on {self.embedding_model}'s {len(want)}"
+                )
+            worst = min(worst, cosine(got, want))
+        if worst < MIN_COSINE:
+            raise ProbeError(
+                f"the served model is not the one the probe was fitted on "
+                f"({self.embedding_model}): a reference sentence's vector has cosine "
+                f"{worst:.3f} with the recorded one (at least {MIN_COSINE} needed)"
+            )
+        return worst
+
+
+@functools.cache
+def shipped() -> Probe:
+    return Probe.load(WEIGHTS)
+
+
+@functools.cache
+def _checked(api_base: str, model: str) -> bool:
+    """The served model checked once a process for each endpoint (a failed check is not
+    cached: it raises)."""
+    shipped().check(embedder(api_base, model))
+    return True
+
+
+def classifier(
+    api_base: str | None, model: str | None, percentile: str | None
+) -> Callable[[str], tuple[str, str]]:
+    """One field's text -> (category, reason), as :func:`.ngram.classify`: ``other`` when the
+    probe's score reaches the threshold, else ``none``. The served model is checked first."""
+    probe = shipped()
+    thr = probe.at(percentile)  # an unknown percentile: ValueError before any request
+    base, name = api_base or DEFAULT_API_BASE, model or probe.embedding_model
+    embed = embedder(base, name)
+    _checked(base, name)
+
+    def classify(text: str) -> tuple[str, str]:
+        s = probe.score(embed(text))
+        if s < thr:
+            return "none", f"probe score {s:.2f} below {thr:.2f}"
+        return "other", f"probe score {s:.2f} at or above {thr:.2f} ({probe.embedding_model})"
+
+    return classify
+
+
+__all__ = [
+    "DEFAULT_API_BASE",
+    "MIN_COSINE",
+    "Probe",
+    "ProbeError",
+    "classifier",
+    "embedder",
+    "pooled",
+    "shipped",
+]
