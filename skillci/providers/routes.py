@@ -217,7 +217,7 @@ BUILTIN_ROUTES: dict[str, ModelRoute] = {
         "local/guard-probe",
         "learned-probe-guard",
         "A LINEAR PROBE on Qwen2.5-Coder-1.5B's vectors for the guard's second opinion (design "
-        "456): needs an OpenAI-compatible /embeddings server of that model (default "
+        "457): needs an OpenAI-compatible /embeddings server of that model (default "
         "http://127.0.0.1:8766/v1; extra_body embeddings_api_base, embeddings_model); adds "
         "needs-approval only; flags about 1% of real skills' CI sentences.",
         revision="probe-v1",

@@ -1,5 +1,5 @@
 """``local/guard-probe``: a linear probe on a served model's vectors as the guard's second
-opinion (design 456).
+opinion (design 457).
 
 The weights (:data:`WEIGHTS`) were fitted by ``python -m benchmarks.guard_probe export`` on
 Qwen2.5-Coder-1.5B-Instruct's mean last hidden state (the GGUF ``benchmarks/qwen_coder_gguf.sh``
@@ -131,7 +131,9 @@ class Probe:
         with gzip.open(path, "rt", encoding="utf-8") as f:
             data = json.load(f)
         if data.get("version") != WEIGHTS_VERSION:
-            raise ValueError(f"{path}: weights version {data.get('version')!r}, expected 1")
+            raise ValueError(
+                f"{path}: weights version {data.get('version')!r}, expected {WEIGHTS_VERSION}"
+            )
         weights = tuple(unpack(data["weights"]))
         reference = tuple((str(r["text"]), tuple(unpack(r["vector"]))) for r in data["reference"])
         if not reference or any(len(v) != len(weights) for _t, v in reference):

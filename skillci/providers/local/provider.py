@@ -2,7 +2,7 @@
 
 ``local/guard-ngram`` answers the guard's second-opinion prompt with the n-gram classifier of
 :mod:`.ngram` (design 444); ``local/guard-probe`` with the linear probe of :mod:`.probe` over an
-embeddings server's vectors (design 456: the route's ``extra_body`` names ``embeddings_api_base``
+embeddings server's vectors (design 457: the route's ``extra_body`` names ``embeddings_api_base``
 and ``embeddings_model``). Registered next to ``sim`` by ``skillci.providers.client``.
 """
 
