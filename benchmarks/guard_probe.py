@@ -31,9 +31,9 @@ plain rule step, alone and with each reader as its second opinion at 99% (design
 ``embed`` only fills the cache (while the server is up); ``eval`` embeds what is missing, then
 fits and prints; ``export`` writes the linear probe's weights (scaling folded in), thresholds
 and the served model's vectors of :data:`REFERENCE` for ``local/guard-probe``
-(:mod:`skillci.providers.local.probe`). Texts are redacted and clipped as the second opinion sends them. Vectors are
-cached by server, model and text sha256 in ``--cache``. Needs ``pip install numpy`` (not a
-dependency of skillci); exit 2 when numpy is missing, the server cannot be reached, or its
+(:mod:`skillci.providers.local.probe`). Texts are redacted and clipped as the second opinion
+sends them. Vectors are cached by server, model and text sha256 in ``--cache``. Needs
+``pip install numpy`` (not a dependency of skillci); exit 2 when numpy is missing, the server cannot be reached, or its
 answer holds no vectors.
 """
 
@@ -187,7 +187,7 @@ def scaled(vec: Callable[[str], Any], examples: Sequence[g.Example]) -> Callable
     Computed for each fit on that fit's own rows: a fold's model never sees the statistics of
     the sentences it is scored on. Class-balanced, so that a fold, which lacks a fifth of the
     benign rows, is scaled as the final model is; an unweighted mean moves with the share of
-    attacks and, times a large weight, shifts every benign score of the fold (design 455)."""
+    attacks and, times a large weight, shifts every benign score of the fold (design 456)."""
     import numpy as np
 
     mu, sd = scaling(vec, examples)
@@ -322,7 +322,7 @@ def export(
 ) -> dict[str, Any]:
     """Fit the linear probe on the training sample, fold its scaling into its weights, and
     write them with the out-of-fold thresholds and the served model's vectors of
-    :data:`REFERENCE` (what ``local/guard-probe`` reads, design 456)."""
+    :data:`REFERENCE` (what ``local/guard-probe`` reads, design 457)."""
     import numpy as np
 
     train = sample(g.training_set(), per_source, n_other)
