@@ -276,12 +276,17 @@ def evaluate(
         False,
     )
     thr99 = g._percentile(p_oof, 0.99)
+
+    def by_probe(t: str) -> bool:
+        return bool(probe_(t) >= thr99)
+
+    def by_ngram(t: str) -> bool:
+        return shipped.score(t) >= shipped.at(None)
+
     out["with_guard"] = with_guard(
         (attacks, legit, test_ci),
-        {
-            "probe": lambda t: probe_(t) >= thr99,
-            "ngram": lambda t: shipped.score(t) >= shipped.at(None),
-        },
+        # both routes given (``--guard-model`` twice): either one's flag is caution (design 458)
+        {"probe": by_probe, "ngram": by_ngram, "probe+ngram": lambda t: by_probe(t) or by_ngram(t)},
     )
     return out
 
@@ -451,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     c = out["counts"]
     print("the patch guard on each text as a plain rule step, and with a second opinion at 99%:")
-    for key in ("guard", "guard+probe", "guard+ngram"):
+    for key in ("guard", "guard+probe", "guard+ngram", "guard+probe+ngram"):
         w = {k: out["with_guard"][k][key] for k in ("attacks", "legitimate", "ci_test")}
         print(
             f"  {key}: attacks {w['attacks']}/{c['attacks']} ({w['attacks'] / max(1, c['attacks']):.1%}), "

@@ -53,8 +53,9 @@ GUARD_MODEL_OPT = typer.Option(
     None,
     "--guard-model",
     metavar="ROUTE",
-    help="A model route (e.g. sim/guard) asked for a second opinion on the patch's free "
-    "text from untrusted provenance; it can only turn pass into needs-approval (exit 1).",
+    help="A model route (e.g. sim/guard, local/guard-probe) asked for a second opinion on the "
+    "patch's free text from untrusted provenance (repeatable: each route asked, any caution "
+    "counts); it can only turn pass into needs-approval (exit 1).",
 )
 
 VERDICT_EXIT = {
@@ -97,8 +98,7 @@ def _print_report(rep: CheckReport) -> None:
             console.print(
                 f"    {sev} {f.code} at {where} {escape(f.evidence.field)}: {escape(f.evidence.excerpt)!r}"
             )
-    op = rep.guard_model
-    if op is not None:
+    for op in rep.guard_models:
         asked = "asked" if op.asked else "not asked (trusted provenance or no free text)"
         console.print(f"  guard model {escape(op.route)}: {op.verdict}, {asked}")
         for fo in op.flagged:
@@ -115,11 +115,11 @@ def check_cmd(
     trace_store: Path | None = TRACE_OPT,
     min_copy: int = MIN_COPY_OPT,
     allow_host: list[str] | None = ALLOW_HOST_OPT,
-    guard_model: str | None = GUARD_MODEL_OPT,
+    guard_model: list[str] | None = GUARD_MODEL_OPT,
 ) -> int:
     """Preconditions, limits and the guard (exit 0 pass, 1 needs-approval, 2 rejected)."""
     inp = _inputs(patch_file, skill, untrusted, trace_store, min_copy, allow_host)
-    report = check_patch(replace(inp, guard_model=guard_model))
+    report = check_patch(replace(inp, guard_models=tuple(guard_model or ())))
     if json_out:
         emit_json(report)
     else:

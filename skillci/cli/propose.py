@@ -133,8 +133,9 @@ GUARD_MODEL_OPT = typer.Option(
     None,
     "--guard-model",
     metavar="ROUTE",
-    help="A model route (e.g. sim/guard) asked for a second opinion on each patch's free "
-    "text; caution labels the PR needs-approval, never undoes the guard's rejection.",
+    help="A model route (e.g. sim/guard, local/guard-probe) asked for a second opinion on each "
+    "patch's free text (repeatable: each route asked, any caution counts); caution labels the "
+    "PR needs-approval, never undoes the guard's rejection.",
 )
 
 
@@ -169,7 +170,7 @@ def propose_cmd(
         help="When a model --compiler gives no valid patch: 'none' (default: no PR, exit 4) "
         "or 'template' (the template compiler's patch, said on the console and in the PR).",
     ),
-    guard_model: str | None = GUARD_MODEL_OPT,
+    guard_model: list[str] | None = GUARD_MODEL_OPT,
     repeat: int = typer.Option(1, "--repeat", min=1, help="Student repeats per evaluation."),
     base: str = typer.Option("main", "--base", help="Branch the PR targets."),
     force: bool = typer.Option(False, "--force", help="Re-propose a patch whose PR was closed."),
@@ -221,7 +222,7 @@ def propose_cmd(
             student=model,
             teacher=teacher,
             compiler=compiler,
-            guard_model=guard_model or None,
+            guard_models=tuple(guard_model or ()),
             repeat=repeat,
             base=base,
             force=force,

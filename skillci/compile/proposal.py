@@ -149,8 +149,9 @@ class Proposal(StrictModel):
     rounds: list[Round] = Field(default_factory=list, description="Every round, in order.")
     guard_opinions: list[GuardOpinion] = Field(
         default_factory=list,
-        description="The guard classifier's second opinion per patch (--guard-model; "
-        "design 407): caution marks the PR needs-approval, never undoes a rejection.",
+        description="The guard classifiers' second opinions, per route then per patch "
+        "(--guard-model, repeatable; designs 407, 458): any caution marks the PR "
+        "needs-approval, none undoes a rejection.",
     )
     before: EvalSummary | None = Field(
         default=None, description="Baseline student runs with the unpatched skill."

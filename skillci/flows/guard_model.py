@@ -1,4 +1,4 @@
-"""The guard classifier's model call (``--guard-model ROUTE``; design 407).
+"""The guard classifiers' model calls (``--guard-model ROUTE``, repeatable; designs 407, 458).
 
 The decision is pure (:mod:`skillci.patch.second_opinion`); this module resolves the route
 and calls it through :class:`~skillci.providers.client.ModelClient` (retries, budget, cost,
@@ -9,6 +9,7 @@ error of the command but a recorded, cautious opinion.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,4 +46,10 @@ class GuardModel:
         return second_opinion(patch, self.call(), self.route_name, untrusted_texts=untrusted_texts)
 
 
-__all__ = ["GuardModel"]
+def guard_models(routes: Sequence[str], state_dir: Path | None = None) -> list[GuardModel]:
+    """One :class:`GuardModel` per route, in the order given, a route named twice asked once;
+    every route is resolved before any is asked (an unknown one is invalid input, exit 2)."""
+    return [GuardModel(r, state_dir) for r in dict.fromkeys(routes)]
+
+
+__all__ = ["GuardModel", "guard_models"]

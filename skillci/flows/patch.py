@@ -30,8 +30,8 @@ class PatchInputs:
     trace_store: Path | None = None
     min_copy: int = 40
     allow_host: tuple[str, ...] = ()
-    #: a model route asked for a second opinion on the free text (design 407)
-    guard_model: str | None = None
+    #: model routes each asked for a second opinion on the free text (designs 407, 458)
+    guard_models: tuple[str, ...] = ()
 
     def config(self) -> GuardConfig:
         hosts = list(self.allow_host) if self.allow_host else list(DEFAULT_ALLOWED_HOSTS)
@@ -99,13 +99,13 @@ def check_patch(inp: PatchInputs) -> CheckReport:
     patch = read_patch(inp.patch_file)
     pkg = load_skill(inp.skill)
     untrusted = gather_untrusted(patch, inp.untrusted, inp.trace_store)
-    opinion = None
-    if inp.guard_model is not None:
-        from skillci.flows.guard_model import GuardModel
+    from skillci.flows.guard_model import guard_models
 
-        model = GuardModel(inp.guard_model, inp.trace_store)
-        opinion = model.opinion(patch, untrusted_texts=len(untrusted))
-    report, _ = check(pkg, patch, untrusted, inp.config(), opinion=opinion)
+    opinions = [
+        m.opinion(patch, untrusted_texts=len(untrusted))
+        for m in guard_models(inp.guard_models, inp.trace_store)
+    ]
+    report, _ = check(pkg, patch, untrusted, inp.config(), opinions=opinions)
     return report
 
 

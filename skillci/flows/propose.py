@@ -82,8 +82,8 @@ class ProposeOptions:
     agent: str = "builtin"
     #: the real agent's installed version (None: the newest)
     agent_version: str | None = None
-    #: a model route asked for a second opinion on each patch's free text (design 407)
-    guard_model: str | None = None
+    #: model routes each asked for a second opinion on each patch's free text (designs 407, 458)
+    guard_models: tuple[str, ...] = ()
     #: where the student's trials run (``--runner harbor --env NAME``; None: locally); the
     #: teacher (skillci's built-in loop, which Harbor cannot run) stays local (design 412)
     remote: RunnerOptions | None = None
@@ -364,10 +364,10 @@ def guard_model_section(proposal: Proposal) -> list[str]:
 
 def _check_guard_route(opts: ProposeOptions) -> None:
     """An unknown ``--guard-model`` route is invalid input before any trial runs."""
-    if opts.guard_model is not None:
-        from skillci.providers.routes import resolve_route
+    from skillci.providers.routes import resolve_route
 
-        resolve_route(opts.guard_model)
+    for route in opts.guard_models:
+        resolve_route(route)
 
 
 def _load(ctx: RepoContext, opts: ProposeOptions) -> tuple[str, str, SkillPackage]:
@@ -553,13 +553,13 @@ def publish(
 
 
 def _ask_guard_model(ctx: RepoContext, opts: ProposeOptions, prop: Proposal) -> None:
-    """The classifier's second opinion on each patch of a ready proposal (design 407)."""
-    if opts.guard_model is None or not prop.ready or prop.guard_opinions:
+    """Each classifier's second opinion on each patch of a ready proposal (designs 407, 458)."""
+    if not opts.guard_models or not prop.ready or prop.guard_opinions:
         return
-    from skillci.flows.guard_model import GuardModel
+    from skillci.flows.guard_model import guard_models
 
-    model = GuardModel(opts.guard_model, ctx.state_dir)
-    prop.guard_opinions = [model.opinion(p) for p in prop.patches]
+    models = guard_models(opts.guard_models, ctx.state_dir)
+    prop.guard_opinions = [m.opinion(p) for m in models for p in prop.patches]
 
 
 def rebase_policy(given: str) -> RebaseWhen:

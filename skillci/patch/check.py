@@ -4,8 +4,10 @@
   patch's texts so that the report shows everything at once.
 - Over a limit: ``reject``, naming the limit and by how much.
 - Otherwise the guard's verdict: ``pass``, ``needs-approval`` or ``reject``.
-- A model's second opinion (``--guard-model``, :mod:`skillci.patch.second_opinion`), when
-  given, can only make a ``pass`` a ``needs-approval``; a ``reject`` stands (design 407).
+- Models' second opinions (``--guard-model``, repeatable; :mod:`skillci.patch.second_opinion`),
+  when given, can only make a ``pass`` a ``needs-approval``; a ``reject`` stands (design 407).
+  Each route is asked on its own and recorded apart; any one of them cautioning is enough
+  (design 458).
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from skillci.patch.models import Patch
 from skillci.patch.second_opinion import GuardOpinion, combine
 from skillci.skill.package import SkillPackage
 
-CHECK_SCHEMA_VERSION = 1
+#: 2: ``guard_models`` (one opinion per ``--guard-model`` route) replaces ``guard_model``
+CHECK_SCHEMA_VERSION = 2
 
 
 class CheckReport(BaseModel):
@@ -48,19 +51,20 @@ class CheckReport(BaseModel):
     )
     limits: LimitReport | None = None
     guard: GuardReport
-    guard_model: GuardOpinion | None = Field(
-        default=None,
-        description="The guard classifier's second opinion (--guard-model); only adds caution.",
+    guard_models: list[GuardOpinion] = Field(
+        default_factory=list,
+        description="The guard classifiers' second opinions, one per --guard-model route in "
+        "the order given; they only add caution.",
     )
 
 
-def opinion_reasons(opinion: GuardOpinion | None) -> list[str]:
-    """One line per field the classifier cautions about (ours; its reason is not quoted)."""
-    if opinion is None:
-        return []
-    out = [f"guard-model {opinion.route}: {f.verdict} {f.field}" for f in opinion.flagged]
-    if opinion.error:
-        out.append(f"guard-model {opinion.route}: {opinion.error}")
+def opinion_reasons(opinions: Sequence[GuardOpinion]) -> list[str]:
+    """One line per field a classifier cautions about (ours; its reason is not quoted)."""
+    out: list[str] = []
+    for opinion in opinions:
+        out += [f"guard-model {opinion.route}: {f.verdict} {f.field}" for f in opinion.flagged]
+        if opinion.error:
+            out.append(f"guard-model {opinion.route}: {opinion.error}")
     return out
 
 
@@ -69,10 +73,10 @@ def check(
     patch: Patch,
     untrusted: Sequence[UntrustedText | str] = (),
     config: GuardConfig | None = None,
-    opinion: GuardOpinion | None = None,
+    opinions: Sequence[GuardOpinion] = (),
 ) -> tuple[CheckReport, Applied | None]:
     """Check ``patch`` against ``pkg``; returns the report and the applied patch (if it
-    applies). ``opinion``: a classifier's second opinion, recorded and only adding caution."""
+    applies). ``opinions``: classifiers' second opinions, recorded and only adding caution."""
     cfg = config or GuardConfig()
     reasons: list[str] = []
     try:
@@ -81,7 +85,7 @@ def check(
         report = guard_patch(patch, untrusted, cfg, trusted=trusted_text(pkg))
         reasons.append(f"precondition: {exc.message}")
         reasons += [f"guard {f.code}: {f.message}" for f in report.findings if f.severity != "low"]
-        reasons += opinion_reasons(opinion)
+        reasons += opinion_reasons(opinions)
         return (
             CheckReport(
                 patch_id=patch.pid,
@@ -91,7 +95,7 @@ def check(
                 reasons=reasons,
                 precondition_error=exc.message,
                 guard=report,
-                guard_model=opinion,
+                guard_models=list(opinions),
             ),
             None,
         )
@@ -100,9 +104,9 @@ def check(
     report = guard(applied, untrusted, cfg)
     reasons += [f"limit {v.message()}" for v in limits.violations]
     reasons += [f"guard {f.code}: {f.message}" for f in report.findings if f.severity != "low"]
-    reasons += opinion_reasons(opinion)
+    reasons += opinion_reasons(opinions)
     verdict: Verdict = "reject" if not limits.ok else report.verdict
-    verdict = combine(verdict, [opinion] if opinion is not None else [])
+    verdict = combine(verdict, opinions)
     return (
         CheckReport(
             patch_id=patch.pid,
@@ -112,7 +116,7 @@ def check(
             reasons=reasons,
             limits=limits,
             guard=report,
-            guard_model=opinion,
+            guard_models=list(opinions),
         ),
         applied,
     )

@@ -39,15 +39,17 @@ ops:
 """
 
 
-def check(tmp_path: Path, step: str, route: str | None) -> subprocess.CompletedProcess[str]:
+def check(
+    tmp_path: Path, step: str, route: str | list[str] | None
+) -> subprocess.CompletedProcess[str]:
     skill = tmp_path / "repo-debugger"
     if not skill.exists():
         shutil.copytree(ROOT / "skills" / "repo-debugger", skill)
     p = tmp_path / "PATCH.yaml"
     p.write_text(patch_text(step), encoding="utf-8")
     args = ["patch", "check", str(p), "--skill", str(skill), "--json"]
-    if route is not None:
-        args += ["--guard-model", route]
+    for r in [route] if isinstance(route, str) else route or []:
+        args += ["--guard-model", r]
     env = dict(os.environ)
     env.pop("GITHUB_ACTIONS", None)
     return subprocess.run(
@@ -87,7 +89,7 @@ def test_without_a_classifier_the_payload_passes(tmp_path: Path) -> None:
     r = check(tmp_path, PAYLOAD, None)
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
-    assert rep["verdict"] == "pass" and rep["guard_model"] is None
+    assert rep["verdict"] == "pass" and rep["guard_models"] == []
 
 
 def test_sim_guard_flags_a_payload_the_guard_misses(tmp_path: Path) -> None:
@@ -95,7 +97,7 @@ def test_sim_guard_flags_a_payload_the_guard_misses(tmp_path: Path) -> None:
     assert r.returncode == 1, r.stderr  # needs-approval
     rep = json.loads(r.stdout)
     assert rep["guard"]["verdict"] == "pass" and rep["verdict"] == "needs-approval"
-    flagged = [f for f in rep["guard_model"]["fields"] if f["verdict"] == "flag"]
+    flagged = [f for f in rep["guard_models"][0]["fields"] if f["verdict"] == "flag"]
     assert [f["field"] for f in flagged] == ["ops[0].rule.instruction.steps[0]"]
     assert flagged[0]["category"] == "gate-weakening"
     assert "guard-model sim/guard: flag ops[0].rule.instruction.steps[0]" in rep["reasons"]
@@ -105,8 +107,8 @@ def test_sim_guard_passes_a_benign_rule(tmp_path: Path) -> None:
     r = check(tmp_path, BENIGN, "sim/guard")
     assert r.returncode == 0, r.stdout + r.stderr
     rep = json.loads(r.stdout)
-    assert rep["verdict"] == "pass" and rep["guard_model"]["asked"] is True
-    assert {f["verdict"] for f in rep["guard_model"]["fields"]} == {"safe"}
+    assert rep["verdict"] == "pass" and rep["guard_models"][0]["asked"] is True
+    assert {f["verdict"] for f in rep["guard_models"][0]["fields"]} == {"safe"}
 
 
 def test_a_safe_answer_never_undoes_a_rejection(tmp_path: Path, fake_route: FakeOpenAI) -> None:
@@ -117,7 +119,7 @@ def test_a_safe_answer_never_undoes_a_rejection(tmp_path: Path, fake_route: Fake
     assert r.returncode == 2, r.stdout + r.stderr
     rep = json.loads(r.stdout)
     assert rep["guard"]["verdict"] == "reject" and rep["verdict"] == "reject"
-    assert {f["verdict"] for f in rep["guard_model"]["fields"]} == {"safe"}
+    assert {f["verdict"] for f in rep["guard_models"][0]["fields"]} == {"safe"}
     sent = fake_route.requests[0]["messages"][1]["content"]
     assert json.dumps(REJECTED)[1:-1][:40] in sent  # the text went as quoted data
 
@@ -128,8 +130,8 @@ def test_a_malformed_answer_is_caution(tmp_path: Path, fake_route: FakeOpenAI) -
     assert r.returncode == 1, r.stdout + r.stderr
     rep = json.loads(r.stdout)
     assert rep["guard"]["verdict"] == "pass" and rep["verdict"] == "needs-approval"
-    assert {f["verdict"] for f in rep["guard_model"]["fields"]} == {"unreadable"}
-    assert rep["guard_model"]["error"].startswith("unreadable answer")
+    assert {f["verdict"] for f in rep["guard_models"][0]["fields"]} == {"unreadable"}
+    assert rep["guard_models"][0]["error"].startswith("unreadable answer")
 
 
 def test_a_failing_classifier_is_caution_not_a_crash(
@@ -140,8 +142,8 @@ def test_a_failing_classifier_is_caution_not_a_crash(
     assert r.returncode == 1, r.stdout + r.stderr
     rep = json.loads(r.stdout)
     assert rep["verdict"] == "needs-approval"
-    assert {f["verdict"] for f in rep["guard_model"]["fields"]} == {"error"}
-    assert rep["guard_model"]["error"].startswith("RouteDown: fake/guard: HTTP 401")
+    assert {f["verdict"] for f in rep["guard_models"][0]["fields"]} == {"error"}
+    assert rep["guard_models"][0]["error"].startswith("RouteDown: fake/guard: HTTP 401")
     assert len(fake_route.requests) == 1
 
 
@@ -149,3 +151,69 @@ def test_an_unknown_route_is_invalid_input(tmp_path: Path) -> None:
     r = check(tmp_path, BENIGN, "nowhere/guard")
     assert r.returncode == 2
     assert "unknown model route 'nowhere/guard'" in r.stderr
+
+
+def test_every_route_is_asked_and_one_caution_is_enough(
+    tmp_path: Path, fake_route: FakeOpenAI
+) -> None:
+    """Two second opinions (design 458): sim/guard passes the benign rule, the scripted route
+    flags it; both are recorded in the order given and the one caution decides."""
+    fake_route.answers = [
+        '{"fields": [{"id": "f1", "verdict": "flag", "category": "gate-weakening", '
+        '"reason": "scripted"}, {"id": "f2", "verdict": "flag", "category": "gate-weakening", '
+        '"reason": "scripted"}]}'
+    ]
+    r = check(tmp_path, BENIGN, ["sim/guard", "fake/guard"])
+    assert r.returncode == 1, r.stdout + r.stderr
+    rep = json.loads(r.stdout)
+    assert rep["schema_version"] == 2
+    assert [o["route"] for o in rep["guard_models"]] == ["sim/guard", "fake/guard"]
+    assert [{f["verdict"] for f in o["fields"]} for o in rep["guard_models"]] == [
+        {"safe"},
+        {"flag"},
+    ]
+    assert rep["guard"]["verdict"] == "pass" and rep["verdict"] == "needs-approval"
+    assert any(x.startswith("guard-model fake/guard: flag") for x in rep["reasons"])
+    assert not any(x.startswith("guard-model sim/guard") for x in rep["reasons"])
+    # the human report names both routes
+    text = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "skillci",
+            "patch",
+            "check",
+            str(tmp_path / "PATCH.yaml"),
+            "--skill",
+            str(tmp_path / "repo-debugger"),
+            "--guard-model",
+            "sim/guard",
+            "--guard-model",
+            "fake/guard",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert text.returncode == 1, text.stdout + text.stderr
+    assert "guard model sim/guard: pass, asked" in text.stdout
+    assert "guard model fake/guard: needs-approval, asked" in text.stdout
+
+
+def test_a_route_named_twice_is_asked_once(tmp_path: Path, fake_route: FakeOpenAI) -> None:
+    fake_route.answers = [
+        '{"fields": [{"id": "f1", "verdict": "safe"}, {"id": "f2", "verdict": "safe"}]}'
+    ]
+    r = check(tmp_path, BENIGN, ["fake/guard", "fake/guard"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert [o["route"] for o in json.loads(r.stdout)["guard_models"]] == ["fake/guard"]
+    assert len(fake_route.requests) == 1
+
+
+def test_an_unknown_second_route_asks_no_one(tmp_path: Path, fake_route: FakeOpenAI) -> None:
+    r = check(tmp_path, BENIGN, ["fake/guard", "nowhere/guard"])
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "unknown model route 'nowhere/guard'" in r.stderr
+    assert fake_route.requests == []

@@ -60,7 +60,9 @@ def _publish(repo: Path, step: str, guard_model: str | None) -> tuple[RepoContex
         compiler="llm",
         patches=[patch],
     )
-    opts = ProposeOptions(skill=SKILL_DIR, task="py-window-end", guard_model=guard_model)
+    opts = ProposeOptions(
+        skill=SKILL_DIR, task="py-window-end", guard_models=(guard_model,) if guard_model else ()
+    )
     out = publish(ctx, opts, prop, apply(pkg, patch), pkg, base_sha, SKILL_DIR)
     assert out.action == "opened" and out.pr is not None, out.message
     return ctx, prop, out.pr.number

@@ -136,6 +136,12 @@ def test_eval_fits_on_dev_rows_scores_held_out_rows_and_caches(
     assert w["attacks"]["guard+probe"] == c["attacks"] >= w["attacks"]["guard"]
     assert w["ci_test"]["guard"] <= w["ci_test"]["guard+probe"] <= c["ci_test"]
     assert "guard+probe: attacks" in text
+    # both routes: each flag counts, so never fewer than either alone (design 458)
+    for group in ("attacks", "legitimate", "ci_test"):
+        row = w[group]
+        assert max(row["guard+probe"], row["guard+ngram"]) <= row["guard+probe+ngram"]
+        assert row["guard+probe+ngram"] <= row["guard+probe"] + row["guard+ngram"]
+    assert "guard+probe+ngram: attacks" in text
     folded = Probe.load(weights)
     assert folded.embedding_model == "m" and len(folded.reference) == 3
     thr = folded.at(None)
