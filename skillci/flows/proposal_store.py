@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from skillci.compile.proposal import Proposal
 from skillci.errors import SkillciError
 from skillci.flows.context import RepoContext
+from skillci.patch.check import opinion_reasons
 
 PROPOSAL_BLOB = "proposal"
 
@@ -39,10 +40,10 @@ def load_proposal(ctx: RepoContext, patch_id: str) -> ProposalSummary | None:
         elif r.check.guard_verdict == "needs-approval" and verdict == "pass":
             verdict = "needs-approval"
         findings += [f"{f.code}: {f.message}" for f in r.check.guard.findings]
-    for op in prop.guard_opinions:  # the classifier only adds caution (design 407)
-        if op.verdict == "needs-approval" and verdict == "pass":
-            verdict = "needs-approval"
-        findings += [f"guard-model {op.route}: {f.verdict} {f.field}" for f in op.flagged]
+    # the classifiers only add caution (designs 407, 458)
+    if verdict == "pass" and any(op.verdict == "needs-approval" for op in prop.guard_opinions):
+        verdict = "needs-approval"
+    findings += opinion_reasons(prop.guard_opinions)
     return ProposalSummary(
         patch_id=patch_id,
         task_id=prop.task_id or None,
