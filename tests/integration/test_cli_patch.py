@@ -69,7 +69,7 @@ def test_check_pass_json(tmp_path: Path, skill: Path) -> None:
     r = skillci("patch", "check", str(write(tmp_path, GOOD)), "--skill", str(skill), "--json")
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
-    assert rep["verdict"] == "pass" and rep["schema_version"] == 1
+    assert rep["verdict"] == "pass" and rep["schema_version"] == 2  # guard_models (design 458)
     assert rep["limits"]["new_rules"] == ["verify.rerun-after-edit"]
     assert rep["guard"]["findings"] == []
 
