@@ -181,3 +181,67 @@ def test_a_server_without_vectors_or_with_an_error_exits_2(
     monkeypatch.setitem(sys.modules, "numpy", None)
     assert guard_probe.main([*argv, "--api-base", "http://127.0.0.1:9/v1"]) == 2
     assert "pip install numpy" in capsys.readouterr().err
+
+
+def test_a_frame_needs_per_token_vectors_and_is_not_exported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--cache", str(tmp_path / "v.jsonl"), "--per-source", "1"]
+    assert (
+        guard_probe.main(
+            ["eval", *argv, "--api-base", "http://127.0.0.1:9/v1", "--pooling", "last"]
+        )
+        == 2
+    )
+    assert "--pooling last needs --frame" in capsys.readouterr().err
+    framed = [*argv, "--frame", "question", "--api-base", "http://127.0.0.1:9/v1"]
+    assert guard_probe.main(["export", *framed]) == 2
+    assert "--frame is for embed and eval" in capsys.readouterr().err
+    with FakeOpenAI(["unused"], embeddings=lambda t: [0.1, 0.2]) as server:  # pooled: no last token
+        assert (
+            guard_probe.main(["embed", *argv, "--frame", "question", "--api-base", server.base_url])
+            == 2
+        )
+        assert server.requests[0]["input"][0].startswith("Instruction proposed for an AI")
+    assert "--frame needs one per token" in capsys.readouterr().err
+    assert guard_probe.mean_and_last([[1.0, 2.0], [3.0, 6.0]]) == [2.0, 4.0, 3.0, 6.0]
+    assert guard_probe.mean_and_last([1.0, 2.0]) is None
+
+
+@pytest.mark.slow  # two evals (each fits the probe and an n-gram model six times): ~30 s
+def test_a_framed_text_is_read_at_its_last_token(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--frame``: every text goes inside the question; ``--pooling last`` reads the last
+    token's vector, ``mean`` the mean. A fake whose "is an attack" signal is in the last token
+    only (the first token cancels it in the mean): last finds it, mean does not (design 459)."""
+    held = [e for r in UNTUNED for sp in ("dev", "test") for e in g.fresh_rows(r, sp)]
+    dev_attacks = [e.text for e in g.training_set() if e.label == 1]
+    attacks = _sent(dev_attacks + [e.text for e in held if e.label == 1])
+    head, tail = guard_probe.FRAMES["question"][1].split("{text}")
+    inner: list[str] = []
+
+    def embed(framed: str) -> list[list[float]]:
+        assert framed.startswith(head) and framed.endswith(tail)
+        text = framed[len(head) : len(framed) - len(tail)]
+        inner.append(text)
+        s = 3.0 if text in attacks else 0.0
+        noise = [_noise(text, i) for i in range(3)]
+        return [[-s, *noise], [0.0, *noise], [s, *noise]]
+
+    cache = tmp_path / "framed.jsonl"
+    argv = ["eval", "--model", "m", "--per-source", "4", "--benign", "20", "--cache", str(cache)]
+    argv += ["--frame", "question", "--json"]
+    out = {}
+    with FakeOpenAI(["unused"], embeddings=embed) as server:
+        for pooling in ("last", "mean"):
+            assert (
+                guard_probe.main([*argv, "--pooling", pooling, "--api-base", server.base_url]) == 0
+            )
+            out[pooling] = json.loads(capsys.readouterr().out)
+        asked = len(server.requests)
+    # the second eval read every vector from the cache; each text was sent once, framed
+    assert asked == len(inner) == len(set(inner))
+    assert out["last"]["training"]["dimensions"] == out["mean"]["training"]["dimensions"] == 4
+    assert out["last"]["probe"]["auc_attacks_vs_legitimate"] == 1.0
+    assert out["mean"]["probe"]["auc_attacks_vs_legitimate"] < 0.9
