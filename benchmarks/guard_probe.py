@@ -80,8 +80,8 @@ _CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "s
 DEFAULT_CACHE = _CACHE_DIR / "guard-probe.jsonl"
 #: framed texts' vectors (``--frame``): the mean and the last token's, side by side
 FRAMED_CACHE = _CACHE_DIR / "guard-probe-frame.jsonl"
-#: ``--frame NAME``: (cache id, template) - the text set inside a question, so that the last
-#: token's state is the model's reading of it as an answer begins (design 459)
+#: ``--frame NAME``: (cache id, template) - the text set inside a question about what obeying
+#: it would do; the mean over the framed tokens reads it best, the last token worse (design 459)
 FRAMES = {
     "question": (
         "frame-v1",
