@@ -29,10 +29,11 @@ probe is not compared only with a model trained on six times its data) and the s
 ``local/guard-ngram``. Then the figure a user gets: the patch guard on each held-out text as a
 plain rule step, alone and with each reader as its second opinion at 99% (design 457).
 
-``--frame question`` (embed and eval only) sends each text inside a question about what
-obeying it would do and keeps two vectors a text: the mean over tokens and the last token's
-(the model's state as an answer would begin); ``--pooling`` picks the one the probe reads
-(design 459). Framed vectors are cached apart (:data:`FRAMED_CACHE`).
+``--frame question`` sends each text inside a question about what obeying it would do and
+keeps two vectors a text: the mean over tokens and the last token's (the model's state as an
+answer would begin); ``--pooling`` picks the one the probe reads (design 459). Framed vectors
+are cached apart (:data:`FRAMED_CACHE`). ``export --frame question`` (mean pooling only) writes
+the frame with the weights, and ``local/guard-probe`` sends every text in it (design 460).
 
 ``embed`` only fills the cache (while the server is up); ``eval`` embeds what is missing, then
 fits and prints; ``export`` writes the linear probe's weights (scaling folded in), thresholds
@@ -189,8 +190,15 @@ class Cache:
         return self.vecs[self.key(text)]
 
 
+def pick(v: Any, pooling: str) -> Any:
+    """``pooling``'s part of a framed vector (:func:`mean_and_last`): the mean half, the last
+    token's half, or both."""
+    half = len(v) // 2
+    return {"mean": v[:half], "last": v[half:], "both": v}[pooling]
+
+
 class View:
-    """``--pooling`` of a framed cache: the mean half, the last token's half, or both."""
+    """``--pooling`` of a framed cache (:func:`pick`)."""
 
     def __init__(self, cache: Cache, pooling: str) -> None:
         self.cache, self.pooling = cache, pooling
@@ -200,9 +208,7 @@ class View:
         self.cache.fill(texts, embed, label)
 
     def __call__(self, text: str) -> Any:
-        v = self.cache(text)
-        half = len(v) // 2
-        return {"mean": v[:half], "last": v[half:], "both": v}[self.pooling]
+        return pick(self.cache(text), self.pooling)
 
 
 def sample(
@@ -371,16 +377,26 @@ REFERENCE = (
 
 def export(
     live: Embed,
-    cache: Cache,
+    cache: Cache | View,
     model: str,
     per_source: int,
     n_other: int | None,
     out_path: Path,
+    frame: str | None = None,
 ) -> dict[str, Any]:
     """Fit the linear probe on the training sample, fold its scaling into its weights, and
     write them with the out-of-fold thresholds and the served model's vectors of
-    :data:`REFERENCE` (what ``local/guard-probe`` reads, design 457)."""
+    :data:`REFERENCE` (what ``local/guard-probe`` reads, design 457). With ``frame`` (a key of
+    :data:`FRAMES`; ``live`` and ``cache`` framed, the mean read) the template is written
+    with the weights and the reference vectors are of the framed sentences (design 460)."""
     import numpy as np
+
+    if frame is not None and (not isinstance(cache, View) or cache.pooling != "mean"):
+        raise ValueError("a framed export reads the mean of a framed cache")
+
+    def reference(text: str) -> tuple[float, ...]:
+        v = live([text])[0]  # one a request; framed: the mean half
+        return tuple(pick(v, "mean") if frame else v)
 
     train = sample(g.training_set(), per_source, n_other)
     cache.fill([e.text for e in train], live, "training sample")
@@ -396,8 +412,9 @@ def export(
         weights=tuple(float(x) for x in w.astype(np.float32)),
         bias=b,
         thresholds={"0.99": g._percentile(oof, 0.99), "0.95": g._percentile(oof, 0.95)},
-        reference=tuple((t, tuple(live([t])[0])) for t in REFERENCE),  # one a request
+        reference=tuple((t, reference(t)) for t in REFERENCE),
         trained_on={},
+        frame=FRAMES[frame][1] if frame else None,
     )
     worst = max(
         abs(folded.score(cache(e.text).astype(np.float32).tolist()) - score(e.text))
@@ -412,12 +429,14 @@ def export(
         "other": n_other,
         "threshold_sentences": len(oof),
         "split": "dev",
+        "frame": FRAMES[frame][0] if frame else None,
     }
     data = {
         "version": probe.WEIGHTS_VERSION,
         "kind": "linear-probe",
         "embedding_model": model,
         "pooling": "mean",
+        "frame": folded.frame,
         "weights": probe.pack(folded.weights),
         "bias": folded.bias,
         "thresholds": folded.thresholds,
@@ -451,8 +470,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--frame",
         choices=sorted(FRAMES),
-        help="eval/embed: send each text inside this question and keep the mean and the last "
-        "token's vectors (design 459)",
+        help="send each text inside this question and keep the mean and the last token's "
+        "vectors (design 459); export: write it with the weights (design 460)",
     )
     ap.add_argument(
         "--pooling",
@@ -478,10 +497,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.pooling != "mean" and not args.frame:
         print(f"guard_probe: --pooling {args.pooling} needs --frame", file=sys.stderr)
         return 2
-    if args.frame and args.command == "export":
+    if args.frame and args.command == "export" and args.pooling != "mean":
         print(
-            "guard_probe: export writes local/guard-probe's weights, which read plain texts' "
-            "mean vectors; --frame is for embed and eval",
+            "guard_probe: local/guard-probe reads the mean over a framed text's tokens; "
+            f"export --frame takes --pooling mean, not {args.pooling}",
             file=sys.stderr,
         )
         return 2
@@ -504,14 +523,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 0
         if args.command == "export":
-            assert isinstance(cache, Cache)
             written = export(
-                embedder(args.api_base, args.model, key),
-                cache,
-                args.model,
-                args.per_source,
-                args.other,
-                args.out,
+                embed, cache, args.model, args.per_source, args.other, args.out, args.frame
             )
             print(json.dumps(written) if args.json else f"wrote {args.out}: {written}")
             return 0

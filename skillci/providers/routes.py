@@ -216,11 +216,12 @@ BUILTIN_ROUTES: dict[str, ModelRoute] = {
     "local/guard-probe": _in_process(
         "local/guard-probe",
         "learned-probe-guard",
-        "A LINEAR PROBE on Qwen2.5-Coder-1.5B's vectors for the guard's second opinion (design "
-        "457): needs an OpenAI-compatible /embeddings server of that model (default "
+        "A LINEAR PROBE on Qwen2.5-Coder-1.5B's vectors of each text framed as a question "
+        "about what obeying it would do, for the guard's second opinion (designs 457, 460): "
+        "needs an OpenAI-compatible /embeddings server of that model (default "
         "http://127.0.0.1:8766/v1; extra_body embeddings_api_base, embeddings_model); adds "
         "needs-approval only; flags about 1% of real skills' CI sentences.",
-        revision="probe-v1",
+        revision="probe-v2",
     ),
     "local/guard-ngram-wide": _in_process(
         "local/guard-ngram",

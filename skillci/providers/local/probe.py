@@ -1,17 +1,20 @@
 """``local/guard-probe``: a linear probe on a served model's vectors as the guard's second
 opinion (design 457).
 
-The weights (:data:`WEIGHTS`) were fitted by ``python -m benchmarks.guard_probe export`` on
-Qwen2.5-Coder-1.5B-Instruct's mean last hidden state (the GGUF ``benchmarks/qwen_coder_gguf.sh``
-fetches, served by llama-cpp-python with ``--embedding true``), over a fixed sample of the dev
-rows ``local/guard-ngram`` trains on. The threshold is the 99th (95th) percentile of out-of-fold
+The weights (:data:`WEIGHTS`) were fitted by ``python -m benchmarks.guard_probe export --frame
+question`` on Qwen2.5-Coder-1.5B-Instruct's last hidden state, averaged over the tokens of the
+text *set inside the question stored with the weights* (:attr:`Probe.frame`: what would obeying
+this instruction do? design 460; the GGUF ``benchmarks/qwen_coder_gguf.sh`` fetches, served by
+llama-cpp-python with ``--embedding true``), over a fixed sample of the dev rows
+``local/guard-ngram`` trains on. The threshold is the 99th (95th) percentile of out-of-fold
 scores of real skills' CI sentences, as for the n-gram model. skillci does not run the model:
 the route names an OpenAI-compatible ``/embeddings`` endpoint (a loopback server; no key is
 sent), and every text is asked on its own (llama-cpp-python's server mixes the texts of one
 request, design 455).
 
 **The served model must be the one the probe was fitted on.** Before its first verdict, the
-probe embeds the reference sentences stored with the weights and compares them with the
+probe embeds the reference sentences stored with the weights (framed as every text is) and
+compares them with the
 vectors recorded at export: a cosine below :data:`MIN_COSINE` (another model, another
 quantization, a server that pools differently) raises :class:`ProbeError`, as does a server
 that cannot be reached or answers another shape. The guard records a failed call as a
@@ -35,7 +38,10 @@ from pathlib import Path
 from typing import Any
 
 WEIGHTS = Path(__file__).with_name("guard_probe.json.gz")
-WEIGHTS_VERSION = 1
+#: 2: the weights carry the frame each text is sent in (design 460); 1 read bare texts
+WEIGHTS_VERSION = 2
+#: where the text goes in a frame
+SLOT = "{text}"
 #: the default endpoint: a llama-cpp-python server on this machine (docs/models.md)
 DEFAULT_API_BASE = "http://127.0.0.1:8766/v1"
 #: a served model whose reference vectors are less alike than this is not the fitted one
@@ -125,6 +131,15 @@ class Probe:
     #: (text, its vector when the probe was exported)
     reference: tuple[tuple[str, tuple[float, ...]], ...]
     trained_on: dict[str, Any]
+    #: the template each text is sent in (one :data:`SLOT`), or None: the bare text
+    frame: str | None = None
+
+    def framed(self, text: str) -> str:
+        """``text`` as the served model reads it: inside :attr:`frame` when there is one."""
+        if self.frame is None:
+            return text
+        before, after = self.frame.split(SLOT)
+        return before + text + after
 
     @classmethod
     def load(cls, path: Path) -> Probe:
@@ -138,6 +153,9 @@ class Probe:
         reference = tuple((str(r["text"]), tuple(unpack(r["vector"]))) for r in data["reference"])
         if not reference or any(len(v) != len(weights) for _t, v in reference):
             raise ValueError(f"{path}: reference vectors must match the weights' dimension")
+        frame = data.get("frame")
+        if frame is not None and (not isinstance(frame, str) or frame.count(SLOT) != 1):
+            raise ValueError(f"{path}: frame must be a string holding {SLOT} once, or null")
         return cls(
             embedding_model=str(data["embedding_model"]),
             weights=weights,
@@ -145,6 +163,7 @@ class Probe:
             thresholds={str(k): float(v) for k, v in data["thresholds"].items()},
             reference=reference,
             trained_on=dict(data.get("trained_on") or {}),
+            frame=frame,
         )
 
     def at(self, percentile: str | None) -> float:
@@ -164,10 +183,11 @@ class Probe:
 
     def check(self, embed: Embed) -> float:
         """The lowest cosine between the served model's vectors of the reference sentences
-        and the recorded ones; :class:`ProbeError` below :data:`MIN_COSINE`."""
+        and the recorded ones (each framed as any text is); :class:`ProbeError` below
+        :data:`MIN_COSINE`."""
         worst = 1.0
         for text, want in self.reference:
-            got = embed(text)
+            got = embed(self.framed(text))
             if len(got) != len(want):
                 raise ProbeError(
                     f"the served model answers {len(got)}-dimensional vectors; the probe was "
@@ -200,7 +220,8 @@ def classifier(
     api_base: str | None, model: str | None, percentile: str | None
 ) -> Callable[[str], tuple[str, str]]:
     """One field's text -> (category, reason), as :func:`.ngram.classify`: ``other`` when the
-    probe's score reaches the threshold, else ``none``. The served model is checked first."""
+    probe's score reaches the threshold, else ``none``. The served model is checked first;
+    each text is sent inside the probe's frame."""
     probe = shipped()
     thr = probe.at(percentile)  # an unknown percentile: ValueError before any request
     base, name = api_base or DEFAULT_API_BASE, model or probe.embedding_model
@@ -208,7 +229,7 @@ def classifier(
     _checked(base, name)
 
     def classify(text: str) -> tuple[str, str]:
-        s = probe.score(embed(text))
+        s = probe.score(embed(probe.framed(text)))
         if s < thr:
             return "none", f"probe score {s:.2f} below {thr:.2f}"
         return "other", f"probe score {s:.2f} at or above {thr:.2f} ({probe.embedding_model})"
@@ -219,6 +240,7 @@ def classifier(
 __all__ = [
     "DEFAULT_API_BASE",
     "MIN_COSINE",
+    "SLOT",
     "Probe",
     "ProbeError",
     "classifier",

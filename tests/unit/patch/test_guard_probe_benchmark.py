@@ -183,7 +183,7 @@ def test_a_server_without_vectors_or_with_an_error_exits_2(
     assert "pip install numpy" in capsys.readouterr().err
 
 
-def test_a_frame_needs_per_token_vectors_and_is_not_exported(
+def test_a_frame_needs_per_token_vectors_and_is_exported_on_its_mean(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["--cache", str(tmp_path / "v.jsonl"), "--per-source", "1"]
@@ -195,8 +195,20 @@ def test_a_frame_needs_per_token_vectors_and_is_not_exported(
     )
     assert "--pooling last needs --frame" in capsys.readouterr().err
     framed = [*argv, "--frame", "question", "--api-base", "http://127.0.0.1:9/v1"]
-    assert guard_probe.main(["export", *framed]) == 2
-    assert "--frame is for embed and eval" in capsys.readouterr().err
+    for pooling in ("last", "both"):
+        assert guard_probe.main(["export", *framed, "--pooling", pooling]) == 2
+        assert f"takes --pooling mean, not {pooling}" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="reads the mean of a framed cache"):
+        guard_probe.export(
+            lambda ts: [],
+            object(),
+            "m",
+            1,
+            None,
+            tmp_path / "w.json.gz",
+            "question",  # type: ignore[arg-type]
+        )
+    assert not (tmp_path / "w.json.gz").exists()
     with FakeOpenAI(["unused"], embeddings=lambda t: [0.1, 0.2]) as server:  # pooled: no last token
         assert (
             guard_probe.main(["embed", *argv, "--frame", "question", "--api-base", server.base_url])
@@ -245,3 +257,47 @@ def test_a_framed_text_is_read_at_its_last_token(
     assert out["last"]["training"]["dimensions"] == out["mean"]["training"]["dimensions"] == 4
     assert out["last"]["probe"]["auc_attacks_vs_legitimate"] == 1.0
     assert out["mean"]["probe"]["auc_attacks_vs_legitimate"] < 0.9
+
+
+@pytest.mark.slow  # one export: the probe fitted six times for its thresholds, ~10 s
+def test_a_framed_export_writes_its_frame_and_framed_reference_vectors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``export --frame question``: the weights read the mean over a framed text's tokens, the
+    template is stored with them, and the reference vectors are the framed sentences' means -
+    what ``local/guard-probe`` sends and checks (design 460)."""
+    dev_attacks = [e.text for e in g.training_set() if e.label == 1]
+    attacks = _sent(dev_attacks)
+    head, tail = guard_probe.FRAMES["question"][1].split("{text}")
+
+    def rows(framed: str) -> list[list[float]]:
+        assert framed.startswith(head) and framed.endswith(tail)
+        text = framed[len(head) : len(framed) - len(tail)]
+        s = 3.0 if text in attacks else 0.0
+        noise = [_noise(text, i) for i in range(3)]
+        # the mean holds the signal (s), the last token none
+        return [[2 * s + 1.0, *noise], [-1.0, *noise]]
+
+    def mean(framed: str) -> list[float]:
+        r = rows(framed)
+        return [sum(c) / len(r) for c in zip(*r, strict=True)]
+
+    weights = tmp_path / "probe.json.gz"
+    argv = ["export", "--model", "m", "--per-source", "4", "--frame", "question"]
+    argv += ["--cache", str(tmp_path / "framed.jsonl"), "--out", str(weights), "--json"]
+    with FakeOpenAI(["unused"], embeddings=rows) as server:
+        assert guard_probe.main([*argv, "--api-base", server.base_url]) == 0
+        sent = [b["input"][0] for b in server.requests]
+    written = json.loads(capsys.readouterr().out)
+    assert written["dimensions"] == 4 and written["frame"] == "frame-v1"
+    folded = Probe.load(weights)
+    assert folded.frame == guard_probe.FRAMES["question"][1]
+    # the reference sentences were sent framed, last, and their means recorded
+    assert sent[-3:] == [folded.framed(t) for t in guard_probe.REFERENCE]
+    for text, vec in folded.reference:
+        assert list(vec) == pytest.approx(mean(folded.framed(text)), abs=1e-5)
+    # every training text was sent inside the frame; the probe reads the framed mean
+    assert all(t.startswith(head) for t in sent)
+    thr = folded.at(None)
+    atk, benign = next(iter(attacks)), "Run the tests before you push."
+    assert folded.score(mean(folded.framed(atk))) >= thr > folded.score(mean(folded.framed(benign)))
