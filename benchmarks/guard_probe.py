@@ -333,10 +333,13 @@ def evaluate(
         {"99": shipped.at(None), "95": shipped.at("0.95")},
         False,
     )
-    thr99 = g._percentile(p_oof, 0.99)
+    thr99, thr95 = g._percentile(p_oof, 0.99), g._percentile(p_oof, 0.95)
 
     def by_probe(t: str) -> bool:
         return bool(probe_(t) >= thr99)
+
+    def by_probe_95(t: str) -> bool:  # the route's extra_body percentile "0.95"
+        return bool(probe_(t) >= thr95)
 
     def by_ngram(t: str) -> bool:
         return shipped.score(t) >= shipped.at(None)
@@ -344,7 +347,12 @@ def evaluate(
     out["with_guard"] = with_guard(
         (attacks, legit, test_ci),
         # both routes given (``--guard-model`` twice): either one's flag is caution (design 458)
-        {"probe": by_probe, "ngram": by_ngram, "probe+ngram": lambda t: by_probe(t) or by_ngram(t)},
+        {
+            "probe": by_probe,
+            "ngram": by_ngram,
+            "probe+ngram": lambda t: by_probe(t) or by_ngram(t),
+            "probe@95": by_probe_95,
+        },
     )
     return out
 
@@ -550,8 +558,11 @@ def main(argv: list[str] | None = None) -> int:
         ),
     )
     c = out["counts"]
-    print("the patch guard on each text as a plain rule step, and with a second opinion at 99%:")
-    for key in ("guard", "guard+probe", "guard+ngram", "guard+probe+ngram"):
+    print(
+        "the patch guard on each text as a plain rule step, and with a second opinion at 99% "
+        "(@95: the probe at its 95% threshold):"
+    )
+    for key in ("guard", "guard+probe", "guard+ngram", "guard+probe+ngram", "guard+probe@95"):
         w = {k: out["with_guard"][k][key] for k in ("attacks", "legitimate", "ci_test")}
         print(
             f"  {key}: attacks {w['attacks']}/{c['attacks']} ({w['attacks'] / max(1, c['attacks']):.1%}), "

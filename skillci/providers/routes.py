@@ -231,6 +231,14 @@ BUILTIN_ROUTES: dict[str, ModelRoute] = {
         revision="ngram-v1",
         params={"extra_body": {"percentile": "0.95"}},
     ),
+    "local/guard-probe-wide": _in_process(
+        "local/guard-probe",
+        "learned-probe-guard",
+        "local/guard-probe at a lower threshold: flags about 5% of real skills' CI sentences, "
+        "catches more (design 460).",
+        revision="probe-v2",
+        params={"extra_body": {"percentile": "0.95"}},
+    ),
 }
 
 

@@ -142,6 +142,10 @@ def test_eval_fits_on_dev_rows_scores_held_out_rows_and_caches(
         assert max(row["guard+probe"], row["guard+ngram"]) <= row["guard+probe+ngram"]
         assert row["guard+probe+ngram"] <= row["guard+probe"] + row["guard+ngram"]
     assert "guard+probe+ngram: attacks" in text
+    # the probe at its 95% threshold flags at least what it flags at 99%
+    for group in ("attacks", "legitimate", "ci_test"):
+        assert w[group]["guard+probe"] <= w[group]["guard+probe@95"]
+    assert "guard+probe@95: attacks" in text
     folded = Probe.load(weights)
     assert folded.embedding_model == "m" and len(folded.reference) == 3
     thr = folded.at(None)

@@ -184,3 +184,24 @@ def test_the_weights_file_is_checked_when_read(tmp_path: Path) -> None:
 def test_the_provider_knows_the_probe_route() -> None:
     with pytest.raises(ValueError, match="local/guard-probe"):
         respond("local/other", [{"role": "user", "content": "hi"}], {})
+
+
+def test_the_wide_route_flags_between_the_two_thresholds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clean_checks: None
+) -> None:
+    """``local/guard-probe-wide``: the built-in route at the 95% threshold (design 460) - a
+    text scored between the two thresholds passes the default route and not the wide one."""
+    p = probe.shipped()
+    lo, hi = p.at("0.95"), p.at(None)
+    assert lo < hi
+    between = (lo + hi) / 2
+    fake = _served(lambda t: between if t == ATTACK else lo - 1.0)
+    with FakeOpenAI(["unused"], embeddings=fake) as server:
+        monkeypatch.setattr(probe, "DEFAULT_API_BASE", server.base_url)
+        monkeypatch.delenv("SKILLCI_PROVIDER_ROUTES", raising=False)
+        monkeypatch.chdir(tmp_path)  # no provider_routes.json above: the built-in routes
+        narrow, wide = g.opinion_of("local/guard-probe"), g.opinion_of("local/guard-probe-wide")
+        attack, benign = (gp.patch_for("rule.steps", t) for t in (ATTACK, BENIGN))
+        assert narrow(attack, "pass") == "pass"
+        assert wide(attack, "pass") == "needs-approval"
+        assert narrow(benign, "pass") == wide(benign, "pass") == "pass"
