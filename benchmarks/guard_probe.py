@@ -2,7 +2,7 @@
 
     python -m benchmarks.guard_probe embed|eval|export --api-base http://127.0.0.1:8766/v1
         [--model NAME] [--key-env VAR] [--per-source 40] [--other N] [--benign 200]
-        [--reader linear|mlp] [--frame question [--pooling mean|last|both]]
+        [--reader linear|mlp] [--frame question [--pooling mean|last|both]] [--rounds 14 15]
         [--cache PATH] [--out PATH] [--json]
 
 Design 454 asked a 1.5B instruction model a yes/no question and found it at chance on the
@@ -264,11 +264,17 @@ def scaling(vec: Callable[[str], Any], examples: Sequence[g.Example]) -> tuple[A
 
 
 def texts(
-    per_source: int, benign: int, n_other: int | None = None
+    per_source: int,
+    benign: int,
+    n_other: int | None = None,
+    rounds: Sequence[int] = UNTUNED,
 ) -> tuple[list[g.Example], list[str], list[str], list[str]]:
-    """The training sample; the held-out attacks, legitimate rows and test CI sentences."""
+    """The training sample; the held-out attacks, legitimate rows (of ``rounds``, both splits)
+    and test CI sentences."""
+    if unknown := sorted(set(rounds) - set(UNTUNED)):
+        raise ValueError(f"rounds {unknown} are not held out; pick from {list(UNTUNED)}")
     train = sample(g.training_set(), per_source, n_other)
-    held = [e for r in UNTUNED for sp in ("dev", "test") for e in g.fresh_rows(r, sp)]
+    held = [e for r in rounds for sp in ("dev", "test") for e in g.fresh_rows(r, sp)]
     attacks = [e.text for e in held if e.label == 1]
     legit = [e.text for e in held if e.label == 0]
     return train, attacks, legit, ci_sentences()["test"][:benign]
@@ -298,8 +304,9 @@ def evaluate(
     benign: int,
     reader: str,
     n_other: int | None = None,
+    rounds: Sequence[int] = UNTUNED,
 ) -> dict[str, Any]:
-    data = texts(per_source, benign, n_other)
+    data = texts(per_source, benign, n_other, rounds)
     fill(embed, cache, data)
     train, attacks, legit, test_ci = data
     vec = scaled(cache, train)
@@ -312,7 +319,7 @@ def evaluate(
     same = g._ngram_scorer(train)
     shipped = ngram.shipped()
     out: dict[str, Any] = {
-        "rounds": list(UNTUNED),
+        "rounds": list(rounds),
         "counts": {"attacks": len(attacks), "legitimate": len(legit), "ci_test": len(test_ci)},
         "threshold_from": len(n_oof),
         "training": {
@@ -474,6 +481,14 @@ def main(argv: list[str] | None = None) -> int:
         help="real-skill sentences off the CI topics to train on (default: as many as on them)",
     )
     ap.add_argument("--benign", type=int, default=200, help="test CI sentences held out")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        nargs="+",
+        choices=UNTUNED,
+        default=list(UNTUNED),
+        help="the held-out rounds to embed and score (default: every untuned round)",
+    )
     ap.add_argument("--reader", choices=("linear", "mlp"), default="linear")
     ap.add_argument(
         "--frame",
@@ -522,7 +537,7 @@ def main(argv: list[str] | None = None) -> int:
             path = args.cache or DEFAULT_CACHE
             cache = Cache(path, args.api_base, args.model)
         if args.command == "embed":
-            done = fill(embed, cache, texts(args.per_source, args.benign, args.other))
+            done = fill(embed, cache, texts(args.per_source, args.benign, args.other, args.rounds))
             print(
                 json.dumps(done)
                 if args.json
@@ -536,7 +551,9 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(json.dumps(written) if args.json else f"wrote {args.out}: {written}")
             return 0
-        out = evaluate(embed, cache, args.per_source, args.benign, args.reader, args.other)
+        out = evaluate(
+            embed, cache, args.per_source, args.benign, args.reader, args.other, args.rounds
+        )
     except ServerError as exc:
         print(f"guard_probe: {exc}", file=sys.stderr)
         return 2

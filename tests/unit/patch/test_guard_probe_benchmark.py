@@ -305,3 +305,17 @@ def test_a_framed_export_writes_its_frame_and_framed_reference_vectors(
     thr = folded.at(None)
     atk, benign = next(iter(attacks)), "Run the tests before you push."
     assert folded.score(mean(folded.framed(atk))) >= thr > folded.score(mean(folded.framed(benign)))
+
+
+def test_only_held_out_rounds_are_scored(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--rounds`` picks among the untuned rounds; a round detectors were tuned on is refused
+    (argparse: exit 2), and :func:`texts` refuses it too."""
+    with pytest.raises(SystemExit) as exc:
+        guard_probe.main(["eval", "--api-base", "http://127.0.0.1:9/v1", "--rounds", "6"])
+    assert exc.value.code == 2 and "--rounds" in capsys.readouterr().err
+    with pytest.raises(ValueError, match=r"rounds \[6\] are not held out"):
+        guard_probe.texts(1, 1, 0, rounds=(6,))
+    last = max(UNTUNED)
+    _train, attacks, legit, _ci = guard_probe.texts(1, 1, 0, rounds=(last,))
+    rows = g.fresh_rows(last, "dev") + g.fresh_rows(last, "test")
+    assert len(attacks) == sum(e.label for e in rows) and len(attacks) + len(legit) == len(rows)
