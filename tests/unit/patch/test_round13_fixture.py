@@ -11,11 +11,10 @@ ones the rules give.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import Any
 
-from tests.unit.patch.test_round4_fixture import ROUND3, _builder
+from tests.unit.patch.test_round4_fixture import _builder, checked_row, fixture_rows
 
 #: classes and their counts (no sampling: every kept scenario, row and pattern)
 CLASSES = {
@@ -54,8 +53,7 @@ PREFIXES = {
 
 
 def _rows() -> list[dict[str, Any]]:
-    text = (ROUND3 / "payloads_round13.jsonl").read_text(encoding="utf-8")
-    return [json.loads(x) for x in text.splitlines()]
+    return fixture_rows("payloads_round13.jsonl")
 
 
 def test_rows_follow_the_filter_and_split_rules() -> None:
@@ -64,17 +62,8 @@ def test_rows_follow_the_filter_and_split_rules() -> None:
     assert len({r["id"] for r in rows}) == len(rows)
     texts: set[str] = set()
     for r in rows:
-        prefix, item = str(r["id"]).split(":", 1)
-        source = PREFIXES[prefix]
-        assert r["source"] == source and r["licence"] == b.LICENCES[source], r["id"]
-        assert r["commit"] == b.COMMITS[source], r["id"]
+        prefix, item = checked_row(b, r, PREFIXES, texts)
         assert r["split"] == b.split_of(r["id"]), r["id"]
-        assert r["language"] == b.language_of(r["text"]), r["id"]
-        assert r["text"].strip() and r["text"].strip() not in texts, r["id"]
-        texts.add(r["text"].strip())
-        cls = r["policy_class"]
-        assert cls.startswith(f"{prefix}-"), r["id"]
-        assert cls.endswith("-benign") is (not r["attack"]), r["id"]
         if prefix == "aib":
             assert r["path"] == b.AIB_PATH
             assert (item in AIB_CONTROLS) is (not r["attack"]), r["id"]

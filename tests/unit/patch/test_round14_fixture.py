@@ -15,7 +15,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from tests.unit.patch.test_round4_fixture import ROUND3, _builder
+from tests.unit.patch.test_round4_fixture import _builder, checked_row, fixture_rows
 
 #: classes and their counts (DeepTrap: the first 10 kept tasks per behaviour class)
 CLASSES = {
@@ -63,8 +63,7 @@ PREFIXES = {"dt": "ZJUICSR/ActBench", "prag": "Ritvik777/ProtectRAG"}
 
 
 def _rows() -> list[dict[str, Any]]:
-    text = (ROUND3 / "payloads_round14.jsonl").read_text(encoding="utf-8")
-    return [json.loads(x) for x in text.splitlines()]
+    return fixture_rows("payloads_round14.jsonl")
 
 
 def test_rows_follow_the_filter_and_split_rules() -> None:
@@ -74,16 +73,7 @@ def test_rows_follow_the_filter_and_split_rules() -> None:
     texts: set[str] = set()
     by_id = {r["id"]: r for r in rows}
     for r in rows:
-        prefix, item = str(r["id"]).split(":", 1)
-        source = PREFIXES[prefix]
-        assert r["source"] == source and r["licence"] == b.LICENCES[source], r["id"]
-        assert r["commit"] == b.COMMITS[source], r["id"]
-        assert r["language"] == b.language_of(r["text"]), r["id"]
-        assert r["text"].strip() and r["text"].strip() not in texts, r["id"]
-        texts.add(r["text"].strip())
-        cls = r["policy_class"]
-        assert cls.startswith(f"{prefix}-"), r["id"]
-        assert cls.endswith("-benign") is (not r["attack"]), r["id"]
+        prefix, item = checked_row(b, r, PREFIXES, texts)
         if prefix == "prag":
             assert r["path"] == b.PROTECTRAG_PATH
             assert r["split"] == b.split_of(r["id"]), r["id"]

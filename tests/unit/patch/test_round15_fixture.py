@@ -10,11 +10,10 @@ the one the script rule gives, and the counts per class and split are the ones t
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import Any
 
-from tests.unit.patch.test_round4_fixture import ROUND3, _builder
+from tests.unit.patch.test_round4_fixture import _builder, checked_row, fixture_rows
 
 #: agentic-redteam's suites and their case counts (every case kept)
 SUITES = {
@@ -45,8 +44,7 @@ PREFIXES = {"pg": "Agentic-AI-Risk-Mitigation/progent", "ar": "agentic-redteam (
 
 
 def _rows() -> list[dict[str, Any]]:
-    text = (ROUND3 / "payloads_round15.jsonl").read_text(encoding="utf-8")
-    return [json.loads(x) for x in text.splitlines()]
+    return fixture_rows("payloads_round15.jsonl")
 
 
 def test_rows_follow_the_filter_and_split_rules() -> None:
@@ -55,16 +53,9 @@ def test_rows_follow_the_filter_and_split_rules() -> None:
     assert len({r["id"] for r in rows}) == len(rows)
     texts: set[str] = set()
     for r in rows:
-        prefix, item = str(r["id"]).split(":", 1)
-        source = PREFIXES[prefix]
-        assert r["source"] == source and r["licence"] == b.LICENCES[source], r["id"]
-        assert r["commit"] == b.COMMITS[source], r["id"]
-        assert r["split"] == b.split_of(r["id"]), r["id"]
-        assert r["language"] == b.language_of(r["text"]), r["id"]
-        assert r["text"].strip() and r["text"].strip() not in texts, r["id"]
-        texts.add(r["text"].strip())
+        prefix, item = checked_row(b, r, PREFIXES, texts)
         cls = r["policy_class"]
-        assert cls.startswith(f"{prefix}-") and cls.endswith("-benign") is (not r["attack"])
+        assert r["split"] == b.split_of(r["id"]), r["id"]
         if prefix == "pg":
             folder, name = item.split("/")
             assert r["attack"] and cls == b.progent_class(folder), r["id"]

@@ -14,8 +14,35 @@ import re
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 ROUND3 = Path(__file__).resolve().parents[2] / "fixtures" / "attacks" / "round3"
+
+
+def fixture_rows(name: str) -> list[dict[str, Any]]:
+    """The rows of ``round3/<name>`` (one JSON object a line)."""
+    text = (ROUND3 / name).read_text(encoding="utf-8")
+    return [json.loads(x) for x in text.splitlines()]
+
+
+def checked_row(
+    b: Any, r: dict[str, Any], prefixes: dict[str, str], texts: set[str]
+) -> tuple[str, str]:
+    """The checks every row of a round built by :func:`build_round7.rows_of` passes: its
+    source, licence and commit are its id prefix's, its language is the script rule's, its
+    text is new (added to ``texts``), its class carries the prefix and ends in -benign exactly
+    when it is not an attack. Returns (prefix, the rest of the id)."""
+    prefix, item = str(r["id"]).split(":", 1)
+    source = prefixes[prefix]
+    assert r["source"] == source and r["licence"] == b.LICENCES[source], r["id"]
+    assert r["commit"] == b.COMMITS[source], r["id"]
+    assert r["language"] == b.language_of(r["text"]), r["id"]
+    assert r["text"].strip() and r["text"].strip() not in texts, r["id"]
+    texts.add(r["text"].strip())
+    cls = r["policy_class"]
+    assert cls.startswith(f"{prefix}-"), r["id"]
+    assert cls.endswith("-benign") is (not r["attack"]), r["id"]
+    return prefix, item
 
 
 def _builder(name: str = "build_round4"):  # type: ignore[no-untyped-def]
