@@ -14,9 +14,9 @@ request, design 455).
 
 **The served model must be the one the probe was fitted on.** Before its first verdict, the
 probe embeds the reference sentences stored with the weights (framed as every text is) and
-compares them with the
-vectors recorded at export: a cosine below :data:`MIN_COSINE` (another model, another
-quantization, a server that pools differently) raises :class:`ProbeError`, as does a server
+compares them with the vectors recorded at export: a cosine below :data:`MIN_COSINE` (another
+model, another quantization, a server that pools or frames differently) raises
+:class:`ProbeError`, as does a server
 that cannot be reached or answers another shape. The guard records a failed call as a
 cautious opinion (needs-approval), never as a pass.
 
