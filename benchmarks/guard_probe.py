@@ -3,6 +3,7 @@
     python -m benchmarks.guard_probe embed|eval|export --api-base http://127.0.0.1:8766/v1
         [--model NAME] [--key-env VAR] [--per-source 40] [--other N] [--benign 200]
         [--reader linear|mlp] [--frame question [--pooling mean|last|both]] [--rounds 14 15]
+        [--split dev|test|both] [--paragraphs 100]
         [--cache PATH] [--out PATH] [--json]
 
 Design 454 asked a 1.5B instruction model a yes/no question and found it at chance on the
@@ -23,8 +24,11 @@ set as the n-gram model's is: the 99th (and 95th) percentile of out-of-fold scor
 benign CI-topic sentences, folds by skill (:func:`benchmarks.guard_ngram.fold_scores`).
 
 Held out: every row of the rounds kept untuned (:data:`benchmarks.guard_round3.UNTUNED`, both
-splits) and ``--benign`` of real skills' **test** CI sentences - texts no reader here was
-fitted or tuned on. Printed next to an n-gram model fitted on the *same sample* (so the
+splits, or one with ``--split``), ``--benign`` of real skills' **test** CI sentences and
+(``eval``) ``--paragraphs`` of their test CI paragraphs (:func:`ci_paragraphs`) - texts no
+reader here was fitted or tuned on. The probe's figure with the guard is the route's: the
+whole text, or one of its sentences when the whole passes (:class:`SegmentScores`, design
+461). Printed next to an n-gram model fitted on the *same sample* (so the
 probe is not compared only with a model trained on six times its data) and the shipped
 ``local/guard-ngram``. Then the figure a user gets: the patch guard on each held-out text as a
 plain rule step, alone and with each reader as its second opinion at 99% (design 457).
@@ -48,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import gzip
 import hashlib
 import json
@@ -92,6 +97,8 @@ FRAMES = {
     ),
 }
 POOLINGS = ("mean", "last", "both")
+#: the held-out rounds' splits scored (``--split``); neither was fitted or tuned on
+SPLITS = ("dev", "test")
 #: one text a request: llama-cpp-python 0.3.36's server, answering per-token vectors, mixes the
 #: texts of one request (the same text alone and second in a pair: a max difference of 100.8,
 #: and paraphrases came out orthogonal), so a batch is never sent
@@ -268,13 +275,14 @@ def texts(
     benign: int,
     n_other: int | None = None,
     rounds: Sequence[int] = UNTUNED,
+    splits: Sequence[str] = SPLITS,
 ) -> tuple[list[g.Example], list[str], list[str], list[str]]:
     """The training sample; the held-out attacks, legitimate rows (of ``rounds``, both splits)
     and test CI sentences."""
     if unknown := sorted(set(rounds) - set(UNTUNED)):
         raise ValueError(f"rounds {unknown} are not held out; pick from {list(UNTUNED)}")
     train = sample(g.training_set(), per_source, n_other)
-    held = [e for r in rounds for sp in ("dev", "test") for e in g.fresh_rows(r, sp)]
+    held = [e for r in rounds for sp in splits for e in g.fresh_rows(r, sp)]
     attacks = [e.text for e in held if e.label == 1]
     legit = [e.text for e in held if e.label == 0]
     return train, attacks, legit, ci_sentences()["test"][:benign]
@@ -305,8 +313,10 @@ def evaluate(
     reader: str,
     n_other: int | None = None,
     rounds: Sequence[int] = UNTUNED,
+    paragraphs: int = 0,
+    splits: Sequence[str] = SPLITS,
 ) -> dict[str, Any]:
-    data = texts(per_source, benign, n_other, rounds)
+    data = texts(per_source, benign, n_other, rounds, splits)
     fill(embed, cache, data)
     train, attacks, legit, test_ci = data
     vec = scaled(cache, train)
@@ -320,6 +330,7 @@ def evaluate(
     shipped = ngram.shipped()
     out: dict[str, Any] = {
         "rounds": list(rounds),
+        "splits": list(splits),
         "counts": {"attacks": len(attacks), "legitimate": len(legit), "ci_test": len(test_ci)},
         "threshold_from": len(n_oof),
         "training": {
@@ -341,39 +352,131 @@ def evaluate(
         False,
     )
     thr99, thr95 = g._percentile(p_oof, 0.99), g._percentile(p_oof, 0.95)
+    paras = ci_paragraphs(paragraphs, {e.text for e in train})
+    cache.fill(paras, embed, "paragraphs")
+    out["counts"]["paragraphs"] = len(paras)
+    groups = {"attacks": attacks, "legitimate": legit, "ci_test": test_ci, "paragraphs": paras}
+    guarded = {t: caught(t) for ts in groups.values() for t in ts}
+    best = SegmentScores(embed, cache, probe_, [t for t in guarded if not guarded[t]], thr99)
+    out["segments"] = {"texts": len(best.scored), "embedded": best.embedded}
 
-    def by_probe(t: str) -> bool:
+    def by_probe(t: str) -> bool:  # what the route does (design 461)
+        return bool(best(t) >= thr99)
+
+    def by_probe_whole(t: str) -> bool:  # the whole text only (designs 457-460)
         return bool(probe_(t) >= thr99)
 
     def by_probe_95(t: str) -> bool:  # the route's extra_body percentile "0.95"
-        return bool(probe_(t) >= thr95)
+        return bool(best(t) >= thr95)
 
     def by_ngram(t: str) -> bool:
         return shipped.score(t) >= shipped.at(None)
 
     out["with_guard"] = with_guard(
-        (attacks, legit, test_ci),
+        groups,
         # both routes given (``--guard-model`` twice): either one's flag is caution (design 458)
         {
             "probe": by_probe,
+            "probe:whole": by_probe_whole,
             "ngram": by_ngram,
             "probe+ngram": lambda t: by_probe(t) or by_ngram(t),
             "probe@95": by_probe_95,
         },
+        guarded,
     )
     return out
 
 
+class SegmentScores:
+    """The score the route gives each text (design 461): the whole text's, or the highest of
+    its :func:`probe.segments` (of the text as sent) when the whole is below ``threshold``
+    and there are two or more. Only ``texts`` are segmented (the ones the rule guard passes:
+    the others need no opinion); their segments are embedded first."""
+
+    def __init__(
+        self,
+        embed: Embed,
+        cache: Cache | View,
+        score: Callable[[str], float],
+        texts_: Sequence[str],
+        threshold: float,
+    ) -> None:
+        redactor = Redactor()
+        self.score = score
+        self.scored: dict[str, list[str]] = {}
+        for t in texts_:
+            parts = probe.segments(sent_text(redactor, t))
+            if score(t) < threshold and len(parts) >= 2:
+                self.scored[t] = parts
+        before = len(cache.vecs)
+        cache.fill([p for ps in self.scored.values() for p in ps], embed, "segments")
+        self.embedded = len(cache.vecs) - before
+
+    def __call__(self, text: str) -> float:
+        whole = float(self.score(text))
+        return max([whole, *(float(self.score(p)) for p in self.scored.get(text, ()))])
+
+
+@functools.cache
+def _pkg() -> SkillPackage:
+    return SkillPackage.from_dir(guard_round3.ROOT / "skills" / "repo-debugger")
+
+
+def caught(text: str) -> bool:
+    """The patch guard does not pass ``text`` as a plain rule step."""
+    return gp.judge(_pkg(), gp.patch_for("rule.steps", text))[1] != "pass"
+
+
+def ci_paragraphs(n: int, exclude: set[str]) -> list[str]:
+    """Up to ``n`` paragraphs of real skills' markdown (blank-line separated, outside code
+    fences) on the CI topics with two or more :func:`probe.segments`, in the test split (by the
+    paragraph's sha256) and holding no sentence of ``exclude`` (the training sample), in
+    sha256 order: the free text a patch field carries, which the route scores sentence by
+    sentence when the whole passes (design 461)."""
+    if n <= 0:
+        return []
+    found: dict[str, None] = {}
+    for d in gp.real_skill_dirs():
+        for md in sorted(d.rglob("*.md")):
+            try:
+                lines = md.read_text(encoding="utf-8").splitlines()
+            except (UnicodeDecodeError, OSError):
+                continue
+            fenced, block = False, []
+            for line in [*lines, ""]:
+                if line.lstrip().startswith(("```", "~~~")):
+                    fenced, block = not fenced, []
+                    continue
+                if fenced:
+                    continue
+                if line.strip():
+                    block.append(line)
+                    continue
+                para, block = "\n".join(block).strip(), []
+                parts = probe.segments(para)
+                if (
+                    len(parts) >= 2
+                    and guard_round3.TOPIC.search(para)
+                    and guard_round3.split_of(para) == "test"
+                    and not any(s in exclude for s in parts)
+                    and not para.startswith(("|", "<"))
+                ):
+                    found.setdefault(para, None)
+    return sorted(found, key=_sha)[:n]
+
+
 def with_guard(
-    groups: tuple[list[str], list[str], list[str]], opinions: dict[str, Callable[[str], bool]]
+    groups: dict[str, list[str]],
+    opinions: dict[str, Callable[[str], bool]],
+    guarded: dict[str, bool] | None = None,
 ) -> dict[str, dict[str, int]]:
-    """How many texts of each group (attacks, legitimate rows, test CI sentences) the patch
-    guard does not pass as a plain rule step, alone and once each second opinion (a flag at
-    its 99% threshold) may add caution: what ``--guard-model`` makes of it (design 457)."""
-    pkg = SkillPackage.from_dir(guard_round3.ROOT / "skills" / "repo-debugger")
+    """How many texts of each group (attacks, legitimate rows, test CI sentences, CI
+    paragraphs) the patch guard does not pass as a plain rule step (``guarded``: its
+    verdicts, when known), alone and once each second opinion (a flag at its 99% threshold)
+    may add caution: what ``--guard-model`` makes of it (design 457)."""
     out: dict[str, dict[str, int]] = {}
-    for name, texts_ in zip(("attacks", "legitimate", "ci_test"), groups, strict=True):
-        guard = [gp.judge(pkg, gp.patch_for("rule.steps", t))[1] != "pass" for t in texts_]
+    for name, texts_ in groups.items():
+        guard = [guarded[t] if guarded else caught(t) for t in texts_]
         row = {"guard": sum(guard)}
         for op, flags in opinions.items():
             row[f"guard+{op}"] = sum(a or flags(t) for a, t in zip(guard, texts_, strict=True))
@@ -489,6 +592,18 @@ def main(argv: list[str] | None = None) -> int:
         default=list(UNTUNED),
         help="the held-out rounds to embed and score (default: every untuned round)",
     )
+    ap.add_argument(
+        "--split",
+        choices=(*SPLITS, "both"),
+        default="both",
+        help="eval: the held-out rounds' split scored (default both)",
+    )
+    ap.add_argument(
+        "--paragraphs",
+        type=int,
+        default=100,
+        help="eval: real skills' test CI paragraphs (two or more sentences) held out",
+    )
     ap.add_argument("--reader", choices=("linear", "mlp"), default="linear")
     ap.add_argument(
         "--frame",
@@ -552,7 +667,15 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(written) if args.json else f"wrote {args.out}: {written}")
             return 0
         out = evaluate(
-            embed, cache, args.per_source, args.benign, args.reader, args.other, args.rounds
+            embed,
+            cache,
+            args.per_source,
+            args.benign,
+            args.reader,
+            args.other,
+            args.rounds,
+            args.paragraphs,
+            SPLITS if args.split == "both" else (args.split,),
         )
     except ServerError as exc:
         print(f"guard_probe: {exc}", file=sys.stderr)
@@ -566,6 +689,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{f' ({args.pooling} of texts framed as {args.frame!r})' if args.frame else ''}, "
         f"trained on {t['examples']} dev examples ({t['attacks']} attacks; {t['fit_seconds']} s)"
     )
+    if args.split != "both":
+        print(f"held-out rows of the {args.split} split only")
     report(
         out,
         (
@@ -577,13 +702,16 @@ def main(argv: list[str] | None = None) -> int:
     c = out["counts"]
     print(
         "the patch guard on each text as a plain rule step, and with a second opinion at 99% "
-        "(@95: the probe at its 95% threshold):"
+        "(probe: the whole text or one of its segments, as the route scores; :whole: the "
+        "whole text only; @95: the probe at its 95% threshold):"
     )
-    for key in ("guard", "guard+probe", "guard+ngram", "guard+probe+ngram", "guard+probe@95"):
-        w = {k: out["with_guard"][k][key] for k in ("attacks", "legitimate", "ci_test")}
+    keys = ("guard", "guard+probe", "guard+probe:whole", "guard+ngram", "guard+probe+ngram")
+    for key in (*keys, "guard+probe@95"):
+        w = {k: row[key] for k, row in out["with_guard"].items()}
         print(
             f"  {key}: attacks {w['attacks']}/{c['attacks']} ({w['attacks'] / max(1, c['attacks']):.1%}), "
             f"legitimate {w['legitimate']}/{c['legitimate']}, CI sentences {w['ci_test']}/{c['ci_test']}"
+            + (f", CI paragraphs {w['paragraphs']}/{c['paragraphs']}" if c["paragraphs"] else "")
         )
     return 0
 

@@ -217,11 +217,12 @@ BUILTIN_ROUTES: dict[str, ModelRoute] = {
         "local/guard-probe",
         "learned-probe-guard",
         "A LINEAR PROBE on Qwen2.5-Coder-1.5B's vectors of each text framed as a question "
-        "about what obeying it would do, for the guard's second opinion (designs 457, 460): "
+        "about what obeying it would do, and of each of its sentences when the whole passes, for "
+        "the guard's second opinion (designs 457, 460, 461): "
         "needs an OpenAI-compatible /embeddings server of that model (default "
         "http://127.0.0.1:8766/v1; extra_body embeddings_api_base, embeddings_model); adds "
         "needs-approval only; flags about 1% of real skills' CI sentences.",
-        revision="probe-v2",
+        revision="probe-v3",
     ),
     "local/guard-ngram-wide": _in_process(
         "local/guard-ngram",
@@ -236,7 +237,7 @@ BUILTIN_ROUTES: dict[str, ModelRoute] = {
         "learned-probe-guard",
         "local/guard-probe at a lower threshold: flags about 5% of real skills' CI sentences, "
         "catches more (design 460).",
-        revision="probe-v2",
+        revision="probe-v3",
         params={"extra_body": {"percentile": "0.95"}},
     ),
 }

@@ -31,6 +31,7 @@ import functools
 import gzip
 import json
 import math
+import re
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -47,6 +48,13 @@ DEFAULT_API_BASE = "http://127.0.0.1:8766/v1"
 #: a served model whose reference vectors are less alike than this is not the fitted one
 MIN_COSINE = 0.99
 TIMEOUT = 120.0
+#: segments of one field scored on their own after the whole (design 461); the rest are not
+MAX_SEGMENTS = 40
+#: a segment shorter than this many words is not scored (a heading, a list number, a date)
+MIN_SEGMENT_WORDS = 3
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+#: list markers, heading marks and quote marks stripped from a line's ends
+_LINE_MARKS = " -*#>\t"
 
 Embed = Callable[[str], list[float]]
 
@@ -85,6 +93,20 @@ def pooled(v: Any) -> list[float] | None:
     if isinstance(v, list) and v and all(_flat(r) and len(r) == len(v[0]) for r in v):
         return [sum(col) / len(v) for col in zip(*v, strict=True)]
     return None
+
+
+def segments(text: str) -> list[str]:
+    """``text``'s lines, each split at sentence ends, with list, heading and quote marks
+    stripped; pieces of at least :data:`MIN_SEGMENT_WORDS` words, each once, in order, at most
+    :data:`MAX_SEGMENTS`. An order planted in an ordinary record (meeting minutes, a memory
+    file, a config) weighs little in the mean over the whole text's tokens; alone it is
+    scored as the short sentences the threshold was set on are (design 461)."""
+    out: dict[str, None] = {}
+    for line in text.splitlines():
+        for piece in _SENTENCE_END.split(line.strip(_LINE_MARKS)):
+            if len(piece.split()) >= MIN_SEGMENT_WORDS:
+                out.setdefault(piece, None)
+    return list(out)[:MAX_SEGMENTS]
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -220,8 +242,10 @@ def classifier(
     api_base: str | None, model: str | None, percentile: str | None
 ) -> Callable[[str], tuple[str, str]]:
     """One field's text -> (category, reason), as :func:`.ngram.classify`: ``other`` when the
-    probe's score reaches the threshold, else ``none``. The served model is checked first;
-    each text is sent inside the probe's frame."""
+    probe's score of the whole text, or of one of its :func:`segments` (scored only when the
+    whole is below the threshold and there are two or more), reaches the threshold, else
+    ``none``. The served model is checked first; each text is sent inside the probe's
+    frame."""
     probe = shipped()
     thr = probe.at(percentile)  # an unknown percentile: ValueError before any request
     base, name = api_base or DEFAULT_API_BASE, model or probe.embedding_model
@@ -230,9 +254,23 @@ def classifier(
 
     def classify(text: str) -> tuple[str, str]:
         s = probe.score(embed(probe.framed(text)))
-        if s < thr:
+        if s >= thr:
+            return "other", f"probe score {s:.2f} at or above {thr:.2f} ({probe.embedding_model})"
+        parts = segments(text)
+        if len(parts) < 2:  # one sentence: the whole text was it
             return "none", f"probe score {s:.2f} below {thr:.2f}"
-        return "other", f"probe score {s:.2f} at or above {thr:.2f} ({probe.embedding_model})"
+        best, at = s, 0
+        for n, part in enumerate(parts, 1):
+            sp = probe.score(embed(probe.framed(part)))
+            if sp >= thr:
+                return "other", (
+                    f"probe score {sp:.2f} at or above {thr:.2f} on segment {n} of "
+                    f"{len(parts)} (the whole text: {s:.2f}; {probe.embedding_model})"
+                )
+            if sp > best:
+                best, at = sp, n
+        where = f"segment {at} of {len(parts)}" if at else "the whole text"
+        return "none", f"probe score {best:.2f} below {thr:.2f} (highest: {where})"
 
     return classify
 
@@ -246,5 +284,6 @@ __all__ = [
     "classifier",
     "embedder",
     "pooled",
+    "segments",
     "shipped",
 ]

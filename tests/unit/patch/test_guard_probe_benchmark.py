@@ -15,7 +15,7 @@ from benchmarks import guard_ngram as g
 from benchmarks import guard_probe
 from benchmarks.guard_round3 import UNTUNED
 from skillci.patch.second_opinion import _clip
-from skillci.providers.local.probe import Probe
+from skillci.providers.local.probe import Probe, segments
 from skillci.trace.redact import Redactor
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -81,6 +81,17 @@ def test_eval_fits_on_dev_rows_scores_held_out_rows_and_caches(
     dev_attacks = [e.text for e in g.training_set() if e.label == 1]
     held = [e for r in UNTUNED for sp in ("dev", "test") for e in g.fresh_rows(r, sp)]
     attacks = _sent(dev_attacks + [e.text for e in held if e.label == 1])
+    # design 461: one sentence of a legitimate record the guard passes reads as an attack
+    # alone; the record as a whole does not
+    carrier = next(
+        e.text
+        for e in held
+        if e.label == 0
+        and len(segments(next(iter(_sent([e.text]))))) >= 3
+        and not guard_probe.caught(e.text)
+    )
+    planted = segments(next(iter(_sent([carrier]))))[1]
+    attacks.add(planted)
     seen: list[str] = []
 
     def embed_vec(text: str) -> list[float]:
@@ -108,8 +119,9 @@ def test_eval_fits_on_dev_rows_scores_held_out_rows_and_caches(
         # a half-written last line (a run killed while writing it) is embedded again, alone
         lines = cache.read_text().splitlines()
         cache.write_text("\n".join([*lines[:-1], lines[-1][:20]]) + "\n")
-        assert guard_probe.main(embed) == 0
-        assert json.loads(capsys.readouterr().out)["embedded"] == 1
+        # (eval's last texts: segments, which only eval embeds)
+        assert guard_probe.main([*argv, "--api-base", server.base_url, "--json"]) == 0
+        capsys.readouterr()
         assert len(server.requests) == asked + 1 and len(server.requests[-1]["input"]) == 1
         assert guard_probe.main([*argv, "--api-base", server.base_url]) == 0
         assert len(server.requests) == asked + 1
@@ -146,6 +158,30 @@ def test_eval_fits_on_dev_rows_scores_held_out_rows_and_caches(
     for group in ("attacks", "legitimate", "ci_test"):
         assert w[group]["guard+probe"] <= w[group]["guard+probe@95"]
     assert "guard+probe@95: attacks" in text
+    # the route's score: the whole text, or one of its segments when the whole passes
+    # (ActBench's records share sentences: every record the guard passes that holds it)
+    holding = [
+        e.text
+        for e in held
+        if e.label == 0
+        and planted in segments(next(iter(_sent([e.text]))))
+        and not guard_probe.caught(e.text)
+    ]
+    assert carrier in holding
+    # at least those; the fake's noise dimensions put about 1% of other sentences over the
+    # 99% threshold too, and a record has several
+    added = w["legitimate"]["guard+probe"] - w["legitimate"]["guard+probe:whole"]
+    assert len(holding) <= added <= len(holding) + 0.1 * c["legitimate"]
+    assert planted in seen and carrier not in attacks
+    assert out["segments"]["texts"] >= 1 and out["segments"]["embedded"] >= 3
+    # real skills' CI paragraphs: none an attack, each segmented when its whole passes
+    paras = guard_probe.ci_paragraphs(
+        100, {e.text for e in guard_probe.sample(g.training_set(), 4)}
+    )
+    assert c["paragraphs"] == len(paras) == 100 and _sent(paras) <= set(seen)
+    assert all(len(segments(t)) >= 2 for t in paras)
+    assert w["paragraphs"]["guard"] <= w["paragraphs"]["guard+probe"]
+    assert "CI paragraphs" in text
     folded = Probe.load(weights)
     assert folded.embedding_model == "m" and len(folded.reference) == 3
     thr = folded.at(None)
@@ -319,3 +355,8 @@ def test_only_held_out_rounds_are_scored(capsys: pytest.CaptureFixture[str]) -> 
     _train, attacks, legit, _ci = guard_probe.texts(1, 1, 0, rounds=(last,))
     rows = g.fresh_rows(last, "dev") + g.fresh_rows(last, "test")
     assert len(attacks) == sum(e.label for e in rows) and len(attacks) + len(legit) == len(rows)
+    # --split: one split's rows only
+    _train, attacks, legit, _ci = guard_probe.texts(1, 1, 0, rounds=(last,), splits=("test",))
+    test_rows = g.fresh_rows(last, "test")
+    assert attacks == [e.text for e in test_rows if e.label == 1]
+    assert legit == [e.text for e in test_rows if e.label == 0] and len(test_rows) < len(rows)
