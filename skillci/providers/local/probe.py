@@ -10,7 +10,9 @@ llama-cpp-python with ``--embedding true``), over a fixed sample of the dev rows
 scores of real skills' CI sentences, as for the n-gram model. skillci does not run the model:
 the route names an OpenAI-compatible ``/embeddings`` endpoint (a loopback server; no key is
 sent), and every text is asked on its own (llama-cpp-python's server mixes the texts of one
-request, design 455).
+request, design 455). A field whose whole text scores below the threshold is scored again
+sentence by sentence (:func:`segments`, at most :data:`MAX_SEGMENTS`); one sentence at or
+above it flags the field (design 461).
 
 **The served model must be the one the probe was fitted on.** Before its first verdict, the
 probe embeds the reference sentences stored with the weights (framed as every text is) and
