@@ -17,8 +17,8 @@ and ``--benign`` of real skills' **test** CI sentences, and prints, next to the 
 ``local/guard-ngram`` on the same texts: AUC attacks vs legitimate rows, AUC attacks vs the
 CI sentences, and how many of each are flagged at both thresholds.
 
-The text is clipped and redacted as :func:`skillci.patch.second_opinion.opinion_messages`
-sends it. Scores are cached by server, model, question version and text sha256 in ``--cache`` (a
+The text is redacted and, when longer than one part, asked part by part (its score the
+highest), as :func:`skillci.patch.second_opinion.opinion_messages` sends it (design 462). Scores are cached by server, model, question version and text sha256 in ``--cache`` (a
 1.5B model on two cores: 3-6 s a text). Exit 2 when the server cannot be reached or
 gives no logprobs.
 """
@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 
 from benchmarks.guard_ngram import _percentile, auc, fresh_rows
 from benchmarks.guard_round3 import UNTUNED, ci_sentences
-from skillci.patch.second_opinion import _clip
+from skillci.patch.second_opinion import field_parts
 from skillci.providers.local import ngram
 from skillci.trace.redact import Redactor
 
@@ -106,9 +106,9 @@ def server(
     return post
 
 
-def sent_text(redactor: Redactor, text: str) -> str:
-    """``text`` as the second opinion sends it: redacted, then clipped."""
-    return _clip(redactor.redact_text(text))
+def sent_parts(redactor: Redactor, text: str) -> list[str]:
+    """``text`` as the second opinion sends it: redacted, in parts (design 462)."""
+    return field_parts(redactor.redact_text(text))
 
 
 def asker(api_base: str, model: str, key: str | None, timeout: float = 300) -> Ask:
@@ -117,7 +117,10 @@ def asker(api_base: str, model: str, key: str | None, timeout: float = 300) -> A
     redactor = Redactor()
 
     def ask(text: str) -> float:
-        user = QUESTION.format(text=sent_text(redactor, text))
+        return max(ask_one(part) for part in sent_parts(redactor, text))
+
+    def ask_one(part: str) -> float:
+        user = QUESTION.format(text=part)
         reply = post(
             {
                 "model": model,
@@ -168,10 +171,13 @@ class Cache:
     def __init__(self, path: Path, api_base: str, model: str) -> None:
         self.path = path
         self.prefix = f"{api_base.rstrip('/')}\0{model}\0{QUESTION_VERSION}\0"
+        self.redactor = Redactor()
         self.scores: dict[str, float] = read_cache(path, lambda row: float(row["score"]))
 
     def key(self, text: str) -> str:
-        return hashlib.sha256((self.prefix + text).encode()).hexdigest()
+        # a text sent in parts (design 462) is asked anew: its old score was of a clipped text
+        parts = "\0parts" if len(sent_parts(self.redactor, text)) > 1 else ""
+        return hashlib.sha256((self.prefix + parts + text).encode()).hexdigest()
 
     def score(self, texts: Sequence[str], ask: Ask, label: str) -> list[float]:
         todo = [t for t in dict.fromkeys(texts) if self.key(t) not in self.scores]

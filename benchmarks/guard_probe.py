@@ -73,10 +73,11 @@ from benchmarks.guard_llm import (
     figures,
     read_cache,
     report,
-    sent_text,
+    sent_parts,
     server,
 )
 from benchmarks.guard_round3 import UNTUNED, ci_sentences
+from skillci.patch.second_opinion import MAX_FIELD_CHARS
 from skillci.providers.local import ngram, probe
 from skillci.providers.local.probe import pooled
 from skillci.skill.package import SkillPackage
@@ -107,10 +108,36 @@ BATCH = 1
 VECTORS = "one-text-a-request"
 
 Embed = Callable[[Sequence[str]], list[list[float]]]
+_REDACTOR = Redactor()
 
 
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def embedded_text(redactor: Redactor, text: str) -> str:
+    """``text`` as it is embedded: redacted; longer than one part (:data:`MAX_FIELD_CHARS`),
+    clipped in the middle as the route sent every field before design 462. Only the training
+    sample has such texts (39 of 2,449; the shipped weights were fitted on these vectors): a
+    held-out text is embedded in its :func:`units`, as the route now sends it."""
+    red = redactor.redact_text(text)
+    if len(red) <= MAX_FIELD_CHARS:
+        return red
+    half = MAX_FIELD_CHARS // 2
+    return red[:half] + f" …[{len(red) - MAX_FIELD_CHARS} chars cut]… " + red[-half:]
+
+
+@functools.cache
+def units(text: str) -> tuple[str, ...]:
+    """What the route scores of ``text`` (design 462): the text itself when it is sent as one
+    part, else each of its parts (redacted, at most :data:`MAX_FIELD_CHARS` each)."""
+    parts = sent_parts(_REDACTOR, text)
+    return (text,) if len(parts) == 1 else tuple(parts)
+
+
+def highest(score: Callable[[str], float]) -> Callable[[str], float]:
+    """``score`` of a text as the route reads it: the highest of its :func:`units`'."""
+    return lambda text: max(float(score(u)) for u in units(text))
 
 
 def mean_and_last(v: Any) -> list[float] | None:
@@ -135,7 +162,7 @@ def embedder(
     pool = mean_and_last if frame else pooled
 
     def embed(texts: Sequence[str]) -> list[list[float]]:
-        sent = [template.format(text=sent_text(redactor, t)) for t in texts]
+        sent = [template.format(text=embedded_text(redactor, t)) for t in texts]
         reply = post({"model": model, "input": sent})
         try:
             rows = sorted(reply["data"], key=lambda d: d["index"])
@@ -297,7 +324,8 @@ def fill(
     train, attacks, legit, test_ci = data
     before = len(cache.vecs)
     cache.fill([e.text for e in train], embed, "training sample")
-    cache.fill(attacks + legit + test_ci, embed, "held out")
+    held = [u for t in attacks + legit + test_ci for u in units(t)]
+    cache.fill(held, embed, "held out")
     return {
         "training": len(train),
         "held_out": len(attacks) + len(legit) + len(test_ci),
@@ -344,16 +372,16 @@ def evaluate(
     for name, score, oof in (("probe", probe_, p_oof), ("ngram_same_sample", same, n_oof)):
         thr = {"99": g._percentile(oof, 0.99), "95": g._percentile(oof, 0.95)}
         out[name] = figures(
-            *([score(t) for t in ts] for ts in (attacks, legit, test_ci)), thr, False
+            *([highest(score)(t) for t in ts] for ts in (attacks, legit, test_ci)), thr, False
         )
     out["ngram"] = figures(
-        *([shipped.score(t) for t in ts] for ts in (attacks, legit, test_ci)),
+        *([highest(shipped.score)(t) for t in ts] for ts in (attacks, legit, test_ci)),
         {"99": shipped.at(None), "95": shipped.at("0.95")},
         False,
     )
     thr99, thr95 = g._percentile(p_oof, 0.99), g._percentile(p_oof, 0.95)
     paras = ci_paragraphs(paragraphs, {e.text for e in train})
-    cache.fill(paras, embed, "paragraphs")
+    cache.fill([u for t in paras for u in units(t)], embed, "paragraphs")
     out["counts"]["paragraphs"] = len(paras)
     groups = {"attacks": attacks, "legitimate": legit, "ci_test": test_ci, "paragraphs": paras}
     guarded = {t: caught(t) for ts in groups.values() for t in ts}
@@ -363,14 +391,17 @@ def evaluate(
     def by_probe(t: str) -> bool:  # what the route does (design 461)
         return bool(best(t) >= thr99)
 
+    whole = highest(probe_)
+    by_ngram_text = highest(shipped.score)
+
     def by_probe_whole(t: str) -> bool:  # the whole text only (designs 457-460)
-        return bool(probe_(t) >= thr99)
+        return bool(whole(t) >= thr99)
 
     def by_probe_95(t: str) -> bool:  # the route's extra_body percentile "0.95"
         return bool(best(t) >= thr95)
 
     def by_ngram(t: str) -> bool:
-        return shipped.score(t) >= shipped.at(None)
+        return by_ngram_text(t) >= shipped.at(None)
 
     out["with_guard"] = with_guard(
         groups,
@@ -388,10 +419,10 @@ def evaluate(
 
 
 class SegmentScores:
-    """The score the route gives each text (design 461): the whole text's, or the highest of
-    its :func:`probe.segments` (of the text as sent) when the whole is below ``threshold``
-    and there are two or more. Only ``texts`` are segmented (the ones the rule guard passes:
-    the others need no opinion); their segments are embedded first."""
+    """The score the route gives each text (design 461): the highest over its :func:`units`
+    (design 462) of the unit's score, or of its :func:`probe.segments` when that is below
+    ``threshold`` and there are two or more. Only ``texts`` are segmented (the ones the rule
+    guard passes: the others need no opinion); their segments are embedded first."""
 
     def __init__(
         self,
@@ -401,20 +432,22 @@ class SegmentScores:
         texts_: Sequence[str],
         threshold: float,
     ) -> None:
-        redactor = Redactor()
         self.score = score
         self.scored: dict[str, list[str]] = {}
         for t in texts_:
-            parts = probe.segments(sent_text(redactor, t))
-            if score(t) < threshold and len(parts) >= 2:
-                self.scored[t] = parts
+            for u in units(t):
+                parts = probe.segments(sent_parts(_REDACTOR, u)[0])
+                if score(u) < threshold and len(parts) >= 2:
+                    self.scored[u] = parts
         before = len(cache.vecs)
         cache.fill([p for ps in self.scored.values() for p in ps], embed, "segments")
         self.embedded = len(cache.vecs) - before
 
     def __call__(self, text: str) -> float:
-        whole = float(self.score(text))
-        return max([whole, *(float(self.score(p)) for p in self.scored.get(text, ()))])
+        return max(
+            max([float(self.score(u)), *(float(self.score(p)) for p in self.scored.get(u, ()))])
+            for u in units(text)
+        )
 
 
 @functools.cache

@@ -14,7 +14,7 @@ import pytest
 from benchmarks import guard_llm
 from benchmarks.guard_ngram import fresh_rows
 from benchmarks.guard_round3 import UNTUNED
-from skillci.patch.second_opinion import _clip
+from skillci.patch.second_opinion import MAX_FIELD_CHARS, field_parts
 from skillci.trace.redact import Redactor
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -33,9 +33,12 @@ def test_p_yes_reads_the_first_token_alternatives() -> None:
 
 
 def _attack_texts() -> set[str]:
+    """The parts the route reads of the held-out attacks (a long row is asked part by part,
+    design 462), but those a legitimate row has too (ActBench's records share paragraphs)."""
     red = Redactor()
     rows = [e for r in UNTUNED for sp in ("dev", "test") for e in fresh_rows(r, sp)]
-    return {_clip(red.redact_text(e.text)) for e in rows if e.label == 1}
+    parts = [(e.label, p) for e in rows for p in field_parts(red.redact_text(e.text))]
+    return {p for label, p in parts if label == 1} - {p for label, p in parts if label == 0}
 
 
 def test_eval_scores_held_out_rows_sets_the_threshold_on_dev_sentences_and_caches(
@@ -55,7 +58,11 @@ def test_eval_scores_held_out_rows_sets_the_threshold_on_dev_sentences_and_cache
         assert guard_llm.main([*argv, "--api-base", server.base_url]) == 0
         out = json.loads(capsys.readouterr().out)
         asked = len(server.requests)
-        assert len(cache.read_text().splitlines()) == asked
+        # one score a text; a text longer than one part is asked part by part (design 462)
+        n_texts = len(cache.read_text().splitlines())
+        assert n_texts < asked
+        quoted = [_QUOTED.search(b["messages"][-1]["content"]) for b in server.requests]
+        assert max(len(m.group(1)) for m in quoted if m) <= MAX_FIELD_CHARS
         # a second run asks nothing: every score comes from the cache
         assert guard_llm.main([*argv, "--api-base", server.base_url]) == 0
         assert len(server.requests) == asked
@@ -64,11 +71,12 @@ def test_eval_scores_held_out_rows_sets_the_threshold_on_dev_sentences_and_cache
         lines = cache.read_text().splitlines()
         cache.write_text("\n".join([*lines[:-1], lines[-1][:20]]) + "\n")
         assert guard_llm.main([*argv, "--api-base", server.base_url]) == 0
-        assert len(server.requests) == asked + 1
+        again = len(server.requests) - asked  # that text's parts
+        assert 1 <= again <= 64 and len(cache.read_text().splitlines()) == n_texts + 1
         assert json.loads(capsys.readouterr().out) == out
         # another model on the server shares no score with this one
         assert guard_llm.main([*argv[:-1], "--model", "other", "--api-base", server.base_url]) == 0
-        assert len(server.requests) == 2 * asked + 1
+        assert len(server.requests) == 2 * asked + again
         capsys.readouterr()
     counts = out["counts"]
     assert counts["attacks"] > 100 and counts["legitimate"] > 100 and counts["ci_test"] == 6

@@ -14,15 +14,41 @@ import pytest
 from benchmarks import guard_ngram as g
 from benchmarks import guard_probe
 from benchmarks.guard_round3 import UNTUNED
-from skillci.patch.second_opinion import _clip
+from skillci.patch.second_opinion import field_parts
 from skillci.providers.local.probe import Probe, segments
 from skillci.trace.redact import Redactor
 from tests.fakes.openai_server import FakeOpenAI
 
 
 def _sent(texts: list[str]) -> set[str]:
+    """What the route reads of ``texts``: each redacted, a long one in its parts (design 462)."""
     red = Redactor()
-    return {_clip(red.redact_text(t)) for t in texts}
+    return {p for t in texts for p in field_parts(red.redact_text(t))}
+
+
+def _embedded(texts: list[str]) -> set[str]:
+    """What the benchmark embeds of training texts (a long one clipped, as before 462)."""
+    red = Redactor()
+    return {guard_probe.embedded_text(red, t) for t in texts}
+
+
+def _attack_parts(held: list[g.Example]) -> set[str]:
+    """What the route reads of the held-out attacks, but the parts (of a long row, design 462)
+    that a legitimate row has too (ActBench's records share paragraphs)."""
+    return _sent([e.text for e in held if e.label == 1]) - _sent(
+        [e.text for e in held if e.label == 0]
+    )
+
+
+def _whole(text: str) -> str:
+    """A text the route reads as one part, as it reads it."""
+    (one,) = _sent([text])
+    return one
+
+
+def _segs(text: str) -> list[str]:
+    """The segments of each part of ``text``, as the route scores them."""
+    return [s for p in field_parts(Redactor().redact_text(text)) for s in segments(p)]
 
 
 def _noise(text: str, i: int) -> float:
@@ -71,7 +97,7 @@ def test_a_fold_is_scaled_as_the_whole_sample_is() -> None:
     assert np.mean([3.0 * e.label for e in rows]) != np.mean([3.0 * e.label for e in fold])
 
 
-@pytest.mark.slow  # two evals, each fitting the probe and an n-gram model six times: ~15 s
+@pytest.mark.slow  # two evals, each fitting the probe and an n-gram model six times: ~3 min
 def test_eval_fits_on_dev_rows_scores_held_out_rows_and_caches(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -80,22 +106,23 @@ def test_eval_fits_on_dev_rows_scores_held_out_rows_and_caches(
     training sample."""
     dev_attacks = [e.text for e in g.training_set() if e.label == 1]
     held = [e for r in UNTUNED for sp in ("dev", "test") for e in g.fresh_rows(r, sp)]
-    attacks = _sent(dev_attacks + [e.text for e in held if e.label == 1])
+    attacks = _embedded(dev_attacks) | _attack_parts(held)
     # design 461: one sentence of a legitimate record the guard passes reads as an attack
     # alone; the record as a whole does not
     carrier = next(
         e.text
         for e in held
         if e.label == 0
-        and len(segments(next(iter(_sent([e.text]))))) >= 3
+        and len(guard_probe.units(e.text)) == 1
+        and len(segments(_whole(e.text))) >= 3
         and not guard_probe.caught(e.text)
     )
-    planted = segments(next(iter(_sent([carrier]))))[1]
+    planted = segments(_whole(carrier))[1]
     attacks.add(planted)
     seen: list[str] = []
 
     def embed_vec(text: str) -> list[float]:
-        sent = next(iter(_sent([text])))
+        sent = _whole(text)
         return [3.0 if sent in attacks else 0.0] + [_noise(sent, i) for i in range(3)]
 
     def embed(text: str) -> list[float]:
@@ -163,9 +190,7 @@ def test_eval_fits_on_dev_rows_scores_held_out_rows_and_caches(
     holding = [
         e.text
         for e in held
-        if e.label == 0
-        and planted in segments(next(iter(_sent([e.text]))))
-        and not guard_probe.caught(e.text)
+        if e.label == 0 and planted in _segs(e.text) and not guard_probe.caught(e.text)
     ]
     assert carrier in holding
     # at least those; the fake's noise dimensions put about 1% of other sentences over the
@@ -185,15 +210,21 @@ def test_eval_fits_on_dev_rows_scores_held_out_rows_and_caches(
     folded = Probe.load(weights)
     assert folded.embedding_model == "m" and len(folded.reference) == 3
     thr = folded.at(None)
-    atk = next(t for t in held if t.label == 1).text
-    for text_, flagged in ((atk, True), (next(t for t in held if t.label == 0).text, False)):
+    one = [t.text for t in held if len(guard_probe.units(t.text)) == 1]
+    atk = next(t.text for t in held if t.label == 1 and t.text in one)
+    legit = next(t.text for t in held if t.label == 0 and t.text in one)
+    for text_, flagged in ((atk, True), (legit, False)):
         assert (folded.score(embed_vec(text_)) >= thr) is flagged
     # the texts embedded for training are the sample's, and none of them is a held-out row
     train = [e.text for e in guard_probe.sample(g.training_set(), 4)]
     assert out["training"]["examples"] == len(train)
     first = seen[: len(dict.fromkeys(train))]
-    assert set(first) == _sent(train)
+    assert set(first) == _embedded(train)
     assert not set(first) & _sent([e.text for e in held])
+    # design 462: a held-out row longer than one part is embedded in its parts, each scored
+    long = [e.text for e in held if len(guard_probe.units(e.text)) > 1]
+    assert long and all(p in seen for t in long for p in guard_probe.units(t))
+    assert not any(guard_probe.embedded_text(Redactor(), t) in seen for t in long)
 
 
 def test_one_vector_per_token_is_averaged() -> None:
@@ -260,7 +291,7 @@ def test_a_frame_needs_per_token_vectors_and_is_exported_on_its_mean(
     assert guard_probe.mean_and_last([1.0, 2.0]) is None
 
 
-@pytest.mark.slow  # two evals (each fits the probe and an n-gram model six times): ~30 s
+@pytest.mark.slow  # two evals (each fits the probe and an n-gram model six times): ~2 min
 def test_a_framed_text_is_read_at_its_last_token(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -269,7 +300,7 @@ def test_a_framed_text_is_read_at_its_last_token(
     only (the first token cancels it in the mean): last finds it, mean does not (design 459)."""
     held = [e for r in UNTUNED for sp in ("dev", "test") for e in g.fresh_rows(r, sp)]
     dev_attacks = [e.text for e in g.training_set() if e.label == 1]
-    attacks = _sent(dev_attacks + [e.text for e in held if e.label == 1])
+    attacks = _embedded(dev_attacks) | _attack_parts(held)
     head, tail = guard_probe.FRAMES["question"][1].split("{text}")
     inner: list[str] = []
 
@@ -307,7 +338,7 @@ def test_a_framed_export_writes_its_frame_and_framed_reference_vectors(
     template is stored with them, and the reference vectors are the framed sentences' means -
     what ``local/guard-probe`` sends and checks (design 460)."""
     dev_attacks = [e.text for e in g.training_set() if e.label == 1]
-    attacks = _sent(dev_attacks)
+    attacks = _embedded(dev_attacks)
     head, tail = guard_probe.FRAMES["question"][1].split("{text}")
 
     def rows(framed: str) -> list[list[float]]:

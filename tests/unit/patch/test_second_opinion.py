@@ -4,6 +4,7 @@ reading of the answer, and that its verdict only adds caution."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import pytest
 
@@ -157,10 +158,88 @@ def test_the_classifier_is_asked_about_harm_done_with_the_agents_tools() -> None
     question names them, and an answer in that category is read, not made unreadable."""
     from skillci.patch.second_opinion import PROMPT_VERSION, SYSTEM_PROMPT
 
-    assert PROMPT_VERSION == "guard-opinion-v2"
+    assert PROMPT_VERSION == "guard-opinion-v3"
     assert "- harm: use the agent's tools against people or systems" in SYSTEM_PROMPT
     ops, error = parse_answer(
         _answer({"id": "f1", "verdict": "flag", "category": "harm", "reason": "a backdoor"}),
         ["a"],
     )
     assert error is None and ops[0].verdict == "flag" and ops[0].category == "harm"
+
+
+def test_field_parts_cut_at_line_then_sentence_ends_and_leave_nothing_out() -> None:
+    from skillci.patch.second_opinion import MAX_FIELD_CHARS, field_parts
+
+    assert field_parts(BENIGN) == [BENIGN]  # one part, unchanged
+    prose = " ".join(f"Sentence number {i} says something about the tests." for i in range(120))
+    parts = field_parts(prose)
+    assert len(parts) >= 3 and all(len(p) <= MAX_FIELD_CHARS for p in parts)
+    assert all(p.endswith(".") for p in parts) and " ".join(parts) == prose
+    lines = "\n".join(f"- step {i}: run the suite. Then read it" for i in range(150))
+    parts = field_parts(lines)
+    assert all(len(p) <= MAX_FIELD_CHARS for p in parts) and "\n".join(parts) == lines
+    assert all(p.endswith("read it") for p in parts[:-1])  # at a line end, not a sentence end
+    assert [len(p) for p in field_parts("x" * 4500)] == [2000, 2000, 500]  # no break: a hard cut
+
+
+@dataclass
+class _Reply:
+    content: str | None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    usd: float | None = None
+    cached: bool = False
+
+
+def test_an_order_in_the_middle_of_a_long_field_is_read() -> None:
+    """Design 462: a field over MAX_FIELD_CHARS is sent whole, in parts with ids f<n>.<k>; the
+    field's opinion is its first flagged part's. Before, it was clipped in the middle, and an
+    order placed between its first and last 1,000 characters was never read."""
+    from skillci.patch.second_opinion import second_opinion
+
+    pad = " ".join(
+        f"Read failure number {i} in full and note the file it names." for i in range(24)
+    )
+    step = f"{pad} {PAYLOAD} {pad}"
+    at = step.index(PAYLOAD)
+    assert at > 1_000 and at + len(PAYLOAD) < len(step) - 1_000  # where a clip cut
+    sent: list[list[dict[str, object]]] = []
+
+    def call(messages: list[dict[str, object]]) -> _Reply:
+        sent.append(messages)
+        return _Reply(guard_answer(messages))  # type: ignore[arg-type]
+
+    op = second_opinion(patch(step, BENIGN), call, "sim/guard")
+    user = str(sent[0][1]["content"])
+    paths = [p for p, _ in free_text_fields(patch(step, BENIGN))]
+    n = paths.index("ops[0].rule.instruction.steps[0]") + 1
+    assert f'"f{n}.1"' in user and f'"f{n}.2"' in user and f'"f{n}"' not in user
+    assert f"{len(paths)} field(s) of a proposed skill patch in {len(paths) + 1} part(s)" in user
+    by_field = {f.field: f for f in op.fields}
+    step0 = by_field["ops[0].rule.instruction.steps[0]"]
+    assert step0.verdict == "flag" and step0.category == "gate-weakening"
+    assert step0.reason is not None and step0.reason.startswith("part 1 of 2: ")
+    assert by_field["ops[0].rule.instruction.steps[1]"].verdict == "safe"
+    assert op.verdict == "needs-approval" and op.error is None
+    # a long benign field is safe when every part is
+    quiet = second_opinion(patch(f"{pad} {pad}", BENIGN), call, "sim/guard")
+    assert quiet.verdict == "pass"
+    assert {f.field for f in quiet.fields} == set(by_field)  # one opinion a field, not a part
+
+
+def test_a_field_whose_parts_pass_the_text_limit_is_unreadable_and_the_rest_is_read() -> None:
+    from skillci.patch.second_opinion import MAX_FIELDS, second_opinion
+
+    huge = "Read the log. " * (MAX_FIELDS * 150)  # more than MAX_FIELDS parts of 2,000
+    seen: list[str] = []
+
+    def call(messages: list[dict[str, object]]) -> _Reply:
+        seen.append(str(messages[1]["content"]))
+        return _Reply(guard_answer(messages))  # type: ignore[arg-type]
+
+    op = second_opinion(patch(huge, PAYLOAD), call, "sim/guard")
+    verdicts = {f.field: f.verdict for f in op.fields}
+    assert verdicts["ops[0].rule.instruction.steps[0]"] == "unreadable"
+    assert verdicts["ops[0].rule.instruction.steps[1]"] == "flag"  # the next field still read
+    assert op.error == f"1 field(s) over the {MAX_FIELDS}-text limit were not sent"
+    assert "Read the log." not in seen[0]
