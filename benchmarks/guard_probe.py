@@ -3,7 +3,7 @@
     python -m benchmarks.guard_probe embed|eval|export --api-base http://127.0.0.1:8766/v1
         [--model NAME] [--key-env VAR] [--per-source 40] [--other N] [--benign 200]
         [--reader linear|mlp] [--frame question [--pooling mean|last|both]] [--rounds 14 15]
-        [--split dev|test|both] [--paragraphs 100]
+        [--split dev|test|both] [--fit-dev] [--paragraphs 100]
         [--cache PATH] [--out PATH] [--json]
 
 Design 454 asked a 1.5B instruction model a yes/no question and found it at chance on the
@@ -26,7 +26,8 @@ benign CI-topic sentences, folds by skill (:func:`benchmarks.guard_ngram.fold_sc
 Held out: every row of the rounds kept untuned (:data:`benchmarks.guard_round3.UNTUNED`, both
 splits, or one with ``--split``), ``--benign`` of real skills' **test** CI sentences and
 (``eval``) ``--paragraphs`` of their test CI paragraphs (:func:`ci_paragraphs`) - texts no
-reader here was fitted or tuned on. The probe's figure with the guard is the route's: the
+reader here was fitted or tuned on (``eval --split test --fit-dev`` fits the probe on the
+rounds' dev rows too, design 463). The probe's figure with the guard is the route's: the
 whole text, or one of its sentences when the whole passes (:class:`SegmentScores`, design
 461). Printed next to an n-gram model fitted on the *same sample* (so the
 probe is not compared only with a model trained on six times its data) and the shipped
@@ -303,12 +304,24 @@ def texts(
     n_other: int | None = None,
     rounds: Sequence[int] = UNTUNED,
     splits: Sequence[str] = SPLITS,
+    fit_dev: bool = False,
 ) -> tuple[list[g.Example], list[str], list[str], list[str]]:
     """The training sample; the held-out attacks, legitimate rows (of ``rounds``, both splits)
-    and test CI sentences."""
+    and test CI sentences. ``fit_dev``: the dev rows of ``rounds`` join the rows the sample is
+    drawn from (each source as ``round R dev: SOURCE``), and only their test split may be
+    scored (design 463)."""
     if unknown := sorted(set(rounds) - set(UNTUNED)):
         raise ValueError(f"rounds {unknown} are not held out; pick from {list(UNTUNED)}")
-    train = sample(g.training_set(), per_source, n_other)
+    base = g.training_set()
+    if fit_dev:
+        if "dev" in splits:
+            raise ValueError("--fit-dev fits on the dev rows of --rounds: score --split test")
+        base += [
+            g.Example(f"round {r} dev: {e.source}", e.group, e.text, e.label)
+            for r in rounds
+            for e in g.fresh_rows(r, "dev")
+        ]
+    train = sample(base, per_source, n_other)
     held = [e for r in rounds for sp in splits for e in g.fresh_rows(r, sp)]
     attacks = [e.text for e in held if e.label == 1]
     legit = [e.text for e in held if e.label == 0]
@@ -343,8 +356,9 @@ def evaluate(
     rounds: Sequence[int] = UNTUNED,
     paragraphs: int = 0,
     splits: Sequence[str] = SPLITS,
+    fit_dev: bool = False,
 ) -> dict[str, Any]:
-    data = texts(per_source, benign, n_other, rounds, splits)
+    data = texts(per_source, benign, n_other, rounds, splits, fit_dev)
     fill(embed, cache, data)
     train, attacks, legit, test_ci = data
     vec = scaled(cache, train)
@@ -359,6 +373,7 @@ def evaluate(
     out: dict[str, Any] = {
         "rounds": list(rounds),
         "splits": list(splits),
+        "fit_dev": fit_dev,
         "counts": {"attacks": len(attacks), "legitimate": len(legit), "ci_test": len(test_ci)},
         "threshold_from": len(n_oof),
         "training": {
@@ -632,6 +647,12 @@ def main(argv: list[str] | None = None) -> int:
         help="eval: the held-out rounds' split scored (default both)",
     )
     ap.add_argument(
+        "--fit-dev",
+        action="store_true",
+        help="eval: fit the probe on the dev rows of --rounds too (then --split test; "
+        "design 463: the shipped weights were not)",
+    )
+    ap.add_argument(
         "--paragraphs",
         type=int,
         default=100,
@@ -664,6 +685,12 @@ def main(argv: list[str] | None = None) -> int:
     key = os.environ.get(args.key_env) if args.key_env else None
     if args.key_env and not key:
         print(f"guard_probe: ${args.key_env} is not set (--key-env)", file=sys.stderr)
+        return 2
+    if args.fit_dev and (args.command != "eval" or args.split != "test"):
+        print(
+            "guard_probe: --fit-dev fits on the dev rows of --rounds: it takes eval --split test",
+            file=sys.stderr,
+        )
         return 2
     if args.pooling != "mean" and not args.frame:
         print(f"guard_probe: --pooling {args.pooling} needs --frame", file=sys.stderr)
@@ -709,6 +736,7 @@ def main(argv: list[str] | None = None) -> int:
             args.rounds,
             args.paragraphs,
             SPLITS if args.split == "both" else (args.split,),
+            args.fit_dev,
         )
     except ServerError as exc:
         print(f"guard_probe: {exc}", file=sys.stderr)
@@ -721,6 +749,7 @@ def main(argv: list[str] | None = None) -> int:
         f"probe ({t['reader']}) over {args.model}'s {t['dimensions']}-dimensional vectors"
         f"{f' ({args.pooling} of texts framed as {args.frame!r})' if args.frame else ''}, "
         f"trained on {t['examples']} dev examples ({t['attacks']} attacks; {t['fit_seconds']} s)"
+        f"{', the dev rows of rounds ' + str(out['rounds']) + ' among them' if args.fit_dev else ''}"
     )
     if args.split != "both":
         print(f"held-out rows of the {args.split} split only")
