@@ -336,6 +336,14 @@ def second_opinion(
     if not fields:
         return GuardOpinion(patch_id=pid, route=route, asked=False)
     items, over = sent_items(fields)
+    too_long = f"{len(over)} field(s) over the {MAX_FIELDS}-text limit were not sent"
+    if not items:  # nothing fits: nothing is asked, and every field needs a person's reading
+        return GuardOpinion(
+            patch_id=pid,
+            route=route,
+            fields=[FieldOpinion(field=p, verdict="unreadable") for p, _ in fields],
+            error=too_long,
+        )
     try:
         reply = call(opinion_messages(fields))
     except ExternalError as exc:
@@ -357,7 +365,7 @@ def second_opinion(
         for i, (p, _) in enumerate(fields)
     ]
     if over and error is None:
-        error = f"{len(over)} field(s) over the {MAX_FIELDS}-text limit were not sent"
+        error = too_long
     return GuardOpinion(
         patch_id=pid,
         route=route,

@@ -243,3 +243,12 @@ def test_a_field_whose_parts_pass_the_text_limit_is_unreadable_and_the_rest_is_r
     assert verdicts["ops[0].rule.instruction.steps[1]"] == "flag"  # the next field still read
     assert op.error == f"1 field(s) over the {MAX_FIELDS}-text limit were not sent"
     assert "Read the log." not in seen[0]
+    # nothing fits: nothing is asked, every field is unreadable
+    alone = Patch.model_validate(
+        {**patch(huge).model_dump(mode="json", exclude_none=True), "rationale": huge}
+    )
+    alone.ops[0].reason = huge  # type: ignore[union-attr]
+    before = len(seen)
+    op = second_opinion(alone, call, "sim/guard")
+    assert len(seen) == before and op.verdict == "needs-approval"
+    assert {f.verdict for f in op.fields} == {"unreadable"} and len(op.fields) == 3
