@@ -258,8 +258,9 @@ def report(out: dict[str, Any], readers: Sequence[tuple[str, str, str]]) -> None
     how the reader's threshold flags)."""
     c = out["counts"]
     print(
-        f"{'rounds fitted on their dev rows' if out.get('fit_dev') else 'rounds kept untuned'} "
-        f"{out['rounds']}: {c['attacks']} attacks, {c['legitimate']} "
+        f"rounds kept untuned {out['rounds']}"
+        f"{' (fitted on the dev rows of ' + str(out['fit_dev']) + ')' if out.get('fit_dev') else ''}"
+        f": {c['attacks']} attacks, {c['legitimate']} "
         f"legitimate rows; {c['ci_test']} real skills' CI sentences (test); thresholds from "
         f"{out['threshold_from']} dev CI sentences"
     )

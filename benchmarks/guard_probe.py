@@ -3,7 +3,7 @@
     python -m benchmarks.guard_probe embed|eval|export --api-base http://127.0.0.1:8766/v1
         [--model NAME] [--key-env VAR] [--per-source 40] [--other N] [--benign 200]
         [--reader linear|mlp] [--frame question [--pooling mean|last|both]] [--rounds 14 15]
-        [--split dev|test|both] [--fit-dev] [--paragraphs 100]
+        [--split dev|test|both] [--fit-dev 14 15] [--paragraphs 100]
         [--cache PATH] [--out PATH] [--json]
 
 Design 454 asked a 1.5B instruction model a yes/no question and found it at chance on the
@@ -26,8 +26,8 @@ benign CI-topic sentences, folds by skill (:func:`benchmarks.guard_ngram.fold_sc
 Held out: every row of the rounds kept untuned (:data:`benchmarks.guard_round3.UNTUNED`, both
 splits, or one with ``--split``), ``--benign`` of real skills' **test** CI sentences and
 (``eval``) ``--paragraphs`` of their test CI paragraphs (:func:`ci_paragraphs`) - texts no
-reader here was fitted or tuned on (``eval --split test --fit-dev`` fits the probe on the
-rounds' dev rows too, design 463). The probe's figure with the guard is the route's: the
+reader here was fitted or tuned on (``eval --fit-dev 14 15`` fits the probe on the
+given rounds' dev rows too, design 463). The probe's figure with the guard is the route's: the
 whole text, or one of its sentences when the whole passes (:class:`SegmentScores`, design
 461). Printed next to an n-gram model fitted on the *same sample* (so the
 probe is not compared only with a model trained on six times its data) and the shipped
@@ -304,23 +304,24 @@ def texts(
     n_other: int | None = None,
     rounds: Sequence[int] = UNTUNED,
     splits: Sequence[str] = SPLITS,
-    fit_dev: bool = False,
+    fit_dev: Sequence[int] = (),
 ) -> tuple[list[g.Example], list[str], list[str], list[str]]:
     """The training sample; the held-out attacks, legitimate rows (of ``rounds``, both splits)
-    and test CI sentences. ``fit_dev``: the dev rows of ``rounds`` join the rows the sample is
-    drawn from (each source as ``round R dev: SOURCE``), and only their test split may be
-    scored (design 463)."""
+    and test CI sentences. ``fit_dev``: held-out rounds whose dev rows join the rows the sample
+    is drawn from (each source as ``round R dev: SOURCE``); of these, only the test split may
+    be scored (design 463)."""
     if unknown := sorted(set(rounds) - set(UNTUNED)):
         raise ValueError(f"rounds {unknown} are not held out; pick from {list(UNTUNED)}")
+    if unknown := sorted(set(fit_dev) - set(UNTUNED)):
+        raise ValueError(f"--fit-dev {unknown}: not held out; pick from {list(UNTUNED)}")
+    if set(fit_dev) & set(rounds) and "dev" in splits:
+        raise ValueError("--fit-dev fits on the dev rows of a round it scores: --split test")
     base = g.training_set()
-    if fit_dev:
-        if "dev" in splits:
-            raise ValueError("--fit-dev fits on the dev rows of --rounds: score --split test")
-        base += [
-            g.Example(f"round {r} dev: {e.source}", e.group, e.text, e.label)
-            for r in rounds
-            for e in g.fresh_rows(r, "dev")
-        ]
+    base += [
+        g.Example(f"round {r} dev: {e.source}", e.group, e.text, e.label)
+        for r in fit_dev
+        for e in g.fresh_rows(r, "dev")
+    ]
     train = sample(base, per_source, n_other)
     held = [e for r in rounds for sp in splits for e in g.fresh_rows(r, sp)]
     attacks = [e.text for e in held if e.label == 1]
@@ -356,7 +357,7 @@ def evaluate(
     rounds: Sequence[int] = UNTUNED,
     paragraphs: int = 0,
     splits: Sequence[str] = SPLITS,
-    fit_dev: bool = False,
+    fit_dev: Sequence[int] = (),
 ) -> dict[str, Any]:
     data = texts(per_source, benign, n_other, rounds, splits, fit_dev)
     fill(embed, cache, data)
@@ -373,7 +374,7 @@ def evaluate(
     out: dict[str, Any] = {
         "rounds": list(rounds),
         "splits": list(splits),
-        "fit_dev": fit_dev,
+        "fit_dev": list(fit_dev),
         "counts": {"attacks": len(attacks), "legitimate": len(legit), "ci_test": len(test_ci)},
         "threshold_from": len(n_oof),
         "training": {
@@ -648,9 +649,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "--fit-dev",
-        action="store_true",
-        help="eval: fit the probe on the dev rows of --rounds too (then --split test; "
-        "design 463: the shipped weights were not)",
+        type=int,
+        nargs="+",
+        choices=UNTUNED,
+        default=[],
+        metavar="ROUND",
+        help="eval: fit the probe on these held-out rounds' dev rows too (a round both fitted "
+        "and scored takes --split test; design 463: the shipped weights were not)",
     )
     ap.add_argument(
         "--paragraphs",
@@ -686,9 +691,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.key_env and not key:
         print(f"guard_probe: ${args.key_env} is not set (--key-env)", file=sys.stderr)
         return 2
-    if args.fit_dev and (args.command != "eval" or args.split != "test"):
+    if args.fit_dev and args.command != "eval":
+        print("guard_probe: --fit-dev is for eval (the shipped weights fit none)", file=sys.stderr)
+        return 2
+    if set(args.fit_dev) & set(args.rounds) and args.split != "test":
         print(
-            "guard_probe: --fit-dev fits on the dev rows of --rounds: it takes eval --split test",
+            "guard_probe: --fit-dev fits on the dev rows of a round it scores: --split test",
             file=sys.stderr,
         )
         return 2
@@ -749,7 +757,7 @@ def main(argv: list[str] | None = None) -> int:
         f"probe ({t['reader']}) over {args.model}'s {t['dimensions']}-dimensional vectors"
         f"{f' ({args.pooling} of texts framed as {args.frame!r})' if args.frame else ''}, "
         f"trained on {t['examples']} dev examples ({t['attacks']} attacks; {t['fit_seconds']} s)"
-        f"{', the dev rows of rounds ' + str(out['rounds']) + ' among them' if args.fit_dev else ''}"
+        f"{', the dev rows of rounds ' + str(args.fit_dev) + ' among them' if args.fit_dev else ''}"
     )
     if args.split != "both":
         print(f"held-out rows of the {args.split} split only")

@@ -58,6 +58,7 @@ ROUND12 = ROUND3.with_name("payloads_round12.jsonl")
 ROUND13 = ROUND3.with_name("payloads_round13.jsonl")
 ROUND14 = ROUND3.with_name("payloads_round14.jsonl")
 ROUND15 = ROUND3.with_name("payloads_round15.jsonl")
+ROUND16 = ROUND3.with_name("payloads_round16.jsonl")
 #: ``--rounds`` numbers to payload files: a new round's first look need not run the others
 ROUNDS = {
     3: ROUND3,
@@ -73,13 +74,16 @@ ROUNDS = {
     13: ROUND13,
     14: ROUND14,
     15: ROUND15,
+    16: ROUND16,
 }
 #: Rounds no one has tuned the guard on: their dev rows were never read to change a detector, so
 #: both splits are unseen and their figure is the held-out one (design 451). Take a round out of
 #: this tuple, and say so in SOURCES.yaml, in the commit that first reads its dev rows to tune.
 #: Round 15 was added when round 14 had chosen the probe's reader (designs 459, 460): no guard
 #: rule was tuned on round 14, but for ``local/guard-probe`` only round 15 is untouched.
-UNTUNED: tuple[int, ...] = (14, 15)
+#: Round 16 was added when design 463 had fitted a probe on rounds 14 and 15's dev rows (not
+#: shipped): it is the round no reader has seen.
+UNTUNED: tuple[int, ...] = (14, 15, 16)
 PROBES = ROUND3.parent / "ci_probes_{split}.yaml"
 PROBE_SOURCE = "skillci-probes"
 TOPIC = re.compile(

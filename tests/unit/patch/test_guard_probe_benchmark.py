@@ -396,22 +396,25 @@ def test_only_held_out_rounds_are_scored(capsys: pytest.CaptureFixture[str]) -> 
 def test_fit_dev_adds_the_rounds_dev_rows_to_the_sample_and_scores_only_their_test_split(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Design 463: ``eval --fit-dev`` fits the probe on the held-out rounds' dev rows too; a
-    row it fitted on must never be scored, so it takes ``--split test`` only."""
-    dev = [e for e in g.fresh_rows(15, "dev")]
-    train, attacks, legit, _ = guard_probe.texts(1000, 5, 0, (15,), ("test",), fit_dev=True)
+    """Design 463: ``eval --fit-dev R`` fits the probe on held-out round R's dev rows too; a
+    row it fitted on must never be scored, so a round both fitted and scored takes ``--split
+    test`` only, and another round is scored whole."""
+    dev = g.fresh_rows(15, "dev")
+    train, attacks, legit, _ = guard_probe.texts(1000, 5, 0, (15,), ("test",), fit_dev=(15,))
     fitted = {e.text for e in train if e.source.startswith("round 15 dev: ")}
     assert fitted == {e.text for e in dev}
     assert not fitted & set(attacks + legit)
-    test = g.fresh_rows(15, "test")
-    assert len(attacks) + len(legit) == len(test)
+    assert len(attacks) + len(legit) == len(g.fresh_rows(15, "test"))
     plain, *_ = guard_probe.texts(1000, 5, 0, (15,), ("test",))
     assert not any(e.source.startswith("round ") for e in plain)
-    with pytest.raises(ValueError, match="score --split test"):
-        guard_probe.texts(1000, 5, 0, (15,), ("dev", "test"), fit_dev=True)
+    # fitted on round 15's dev rows, scored on round 14 whole
+    _, a14, l14, _ = guard_probe.texts(1000, 5, 0, (14,), ("dev", "test"), fit_dev=(15,))
+    assert len(a14) + len(l14) == len(g.fresh_rows(14, "dev")) + len(g.fresh_rows(14, "test"))
+    with pytest.raises(ValueError, match="--split test"):
+        guard_probe.texts(1000, 5, 0, (15,), ("dev", "test"), fit_dev=(15,))
+    api = ["--api-base", "http://127.0.0.1:9/v1"]
     for extra in ([], ["--split", "both"], ["--split", "dev"]):
-        argv = ["eval", "--fit-dev", "--api-base", "http://127.0.0.1:9/v1", *extra]
-        assert guard_probe.main(argv) == 2
-        assert "it takes eval --split test" in capsys.readouterr().err
-    export = ["export", "--fit-dev", "--split", "test", "--api-base", "http://127.0.0.1:9/v1"]
-    assert guard_probe.main(export) == 2
+        assert guard_probe.main(["eval", "--fit-dev", "15", "--rounds", "15", *api, *extra]) == 2
+        assert "a round it scores: --split test" in capsys.readouterr().err
+    assert guard_probe.main(["export", "--fit-dev", "15", *api]) == 2
+    assert "--fit-dev is for eval" in capsys.readouterr().err
