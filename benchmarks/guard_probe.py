@@ -298,6 +298,19 @@ def scaling(vec: Callable[[str], Any], examples: Sequence[g.Example]) -> tuple[A
     return mu, np.sqrt(w @ (x - mu) ** 2) + 1e-6
 
 
+def training_rows(fit_dev: Sequence[int] = ()) -> list[g.Example]:
+    """The rows the training sample is drawn from: ``local/guard-ngram``'s training set, and
+    the dev rows of the held-out rounds ``fit_dev`` (each source as ``round R dev: SOURCE``,
+    design 463)."""
+    if unknown := sorted(set(fit_dev) - set(UNTUNED)):
+        raise ValueError(f"--fit-dev {unknown}: not held out; pick from {list(UNTUNED)}")
+    return g.training_set() + [
+        g.Example(f"round {r} dev: {e.source}", e.group, e.text, e.label)
+        for r in fit_dev
+        for e in g.fresh_rows(r, "dev")
+    ]
+
+
 def texts(
     per_source: int,
     benign: int,
@@ -312,17 +325,9 @@ def texts(
     be scored (design 463)."""
     if unknown := sorted(set(rounds) - set(UNTUNED)):
         raise ValueError(f"rounds {unknown} are not held out; pick from {list(UNTUNED)}")
-    if unknown := sorted(set(fit_dev) - set(UNTUNED)):
-        raise ValueError(f"--fit-dev {unknown}: not held out; pick from {list(UNTUNED)}")
     if set(fit_dev) & set(rounds) and "dev" in splits:
         raise ValueError("--fit-dev fits on the dev rows of a round it scores: --split test")
-    base = g.training_set()
-    base += [
-        g.Example(f"round {r} dev: {e.source}", e.group, e.text, e.label)
-        for r in fit_dev
-        for e in g.fresh_rows(r, "dev")
-    ]
-    train = sample(base, per_source, n_other)
+    train = sample(training_rows(fit_dev), per_source, n_other)
     held = [e for r in rounds for sp in splits for e in g.fresh_rows(r, sp)]
     attacks = [e.text for e in held if e.label == 1]
     legit = [e.text for e in held if e.label == 0]
@@ -550,6 +555,7 @@ def export(
     n_other: int | None,
     out_path: Path,
     frame: str | None = None,
+    fit_dev: Sequence[int] = (),
 ) -> dict[str, Any]:
     """Fit the linear probe on the training sample, fold its scaling into its weights, and
     write them with the out-of-fold thresholds and the served model's vectors of
@@ -565,7 +571,7 @@ def export(
         v = live([text])[0]  # one a request; framed: the mean half
         return tuple(pick(v, "mean") if frame else v)
 
-    train = sample(g.training_set(), per_source, n_other)
+    train = sample(training_rows(fit_dev), per_source, n_other)
     cache.fill([e.text for e in train], live, "training sample")
     oof = g.fold_scores(
         train, lambda rest: guard_embed.fit("linear", rest, scaled(cache, rest)), progress=False
@@ -597,6 +603,7 @@ def export(
         "threshold_sentences": len(oof),
         "split": "dev",
         "frame": FRAMES[frame][0] if frame else None,
+        "fit_dev": list(fit_dev),
     }
     data = {
         "version": probe.WEIGHTS_VERSION,
@@ -654,8 +661,8 @@ def main(argv: list[str] | None = None) -> int:
         choices=UNTUNED,
         default=[],
         metavar="ROUND",
-        help="eval: fit the probe on these held-out rounds' dev rows too (a round both fitted "
-        "and scored takes --split test; design 463: the shipped weights were not)",
+        help="eval, export: fit the probe on these held-out rounds' dev rows too (a round "
+        "both fitted and scored takes --split test; design 463)",
     )
     ap.add_argument(
         "--paragraphs",
@@ -691,10 +698,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.key_env and not key:
         print(f"guard_probe: ${args.key_env} is not set (--key-env)", file=sys.stderr)
         return 2
-    if args.fit_dev and args.command != "eval":
-        print("guard_probe: --fit-dev is for eval (the shipped weights fit none)", file=sys.stderr)
-        return 2
-    if set(args.fit_dev) & set(args.rounds) and args.split != "test":
+    if args.command == "eval" and set(args.fit_dev) & set(args.rounds) and args.split != "test":
         print(
             "guard_probe: --fit-dev fits on the dev rows of a round it scores: --split test",
             file=sys.stderr,
@@ -730,7 +734,14 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "export":
             written = export(
-                embed, cache, args.model, args.per_source, args.other, args.out, args.frame
+                embed,
+                cache,
+                args.model,
+                args.per_source,
+                args.other,
+                args.out,
+                args.frame,
+                args.fit_dev,
             )
             print(json.dumps(written) if args.json else f"wrote {args.out}: {written}")
             return 0

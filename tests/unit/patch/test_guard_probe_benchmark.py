@@ -416,5 +416,8 @@ def test_fit_dev_adds_the_rounds_dev_rows_to_the_sample_and_scores_only_their_te
     for extra in ([], ["--split", "both"], ["--split", "dev"]):
         assert guard_probe.main(["eval", "--fit-dev", "15", "--rounds", "15", *api, *extra]) == 2
         assert "a round it scores: --split test" in capsys.readouterr().err
-    assert guard_probe.main(["export", "--fit-dev", "15", *api]) == 2
-    assert "--fit-dev is for eval" in capsys.readouterr().err
+    # export fits on the same rows (the split check is eval's: export scores nothing)
+    rows = guard_probe.training_rows((15,))
+    assert len(rows) == len(g.training_set()) + len(dev)
+    with pytest.raises(ValueError, match="not held out"):
+        guard_probe.training_rows((3,))
