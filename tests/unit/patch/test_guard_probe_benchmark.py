@@ -98,6 +98,8 @@ def test_a_fold_is_scaled_as_the_whole_sample_is() -> None:
 
 
 @pytest.mark.slow  # two evals, each fitting the probe and an n-gram model six times: ~3 min
+# alone, over 5 with rounds 14-16 beside another worker (CI timed it out at 300 s)
+@pytest.mark.timeout(900)
 def test_eval_fits_on_dev_rows_scores_held_out_rows_and_caches(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -292,6 +294,7 @@ def test_a_frame_needs_per_token_vectors_and_is_exported_on_its_mean(
 
 
 @pytest.mark.slow  # two evals (each fits the probe and an n-gram model six times): ~2 min
+@pytest.mark.timeout(900)  # rounds 14-16: ~2-4 min, more beside another worker
 def test_a_framed_text_is_read_at_its_last_token(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
