@@ -18,8 +18,9 @@ and ``--benign`` of real skills' **test** CI sentences, and prints, next to the 
 CI sentences, and how many of each are flagged at both thresholds.
 
 The text is redacted and, when longer than one part, asked part by part (its score the
-highest), as :func:`skillci.patch.second_opinion.opinion_messages` sends it (design 462). Scores are cached by server, model, question version and text sha256 in ``--cache`` (a
-1.5B model on two cores: 3-6 s a text). Exit 2 when the server cannot be reached or
+highest), as :func:`skillci.patch.second_opinion.opinion_messages` sends it (design 462).
+Scores are cached by server, model, question version and text sha256 in ``--cache`` (a 1.5B
+model on two cores: 3-6 s a text). Exit 2 when the server cannot be reached or
 gives no logprobs.
 """
 
