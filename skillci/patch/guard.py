@@ -36,6 +36,7 @@ from skillci.patch.findings import show as _show
 from skillci.patch.guard_agent import REVIEW as AGENT_REVIEW
 from skillci.patch.guard_hijack import REVIEW as HIJACK_REVIEW
 from skillci.patch.guard_host import REVIEW as HOST_REVIEW
+from skillci.patch.guard_output import REVIEW as OUTPUT_REVIEW
 from skillci.patch.guard_planted import REVIEW as PLANTED_REVIEW
 from skillci.patch.models import Patch
 from skillci.patch.normalize import View, alnum, plain, unescape
@@ -55,6 +56,7 @@ REVIEW_CODES = (
     | AGENT_REVIEW
     | HIJACK_REVIEW
     | PLANTED_REVIEW
+    | OUTPUT_REVIEW
 )
 DEFAULT_ALLOWED_HOSTS = ("docs.python.org", "docs.pytest.org", "pytest.org")
 

@@ -24,6 +24,7 @@ from skillci.patch.guard_agent import agent_misuse
 from skillci.patch.guard_claims import claims
 from skillci.patch.guard_hijack import hijacks
 from skillci.patch.guard_host import host_actions
+from skillci.patch.guard_output import output_abuse
 from skillci.patch.guard_planted import planted
 from skillci.patch.normalize import (
     View,
@@ -1115,6 +1116,7 @@ def scan_text(raw: str, allow: Sequence[str], *, decode: bool = True) -> list[Hi
     hits += [Hit(h.code, h.start, h.end, h.note) for h in claims(raw)]
     hits += [Hit(h.code, h.start, h.end, h.note) for h in hijacks(raw)]
     hits += [Hit(h.code, h.start, h.end, h.note) for h in planted(raw)]
+    hits += [Hit(h.code, h.start, h.end, h.note) for h in output_abuse(raw)]
     hits += obfuscation(raw)
     if decode:
         hits += decoded_payloads(raw, allow) + scan_rewritten(raw, allow)
