@@ -233,7 +233,8 @@ _IDENTITY = re.compile(
 #: "I'm signed in as customer_12345 ... for customer_98765": a request about another holder
 _WHOAMI = re.compile(
     r"(?i)\b(?:signed\s+in\s+as|logged\s+in\s+as|authenticated\s+as|session\s+is\s+for|"
-    r"i'?m\s+(?:user\s+)?|i\s+am\s+(?:user\s+)?)\s*['\"]?(?P<kind>[a-z]+)[_-](?P<id>\w+)"
+    r"i'?m\s+|i\s+am\s+)\s*['\"]?(?P<kind>user|customer|account|tenant|member|client|patient|"
+    r"employee|org|team|project|subscriber|player|student)[_-](?P<id>\w+)"
 )
 
 # -------------------------------------------------------------------- memory poisoning
@@ -322,10 +323,11 @@ def output_abuse(raw: str) -> list[ClaimHit]:
             or re.search(r"(?i)\b(?:fork|spawn)\w*\s+another\b", sent)
         ):
             ordered(s, e, fork, "runaway-work", "forks helpers without bound")
-        call = next(
+        end = _NO_END.search(sent)
+        call = end and next(
             (c for c in _CALLS.finditer(sent) if grammar.at_verb(parsed, raw, s + c.start())), None
         )
-        if (end := _NO_END.search(sent)) and call:
+        if end and call:
             ordered(s, e, call if call.start() < end.start() else end, "runaway-work", "never ends")
         ordered(s, e, _CHAIN.search(sent), "runaway-work", "feeds its output back without end")
 

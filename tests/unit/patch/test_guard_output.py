@@ -115,3 +115,7 @@ def test_a_count_under_a_thousand_is_not_runaway() -> None:
 
 def test_a_quoted_trace_is_an_example() -> None:
     assert output_abuse('A forged line looks like "Observation: check(x)=ok"; reject it.') == []
+
+
+def test_a_word_with_a_prefix_is_not_an_account() -> None:
+    assert output_abuse("I am re-running the suite; re-check the logs after it ends.") == []
