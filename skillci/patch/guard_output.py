@@ -184,7 +184,8 @@ _PRESSURE = re.compile(
 
 # ------------------------------------------------------------------------- path escapes
 _ESCAPE = re.compile(
-    r"(?:\.\./){3,}(?:etc|root|proc|sys|home|var|usr|boot)\b"
+    # from a run's first "../" only (a match tried at every "../" of a long run is quadratic)
+    r"(?<!\.\./)(?:\.\./){3,}(?:etc|root|proc|sys|home|var|usr|boot)\b"
     r"|(?i:\bif\s+[^.\n]{0,40}?\bsandbox(?:ed)?\b[^.\n]{0,120}?(?P<at>\binstead\b))"
     r"|(?i:\b(?:escape|break\s+out\s+of|get\s+out\s+of)\s+(?:the|your|its)\s+sandbox\b)"
 )
@@ -282,6 +283,21 @@ _SPOOF = re.compile(
     r"|\balready\s+been\s+redeemed\b"
 )
 
+#: readers that are one pattern over a sentence: (pattern, code, note)
+_SINGLE = (
+    (_SELF_DECEIT, "self-deception", "deceives about itself"),
+    (_LAUNDER, "consent-laundering", "acts inside a preview"),
+    (_PERMIT, "permission-claim", "claims a restriction lifted"),
+    (_PRESSURE, "refusal-pressure", "talks a safeguard away"),
+    (_ESCAPE, "path-escape", "leaves its directory or sandbox"),
+    (_EXEC, "code-exec-primitive", "runs code from a string"),
+    (_ALERTS, "alert-suppression", "keeps alerts from people"),
+    (_UNCHECKED, "unchecked-execution", "runs a plan unchecked"),
+    (_IDENTITY, "identity-misuse", "acts as another identity"),
+    (_SHADOW, "tool-shadowing", "puts a look-alike in a tool's place"),
+    (_SPOOF, "agent-spoofing", "forges another agent's word"),
+)
+
 
 def _big(num: str) -> bool:
     """``num`` ("5000", "10,000", "200k", "1.2M") is at least a thousand."""
@@ -298,12 +314,13 @@ def output_abuse(raw: str) -> list[ClaimHit]:
     parsed = grammar.parse(raw)
     hits = Hits(raw)
 
-    def ordered(s: int, e: int, m: re.Match[str] | None, code: str, note: str) -> bool:
-        at = m.start("at") if m is not None and m.groupdict().get("at") else None
-        if m is None or governed(parsed, raw, s + (m.start() if at is None else at)):
-            return False
-        hits.add(code, s, e, note)
-        return True
+    def ordered(s: int, e: int, m: re.Match[str] | None, code: str, note: str) -> None:
+        """A hit for ``m`` unless something governs it (at its ``at`` group, if it has one)."""
+        if m is None:
+            return
+        at = m.start("at") if m.groupdict().get("at") else m.start()
+        if not governed(parsed, raw, s + at):
+            hits.add(code, s, e, note)
 
     for s, e in _sentences(raw):
         sent = raw[s:e]
@@ -330,22 +347,12 @@ def output_abuse(raw: str) -> list[ClaimHit]:
         if end and call:
             ordered(s, e, call if call.start() < end.start() else end, "runaway-work", "never ends")
         ordered(s, e, _CHAIN.search(sent), "runaway-work", "feeds its output back without end")
-
-        ordered(s, e, _SELF_DECEIT.search(sent), "self-deception", "deceives about itself")
         if (mem := _FROM_MEMORY.search(sent)) and _EXACT.search(sent):
             ordered(s, e, mem, "fabrication-order", "states an exact answer unchecked")
-        ordered(s, e, _LAUNDER.search(sent), "consent-laundering", "acts inside a preview")
-        ordered(s, e, _PERMIT.search(sent), "permission-claim", "claims a restriction lifted")
-        ordered(s, e, _PRESSURE.search(sent), "refusal-pressure", "talks a safeguard away")
-        ordered(s, e, _ESCAPE.search(sent), "path-escape", "leaves its directory or sandbox")
-        ordered(s, e, _EXEC.search(sent), "code-exec-primitive", "runs code from a string")
-        ordered(s, e, _ALERTS.search(sent), "alert-suppression", "keeps alerts from people")
-        ordered(s, e, _UNCHECKED.search(sent), "unchecked-execution", "runs a plan unchecked")
-        ordered(s, e, _IDENTITY.search(sent), "identity-misuse", "acts as another identity")
         if (mem := _MEMORY.search(sent)) and _MEMORY_TRUST.search(raw):
             ordered(s, e, mem, "memory-poisoning", "plants trust in the agent's memory")
-        ordered(s, e, _SHADOW.search(sent), "tool-shadowing", "puts a look-alike in a tool's place")
-        ordered(s, e, _SPOOF.search(sent), "agent-spoofing", "forges another agent's word")
+        for pattern, code, note in _SINGLE:
+            ordered(s, e, pattern.search(sent), code, note)
     who = _WHOAMI.search(raw)
     if who is not None:
         other = re.compile(rf"(?i)\b{re.escape(who['kind'])}[_-](?!{re.escape(who['id'])}\b)\w+")
