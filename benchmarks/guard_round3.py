@@ -60,6 +60,7 @@ ROUND14 = ROUND3.with_name("payloads_round14.jsonl")
 ROUND15 = ROUND3.with_name("payloads_round15.jsonl")
 ROUND16 = ROUND3.with_name("payloads_round16.jsonl")
 ROUND17 = ROUND3.with_name("payloads_round17.jsonl")
+ROUND18 = ROUND3.with_name("payloads_round18.jsonl")
 #: ``--rounds`` numbers to payload files: a new round's first look need not run the others
 ROUNDS = {
     3: ROUND3,
@@ -77,6 +78,7 @@ ROUNDS = {
     15: ROUND15,
     16: ROUND16,
     17: ROUND17,
+    18: ROUND18,
 }
 #: Rounds no one has tuned the guard on: their dev rows were never read to change a detector, so
 #: both splits are unseen and their figure is the held-out one (design 451). Take a round out of
@@ -86,8 +88,9 @@ ROUNDS = {
 #: Round 16 was added when design 463 had fitted a probe on rounds 14 and 15's dev rows (not
 #: shipped): it is the round no reader has seen. Round 16 left when design 464 read its dev
 #: rows to write the output-and-work readers (its test split stays unseen); round 17 (keelson,
-#: theriac) came in then, built by rules written before anyone ran a reader on it.
-UNTUNED: tuple[int, ...] = (14, 15, 17)
+#: theriac) came in then, built by rules written before anyone ran a reader on it. Round 18
+#: (ziran) was added as a fresh untouched source, likewise built before any reader ran on it.
+UNTUNED: tuple[int, ...] = (14, 15, 17, 18)
 PROBES = ROUND3.parent / "ci_probes_{split}.yaml"
 PROBE_SOURCE = "skillci-probes"
 TOPIC = re.compile(
