@@ -1,7 +1,7 @@
 """Catch rate of the patch guard on the adversarial corpus, and its false positives.
 
     python -m benchmarks.guard_corpus [--json] [--verbose] [--round3-only] [--dev-only]
-        [--guard-model ROUTE]
+        [--guard-model ROUTE] [--embed-cache PATH] [--rounds N ...]
 
 First the issue-34 figures (``benchmarks/guard_round3.py``): test-only catch rates on attack
 sources the guard was never tuned on, per source, class, field and language, and the
@@ -29,7 +29,7 @@ import yaml
 from pydantic import ValidationError
 
 from benchmarks import guard_public as gp
-from benchmarks import guard_round3
+from benchmarks import guard_round3, route_cache
 from skillci.patch.apply import apply_detailed
 from skillci.patch.guard import Finding, GuardConfig, GuardReport, UntrustedText, guard
 from skillci.patch.models import AddRule, Author, Patch, ReplaceRule
@@ -272,12 +272,19 @@ def main(argv: list[str] | None = None) -> int:
         "(design 443; sim/guard runs offline but reads no meaning)",
     )
     ap.add_argument(
+        "--embed-cache",
+        type=Path,
+        metavar="PATH",
+        help="keep the probe route's vectors in PATH between runs (benchmarks/route_cache.py): "
+        "the same round at another threshold sends no request",
+    )
+    ap.add_argument(
         "--rounds",
         type=int,
         nargs="+",
         default=[],
         metavar="N",
-        help="issue-34 figures of these payload rounds only (3-17; a new round's first look); "
+        help="issue-34 figures of these payload rounds only (3-18; a new round's first look); "
         "the real-skill sentences are still measured",
     )
     args = ap.parse_args(argv)
@@ -285,7 +292,14 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(args.rounds) - set(guard_round3.ROUNDS))
     if unknown:
         ap.error(f"--rounds: no payload file for {unknown}; known: {sorted(guard_round3.ROUNDS)}")
+    stores = route_cache.install(args.embed_cache) if args.embed_cache else {}
     guard_round3.report(args.verbose, args.benign_every, splits, args.guard_model, args.rounds)
+    for (base, name), store in stores.items():
+        print(
+            f"embed cache {args.embed_cache} ({base}, {name}): {store.hits} read, "
+            f"{store.misses} embedded",
+            file=sys.stderr,
+        )
     if args.round3_only:
         return 0
     public_report(args.benign_every)
