@@ -29,6 +29,9 @@ from skillci.providers.local import probe
 
 #: a live vector this close to the cached one is the same model
 SAME_MODEL = 0.999
+#: in every key: lines written in another layout are never read (a float32 line read as
+#: float64 is a vector of half the length)
+FORMAT = "float64-le-v1"
 
 
 class StaleCache(RuntimeError):
@@ -49,7 +52,7 @@ class Store:
 
     def __init__(self, path: Path, api_base: str, model: str) -> None:
         self.path = path
-        self.prefix = f"{api_base.rstrip('/')}\0{model}\0"
+        self.prefix = f"{FORMAT}\0{api_base.rstrip('/')}\0{model}\0"
         self.vecs = read_cache(path, lambda row: _unpack(str(row["vec"])))
         self.hits = self.misses = 0
 
@@ -70,11 +73,16 @@ class Store:
         """Embed ``text`` live; a cached vector of it that differs is :class:`StaleCache`."""
         now = live(text)
         was = self.get(text)
-        if was is not None and probe.cosine(now, was) < SAME_MODEL:
+        if was is not None and (len(was) != len(now) or probe.cosine(now, was) < SAME_MODEL):
+            same = (
+                f"cosine {probe.cosine(now, was):.4f}"
+                if len(was) == len(now)
+                else (f"{len(was)} dimensions cached, {len(now)} served")
+            )
             raise StaleCache(
                 f"{self.path}: its vectors were made by another model than the one served "
-                f"now (cosine {probe.cosine(now, was):.4f} on a reference sentence); delete "
-                "the file or give another --embed-cache"
+                f"now ({same} on a reference sentence); delete the file or give another "
+                "--embed-cache"
             )
         if was is None:
             self.put(text, now)

@@ -71,3 +71,20 @@ def test_a_cache_made_by_another_model_is_refused(
     lines = cache.read_text().splitlines()
     cache.write_text("\n".join([*lines[:-1], lines[-1][:20]]) + "\n")
     assert len(route_cache.Store(cache, base, "m").vecs) == len(lines) - 1
+
+
+def test_a_vector_of_another_length_is_a_stale_cache(tmp_path: Path) -> None:
+    cache = tmp_path / "vecs.jsonl"
+    store = route_cache.Store(cache, "http://127.0.0.1:1/v1", "m")
+    store.put("ref", [0.5] * 4)
+    with pytest.raises(route_cache.StaleCache, match="4 dimensions cached, 8 served"):
+        route_cache.Store(cache, "http://127.0.0.1:1/v1", "m").verify(lambda t: [0.5] * 8, "ref")
+
+
+def test_lines_of_another_layout_are_never_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "vecs.jsonl"
+    route_cache.Store(cache, "http://127.0.0.1:1/v1", "m").put("text", [0.25, 0.5])
+    monkeypatch.setattr(route_cache, "FORMAT", "float32-le-v0")
+    assert route_cache.Store(cache, "http://127.0.0.1:1/v1", "m").get("text") is None
