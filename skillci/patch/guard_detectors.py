@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import itertools
 import re
 import unicodedata
@@ -129,9 +130,11 @@ _ROLE_CJK = _rx(
     r"너는 이제|당신은 이제",
 )
 _ROLE_MARKERS = re.compile(
-    r"(?:^|\n|[\[<>\"'`(])\s*(?:system|sys|developer|admin|root|assistant)\s*(?:prompt)?\s*[:\]>|]"
+    # [^\S\n]: blanks up to the line's end, so a blank run is read once from its last
+    # newline (a run of 20,000 newlines read from each took 1.6 s)
+    r"(?:^|\n|[\[<>\"'`(])[^\S\n]*(?:system|sys|developer|admin|root|assistant)\s*(?:prompt)?\s*[:\]>|]"
     r"|<\|?im_start\|?>|\[/?inst\]|<<sys>>|</?system>|\bnew instructions\s*:"
-    r"|#{2,}\s*(?:system|instruction|new instructions)"
+    r"|(?<!#)#{2,}+\s*(?:system|instruction|new instructions)"
     # design 446: "### system-info" is a command's name; design 447: a heading is a role
     # marker when the word ends it or a turn's word follows ("## System Override"), not
     # in "## System Requirements" or "### Instruction Hierarchy"
@@ -142,7 +145,7 @@ _ROLE_MARKERS = re.compile(
 #: ("###(system_message)", "[developer-note]", "{admin instructions}"), optionally after
 #: heading marks. Only at a line start: "(system prompt)" inside a sentence is a gloss.
 _ROLE_TAG = re.compile(
-    r"(?:^|\n)[ \t>*_-]*#*[ \t]*[(\[<{][ \t]*(?:system|sys|developer|admin|administrator|root|"
+    r"(?:^|\n)[ \t>*_-]*+#*+[ \t]*[(\[<{][ \t]*(?:system|sys|developer|admin|administrator|root|"
     r"operator)(?:[ \t_.-]*(?:message|msg|prompt|instructions?|override))?"
     r"[ \t]*[)\]>}]"
 )
@@ -1128,11 +1131,19 @@ def scan_text(raw: str, allow: Sequence[str], *, decode: bool = True) -> list[Hi
 
 
 def dedupe(hits: Iterable[Hit]) -> list[Hit]:
-    """One hit per code and overlapping span (the first found, i.e. the most direct view)."""
+    """One hit per code and overlapping span (the first found, i.e. the most direct view).
+
+    A code's kept spans overlap none of each other, so in (start, end) order their ends never
+    fall: the last one starting before a hit's end is the only one that can overlap it (one
+    binary search a hit; 20,000 zero-width characters' hits compared pairwise took 35 s)."""
     out: list[Hit] = []
+    kept: dict[str, list[tuple[int, int]]] = {}
     for h in hits:
-        if any(o.code == h.code and o.start < h.end and h.start < o.end for o in out):
+        spans = kept.setdefault(h.code, [])
+        k = bisect.bisect_left(spans, (h.end, -1)) - 1
+        if k >= 0 and spans[k][1] > h.start:
             continue
+        bisect.insort(spans, (h.start, h.end))
         out.append(h)
     return out
 

@@ -19,7 +19,7 @@ import logging
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 #: detect-secrets plugins left out: IP addresses are not secrets here; private keys are
 #: redacted as whole blocks by the caller; the keyword and entropy plugins are line-based
@@ -295,6 +295,54 @@ def _url_path_hit(url: str, s: int, e: int) -> bool:
     )
 
 
+#: detect-secrets' JWT pattern read once per run of its characters: at the run's start, only
+#: when the run is followed by "." and another run (then its first "eyJ" that has a character
+#: after it starts the match, as the plugin's leftmost match does); the plugin's own pattern
+#: scans to the run's end from every "eyJ" in it (100,000 characters of "eyJ": 3.4 s)
+_JWT_LINEAR = re.compile(
+    r"(?<![A-Za-z0-9_=-])(?=[A-Za-z0-9_=-]*+\.[A-Za-z0-9_=-])[A-Za-z0-9_=-]*?"
+    r"(eyJ[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+\.?)"
+)
+_OPENAI_RUN = re.compile(r"[A-Za-z0-9_-]+")
+_OPENAI_MARK = re.compile(r"(?<=[A-Za-z0-9]{20})T3BlbkFJ(?=[A-Za-z0-9]{20})")
+
+
+def _openai_linear(text: str) -> Iterator[tuple[int, int]]:
+    """The matches of detect-secrets' OpenAI pattern (``sk-``, letters, digits, ``-`` and
+    ``_``, then 20 letters or digits, ``T3BlbkFJ`` and 20 more), one scan: a match lies in one
+    run of those characters, from the run's first ``sk-`` to its last marker that has 20
+    letters or digits on each side and room for ``sk-`` before them, so a run holds at most
+    one (the pattern's greedy middle from every ``sk-`` of a failing run is quadratic)."""
+    for run in _OPENAI_RUN.finditer(text):
+        word = run.group(0)
+        first = word.find("sk-")
+        marks = [m.start() for m in _OPENAI_MARK.finditer(word)] if first >= 0 else []
+        if marks and marks[-1] - 20 >= first + 3:
+            yield run.start() + first, run.start() + marks[-1] + 28
+
+
+def _plugin_spans(rx: re.Pattern[str], text: str) -> Iterator[tuple[int, int]]:
+    """``rx``'s matches in ``text`` as its first matched group's span, else the whole match
+    trimmed; the two quadratic plugin patterns through their linear equals."""
+    if rx.pattern == _OPENAI_PATTERN:
+        for s, e in _openai_linear(text):
+            yield _trim(text, s, e)
+        return
+    if rx.pattern == _JWT_PATTERN:
+        for m in _JWT_LINEAR.finditer(text):
+            yield _trim(text, *m.span(1))
+        return
+    for m in rx.finditer(text):
+        g = next((i for i in range(1, (m.lastindex or 0) + 1) if m.group(i)), 0)
+        yield m.span(g) if g else _trim(text, *m.span())
+
+
+#: detect-secrets 1.5's patterns read by :func:`_plugin_spans`' linear equals (another
+#: version's pattern is not equal to these and is used as it is)
+_OPENAI_PATTERN = "sk-[A-Za-z0-9-_]*[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}"
+_JWT_PATTERN = r"eyJ[A-Za-z0-9-_=]+\.[A-Za-z0-9-_=]+\.?[A-Za-z0-9-_.+/=]*?"
+
+
 def spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, kind) of every secret found in ``text``, unmerged."""
     out: list[tuple[int, int, str]] = []
@@ -302,9 +350,7 @@ def spans(text: str) -> list[tuple[int, int, str]]:
     for kind, rx, needles in _plugins():
         if needles and not any(n in low for n in needles):
             continue
-        for m in rx.finditer(text):
-            g = next((i for i in range(1, (m.lastindex or 0) + 1) if m.group(i)), 0)
-            s, e = m.span(g) if g else _trim(text, *m.span())
+        for s, e in _plugin_spans(rx, text):
             if e > s:
                 out.append((s, e, kind))
     for kind, rx, group, needles in _OWN:
