@@ -28,7 +28,7 @@ from skillci.analyze.trajectory import (
 #: character, and only when what follows the name is a separator and a value (a lookahead over
 #: the name once); read from each character of a run of 12,000, it took 5.7 s (design 466).
 _SECRET_LINE_RE = re.compile(
-    r"(?i)(?<![\w.-])(?=[\w.-]*+[\"']?\s*[=:]\s*[\"']?[^\s\"',]{6})"
+    r"(?i)(?<![\w.-])(?=[\w.-]++[\"']?\s*[=:]\s*[\"']?[^\s\"',]{6})"
     r"[\w.-]*?(?:token|secret|password|passwd|api[_-]?key|credential)[\w.-]*+"
     r"[\"']?\s*[=:]\s*[\"']?([^\s\"',]{6,})"
 )
