@@ -41,8 +41,19 @@ def test_the_installed_plugins_patterns_are_the_ones_read_linearly() -> None:
             "openai",
             # the core of a key (20, the marker, 20) whole and cut, so that runs both hold
             # keys and come close
-            ["sk-", "sk-", "a1b2c3d4e5QRSTUVWXYZT3BlbkFJa1b2c3d4e5QRSTUVWXYZ", "T3BlbkFJ"]
-            + ["a1b2c3d4e5", "QRSTUVWXYZ", "-", "_", " ", "s", "."],
+            [
+                "sk-",
+                "sk-",
+                "a1b2c3d4e5QRSTUVWXYZT3BlbkFJa1b2c3d4e5QRSTUVWXYZ",
+                "T3BlbkFJ",
+                "a1b2c3d4e5",
+                "QRSTUVWXYZ",
+                "-",
+                "_",
+                " ",
+                "s",
+                ".",
+            ],
         ),
     ],
 )
