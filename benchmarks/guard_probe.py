@@ -77,7 +77,7 @@ from benchmarks.guard_llm import (
     sent_parts,
     server,
 )
-from benchmarks.guard_round3 import UNTUNED, ci_sentences
+from benchmarks.guard_round3 import ROUNDS, UNTUNED, ci_sentences
 from skillci.patch.second_opinion import MAX_FIELD_CHARS
 from skillci.providers.local import ngram, probe
 from skillci.providers.local.probe import pooled
@@ -298,12 +298,19 @@ def scaling(vec: Callable[[str], Any], examples: Sequence[g.Example]) -> tuple[A
     return mu, np.sqrt(w @ (x - mu) ** 2) + 1e-6
 
 
+#: rounds whose dev rows ``--fit-dev`` may add: every round whose rows are not in
+#: ``local/guard-ngram``'s training set already (rounds 3-6 are, :data:`g.ATTACK_FILES`)
+FITTABLE: tuple[int, ...] = tuple(sorted(r for r in ROUNDS if r >= 7))
+
+
 def training_rows(fit_dev: Sequence[int] = ()) -> list[g.Example]:
     """The rows the training sample is drawn from: ``local/guard-ngram``'s training set, and
-    the dev rows of the held-out rounds ``fit_dev`` (each source as ``round R dev: SOURCE``,
-    design 463)."""
-    if unknown := sorted(set(fit_dev) - set(UNTUNED)):
-        raise ValueError(f"--fit-dev {unknown}: not held out; pick from {list(UNTUNED)}")
+    the dev rows of the rounds ``fit_dev`` (each source as ``round R dev: SOURCE``, design
+    463; a round that is not held out, such as 16, too: design 467)."""
+    if unknown := sorted(set(fit_dev) - set(FITTABLE)):
+        raise ValueError(
+            f"--fit-dev {unknown}: not held out or already trained on; pick from {list(FITTABLE)}"
+        )
     return g.training_set() + [
         g.Example(f"round {r} dev: {e.source}", e.group, e.text, e.label)
         for r in fit_dev
@@ -658,11 +665,11 @@ def main(argv: list[str] | None = None) -> int:
         "--fit-dev",
         type=int,
         nargs="+",
-        choices=UNTUNED,
+        choices=FITTABLE,
         default=[],
         metavar="ROUND",
-        help="eval, export: fit the probe on these held-out rounds' dev rows too (a round "
-        "both fitted and scored takes --split test; design 463)",
+        help="eval, export: fit the probe on these rounds' dev rows too (a round both fitted "
+        "and scored takes --split test; designs 463, 467)",
     )
     ap.add_argument(
         "--paragraphs",

@@ -422,5 +422,10 @@ def test_fit_dev_adds_the_rounds_dev_rows_to_the_sample_and_scores_only_their_te
     # export fits on the same rows (the split check is eval's: export scores nothing)
     rows = guard_probe.training_rows((15,))
     assert len(rows) == len(g.training_set()) + len(dev)
-    with pytest.raises(ValueError, match="not held out"):
+    with pytest.raises(ValueError, match="already trained on"):
         guard_probe.training_rows((3,))
+    # design 467: a round that is no longer held out (16) may be fitted on, never one already in
+    # the n-gram model's training set
+    r16 = guard_probe.training_rows((16,))
+    assert len(r16) == len(g.training_set()) + len(g.fresh_rows(16, "dev"))
+    assert 16 not in UNTUNED and 16 in guard_probe.FITTABLE and 6 not in guard_probe.FITTABLE
