@@ -1,13 +1,17 @@
 """Time of the readers of untrusted text on their longest input, by the input's shape.
 
-    python -m benchmarks.untrusted_worst_case [--chars N] [--log-chars N] [--json]
+    python -m benchmarks.untrusted_worst_case [--chars N] [--log-chars N] [--skill-chars N]
+        [--part guard|redactor|lint|both|all] [--json]
 
 A patch field is scanned up to ``skillci.patch.guard.MAX_TEXT_CHARS`` (20,000) characters,
 and a patch from untrusted provenance chooses its fields' shape; a trial's output, which the
 redactor reads before anything is stored, is the task's. A pattern read from every position of
 a run (of spaces, of "../", of zero-width characters, of "sk-") costs the square of the run's
-length. So the patch guard is timed on runs of each shape filling one rule step, and the
-redactor on runs of each shape filling a log, each next to ordinary text of the same length.
+length. So the patch guard is timed on runs of each shape filling one rule step, the
+redactor on runs of each shape filling a log, and (``--part lint``) ``skillci skill lint`` on a
+SKILL.md whose body is such a run after one word (a pull request from a fork writes its
+skill's text; design 468), each next to ordinary text of the same length. ``both`` is the guard and the redactor;
+``all`` adds lint.
 Prints each shape's seconds and its ratio to the ordinary text, slowest first, all measured in
 this run.
 """
@@ -21,6 +25,7 @@ import time
 from benchmarks import guard_public as gp
 from benchmarks.guard_corpus import ROOT
 from skillci.patch.guard import MAX_TEXT_CHARS
+from skillci.skill.lint import lint
 from skillci.skill.package import SkillPackage
 from skillci.trace.redact import Redactor
 
@@ -100,26 +105,50 @@ def timed(pkg: SkillPackage, text: str) -> float:
     return time.perf_counter() - t0
 
 
+#: lint's shapes: the guard's, and markdown's own openers
+SKILL_SHAPES = tuple(dict.fromkeys((*SHAPES, "`", "``", "[", "![", "](", "*", "_", "> ", "|")))
+#: the run follows a word on its line: a line that begins with three backticks opens a fence
+FRONT = (
+    "---\nname: runs\ndescription: A skill whose body is a run of one shape.\n---\n\n# Runs\n\nSee "
+)
+
+
+def lint_time(body: str) -> float:
+    pkg = SkillPackage({"SKILL.md": (FRONT + body + "\n").encode()})
+    t0 = time.perf_counter()
+    lint(pkg)
+    return time.perf_counter() - t0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--chars", type=int, default=MAX_TEXT_CHARS, help="the field's length")
     ap.add_argument("--log-chars", type=int, default=200_000, help="the log's length")
+    ap.add_argument("--skill-chars", type=int, default=20_000, help="lint: the body's length")
     ap.add_argument(
-        "--part", choices=("guard", "redactor", "both"), default="both", help="what to time"
+        "--part",
+        choices=("guard", "redactor", "lint", "both", "all"),
+        default="both",
+        help="what to time (both: the guard and the redactor; all: and lint)",
     )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    base, rows, log, red = 0.0, [], 0.0, []
-    if args.part != "redactor":
+    base, rows, log, red, body, lints = 0.0, [], 0.0, [], 0.0, []
+    if args.part in ("guard", "both", "all"):
         pkg = SkillPackage.from_dir(ROOT / "skills" / "repo-debugger")
         timed(pkg, "warm up")
         base = timed(pkg, fill(PROSE, args.chars))
         rows = [(timed(pkg, fill(u, args.chars)), u) for u in SHAPES]
         rows.sort(key=lambda r: r[0], reverse=True)
-    if args.part != "guard":
+    if args.part in ("redactor", "both", "all"):
         red = [(redact_time(fill(u, args.log_chars)), u) for u in LOG_SHAPES]
         red.sort(key=lambda r: r[0], reverse=True)
         log = redact_time(fill(LOG, args.log_chars))
+    if args.part in ("lint", "all"):
+        lint_time("warm up")
+        body = lint_time(fill(PROSE, args.skill_chars))
+        lints = [(lint_time(fill(u, args.skill_chars)), u) for u in SKILL_SHAPES]
+        lints.sort(key=lambda r: r[0], reverse=True)
     if args.json:
         print(
             json.dumps(
@@ -134,6 +163,11 @@ def main(argv: list[str] | None = None) -> int:
                         "log_s": round(log, 3),
                         "shapes": [{"unit": u, "s": round(t, 3)} for t, u in red],
                     },
+                    "lint": {
+                        "chars": args.skill_chars,
+                        "prose_s": round(body, 3),
+                        "shapes": [{"unit": u, "s": round(t, 3)} for t, u in lints],
+                    },
                 }
             )
         )
@@ -142,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         table(f"the patch guard, {args.chars} characters in one rule step", base, rows)
     if red:
         table(f"the redactor, {args.log_chars} characters of a log", log, red)
+    if lints:
+        table(f"skill lint, a SKILL.md body of {args.skill_chars} characters", body, lints)
     return 0
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
+from skillci.mdscan import code_spans
+
 _URL = re.compile(
     r"\b(?:https?|ftp|file)://[^\s<>()`\"'\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]+"
     r"[^\s<>()`\"'.,;:!?\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]"
@@ -50,12 +51,12 @@ def literals(text: str) -> Counter[str]:
     """Multiset of protected literals in ``text`` (see the module docstring)."""
     found: Counter[str] = Counter()
     text = _LIST_MARKER.sub(lambda m: m.group(1) + " " * (len(m.group(0)) - len(m.group(1))), text)
-    taken: list[tuple[int, int]] = []
-    for rx in (_CODE_SPAN, _URL):
-        masked = _mask(text, taken)
-        for m in rx.finditer(masked):
-            found[text[m.start() : m.end()]] += 1
-            taken.append((m.start(), m.end()))
+    taken = [(s.start, s.end) for s in code_spans(text)]
+    for a, b in taken:
+        found[text[a:b]] += 1
+    for m in _URL.finditer(_mask(text, taken)):
+        found[text[m.start() : m.end()]] += 1
+        taken.append((m.start(), m.end()))
     for rx in (_PATH, _FLAG, _IDENT, _NUMBER):
         masked = _mask(text, taken)
         for m in rx.finditer(masked):

@@ -24,13 +24,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from skillci.mdscan import bracket_matches, code_spans, sub_code_spans
 from skillci.patch.markdown import FENCE_RE, HEADING_RE
 from skillci.skill.yamlio import split_frontmatter
 
 BlockKind = Literal["blank", "code", "para", "list", "quote", "table", "html", "indented"]
 
 _LIST_ITEM = re.compile(r"^[ ]{0,3}(?:[-*+]|\d{1,9}[.)])[ \t]+")
-_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
 _SENT_END = re.compile(
     # the end mark, possibly inside closing markup or quotes: `done.**`, `done.)`, `done."`
     r"(?:(?<=[.!?。！？])|(?<=[.!?]\*\*)|(?<=[.!?][*_\"')]))"
@@ -199,13 +199,13 @@ def parse(body: str) -> list[Section]:
 
 def mask_code_spans(text: str) -> str:
     """``text`` with every code span's inside replaced by ``x`` (same length)."""
-    return _CODE_SPAN.sub(
-        lambda m: m.group(1) + "x" * (len(m.group(0)) - 2 * len(m.group(1))) + m.group(1), text
+    return sub_code_spans(
+        text, lambda span, s: "`" * s.ticks + "x" * (len(span) - 2 * s.ticks) + "`" * s.ticks
     )
 
 
 def code_span_ranges(text: str) -> list[tuple[int, int]]:
-    return [(m.start(), m.end()) for m in _CODE_SPAN.finditer(text)]
+    return [(s.start, s.end) for s in code_spans(text)]
 
 
 InlineKind = Literal["code", "image", "link", "autolink", "strong", "emph"]
@@ -221,18 +221,17 @@ def _blank(text: str, ranges: list[tuple[int, int]]) -> str:
 
 
 def _inline(text: str) -> list[tuple[int, int, InlineKind]]:
-    found: list[tuple[int, int, InlineKind]] = [
-        (m.start(), m.end(), "code") for m in _CODE_SPAN.finditer(text)
-    ]
+    found: list[tuple[int, int, InlineKind]] = [(s.start, s.end, "code") for s in code_spans(text)]
     # links and emphasis are looked for with code spans blanked out (no markup inside code)
     masked = _blank(text, [(a, b) for a, b, _ in found])
-    for kind, rx in (
-        ("image", _IMAGE),
-        ("link", _LINK),
-        ("link", _REF_LINK),
-        ("autolink", _AUTOLINK),
+    # links and images through bracket_matches: re reads a run of "[" from each (design 468)
+    for kind, ms in (
+        ("image", bracket_matches(_IMAGE, masked, escapes=True)),
+        ("link", bracket_matches(_LINK, masked, escapes=True)),
+        ("link", bracket_matches(_REF_LINK, masked, escapes=True)),
+        ("autolink", list(_AUTOLINK.finditer(masked))),
     ):
-        for m in rx.finditer(masked):
+        for m in ms:
             if not any(a < m.end() and m.start() < b for a, b, _ in found):
                 found.append((m.start(), m.end(), kind))  # type: ignore[arg-type]
     # emphasis: link targets (URLs with underscores) are not emphasis

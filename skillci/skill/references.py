@@ -16,9 +16,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from skillci.mdscan import bracket_matches, bracket_sub, sub_code_spans
+
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _INLINE = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]*)>?(?:\s+[\"'(][^)]*)?\)")
+_HEADING_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _REFDEF = re.compile(r"^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _HTML_ID = re.compile(r"<a\s+[^>]*(?:id|name)\s*=\s*[\"']([^\"']+)[\"']", re.IGNORECASE)
@@ -41,7 +43,10 @@ class Link:
 
 def _prose_lines(text: str) -> list[tuple[int, str]]:
     """(1-based line, text with code spans blanked) of every line outside fenced blocks."""
-    return [(i, _CODE_SPAN.sub(lambda c: " " * len(c.group(0)), line)) for i, line in _raw(text)]
+    return [
+        (i, sub_code_spans(line, lambda span, _: " " * len(span), dotall=False))
+        for i, line in _raw(text)
+    ]
 
 
 def _raw(text: str) -> list[tuple[int, str]]:
@@ -65,7 +70,7 @@ def _raw(text: str) -> list[tuple[int, str]]:
 
 def slug(heading: str) -> str:
     """GitHub's anchor for a heading's text."""
-    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link's text only
+    text = bracket_sub(_HEADING_LINK, r"\1", heading, escapes=False)  # a link's text only
     text = re.sub(r"<[^>]+>", "", text).strip().lower()
     keep = []
     for ch in text:
@@ -97,7 +102,7 @@ def links(rel: str, text: str) -> list[Link]:
     base = posixpath.dirname(rel)
     out: list[Link] = []
     for line, prose in _prose_lines(text):
-        found = [(m.start(1), m.group(1)) for m in _INLINE.finditer(prose)]
+        found = [(m.start(1), m.group(1)) for m in bracket_matches(_INLINE, prose, escapes=True)]
         d = _REFDEF.match(prose)
         if d:
             found.append((d.start(1), d.group(1)))

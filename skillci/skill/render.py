@@ -28,6 +28,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from skillci.mdscan import bracket_sub
 from skillci.skill.models import Lifecycle, Rule
 from skillci.skill.package import ON_DEMAND_DIRS, SKILL_MD, SkillPackage, loadable_docs
 
@@ -35,7 +36,10 @@ RENDER_SCHEMA_VERSION = 1
 HARNESSES = ("folder", "builtin")
 GENERATED_MARKER = "<!-- skillci:generated -->"
 _WHEN_RE = re.compile(
-    r"^\s*>?\s*(?:\*\*)?load when(?:\*\*)?\s*:\s*(.+)$", re.IGNORECASE | re.MULTILINE
+    # the leading blanks stay on the line: ``^\s*>?\s*`` read a run of blank lines from each of
+    # its line starts, splitting it around the optional ``>`` every way (cubic; design 468)
+    r"^[^\S\n]*(?:>[^\S\n]*)?(?:\*\*)?load when(?:\*\*)?\s*:\s*(.+)$",
+    re.IGNORECASE | re.MULTILINE,
 )
 _H1_RE = re.compile(r"^#\s+(.+)$", re.MULTILINE)
 
@@ -147,7 +151,8 @@ def linking_sentence(texts: list[tuple[str, str]], rel: str) -> str | None:
                 continue
             for sentence in _SENTENCE_END.split(_MARKUP.sub("", line)):
                 if pat.search(sentence):
-                    plain = " ".join(_LINK.sub(r"\1 (" + rel + ")", sentence).split())
+                    linked = bracket_sub(_LINK, r"\1 (" + rel + ")", sentence, escapes=False)
+                    plain = " ".join(linked.split())
                     return plain if len(plain) <= 240 else plain[:239] + "…"
     return None
 
