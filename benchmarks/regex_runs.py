@@ -10,7 +10,8 @@ compiled patterns (imported, so patterns built at import time count too) and eve
 literal given to ``re.compile``/``search``/``match``/``fullmatch``/``findall``/``finditer``/
 ``sub``/``subn``/``split`` anywhere, inside functions too (read from the source; nothing in a
 function is run). A pattern its module reads through ``skillci.mdscan.bracket_matches`` (design
-468) is timed through it. Each is run with ``finditer`` over a run of every shape of
+468) is timed through it, and one read only through a linear equal (:data:`READ_THROUGH`)
+through that. Each is run with ``finditer`` over a run of every shape of
 :data:`benchmarks.untrusted_worst_case.LOG_SHAPES` at ``N`` and ``2N`` characters; a pattern
 whose time grows more than threefold (linear: twofold; quadratic: fourfold) and reaches
 ``--min-seconds`` at ``2N`` is printed with the shape, its two times and where it is defined,
@@ -30,11 +31,14 @@ import pkgutil
 import re
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.untrusted_worst_case import LOG_SHAPES, fill
 from skillci.mdscan import bracket_matches
+from skillci.trace.importers.benchflow import skill_md_paths
+from skillci.trace.importers.common import verifier_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "skillci"
@@ -43,6 +47,12 @@ CALLS = frozenset(
     {"compile", "search", "match", "fullmatch", "findall", "finditer", "sub", "subn", "split"}
 )
 ANCHORED = frozenset({"match", "fullmatch"})
+#: patterns their module reads only through a function that finds the same matches in linear
+#: time (designs 466, 468), by the pattern's module-level name
+READ_THROUGH: dict[str, Callable[[str], object]] = {
+    "skillci.trace.importers.common._VERIFIER_PATH": verifier_paths,
+    "skillci.trace.importers.benchflow._SKILL_MD": skill_md_paths,
+}
 
 
 @dataclass
@@ -53,6 +63,8 @@ class Found:
     uses: set[str] = field(default_factory=set)
     #: read through :func:`skillci.mdscan.bracket_matches` with this ``escapes`` (timed so)
     bracket: bool | None = None
+    #: read only through this linear equal (:data:`READ_THROUGH`; timed so)
+    reader: Callable[[str], object] | None = None
 
 
 def _flags(node: ast.expr | None) -> int | None:
@@ -132,8 +144,13 @@ def patterns() -> list[Found]:
         bracketed = bracket_names(Path(source)) if source else {}
         for name, value in vars(mod).items():
             if isinstance(value, re.Pattern) and isinstance(value.pattern, str):
+                where = f"{info.name}.{name}"
                 use = "bracket_matches" if name in bracketed else "compiled"
-                add(value.pattern, value.flags, f"{info.name}.{name}", use, bracketed.get(name))
+                add(value.pattern, value.flags, where, use, bracketed.get(name))
+                if where in READ_THROUGH:
+                    found[(value.pattern, value.flags & ~int(re.UNICODE))].reader = READ_THROUGH[
+                        where
+                    ]
     for path in sorted((ROOT / PACKAGE).rglob("*.py")):
         rel = str(path.relative_to(ROOT))
         for pattern, flags, where, use in literal_patterns(path, rel):
@@ -141,10 +158,18 @@ def patterns() -> list[Found]:
     return list(found.values())
 
 
-def scan_time(rx: re.Pattern[str], text: str, bracket: bool | None = None) -> float:
-    """Seconds to read ``text`` as the pattern is read: ``finditer``, or ``bracket_matches``."""
+def scan_time(
+    rx: re.Pattern[str],
+    text: str,
+    bracket: bool | None = None,
+    reader: Callable[[str], object] | None = None,
+) -> float:
+    """Seconds to read ``text`` as the pattern is read: ``finditer``, ``bracket_matches`` or
+    its linear equal."""
     t0 = time.perf_counter()
-    if bracket is None:
+    if reader is not None:
+        reader(text)
+    elif bracket is None:
         for _ in rx.finditer(text):
             pass
     else:
@@ -166,13 +191,13 @@ def superlinear(
             continue
         worst: tuple[float, float, str] | None = None
         for unit in LOG_SHAPES:
-            small = scan_time(rx, fill(unit, chars), f.bracket)
+            small = scan_time(rx, fill(unit, chars), f.bracket, f.reader)
             if small < min_seconds / 8:  # even quadratic stays under the bar at 2N
                 continue
             if small > max_seconds:
                 big = small * 4  # not run: quadratic's estimate, marked by the 4.0x ratio
             else:
-                big = scan_time(rx, fill(unit, 2 * chars), f.bracket)
+                big = scan_time(rx, fill(unit, 2 * chars), f.bracket, f.reader)
             if big >= min_seconds and big > 3 * small and (worst is None or big > worst[0]):
                 worst = (big, small, unit)
         if worst:

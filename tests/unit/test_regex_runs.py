@@ -20,6 +20,10 @@ def test_it_finds_compiled_patterns_literals_inside_functions_and_bracket_reader
     # a literal given to re.match inside a function of compile/deep.py
     numbered = [f for f in found.values() if f.pattern == r"^\s*(\d{1,9})[.)]\s"]
     assert numbered and any(w.startswith("skillci/compile/deep.py:") for w in numbered[0].where)
+    # the importers' path patterns are timed through their linear equals
+    from skillci.trace.importers import common
+
+    assert found[(common._VERIFIER_PATH.pattern, int(re.I))].reader is common.verifier_paths
     # the old code-span pattern is gone from the package (design 468)
     assert not [f for f in found.values() if f.pattern.startswith(r"(`+)(?:(?!\1)")]
 

@@ -25,6 +25,44 @@ _VERIFIER_PATH = re.compile(
     r")",
     re.IGNORECASE,
 )
+#: what :func:`verifier_paths` reads the pattern with: runs of the characters its third and fourth
+#: alternatives start with, and the words those must reach
+_TOKEN_RUN = re.compile(r"[\w./-]+", re.IGNORECASE)
+_TOKEN_END = re.compile(r"verifier|(?:reward|score)\.(?:txt|json)", re.IGNORECASE)
+_LITERAL_START = re.compile(r"tests?/|test\.sh", re.IGNORECASE)
+_PREFIX = re.compile(r"[\s/'\"=:(]")
+
+
+def verifier_paths(text: str) -> list[str]:
+    """``[m.group(1) for m in _VERIFIER_PATH.finditer(text)]`` in linear time (design 468).
+
+    ``re`` tries the pattern at every position, and at each the ``[\\w./-]*`` of its last two
+    alternatives reads the rest of the run of path characters before failing: a tool call's
+    argument of 100,000 ``/`` took minutes. Here the pattern is tried only where it can match:
+    where a ``test/``, ``tests/`` or ``test.sh`` begins the path, or where the rest of its run
+    still holds a ``verifier`` or a reward or score file (then it matches: the greedy run
+    reaches it). Elsewhere the try is known to fail and is skipped."""
+    n = len(text)
+    run_end = [0] * (n + 1)  # the end of the run of path characters at each position (or itself)
+    last_word = [-1] * (n + 1)  # the last start of a word _TOKEN_END finds in that run
+    for run in _TOKEN_RUN.finditer(text):
+        last = max(
+            (w.start() for w in _TOKEN_END.finditer(text, run.start(), run.end())), default=-1
+        )
+        for i in range(run.start(), run.end()):
+            run_end[i], last_word[i] = run.end(), last
+    out: list[str] = []
+    p = 0
+    while p < n:
+        starts = ([p] if p == 0 else []) + ([p + 1] if _PREFIX.match(text, p) else [])
+        if any(_LITERAL_START.match(text, g) or last_word[g] >= g for g in starts if g <= n):
+            m = _VERIFIER_PATH.match(text, p)
+            if m:
+                out.append(m.group(1))
+                p = max(m.end(), p + 1)
+                continue
+        p += 1
+    return out
 
 
 #: Tool names that change files (matched as substrings of the lower-cased name).
@@ -56,7 +94,7 @@ def verifier_touches(events: list[Event], *, reads: bool = True) -> list[str]:
             continue
         text = json.dumps(getattr(ev, "arguments", {}), sort_keys=True, default=str)
         text = text.encode().decode("unicode_escape", errors="replace")
-        hits = sorted({m.group(1).rstrip(".,;)") for m in _VERIFIER_PATH.finditer(text)})
+        hits = sorted({path.rstrip(".,;)") for path in verifier_paths(text)})
         if hits:
             tool = str(getattr(ev, "tool", "?"))
             kind = touch_kind(tool, text)
