@@ -1,11 +1,11 @@
-"""Markdown code spans, found in one pass (design 468).
+"""Markdown code spans and links, found in one pass (design 468).
 
 skillci's readers of skill text took a code span to be what the pattern
 ``(`+)(?:(?!\\1).)+?\\1`` matches: a run of backticks, at least one character, and the first
 run at least as long as the opener. Run by ``re``, that pattern tries every length of the
 opening run at every backtick, and at each the body's lookahead reads the run again: 1,000
-backticks took 7.3 s, 4,000 about eight minutes, and a skill's or a patch's text chooses its
-own backticks. :func:`code_spans` finds exactly the spans ``re`` finds with that pattern
+backticks took 7.3 s and the time grows with the cube of the run, and a skill's or a patch's
+text chooses its own backticks. :func:`code_spans` finds exactly the spans ``re`` finds with that pattern
 (``finditer``, with or without ``re.DOTALL``; a test compares them on random texts), in time
 linear in the text.
 
@@ -16,6 +16,9 @@ so ``k > L/2``; the body then ends at the first later run of at least ``k`` back
 the line's end without ``DOTALL``). So the first ``k`` that works is ``min(L, M)``, with ``M``
 the longest later run the body may reach, and it works only if ``M > L/2``: a start fails
 exactly when ``L >= 2M``, and the first start that does not is found by arithmetic.
+
+:func:`bracket_matches` does the same for the link patterns, which were quadratic on a run of
+``[``.
 """
 
 from __future__ import annotations
@@ -92,7 +95,12 @@ def bracket_matches(rx: re.Pattern[str], text: str, *, escapes: bool) -> list[re
     it (a ``[`` is never the first half of an escape pair), so it fails too: the scan goes on
     after that ``]``. A failed try whose text has no ``]`` ends the scan; one stopped by a
     backslash before a newline or the end (``.`` does not read a newline) goes on after it."""
-    bang = "optional" if rx.pattern.startswith("!?") else "required" * rx.pattern.startswith("!")
+    if rx.pattern.startswith("!?"):
+        bang = "optional"
+    elif rx.pattern.startswith("!"):
+        bang = "required"
+    else:
+        bang = ""
     out: list[re.Match[str]] = []
     pos, n = 0, len(text)
     while (i := text.find("[", pos)) >= 0:

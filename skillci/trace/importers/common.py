@@ -37,20 +37,18 @@ def verifier_paths(text: str) -> list[str]:
     """``[m.group(1) for m in _VERIFIER_PATH.finditer(text)]`` in linear time (design 468).
 
     ``re`` tries the pattern at every position, and at each the ``[\\w./-]*`` of its last two
-    alternatives reads the rest of the run of path characters before failing: a tool call's
-    argument of 100,000 ``/`` took minutes. Here the pattern is tried only where it can match:
+    alternatives reads the rest of the run of path characters before failing: 8,000 ``/`` in a
+    tool call's arguments took 0.69 s, growing with the square of the run. Here the pattern is tried only where it can match:
     where a ``test/``, ``tests/`` or ``test.sh`` begins the path, or where the rest of its run
     still holds a ``verifier`` or a reward or score file (then it matches: the greedy run
     reaches it). Elsewhere the try is known to fail and is skipped."""
     n = len(text)
-    run_end = [0] * (n + 1)  # the end of the run of path characters at each position (or itself)
-    last_word = [-1] * (n + 1)  # the last start of a word _TOKEN_END finds in that run
+    last_word = [-1] * (n + 1)  # the last start of a word _TOKEN_END finds in this run
     for run in _TOKEN_RUN.finditer(text):
         last = max(
             (w.start() for w in _TOKEN_END.finditer(text, run.start(), run.end())), default=-1
         )
-        for i in range(run.start(), run.end()):
-            run_end[i], last_word[i] = run.end(), last
+        last_word[run.start() : run.end()] = [last] * (run.end() - run.start())
     out: list[str] = []
     p = 0
     while p < n:
