@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.untrusted_worst_case import LOG_SHAPES, fill
+from skillci.analyze.detectors.understanding import _secret_path
 from skillci.mdscan import bracket_matches
 from skillci.trace.importers.benchflow import skill_md_paths
 from skillci.trace.importers.common import verifier_paths
@@ -52,6 +53,7 @@ ANCHORED = frozenset({"match", "fullmatch"})
 READ_THROUGH: dict[str, Callable[[str], object]] = {
     "skillci.trace.importers.common._VERIFIER_PATH": verifier_paths,
     "skillci.trace.importers.benchflow._SKILL_MD": skill_md_paths,
+    "skillci.analyze.detectors.understanding._SECRET_PATH_RE": _secret_path,
 }
 
 

@@ -69,3 +69,21 @@ def test_the_linear_form_finds_what_the_old_one_found(
 def test_norm_output_masks_timings_as_before() -> None:
     out = classify.norm_output("ran 12 tests in 0.53s\nslowest: 120 ms, 3 seconds total")
     assert out == "ran 12 tests in <t> slowest: <t>, <t> total"
+
+
+def test_secret_path_is_the_patterns_search_on_random_paths() -> None:
+    """Design 468: ``_secret_path`` answers what ``_SECRET_PATH_RE.search`` answered."""
+    rnd = random.Random(468)
+    pieces = [
+        *["/", "a", "\n", ".", "e", "pem", "x/"],
+        *[".env", ".ENV", "id_rsa", "ID_RSA", "secret", "Token", "credential", ".pem", ".PEM"],
+        "ſecret",  # "ſ" matches "s" under IGNORECASE
+    ]
+    for _ in range(20_000):
+        path = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 8)))
+        assert understanding._secret_path(path) == bool(
+            understanding._SECRET_PATH_RE.search(path)
+        ), path
+    run = "/" * 100_000
+    assert understanding._secret_path(run + "home/.env") and understanding._secret_path("a.PEM\n")
+    assert not understanding._secret_path(run) and not understanding._secret_path("tokens\nb.txt")
