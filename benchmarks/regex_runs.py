@@ -125,13 +125,17 @@ def patterns() -> list[Found]:
     """Every pattern of the package, deduplicated by (pattern, flags)."""
     found: dict[tuple[str, int], Found] = {}
 
-    def add(pattern: str, flags: int, where: str, use: str, bracket: bool | None = None) -> None:
-        flags &= ~int(re.UNICODE)  # implied for str patterns
+    def add(pattern: str, flags: int, where: str, use: str, bracket: bool | None = None) -> Found:
+        try:  # inline flags ("(?i)") count as flags: a literal and its compiled form are one
+            flags = re.compile(pattern, flags).flags & ~int(re.UNICODE)  # implied for str
+        except re.error:
+            flags &= ~int(re.UNICODE)
         f = found.setdefault((pattern, flags), Found(pattern, flags))
         f.where.add(where)
         f.uses.add(use)
         if bracket is not None:
             f.bracket = bracket
+        return f
 
     pkg = importlib.import_module(PACKAGE)
     for info in pkgutil.walk_packages(pkg.__path__, f"{PACKAGE}."):
@@ -148,11 +152,8 @@ def patterns() -> list[Found]:
             if isinstance(value, re.Pattern) and isinstance(value.pattern, str):
                 where = f"{info.name}.{name}"
                 use = "bracket_matches" if name in bracketed else "compiled"
-                add(value.pattern, value.flags, where, use, bracketed.get(name))
-                if where in READ_THROUGH:
-                    found[(value.pattern, value.flags & ~int(re.UNICODE))].reader = READ_THROUGH[
-                        where
-                    ]
+                f = add(value.pattern, value.flags, where, use, bracketed.get(name))
+                f.reader = READ_THROUGH.get(where, f.reader)
     for path in sorted((ROOT / PACKAGE).rglob("*.py")):
         rel = str(path.relative_to(ROOT))
         for pattern, flags, where, use in literal_patterns(path, rel):
