@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import importlib
 import json
 import pkgutil
@@ -63,9 +64,8 @@ class Found:
     flags: int
     where: set[str] = field(default_factory=set)
     uses: set[str] = field(default_factory=set)
-    #: read through :func:`skillci.mdscan.bracket_matches` with this ``escapes`` (timed so)
-    bracket: bool | None = None
-    #: read only through this linear equal (:data:`READ_THROUGH`; timed so)
+    #: what its module reads it through instead of ``finditer`` (timed so): ``bracket_matches``
+    #: with the module's ``escapes``, or a linear equal of :data:`READ_THROUGH`
     reader: Callable[[str], object] | None = None
 
 
@@ -125,7 +125,7 @@ def patterns() -> list[Found]:
     """Every pattern of the package, deduplicated by (pattern, flags)."""
     found: dict[tuple[str, int], Found] = {}
 
-    def add(pattern: str, flags: int, where: str, use: str, bracket: bool | None = None) -> Found:
+    def add(pattern: str, flags: int, where: str, use: str) -> Found:
         try:  # inline flags ("(?i)") count as flags: a literal and its compiled form are one
             flags = re.compile(pattern, flags).flags & ~int(re.UNICODE)  # implied for str
         except re.error:
@@ -133,8 +133,6 @@ def patterns() -> list[Found]:
         f = found.setdefault((pattern, flags), Found(pattern, flags))
         f.where.add(where)
         f.uses.add(use)
-        if bracket is not None:
-            f.bracket = bracket
         return f
 
     pkg = importlib.import_module(PACKAGE)
@@ -151,8 +149,10 @@ def patterns() -> list[Found]:
         for name, value in vars(mod).items():
             if isinstance(value, re.Pattern) and isinstance(value.pattern, str):
                 where = f"{info.name}.{name}"
-                use = "bracket_matches" if name in bracketed else "compiled"
-                f = add(value.pattern, value.flags, where, use, bracketed.get(name))
+                f = add(value.pattern, value.flags, where, "compiled")
+                if name in bracketed:
+                    f.uses.add("bracket_matches")
+                    f.reader = functools.partial(bracket_matches, value, escapes=bracketed[name])
                 f.reader = READ_THROUGH.get(where, f.reader)
     for path in sorted((ROOT / PACKAGE).rglob("*.py")):
         rel = str(path.relative_to(ROOT))
@@ -162,21 +162,15 @@ def patterns() -> list[Found]:
 
 
 def scan_time(
-    rx: re.Pattern[str],
-    text: str,
-    bracket: bool | None = None,
-    reader: Callable[[str], object] | None = None,
+    rx: re.Pattern[str], text: str, reader: Callable[[str], object] | None = None
 ) -> float:
-    """Seconds to read ``text`` as the pattern is read: ``finditer``, ``bracket_matches`` or
-    its linear equal."""
+    """Seconds to read ``text`` as the pattern is read: ``finditer``, or ``reader``."""
     t0 = time.perf_counter()
     if reader is not None:
         reader(text)
-    elif bracket is None:
+    else:
         for _ in rx.finditer(text):
             pass
-    else:
-        bracket_matches(rx, text, escapes=bracket)
     return time.perf_counter() - t0
 
 
@@ -194,13 +188,13 @@ def superlinear(
             continue
         worst: tuple[float, float, str] | None = None
         for unit in LOG_SHAPES:
-            small = scan_time(rx, fill(unit, chars), f.bracket, f.reader)
+            small = scan_time(rx, fill(unit, chars), f.reader)
             if small < min_seconds / 8:  # even quadratic stays under the bar at 2N
                 continue
             if small > max_seconds:
                 big = small * 4  # not run: quadratic's estimate, marked by the 4.0x ratio
             else:
-                big = scan_time(rx, fill(unit, 2 * chars), f.bracket, f.reader)
+                big = scan_time(rx, fill(unit, 2 * chars), f.reader)
             if big >= min_seconds and big > 3 * small and (worst is None or big > worst[0]):
                 worst = (big, small, unit)
         if worst:

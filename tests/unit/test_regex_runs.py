@@ -3,11 +3,13 @@ the way it is read (its times are the benchmark's; here, what it finds)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
 from benchmarks import regex_runs
 from skillci.compile import mdtext
+from skillci.mdscan import bracket_matches
 from skillci.skill import references
 
 
@@ -15,8 +17,10 @@ def test_it_finds_compiled_patterns_literals_inside_functions_and_bracket_reader
     found = {(f.pattern, f.flags): f for f in regex_runs.patterns()}
     assert len(found) > 500
     inline = found[(references._INLINE.pattern, 0)]
-    assert inline.bracket is True and "bracket_matches" in inline.uses
-    assert found[(mdtext._REF_LINK.pattern, 0)].bracket is True
+    assert isinstance(inline.reader, functools.partial) and "bracket_matches" in inline.uses
+    assert inline.reader.func is bracket_matches and inline.reader.keywords == {"escapes": True}
+    ref_link = found[(mdtext._REF_LINK.pattern, 0)].reader
+    assert isinstance(ref_link, functools.partial) and ref_link.keywords == {"escapes": True}
     # a literal given to re.match inside a function of compile/deep.py
     numbered = [f for f in found.values() if f.pattern == r"^\s*(\d{1,9})[.)]\s"]
     assert numbered and any(w.startswith("skillci/compile/deep.py:") for w in numbered[0].where)

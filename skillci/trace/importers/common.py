@@ -53,7 +53,7 @@ def verifier_paths(text: str) -> list[str]:
     p = 0
     while p < n:
         starts = ([p] if p == 0 else []) + ([p + 1] if _PREFIX.match(text, p) else [])
-        if any(_LITERAL_START.match(text, g) or last_word[g] >= g for g in starts if g <= n):
+        if any(_LITERAL_START.match(text, g) or last_word[g] >= g for g in starts):
             m = _VERIFIER_PATH.match(text, p)
             if m:
                 out.append(m.group(1))
