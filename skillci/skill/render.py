@@ -125,6 +125,22 @@ def when_to_load(text: str, path: str) -> str:
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _MARKUP = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#+|>|\|)\s*|\s*\|\s*$")
+_LEAD_MARKUP = re.compile(r"\s*(?:[-*+]|\d+[.)]|#+|>|\|)\s*")
+
+
+def strip_markup(line: str) -> str:
+    """``_MARKUP.sub("", line)`` (a list, heading, quote or table marker and a table's closing
+    ``|``) in linear time: the pattern's second branch, tried at each blank of a long run of
+    blanks, read the rest of the run each time (quadratic on a line a fork's pull request
+    writes). The same text for every line: tests/unit/skill/test_render_linear.py."""
+    lead = _LEAD_MARKUP.match(line)
+    start = lead.end() if lead else 0
+    end = len(line.rstrip())
+    if end > start and line[end - 1] == "|":
+        return line[start : end - 1].rstrip()
+    return line[start:]
+
+
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
 
@@ -149,7 +165,7 @@ def linking_sentence(texts: list[tuple[str, str]], rel: str) -> str | None:
                 continue
             if in_code or not pat.search(line):
                 continue
-            for sentence in _SENTENCE_END.split(_MARKUP.sub("", line)):
+            for sentence in _SENTENCE_END.split(strip_markup(line)):
                 if pat.search(sentence):
                     linked = bracket_sub(_LINK, r"\1 (" + rel + ")", sentence, escapes=False)
                     plain = " ".join(linked.split())

@@ -271,8 +271,18 @@ def _copy(args: str, workdir: str) -> tuple[str | None, str | None]:
 
 
 def _run_segments(cmd: str) -> list[str]:
-    parts = re.split(r"\s*&&\s*", cmd)  # `;` stays: it also separates if/then/fi
-    return [re.sub(r"\s+", " ", p).strip() for p in parts if p.strip()]
+    # `;` stays: it also separates if/then/fi. str.split, not re.split(r"\s*&&\s*"): that
+    # pattern read the rest of a run of blanks from each of them (quadratic on a task's
+    # Dockerfile); the blanks around `&&` are stripped from every part either way
+    return [" ".join(p.split()) for p in cmd.split("&&") if p.strip()]
+
+
+def _without_extras(name: str) -> str:
+    r"""``re.sub(r"\[.*\]", "", name)`` for a name without a newline, in linear time (the
+    pattern read to the end of the word from each ``[`` after the last ``]``): from the first
+    ``[`` to the last ``]`` after it goes."""
+    first, last = name.find("["), name.rfind("]")
+    return name[:first] + name[last + 1 :] if 0 <= first < last else name
 
 
 def _pip_specs(args: str) -> list[PythonRequirement] | None:
@@ -289,7 +299,7 @@ def _pip_specs(args: str) -> list[PythonRequirement] | None:
         m = re.fullmatch(r"([A-Za-z0-9_.\-\[\]]+?)(?:==([A-Za-z0-9_.+\-]+))?", w)
         if m is None:
             return None  # a range or marker: the build resolves it
-        out.append(PythonRequirement(name=re.sub(r"\[.*\]", "", m.group(1)), version=m.group(2)))
+        out.append(PythonRequirement(name=_without_extras(m.group(1)), version=m.group(2)))
     return out
 
 

@@ -31,7 +31,9 @@ from skillci.tasks.models import Purpose, Split, Suite
 #: Name of the sealed split (and of its suite file, ``final.yaml``).
 SEALED_SPLIT = Split.final
 SUITE_SUFFIXES = (".yaml", ".yml")
-_FINAL_SPLIT_LINE = re.compile(r"^\s*split\s*:\s*[\"']?final\b", re.MULTILINE)
+#: a line that seals a suite; its leading blanks stay on the line (``^\s*`` read the rest of a run
+#: of blank lines from each of them: quadratic on a suite file a fork's pull request writes)
+_FINAL_SPLIT_LINE = re.compile(r"^[^\S\n]*split\s*:\s*[\"']?final\b", re.MULTILINE)
 
 
 def suites_dir(root: Path) -> Path:
