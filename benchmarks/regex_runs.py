@@ -39,6 +39,10 @@ from pathlib import Path
 from benchmarks.untrusted_worst_case import LOG_SHAPES, fill
 from skillci.analyze.detectors.understanding import _secret_path
 from skillci.mdscan import bracket_matches
+from skillci.providers.sim.evidence import log_path
+from skillci.providers.sim.skilltext import named_paths
+from skillci.skill.render import strip_markup
+from skillci.tasks.loader import toml_header
 from skillci.trace.importers.benchflow import skill_md_paths
 from skillci.trace.importers.common import verifier_paths
 
@@ -55,6 +59,10 @@ READ_THROUGH: dict[str, Callable[[str], object]] = {
     "skillci.trace.importers.common._VERIFIER_PATH": verifier_paths,
     "skillci.trace.importers.benchflow._SKILL_MD": skill_md_paths,
     "skillci.analyze.detectors.understanding._SECRET_PATH_RE": _secret_path,
+    "skillci.skill.render._MARKUP": strip_markup,
+    "skillci.tasks.loader._TOML_HEADER": toml_header,
+    "skillci.providers.sim.evidence._LOG_PATH": log_path,
+    "skillci.providers.sim.skilltext._PATH_RE": named_paths,
 }
 
 

@@ -125,7 +125,7 @@ def when_to_load(text: str, path: str) -> str:
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _MARKUP = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#+|>|\|)\s*|\s*\|\s*$")
-_LEAD_MARKUP = re.compile(r"\s*(?:[-*+]|\d+[.)]|#+|>|\|)\s*")
+_LEAD_MARKUP = re.compile(r"\A\s*(?:[-*+]|\d+[.)]|#+|>|\|)\s*")
 
 
 def strip_markup(line: str) -> str:

@@ -18,6 +18,9 @@ from skillci.skill.package import on_demand_path
 
 _ACTION_RE = re.compile(r"(?<![\w/.-])[a-z0-9]+(?:_[a-z0-9][\w./-]*){2,}")
 _PATH_RE = re.compile(r"_((?:[\w.-]+/)+[\w.-]+\.(?:py|ini|cfg|toml|json|ya?ml|txt|env))\b")
+#: an action phrase longer than this names no path: the sim's reading of a skill that a fork's
+#: pull request wrote stays linear (16,000 `_` took 1.4 s through _PATH_RE, quadratic)
+MAX_PATH_PHRASE = 2000
 _INDEX_RE = re.compile(r"^- `([^`]+)` — load when: (.+?)(?: \(~\d+ tokens\))?$", re.MULTILINE)
 _LOAD_RE = re.compile(r"\bload_(workflows?|tools?|recovery)_([\w-]+)")
 
@@ -135,6 +138,8 @@ def named_paths(text: str) -> list[str]:
     """Workspace paths named inside action phrases (the sim obeys them as targets)."""
     out: list[str] = []
     for phrase in action_phrases(text):
+        if len(phrase) > MAX_PATH_PHRASE:
+            continue  # _PATH_RE is quadratic on a long run of `_` or `_a/`
         for raw in _PATH_RE.findall(phrase):
             head, _, rest = raw.partition("/")
             path = f"{head.rsplit('_', 1)[-1]}/{rest}"  # edit_only_src/a.py -> src/a.py
