@@ -659,7 +659,7 @@ def main(argv: list[str] | None = None) -> int:
         "--split",
         choices=(*SPLITS, "both"),
         default="both",
-        help="eval: the held-out rounds' split scored (default both)",
+        help="embed, eval: the held-out rounds' split embedded and scored (default both)",
     )
     ap.add_argument(
         "--fit-dev",
@@ -668,8 +668,9 @@ def main(argv: list[str] | None = None) -> int:
         choices=FITTABLE,
         default=[],
         metavar="ROUND",
-        help="eval, export: fit the probe on these rounds' dev rows too (a round both fitted "
-        "and scored takes --split test; designs 463, 467)",
+        help="embed, eval, export: fit the probe on these rounds' dev rows too (embed: fill "
+        "the sample it is fitted on; a round both fitted and scored takes --split test; "
+        "designs 463, 467)",
     )
     ap.add_argument(
         "--paragraphs",
@@ -705,7 +706,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.key_env and not key:
         print(f"guard_probe: ${args.key_env} is not set (--key-env)", file=sys.stderr)
         return 2
-    if args.command == "eval" and set(args.fit_dev) & set(args.rounds) and args.split != "test":
+    splits = SPLITS if args.split == "both" else (args.split,)
+    if args.command != "export" and set(args.fit_dev) & set(args.rounds) and args.split != "test":
         print(
             "guard_probe: --fit-dev fits on the dev rows of a round it scores: --split test",
             file=sys.stderr,
@@ -731,7 +733,10 @@ def main(argv: list[str] | None = None) -> int:
             path = args.cache or DEFAULT_CACHE
             cache = Cache(path, args.api_base, args.model)
         if args.command == "embed":
-            done = fill(embed, cache, texts(args.per_source, args.benign, args.other, args.rounds))
+            sample = texts(
+                args.per_source, args.benign, args.other, args.rounds, splits, args.fit_dev
+            )
+            done = fill(embed, cache, sample)
             print(
                 json.dumps(done)
                 if args.json
@@ -761,7 +766,7 @@ def main(argv: list[str] | None = None) -> int:
             args.other,
             args.rounds,
             args.paragraphs,
-            SPLITS if args.split == "both" else (args.split,),
+            splits,
             args.fit_dev,
         )
     except ServerError as exc:

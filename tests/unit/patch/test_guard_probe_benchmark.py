@@ -429,3 +429,30 @@ def test_fit_dev_adds_the_rounds_dev_rows_to_the_sample_and_scores_only_their_te
     r16 = guard_probe.training_rows((16,))
     assert len(r16) == len(g.training_set()) + len(g.fresh_rows(16, "dev"))
     assert 16 not in UNTUNED and 16 in guard_probe.FITTABLE and 6 not in guard_probe.FITTABLE
+
+
+def test_embed_fills_the_sample_fit_dev_fits_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``embed --fit-dev R`` fills the vectors of the sample ``eval --fit-dev R`` fits on, the
+    dev rows of R among them (it once filled the shipped sample only), and takes the same
+    ``--split`` check."""
+    seen: set[str] = set()
+
+    def embed(text: str) -> list[float]:
+        seen.add(text)
+        return [float(len(text) % 7), 1.0, 0.5]
+
+    argv = ["embed", "--model", "m", "--per-source", "4", "--benign", "5", "--other", "0"]
+    argv += ["--cache", str(tmp_path / "vecs.jsonl"), "--rounds", "14", "--fit-dev", "15"]
+    with FakeOpenAI(["unused"], embeddings=embed) as server:
+        assert guard_probe.main([*argv, "--api-base", server.base_url, "--json"]) == 0
+        cache = guard_probe.Cache(tmp_path / "vecs.jsonl", server.base_url, "m")
+    train, *_ = guard_probe.texts(4, 5, 0, (14,), ("dev", "test"), fit_dev=(15,))
+    dev15 = [e.text for e in train if e.source.startswith("round 15 dev: ")]
+    assert dev15 and all(cache.key(e.text) in cache.vecs for e in train)
+    assert set(dev15) & seen  # short rows are sent whole
+    assert json.loads(capsys.readouterr().out)["training"] == len(train)
+    api = ["--api-base", "http://127.0.0.1:9/v1"]
+    assert guard_probe.main(["embed", "--fit-dev", "15", "--rounds", "15", *api]) == 2
+    assert "a round it scores: --split test" in capsys.readouterr().err
