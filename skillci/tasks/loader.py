@@ -479,4 +479,5 @@ __all__ = [
     "split_frontmatter",
     "task_hashes",
     "tasks_dir",
+    "toml_header",
 ]
