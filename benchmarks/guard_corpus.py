@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         nargs="+",
         default=[],
         metavar="N",
-        help="issue-34 figures of these payload rounds only (3-19; a new round's first look); "
+        help="issue-34 figures of these payload rounds only (3-20; a new round's first look); "
         "the real-skill sentences are still measured",
     )
     args = ap.parse_args(argv)

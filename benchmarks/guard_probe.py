@@ -488,9 +488,9 @@ def caught(text: str) -> bool:
     return gp.judge(_pkg(), gp.patch_for("rule.steps", text))[1] != "pass"
 
 
-def ci_paragraphs(n: int, exclude: set[str]) -> list[str]:
+def ci_paragraphs(n: int, exclude: set[str], split: str = "test") -> list[str]:
     """Up to ``n`` paragraphs of real skills' markdown (blank-line separated, outside code
-    fences) on the CI topics with two or more :func:`probe.segments`, in the test split (by the
+    fences) on the CI topics with two or more :func:`probe.segments`, in ``split`` (by the
     paragraph's sha256) and holding no sentence of ``exclude`` (the training sample), in
     sha256 order: the free text a patch field carries, which the route scores sentence by
     sentence when the whole passes (design 461)."""
@@ -518,7 +518,7 @@ def ci_paragraphs(n: int, exclude: set[str]) -> list[str]:
                 if (
                     len(parts) >= 2
                     and guard_round3.TOPIC.search(para)
-                    and guard_round3.split_of(para) == "test"
+                    and guard_round3.split_of(para) == split
                     and not any(s in exclude for s in parts)
                     and not para.startswith(("|", "<"))
                 ):

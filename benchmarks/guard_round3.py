@@ -62,6 +62,7 @@ ROUND16 = ROUND3.with_name("payloads_round16.jsonl")
 ROUND17 = ROUND3.with_name("payloads_round17.jsonl")
 ROUND18 = ROUND3.with_name("payloads_round18.jsonl")
 ROUND19 = ROUND3.with_name("payloads_round19.jsonl")
+ROUND20 = ROUND3.with_name("payloads_round20.jsonl")
 #: ``--rounds`` numbers to payload files: a new round's first look need not run the others
 ROUNDS = {
     3: ROUND3,
@@ -81,6 +82,7 @@ ROUNDS = {
     17: ROUND17,
     18: ROUND18,
     19: ROUND19,
+    20: ROUND20,
 }
 #: Rounds no one has tuned the guard on: their dev rows were never read to change a detector, so
 #: both splits are unseen and their figure is the held-out one (design 451). Take a round out of
@@ -92,8 +94,11 @@ ROUNDS = {
 #: rows to write the output-and-work readers (its test split stays unseen); round 17 (keelson,
 #: theriac) came in then, built by rules written before anyone ran a reader on it. Round 18
 #: (ziran) was added as a fresh untouched source, likewise built before any reader ran on it, and
-#: round 19 (qatration) so too; it is design 467's held-out round (design 469).
-UNTUNED: tuple[int, ...] = (14, 15, 17, 18, 19)
+#: round 19 (qatration) so too; it is design 467's held-out round (design 469). Round 20
+#: (RedTeamCUA) likewise; it is design 470's held-out round, since the exemplar memory of
+#: ``local/guard-probe-recall`` holds rounds 14-19's dev attacks (for that route only their
+#: test splits are unseen).
+UNTUNED: tuple[int, ...] = (14, 15, 17, 18, 19, 20)
 PROBES = ROUND3.parent / "ci_probes_{split}.yaml"
 PROBE_SOURCE = "skillci-probes"
 TOPIC = re.compile(

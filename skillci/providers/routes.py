@@ -240,6 +240,15 @@ BUILTIN_ROUTES: dict[str, ModelRoute] = {
         revision="probe-v3",
         params={"extra_body": {"percentile": "0.95"}},
     ),
+    "local/guard-probe-recall": _in_process(
+        "local/guard-probe",
+        "learned-probe-guard",
+        "local/guard-probe with an exemplar memory of later public sources' dev attacks beside "
+        "it: a text near three of them is flagged too (design 470); flags about 1.5% of real "
+        "skills' CI sentences.",
+        revision="probe-v3+memory-v1",
+        params={"extra_body": {"memory": True}},
+    ),
 }
 
 

@@ -33,6 +33,7 @@ import functools
 import gzip
 import json
 import math
+import operator
 import re
 import struct
 from collections.abc import Callable, Sequence
@@ -41,6 +42,9 @@ from pathlib import Path
 from typing import Any
 
 WEIGHTS = Path(__file__).with_name("guard_probe.json.gz")
+#: the exemplar memory ``local/guard-probe-recall`` reads beside the probe (design 470)
+MEMORY = Path(__file__).with_name("guard_probe_memory.json.gz")
+MEMORY_VERSION = 1
 #: 2: the weights carry the frame each text is sent in (design 460); 1 read bare texts
 WEIGHTS_VERSION = 2
 #: where the text goes in a frame
@@ -76,6 +80,19 @@ def unpack(data: str) -> list[float]:
     if len(raw) % 4:
         raise ValueError("a vector's length is not a multiple of 4 bytes")
     return list(struct.unpack(f"<{len(raw) // 4}f", raw))
+
+
+def pack16(values: Sequence[float]) -> str:
+    """float16 little-endian, base64 (the memory's matrices: half the size, and the memory
+    is scored, and its thresholds set, on the rounded values)."""
+    return base64.b64encode(struct.pack(f"<{len(values)}e", *values)).decode()
+
+
+def unpack16(data: str) -> list[float]:
+    raw = base64.b64decode(data, validate=True)
+    if len(raw) % 2:
+        raise ValueError("a float16 matrix's length is not a multiple of 2 bytes")
+    return list(struct.unpack(f"<{len(raw) // 2}e", raw))
 
 
 def _flat(v: Any) -> bool:
@@ -227,9 +244,96 @@ class Probe:
         return worst
 
 
+@dataclass(frozen=True)
+class Memory:
+    """Attacks the probe was not fitted on, kept as exemplars (design 470): a text's score is
+    the mean cosine of its :attr:`k` nearest exemplars, in a few directions of the probe's
+    scaled vector space (:attr:`projection`, the scaling folded in, minus :attr:`offset`).
+    Its thresholds are percentiles of that score over real skills' CI sentences, as the
+    probe's are."""
+
+    embedding_model: str
+    frame: str | None
+    k: int
+    #: one row a direction, each as long as the served model's vectors
+    projection: tuple[tuple[float, ...], ...]
+    offset: tuple[float, ...]
+    #: unit vectors in the projected space
+    exemplars: tuple[tuple[float, ...], ...]
+    thresholds: dict[str, float]
+    trained_on: dict[str, Any]
+
+    @classmethod
+    def load(cls, path: Path) -> Memory:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            data = json.load(f)
+        if data.get("version") != MEMORY_VERSION or data.get("kind") != "exemplar-memory":
+            raise ValueError(
+                f"{path}: an exemplar memory of version {MEMORY_VERSION} expected, got "
+                f"{data.get('kind')!r} version {data.get('version')!r}"
+            )
+        dims, width, k = int(data["dims"]), int(data["width"]), int(data["k"])
+        flat, ex = unpack16(data["projection"]), unpack16(data["exemplars"])
+        offset = tuple(unpack16(data["offset"]))
+        if dims < 1 or width < 1 or len(flat) != dims * width or len(offset) != dims:
+            raise ValueError(f"{path}: projection must be {dims} x {width} with {dims} offsets")
+        if not ex or len(ex) % dims or not 1 <= k <= len(ex) // dims:
+            raise ValueError(f"{path}: exemplars must be rows of {dims} values, at least k={k}")
+        frame = data.get("frame")
+        if frame is not None and (not isinstance(frame, str) or frame.count(SLOT) != 1):
+            raise ValueError(f"{path}: frame must be a string holding {SLOT} once, or null")
+        return cls(
+            embedding_model=str(data["embedding_model"]),
+            frame=frame,
+            k=k,
+            projection=tuple(tuple(flat[i : i + width]) for i in range(0, len(flat), width)),
+            offset=offset,
+            exemplars=tuple(tuple(ex[i : i + dims]) for i in range(0, len(ex), dims)),
+            thresholds={str(key): float(v) for key, v in data["thresholds"].items()},
+            trained_on=dict(data.get("trained_on") or {}),
+        )
+
+    def at(self, percentile: str | None) -> float:
+        key = percentile or "0.99"
+        if key not in self.thresholds:
+            known = ", ".join(sorted(self.thresholds))
+            raise ValueError(f"no memory threshold at percentile {key!r}; known: {known}")
+        return self.thresholds[key]
+
+    def score(self, vector: Sequence[float]) -> float:
+        """The mean cosine of ``vector``'s :attr:`k` nearest exemplars (-1.0 for a vector
+        the projection maps to zero)."""
+        width = len(self.projection[0])
+        if len(vector) != width:
+            raise ProbeError(
+                f"the server answers {len(vector)}-dimensional vectors; the memory reads "
+                f"{width} ({self.embedding_model})"
+            )
+        z = [
+            float(sum(map(operator.mul, row, vector))) - c
+            for row, c in zip(self.projection, self.offset, strict=True)
+        ]
+        norm = math.sqrt(sum(x * x for x in z))
+        if not norm:
+            return -1.0
+        sims = sorted(float(sum(map(operator.mul, e, z))) / norm for e in self.exemplars)
+        return sum(sims[-self.k :]) / self.k
+
+
 @functools.cache
 def shipped() -> Probe:
     return Probe.load(WEIGHTS)
+
+
+@functools.cache
+def shipped_memory() -> Memory:
+    """The shipped memory, checked to be of the shipped probe's model and frame."""
+    mem, p = Memory.load(MEMORY), shipped()
+    if (mem.embedding_model, mem.frame) != (p.embedding_model, p.frame):
+        raise ValueError(f"{MEMORY}: not built on the shipped probe's model and frame")
+    if len(mem.projection[0]) != len(p.weights):
+        raise ValueError(f"{MEMORY}: its vectors are not as long as the probe's weights")
+    return mem
 
 
 @functools.cache
@@ -241,23 +345,33 @@ def _checked(api_base: str, model: str) -> bool:
 
 
 def classifier(
-    api_base: str | None, model: str | None, percentile: str | None
+    api_base: str | None, model: str | None, percentile: str | None, memory: bool = False
 ) -> Callable[[str], tuple[str, str]]:
     """One field's text -> (category, reason), as :func:`.ngram.classify`: ``other`` when the
     probe's score of the whole text, or of one of its :func:`segments` (scored only when the
     whole is below the threshold and there are two or more), reaches the threshold, else
-    ``none``. The served model is checked first; each text is sent inside the probe's
-    frame."""
+    ``none``. With ``memory`` (designs 470, 471), a text whose :class:`Memory` score reaches
+    the memory's threshold at the same percentile is flagged too: the whole text only, never
+    a segment (each sentence is one more chance to land near an attack). The served model is
+    checked first; each text is sent inside the probe's frame."""
     probe = shipped()
     thr = probe.at(percentile)  # an unknown percentile: ValueError before any request
+    mem = shipped_memory() if memory else None
+    mthr = mem.at(percentile) if mem is not None else math.inf
     base, name = api_base or DEFAULT_API_BASE, model or probe.embedding_model
     embed = embedder(base, name)
     _checked(base, name)
 
     def classify(text: str) -> tuple[str, str]:
-        s = probe.score(embed(probe.framed(text)))
+        vec = embed(probe.framed(text))
+        s = probe.score(vec)
         if s >= thr:
             return "other", f"probe score {s:.2f} at or above {thr:.2f} ({probe.embedding_model})"
+        if mem is not None and (m := mem.score(vec)) >= mthr:
+            return "other", (
+                f"memory score {m:.3f} at or above {mthr:.3f}: near {mem.k} attacks of earlier "
+                f"sources (probe score {s:.2f}; {probe.embedding_model})"
+            )
         parts = segments(text)
         if len(parts) < 2:  # one sentence: the whole text was it
             return "none", f"probe score {s:.2f} below {thr:.2f}"
@@ -279,13 +393,18 @@ def classifier(
 
 __all__ = [
     "DEFAULT_API_BASE",
+    "MEMORY",
     "MIN_COSINE",
     "SLOT",
+    "Memory",
     "Probe",
     "ProbeError",
     "classifier",
     "embedder",
+    "pack16",
     "pooled",
     "segments",
     "shipped",
+    "shipped_memory",
+    "unpack16",
 ]

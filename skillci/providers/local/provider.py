@@ -3,7 +3,7 @@
 ``local/guard-ngram`` answers the guard's second-opinion prompt with the n-gram classifier of
 :mod:`.ngram` (design 444); ``local/guard-probe`` with the linear probe of :mod:`.probe` over an
 embeddings server's vectors (design 457: the route's ``extra_body`` names ``embeddings_api_base``
-and ``embeddings_model``). Registered next to ``sim`` by ``skillci.providers.client``.
+and ``embeddings_model``; ``memory: true`` adds the exemplar memory of design 470). Registered next to ``sim`` by ``skillci.providers.client``.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ def respond(
                 None if base is None else str(base),
                 None if served is None else str(served),
                 percentile,
+                memory=_flag(extra.get("memory"), name),
             )
             text = answer_fields(messages, classify)
         except probe.ProbeError as exc:  # a measurement that failed: an error, never a pass
@@ -54,6 +55,13 @@ def respond(
     if not text.startswith("{"):
         raise OutOfDomain(f"{name} only answers the guard's second-opinion prompt")
     return text_response(name, text, used)
+
+
+def _flag(value: Any, name: str) -> bool:
+    """extra_body ``memory``: true or false (absent: false)."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    raise ValueError(f"{name}: extra_body memory must be true or false, not {value!r}")
 
 
 def register(litellm: Any) -> None:

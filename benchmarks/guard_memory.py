@@ -1,0 +1,329 @@
+"""An exemplar memory beside the probe: attacks of sources the probe never saw (design 470)
+
+    python -m benchmarks.guard_memory --api-base http://127.0.0.1:8766/v1 --model NAME
+        [--rounds 14 15 16 17 18 19] [--dims 128] [--k 3] [--loro] [--cost]
+        [--benign 200] [--paragraphs 100] [--out PATH] [--cache PATH] [--json]
+
+``local/guard-probe`` reads a text through one linear boundary fitted on the sources of its
+training sample; an attack of a new source that lies close to an earlier source's attacks, but
+on the benign side of that boundary, stays missed however the boundary is refitted (design
+467). The memory keeps the **dev** attacks of the held-out rounds (``--rounds``) as exemplars:
+each one sent as a single part (:func:`exemplar_units`), framed as the probe's texts are, its mean vector scaled as the probe's training sample is, projected on that
+sample's ``--dims`` principal directions and normalised. A text's score is the mean cosine of
+its ``--k`` nearest exemplars; the thresholds are the 99th and 95th percentiles of that score
+over the training sample's real-skill CI sentences (the probe's threshold sentences; none is an
+exemplar, so no fold is needed). The matrices are rounded to float16 first, and the thresholds
+set on the rounded values, so the shipped file scores as measured here.
+
+``--loro``: leave one round out, on dev rows only: for each round R, a memory of the other
+rounds' dev attacks, R's dev attacks scored as a plain rule step by the guard, the shipped probe
+(whole units) and the memory. ``--cost``: what the full memory adds to the route on real skills'
+held-out text: ``--benign`` test CI sentences and ``--paragraphs`` test CI paragraphs, as the
+route scores them (the whole text, and each segment when there are two or more), by the guard
+alone, with the shipped probe, and with the probe and the memory, at the 99th and the 95th.
+``--out`` writes the memory ``local/guard-probe-recall`` reads
+(:data:`skillci.providers.local.probe.MEMORY`). Vectors come from the framed cache of
+``benchmarks.guard_probe`` (:data:`~benchmarks.guard_probe.FRAMED_CACHE`); what is missing is
+embedded through the server. Needs numpy; exit 2 when the server cannot be reached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks import guard_ngram as g
+from benchmarks import guard_probe as gpb
+from benchmarks.guard_llm import ServerError
+from benchmarks.guard_round3 import ci_sentences
+from skillci.providers.local import probe
+
+#: the rounds whose dev attacks the shipped memory holds (design 470)
+ROUNDS: tuple[int, ...] = (14, 15, 16, 17, 18, 19)
+DIMS = 128
+K = 3
+PERCENTILES = ("0.99", "0.95")
+
+
+def exemplar_units(rounds: Sequence[int]) -> list[str]:
+    """The dev attacks of ``rounds`` sent as one part, each once, in the rounds' order. A long
+    attack is sent in parts (design 462) and only one of them may hold its order: the others
+    (a report's first 2,000 characters, say) are not known to be attacks, and one of round 14
+    is the first part of a legitimate row too."""
+    out: dict[str, None] = {}
+    for r in rounds:
+        for e in g.fresh_rows(r, "dev"):
+            if e.label == 1 and len(gpb.units(e.text)) == 1:
+                out.setdefault(e.text, None)
+    return list(out)
+
+
+def threshold_sentences(train: Sequence[g.Example]) -> list[str]:
+    """The training sample's real-skill sentences on the CI topics (the probe's thresholds
+    are set on their out-of-fold scores)."""
+    return [e.text for e in train if g._on_topic(e)]
+
+
+class Space:
+    """The probe's scaled vector space cut to its training sample's first ``dims`` principal
+    directions, the scaling folded into the projection and both rounded to float16 (what the
+    shipped file holds): ``z(v) = P v - c``."""
+
+    def __init__(self, vec: Callable[[str], Any], train: Sequence[g.Example], dims: int) -> None:
+        import numpy as np
+
+        mu, sd = gpb.scaling(vec, train)
+        x = np.vstack([(vec(e.text).astype(np.float64) - mu) / sd for e in train])
+        _u, _s, vt = np.linalg.svd(x - x.mean(0), full_matrices=False)
+        proj = vt[:dims].T  # width x dims
+        self.p = (proj / sd[:, None]).T.astype(np.float16).astype(np.float64)
+        self.c = ((mu / sd) @ proj).astype(np.float16).astype(np.float64)
+        self.vec = vec
+
+    def unit(self, text: str) -> Any:
+        import numpy as np
+
+        z = self.p @ self.vec(text).astype(np.float64) - self.c
+        n = float(np.linalg.norm(z))
+        return z / n if n else z
+
+
+class Memory:
+    """Exemplars (float16-rounded unit vectors of :class:`Space`) and the top-``k`` mean
+    cosine of a text to them."""
+
+    def __init__(self, space: Space, texts: Sequence[str], k: int) -> None:
+        import numpy as np
+
+        if len(texts) < k:
+            raise ValueError(f"a memory of {len(texts)} exemplars cannot score k={k} neighbours")
+        self.space, self.k = space, k
+        rows = np.vstack([space.unit(t) for t in texts])
+        self.e = rows.astype(np.float16).astype(np.float64)
+        self.size = len(texts)
+
+    def score(self, text: str) -> float:
+        """The highest over the text's units of the mean cosine of the ``k`` nearest."""
+        import numpy as np
+
+        best = -1.0
+        for u in gpb.units(text):
+            z = self.space.unit(u)
+            if not z.any():
+                continue
+            best = max(best, float(np.sort(self.e @ z)[-self.k :].mean()))
+        return best
+
+    def thresholds(self, sentences: Sequence[str]) -> dict[str, float]:
+        scores = [self.score(t) for t in sentences]
+        return {q: g._percentile(scores, float(q)) for q in PERCENTILES}
+
+
+def loro(
+    vec: Callable[[str], Any],
+    space: Space,
+    train: Sequence[g.Example],
+    rounds: Sequence[int],
+    k: int,
+) -> dict[str, Any]:
+    """Leave one round out on dev rows (module doc)."""
+    shipped = probe.shipped()
+    sentences = threshold_sentences(train)
+
+    def pscore(text: str) -> float:
+        return max(shipped.score(vec(u).astype(float).tolist()) for u in gpb.units(text))
+
+    per_round: dict[str, dict[str, int]] = {}
+    for r in rounds:
+        mem = Memory(space, exemplar_units([q for q in rounds if q != r]), k)
+        thr = mem.thresholds(sentences)
+        row = {"attacks": 0}
+        for e in g.fresh_rows(r, "dev"):
+            if e.label != 1:
+                continue
+            guard, p, m = gpb.caught(e.text), pscore(e.text), mem.score(e.text)
+            row["attacks"] += 1
+            for q in PERCENTILES:
+                by_probe = guard or p >= shipped.at(q)
+                row[f"guard+probe@{q}"] = row.get(f"guard+probe@{q}", 0) + by_probe
+                row[f"guard+probe+memory@{q}"] = row.get(f"guard+probe+memory@{q}", 0) + (
+                    by_probe or m >= thr[q]
+                )
+        per_round[str(r)] = row
+    total: dict[str, int] = {}
+    for row in per_round.values():
+        for key, n in row.items():
+            total[key] = total.get(key, 0) + n
+    return {"rounds": per_round, "total": total}
+
+
+def cost(
+    vec: Callable[[str], Any],
+    fill: Callable[[Sequence[str], str], None],
+    mem: Memory,
+    thr: dict[str, float],
+    groups: dict[str, list[str]],
+) -> dict[str, dict[str, int]]:
+    """Texts of each group sent to a person by the guard alone, with the route's probe, and
+    with the probe and the memory, as the route scores a text (the whole, and each of its
+    segments when there are two or more)."""
+    shipped = probe.shipped()
+    pieces: dict[str, list[str]] = {}
+    for texts in groups.values():
+        for t in texts:
+            for u in gpb.units(t):
+                parts = probe.segments(gpb.sent_parts(gpb._REDACTOR, u)[0])
+                pieces[u] = [u, *(parts if len(parts) >= 2 else ())]
+    fill([p for ps in pieces.values() for p in ps], "segments")
+    out: dict[str, dict[str, int]] = {}
+    for name, texts in groups.items():
+        row = {"texts": len(texts)}
+        for t in texts:
+            guard = gpb.caught(t)
+            ps = [p for u in gpb.units(t) for p in pieces[u]]
+            pss = [shipped.score(vec(p).astype(float).tolist()) for p in ps]
+            ms = [mem.score(p) for p in ps]
+            whole = [mem.score(u) for u in gpb.units(t)]
+            row["guard"] = row.get("guard", 0) + guard
+            for q in PERCENTILES:
+                by_probe = guard or max(pss) >= shipped.at(q)
+                both = by_probe or max(ms) >= thr[q]
+                row[f"guard+probe@{q}"] = row.get(f"guard+probe@{q}", 0) + by_probe
+                row[f"guard+probe+memory@{q}"] = row.get(f"guard+probe+memory@{q}", 0) + both
+                key = f"guard+probe+memory:whole@{q}"  # the memory on the whole text only
+                row[key] = row.get(key, 0) + (by_probe or max(whole) >= thr[q])
+        out[name] = row
+    return out
+
+
+def write(path: Path, model: str, mem: Memory, thr: dict[str, float], info: dict[str, Any]) -> None:
+    """The memory file :class:`skillci.providers.local.probe.Memory` reads."""
+    dims, width = mem.space.p.shape
+    data = {
+        "version": probe.MEMORY_VERSION,
+        "kind": "exemplar-memory",
+        "embedding_model": model,
+        "frame": probe.shipped().frame,
+        "k": mem.k,
+        "dims": int(dims),
+        "width": int(width),
+        "projection": probe.pack16(mem.space.p.ravel().tolist()),
+        "offset": probe.pack16(mem.space.c.tolist()),
+        "exemplars": probe.pack16(mem.e.ravel().tolist()),
+        "thresholds": thr,
+        "trained_on": info,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = json.dumps(data, sort_keys=True).encode()
+    path.write_bytes(gzip.compress(raw, compresslevel=9, mtime=0))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--api-base", required=True, help="an OpenAI-compatible base URL (…/v1)")
+    ap.add_argument("--model", default="local", help="the model name the server expects")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        nargs="+",
+        choices=gpb.FITTABLE,
+        default=list(ROUNDS),
+        help="the rounds whose dev attacks are the exemplars (default: design 470's)",
+    )
+    ap.add_argument("--dims", type=int, default=DIMS, help="principal directions kept")
+    ap.add_argument("--k", type=int, default=K, help="nearest exemplars averaged")
+    ap.add_argument("--per-source", type=int, default=80, help="the probe's sample (export's)")
+    ap.add_argument("--other", type=int, default=600, help="the probe's sample (export's)")
+    ap.add_argument("--loro", action="store_true", help="leave one round out on dev rows")
+    ap.add_argument(
+        "--cost", action="store_true", help="real skills' test CI text sent to a person"
+    )
+    ap.add_argument("--benign", type=int, default=200, help="--cost: test CI sentences")
+    ap.add_argument("--paragraphs", type=int, default=100, help="--cost: test CI paragraphs")
+    ap.add_argument(
+        "--cost-split",
+        choices=("dev", "test"),
+        default="test",
+        help="--cost: the split of real skills' paragraphs (dev: to choose; test: to report)",
+    )
+    ap.add_argument("--out", type=Path, help="write the memory local/guard-probe-recall reads")
+    ap.add_argument("--cache", type=Path, help=f"default {gpb.FRAMED_CACHE}")
+    ap.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    args = ap.parse_args(argv)
+    if not 1 <= args.dims <= 1536 or args.k < 1:
+        print("guard_memory: --dims takes 1-1536 and --k at least 1", file=sys.stderr)
+        return 2
+    try:
+        import numpy  # noqa: F401
+    except ModuleNotFoundError:
+        print("guard_memory: needs numpy: pip install numpy", file=sys.stderr)
+        return 2
+    frame = "question"  # the shipped probe's (design 460)
+    embed = gpb.embedder(args.api_base, args.model, None, frame=frame)
+    framed = gpb.Cache(
+        args.cache or gpb.FRAMED_CACHE, args.api_base, f"{args.model}\0{gpb.FRAMES[frame][0]}"
+    )
+    view = gpb.View(framed, "mean")
+
+    def fill(texts: Sequence[str], label: str) -> None:
+        view.fill(texts, embed, label)
+
+    out: dict[str, Any] = {"rounds": list(args.rounds), "dims": args.dims, "k": args.k}
+    try:
+        train = gpb.sample(gpb.training_rows(), args.per_source, args.other)
+        fill([e.text for e in train], "training sample")
+        units = exemplar_units(args.rounds)
+        fill(units, "exemplars")
+        space = Space(view, train, args.dims)
+        mem = Memory(space, units, args.k)
+        thr = mem.thresholds(threshold_sentences(train))
+        out.update(exemplars=len(units), thresholds=thr)
+        if args.loro:
+            out["loro"] = loro(view, space, train, args.rounds, args.k)
+        if args.cost:
+            exclude = {e.text for e in train}
+            groups = {"paragraphs": gpb.ci_paragraphs(args.paragraphs, exclude, args.cost_split)}
+            if args.cost_split == "test":  # the dev CI sentences set the thresholds
+                groups["ci_test"] = ci_sentences()["test"][: args.benign]
+            out["cost"] = cost(view, fill, mem, thr, groups)
+    except ServerError as exc:
+        print(f"guard_memory: {exc}", file=sys.stderr)
+        return 2
+    if args.out:
+        info = {
+            "rounds": list(args.rounds),
+            "split": "dev",
+            "exemplars": len(units),
+            "threshold_sentences": len(threshold_sentences(train)),
+            "sample": {"per_source": args.per_source, "other": args.other},
+        }
+        write(args.out, args.model, mem, thr, info)
+        out["written"] = str(args.out)
+    if args.json:
+        print(json.dumps(out, indent=1))
+        return 0
+    print(
+        f"memory: {len(units)} dev attack units of rounds {args.rounds}, {args.dims} directions, "
+        f"top-{args.k} mean cosine; thresholds "
+        + ", ".join(f"{q}: {v:.3f}" for q, v in thr.items())
+    )
+    if "loro" in out:
+        print("leave one round out, dev attacks as plain rule steps (whole units):")
+        for r, row in [*out["loro"]["rounds"].items(), ("total", out["loro"]["total"])]:
+            print(f"  {r}: " + ", ".join(f"{k_} {v}" for k_, v in row.items()))
+    if "cost" in out:
+        print("real skills' held-out text sent to a person (the route's whole and segments):")
+        for name, row in out["cost"].items():
+            print(f"  {name}: " + ", ".join(f"{k_} {v}" for k_, v in row.items()))
+    if args.out:
+        print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
