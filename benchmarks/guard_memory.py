@@ -126,6 +126,7 @@ class Memory:
 
 def loro(
     vec: Callable[[str], Any],
+    fill: Callable[[Sequence[str], str], None],
     space: Space,
     train: Sequence[g.Example],
     rounds: Sequence[int],
@@ -134,6 +135,8 @@ def loro(
     """Leave one round out on dev rows (module doc)."""
     shipped = probe.shipped()
     sentences = threshold_sentences(train)
+    dev = {r: [e.text for e in g.fresh_rows(r, "dev") if e.label == 1] for r in rounds}
+    fill([u for texts in dev.values() for t in texts for u in gpb.units(t)], "scored rows")
 
     def pscore(text: str) -> float:
         return max(shipped.score(vec(u).astype(float).tolist()) for u in gpb.units(text))
@@ -143,10 +146,8 @@ def loro(
         mem = Memory(space, exemplar_units([q for q in rounds if q != r]), k)
         thr = mem.thresholds(sentences)
         row = {"attacks": 0}
-        for e in g.fresh_rows(r, "dev"):
-            if e.label != 1:
-                continue
-            guard, p, m = gpb.caught(e.text), pscore(e.text), mem.score(e.text)
+        for text in dev[r]:
+            guard, p, m = gpb.caught(text), pscore(text), mem.score(text)
             row["attacks"] += 1
             for q in PERCENTILES:
                 by_probe = guard or p >= shipped.at(q)
@@ -284,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         thr = mem.thresholds(threshold_sentences(train))
         out.update(exemplars=len(units), thresholds=thr)
         if args.loro:
-            out["loro"] = loro(view, space, train, args.rounds, args.k)
+            out["loro"] = loro(view, fill, space, train, args.rounds, args.k)
         if args.cost:
             exclude = {e.text for e in train}
             groups = {"paragraphs": gpb.ci_paragraphs(args.paragraphs, exclude, args.cost_split)}
