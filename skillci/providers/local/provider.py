@@ -3,7 +3,8 @@
 ``local/guard-ngram`` answers the guard's second-opinion prompt with the n-gram classifier of
 :mod:`.ngram` (design 444); ``local/guard-probe`` with the linear probe of :mod:`.probe` over an
 embeddings server's vectors (design 457: the route's ``extra_body`` names ``embeddings_api_base``
-and ``embeddings_model``; ``memory: true`` adds the exemplar memory of design 470). Registered next to ``sim`` by ``skillci.providers.client``.
+and ``embeddings_model``; ``memory: true`` adds the exemplar memory of design 470). Registered
+next to ``sim`` by ``skillci.providers.client``.
 """
 
 from __future__ import annotations
