@@ -1,16 +1,19 @@
 """An exemplar memory beside the probe: attacks of sources the probe never saw (design 470)
 
     python -m benchmarks.guard_memory --api-base http://127.0.0.1:8766/v1 --model NAME
-        [--rounds 14 15 16 17 18 19] [--dims 128] [--k 3] [--loro] [--cost]
-        [--benign 200] [--paragraphs 100] [--out PATH] [--cache PATH] [--json]
+        [--rounds 14 15 16 17 18 19 20] [--dims 128] [--k 3] [--plain] [--loro] [--cost]
+        [--rationales] [--benign 200] [--paragraphs 100] [--out PATH] [--cache PATH] [--json]
 
 ``local/guard-probe`` reads a text through one linear boundary fitted on the sources of its
 training sample; an attack of a new source that lies close to an earlier source's attacks, but
-on the benign side of that boundary, stays missed however the boundary is refitted (design
-467). The memory keeps the **dev** attacks of the held-out rounds (``--rounds``) as exemplars:
-each one sent as a single part (:func:`exemplar_units`), framed as the probe's texts are, its mean vector scaled as the probe's training sample is, projected on that
-sample's ``--dims`` principal directions and normalised. A text's score is the mean cosine of
-its ``--k`` nearest exemplars; the thresholds are the 99th and 95th percentiles of that score
+on the benign side of that boundary, stays missed however the boundary is refitted (design 467).
+The memory keeps the **dev** attacks of the held-out rounds (``--rounds``) as exemplars: each
+one sent as a single part (:func:`exemplar_units`), framed as the probe's texts are, its mean
+vector scaled as the probe's training sample is, projected on that sample's ``--dims`` principal
+directions and normalised. A text's score is the mean cosine of its ``--k`` nearest exemplars
+less the mean cosine of its ``--k`` nearest benign exemplars, the training sample's benign texts
+other than its threshold sentences (design 472: :func:`benign_exemplars`; ``--plain``: no benign
+exemplars, design 470's memory); the thresholds are the 99th and 95th percentiles of that score
 over the training sample's real-skill CI sentences (the probe's threshold sentences; none is an
 exemplar, so no fold is needed). The matrices are rounded to float16 first, and the thresholds
 set on the rounded values, so the shipped file scores as measured here.
@@ -21,7 +24,8 @@ rounds' dev attacks, R's dev attacks scored as a plain rule step by the guard, t
 held-out text: ``--benign`` test CI sentences and ``--paragraphs`` test CI paragraphs, as the
 route scores them (the whole text, and each segment when there are two or more), by the guard
 alone, with the shipped probe, and with the probe and the memory, at the 99th and the 95th.
-``--out`` writes the memory ``local/guard-probe-recall`` reads
+``--rationales``: a patch's own rationales (:func:`own_rationales`, the placement harness's)
+flagged by the probe and by the memory (design 472's first bar). ``--out`` writes the memory ``local/guard-probe-recall`` reads
 (:data:`skillci.providers.local.probe.MEMORY`). Vectors come from the framed cache of
 ``benchmarks.guard_probe`` (:data:`~benchmarks.guard_probe.FRAMED_CACHE`); what is missing is
 embedded through the server. Needs numpy; exit 2 when the server cannot be reached.
@@ -43,8 +47,8 @@ from benchmarks.guard_llm import ServerError
 from benchmarks.guard_round3 import ci_sentences
 from skillci.providers.local import probe
 
-#: the rounds whose dev attacks the shipped memory holds (design 470)
-ROUNDS: tuple[int, ...] = (14, 15, 16, 17, 18, 19)
+#: the rounds whose dev attacks the shipped memory holds (design 470; 20 added by design 472)
+ROUNDS: tuple[int, ...] = (14, 15, 16, 17, 18, 19, 20)
 DIMS = 128
 K = 3
 PERCENTILES = ("0.99", "0.95")
@@ -60,6 +64,44 @@ def exemplar_units(rounds: Sequence[int]) -> list[str]:
         for e in g.fresh_rows(r, "dev"):
             if e.label == 1 and len(gpb.units(e.text)) == 1:
                 out.setdefault(e.text, None)
+    return list(out)
+
+
+def benign_exemplars(train: Sequence[g.Example]) -> list[str]:
+    """Design 472's contrastive candidate: the training sample's benign texts other than the
+    threshold sentences (a threshold sentence's own vector would pull its score down)."""
+    thr = set(threshold_sentences(train))
+    return list(dict.fromkeys(e.text for e in train if e.label == 0 and e.text not in thr))
+
+
+#: an f-string rationale whose fixed text has fewer words is mostly its placeholder: left out
+MIN_WORDS = 5
+#: the fixed rationale of ``benchmarks.guard_public``'s placement patch
+HARNESS_RATIONALE = "students report success too early"
+
+
+def own_rationales() -> list[str]:
+    """The rationales skillci's own detectors write into a diagnosis (string literals passed
+    as ``rationale=`` in ``skillci/analyze/detectors/``, each placeholder filled with 2, those mostly placeholder left out): the
+    text every compiled patch's reason is drawn from, benign by construction."""
+    import ast
+
+    root = Path(probe.__file__).resolve().parents[2] / "analyze" / "detectors"
+    out: dict[str, None] = {}
+    for path in sorted(root.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.keyword) or node.arg != "rationale":
+                continue
+            v = node.value
+            if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                out.setdefault(v.value, None)
+            elif isinstance(v, ast.JoinedStr):
+                fixed = [p.value for p in v.values if isinstance(p, ast.Constant)]
+                if len(" ".join(map(str, fixed)).split()) >= MIN_WORDS:  # not "made {why}."
+                    text = "".join(
+                        p.value if isinstance(p, ast.Constant) else "2" for p in v.values
+                    )
+                    out.setdefault(text, None)
     return list(out)
 
 
@@ -95,28 +137,40 @@ class Space:
 
 class Memory:
     """Exemplars (float16-rounded unit vectors of :class:`Space`) and the top-``k`` mean
-    cosine of a text to them."""
+    cosine of a text to them; with ``benign`` exemplars too (design 472's contrastive
+    candidate), that mean minus the top-``k`` mean cosine to the benign ones."""
 
-    def __init__(self, space: Space, texts: Sequence[str], k: int) -> None:
+    def __init__(
+        self, space: Space, texts: Sequence[str], k: int, benign: Sequence[str] = ()
+    ) -> None:
         import numpy as np
 
-        if len(texts) < k:
+        if len(texts) < k or (benign and len(benign) < k):
             raise ValueError(f"a memory of {len(texts)} exemplars cannot score k={k} neighbours")
         self.space, self.k = space, k
         rows = np.vstack([space.unit(t) for t in texts])
         self.e = rows.astype(np.float16).astype(np.float64)
+        self.b = (
+            np.vstack([space.unit(t) for t in benign]).astype(np.float16).astype(np.float64)
+            if benign
+            else None
+        )
         self.size = len(texts)
 
     def score(self, text: str) -> float:
-        """The highest over the text's units of the mean cosine of the ``k`` nearest."""
+        """The highest over the text's units of the mean cosine of the ``k`` nearest (less
+        the benign exemplars' when there are some)."""
         import numpy as np
 
-        best = -1.0
+        best = -2.0 if self.b is not None else -1.0
         for u in gpb.units(text):
             z = self.space.unit(u)
             if not z.any():
                 continue
-            best = max(best, float(np.sort(self.e @ z)[-self.k :].mean()))
+            s = float(np.sort(self.e @ z)[-self.k :].mean())
+            if self.b is not None:
+                s -= float(np.sort(self.b @ z)[-self.k :].mean())
+            best = max(best, s)
         return best
 
     def thresholds(self, sentences: Sequence[str]) -> dict[str, float]:
@@ -131,6 +185,7 @@ def loro(
     train: Sequence[g.Example],
     rounds: Sequence[int],
     k: int,
+    benign: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Leave one round out on dev rows (module doc)."""
     shipped = probe.shipped()
@@ -143,7 +198,7 @@ def loro(
 
     per_round: dict[str, dict[str, int]] = {}
     for r in rounds:
-        mem = Memory(space, exemplar_units([q for q in rounds if q != r]), k)
+        mem = Memory(space, exemplar_units([q for q in rounds if q != r]), k, benign)
         thr = mem.thresholds(sentences)
         row = {"attacks": 0}
         for text in dev[r]:
@@ -202,6 +257,34 @@ def cost(
     return out
 
 
+def rationales(
+    vec: Callable[[str], Any],
+    fill: Callable[[Sequence[str], str], None],
+    mem: Memory,
+    thr: dict[str, float],
+) -> dict[str, Any]:
+    """Design 472's first bar: a patch's own rationales (the placement harness's and
+    skillci's detectors', :func:`own_rationales`) flagged by the shipped probe and by the
+    memory, each text whole and in its segments as the route reads it."""
+    shipped = probe.shipped()
+    texts = [HARNESS_RATIONALE, *own_rationales()]
+    pieces = {t: [t, *(s for s in probe.segments(t) if s != t)] for t in texts}
+    fill([p for ps in pieces.values() for p in ps], "rationales")
+    out: dict[str, Any] = {"texts": len(texts)}
+    for q in PERCENTILES:
+        by_probe = [
+            t
+            for t in texts
+            if max(shipped.score(vec(p).astype(float).tolist()) for p in pieces[t]) >= shipped.at(q)
+        ]
+        by_memory = [t for t in texts if mem.score(t) >= thr[q]]
+        out[f"probe@{q}"] = len(by_probe)
+        out[f"memory@{q}"] = len(by_memory)
+        out[f"memory_only@{q}"] = sorted(set(by_memory) - set(by_probe))
+    out["harness"] = round(mem.score(HARNESS_RATIONALE), 4)
+    return out
+
+
 def write(path: Path, model: str, mem: Memory, thr: dict[str, float], info: dict[str, Any]) -> None:
     """The memory file :class:`skillci.providers.local.probe.Memory` reads."""
     dims, width = mem.space.p.shape
@@ -216,6 +299,7 @@ def write(path: Path, model: str, mem: Memory, thr: dict[str, float], info: dict
         "projection": probe.pack16(mem.space.p.ravel().tolist()),
         "offset": probe.pack16(mem.space.c.tolist()),
         "exemplars": probe.pack16(mem.e.ravel().tolist()),
+        "benign": probe.pack16(mem.b.ravel().tolist()) if mem.b is not None else "",
         "thresholds": thr,
         "trained_on": info,
     }
@@ -240,6 +324,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--k", type=int, default=K, help="nearest exemplars averaged")
     ap.add_argument("--per-source", type=int, default=80, help="the probe's sample (export's)")
     ap.add_argument("--other", type=int, default=600, help="the probe's sample (export's)")
+    ap.add_argument(
+        "--plain",
+        action="store_true",
+        help="design 470's memory: attacks only, no benign exemplars (design 472's candidate A)",
+    )
+    ap.add_argument(
+        "--rationales",
+        action="store_true",
+        help="a patch's own rationales flagged (the harness's and skillci's detectors')",
+    )
     ap.add_argument("--loro", action="store_true", help="leave one round out on dev rows")
     ap.add_argument(
         "--cost", action="store_true", help="real skills' test CI text sent to a person"
@@ -274,18 +368,26 @@ def main(argv: list[str] | None = None) -> int:
     def fill(texts: Sequence[str], label: str) -> None:
         view.fill(texts, embed, label)
 
-    out: dict[str, Any] = {"rounds": list(args.rounds), "dims": args.dims, "k": args.k}
+    out: dict[str, Any] = {
+        "rounds": list(args.rounds),
+        "dims": args.dims,
+        "k": args.k,
+        "contrast": not args.plain,
+    }
     try:
         train = gpb.sample(gpb.training_rows(), args.per_source, args.other)
         fill([e.text for e in train], "training sample")
         units = exemplar_units(args.rounds)
         fill(units, "exemplars")
         space = Space(view, train, args.dims)
-        mem = Memory(space, units, args.k)
+        benign = [] if args.plain else benign_exemplars(train)
+        mem = Memory(space, units, args.k, benign)
         thr = mem.thresholds(threshold_sentences(train))
         out.update(exemplars=len(units), thresholds=thr)
         if args.loro:
-            out["loro"] = loro(view, fill, space, train, args.rounds, args.k)
+            out["loro"] = loro(view, fill, space, train, args.rounds, args.k, benign)
+        if args.rationales:
+            out["rationales"] = rationales(view, fill, mem, thr)
         if args.cost:
             exclude = {e.text for e in train}
             groups = {"paragraphs": gpb.ci_paragraphs(args.paragraphs, exclude, args.cost_split)}
@@ -300,6 +402,7 @@ def main(argv: list[str] | None = None) -> int:
             "rounds": list(args.rounds),
             "split": "dev",
             "exemplars": len(units),
+            "benign": len(benign),
             "threshold_sentences": len(threshold_sentences(train)),
             "sample": {"per_source": args.per_source, "other": args.other},
         }
@@ -317,6 +420,10 @@ def main(argv: list[str] | None = None) -> int:
         print("leave one round out, dev attacks as plain rule steps (whole units):")
         for r, row in [*out["loro"]["rounds"].items(), ("total", out["loro"]["total"])]:
             print(f"  {r}: " + ", ".join(f"{k_} {v}" for k_, v in row.items()))
+    if "rationales" in out:
+        print("a patch's own rationales sent to a person:")
+        for key, v in out["rationales"].items():
+            print(f"  {key}: {v}")
     if "cost" in out:
         print("real skills' held-out text sent to a person (the route's whole and segments):")
         for name, row in out["cost"].items():

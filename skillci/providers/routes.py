@@ -244,10 +244,9 @@ BUILTIN_ROUTES: dict[str, ModelRoute] = {
         "local/guard-probe",
         "learned-probe-guard",
         "local/guard-probe with an exemplar memory of later public sources' dev attacks beside "
-        "it: a text near three of them is flagged too (designs 470, 471); opt-in: beside about "
-        "1% of real skills' CI sentences it flags short generic ones such as a patch's "
-        "rationale.",
-        revision="probe-v3+memory-v1",
+        "it: a text nearer three of them than three benign texts of the probe's sample is "
+        "flagged too (designs 470-472); opt-in, measured on dev rows only.",
+        revision="probe-v3+memory-v2",
         params={"extra_body": {"memory": True}},
     ),
 }

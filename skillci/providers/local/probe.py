@@ -44,7 +44,8 @@ from typing import Any
 WEIGHTS = Path(__file__).with_name("guard_probe.json.gz")
 #: the exemplar memory ``local/guard-probe-recall`` reads beside the probe (design 470)
 MEMORY = Path(__file__).with_name("guard_probe_memory.json.gz")
-MEMORY_VERSION = 1
+#: 2: benign exemplars beside the attacks, a text scored on the difference (design 472)
+MEMORY_VERSION = 2
 #: 2: the weights carry the frame each text is sent in (design 460); 1 read bare texts
 WEIGHTS_VERSION = 2
 #: where the text goes in a frame
@@ -248,9 +249,11 @@ class Probe:
 class Memory:
     """Attacks the probe was not fitted on, kept as exemplars (design 470): a text's score is
     the mean cosine of its :attr:`k` nearest exemplars, in a few directions of the probe's
-    scaled vector space (:attr:`projection`, the scaling folded in, minus :attr:`offset`).
-    Its thresholds are percentiles of that score over real skills' CI sentences, as the
-    probe's are."""
+    scaled vector space (:attr:`projection`, the scaling folded in, minus :attr:`offset`),
+    less the mean cosine of its :attr:`k` nearest :attr:`benign` exemplars when there are
+    some (design 472: a patch's own rationale about reporting success lies near attacks that
+    order it, and nearer still to benign text). Its thresholds are percentiles of that score
+    over real skills' CI sentences, as the probe's are."""
 
     embedding_model: str
     frame: str | None
@@ -262,6 +265,8 @@ class Memory:
     exemplars: tuple[tuple[float, ...], ...]
     thresholds: dict[str, float]
     trained_on: dict[str, Any]
+    #: unit vectors of benign texts in the same space (design 472); none: the plain memory
+    benign: tuple[tuple[float, ...], ...] = ()
 
     @classmethod
     def load(cls, path: Path) -> Memory:
@@ -279,6 +284,9 @@ class Memory:
             raise ValueError(f"{path}: projection must be {dims} x {width} with {dims} offsets")
         if not ex or len(ex) % dims or not 1 <= k <= len(ex) // dims:
             raise ValueError(f"{path}: exemplars must be rows of {dims} values, at least k={k}")
+        bn = unpack16(data["benign"]) if data.get("benign") else []
+        if len(bn) % dims or (bn and not k <= len(bn) // dims):
+            raise ValueError(f"{path}: benign must be rows of {dims} values, at least k={k}")
         frame = data.get("frame")
         if frame is not None and (not isinstance(frame, str) or frame.count(SLOT) != 1):
             raise ValueError(f"{path}: frame must be a string holding {SLOT} once, or null")
@@ -289,6 +297,7 @@ class Memory:
             projection=tuple(tuple(flat[i : i + width]) for i in range(0, len(flat), width)),
             offset=offset,
             exemplars=tuple(tuple(ex[i : i + dims]) for i in range(0, len(ex), dims)),
+            benign=tuple(tuple(bn[i : i + dims]) for i in range(0, len(bn), dims)),
             thresholds={str(key): float(v) for key, v in data["thresholds"].items()},
             trained_on=dict(data.get("trained_on") or {}),
         )
@@ -301,8 +310,9 @@ class Memory:
         return self.thresholds[key]
 
     def score(self, vector: Sequence[float]) -> float:
-        """The mean cosine of ``vector``'s :attr:`k` nearest exemplars (-1.0 for a vector
-        the projection maps to zero)."""
+        """The mean cosine of ``vector``'s :attr:`k` nearest exemplars, less that of its
+        :attr:`k` nearest benign ones if the memory has some (-1.0, or -2.0 with benign
+        exemplars, for a vector the projection maps to zero)."""
         width = len(self.projection[0])
         if len(vector) != width:
             raise ProbeError(
@@ -315,8 +325,13 @@ class Memory:
         ]
         norm = math.sqrt(sum(x * x for x in z))
         if not norm:
-            return -1.0
-        sims = sorted(float(sum(map(operator.mul, e, z))) / norm for e in self.exemplars)
+            return -2.0 if self.benign else -1.0
+        return self._top(self.exemplars, z, norm) - (
+            self._top(self.benign, z, norm) if self.benign else 0.0
+        )
+
+    def _top(self, rows: tuple[tuple[float, ...], ...], z: list[float], norm: float) -> float:
+        sims = sorted(float(sum(map(operator.mul, e, z))) / norm for e in rows)
         return sum(sims[-self.k :]) / self.k
 
 
@@ -350,7 +365,7 @@ def classifier(
     """One field's text -> (category, reason), as :func:`.ngram.classify`: ``other`` when the
     probe's score of the whole text, or of one of its :func:`segments` (scored only when the
     whole is below the threshold and there are two or more), reaches the threshold, else
-    ``none``. With ``memory`` (designs 470, 471), a text whose :class:`Memory` score reaches
+    ``none``. With ``memory`` (designs 470-472), a text whose :class:`Memory` score reaches
     the memory's threshold at the same percentile is flagged too: the whole text only, never
     a segment (each sentence is one more chance to land near an attack). The served model is
     checked first; each text is sent inside the probe's frame."""
@@ -370,7 +385,8 @@ def classifier(
         if mem is not None and (m := mem.score(vec)) >= mthr:
             return "other", (
                 f"memory score {m:.3f} at or above {mthr:.3f}: near {mem.k} attacks of earlier "
-                f"sources (probe score {s:.2f}; {probe.embedding_model})"
+                f"sources{' (less its nearest benign texts)' if mem.benign else ''} "
+                f"(probe score {s:.2f}; {probe.embedding_model})"
             )
         parts = segments(text)
         if len(parts) < 2:  # one sentence: the whole text was it

@@ -4,6 +4,7 @@ against a loopback embeddings server (the network boundary)."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -47,7 +48,7 @@ def test_the_memory_is_built_scored_leave_one_round_out_and_written(
     out = tmp_path / "memory.json.gz"
     argv = ["--model", "m", "--rounds", "15", "19", "--dims", "8", "--k", "3"]
     argv += ["--per-source", "2", "--other", "0", "--cache", str(tmp_path / "v.jsonl")]
-    argv += ["--loro", "--out", str(out), "--json"]
+    argv += ["--loro", "--rationales", "--out", str(out), "--json"]
     with FakeOpenAI(["unused"], embeddings=_vec) as server:
         assert gm.main([*argv, "--api-base", server.base_url]) == 0
         asked = [b["input"][0] for b in server.requests]
@@ -65,8 +66,15 @@ def test_the_memory_is_built_scored_leave_one_round_out_and_written(
     mem = probe.Memory.load(out)
     assert len(mem.exemplars) == len(units) and (len(mem.projection), mem.k) == (8, 3)
     assert mem.thresholds == got["thresholds"] and mem.trained_on["rounds"] == [15, 19]
-    # an exemplar's own vector is among its nearest: its score is at least 1/k of a self-match
+    # design 472: the probe's benign sample beside the attacks, and a patch's own rationales
+    assert got["contrast"] and len(mem.benign) == mem.trained_on["benign"] > 0
+    assert got["rationales"]["texts"] == 1 + len(gm.own_rationales())
+    # an exemplar's own vector is among its nearest: its score is at least 1/k of a self-match;
+    # the memory's score is that less the same mean over the benign exemplars
     cache = gpb.Cache(tmp_path / "v.jsonl", server.base_url, "m\0frame-v1")
     v = gpb.pick(cache(units[0]), "mean").astype(float).tolist()
-    assert mem.score(v) > 0.3
+    plain = dataclasses.replace(mem, benign=())
+    benign_only = dataclasses.replace(mem, exemplars=mem.benign, benign=())
+    assert plain.score(v) > 0.3
+    assert mem.score(v) == pytest.approx(plain.score(v) - benign_only.score(v), abs=1e-9)
     assert gm.main(["--api-base", server.base_url, "--dims", "0"]) == 2

@@ -1,4 +1,4 @@
-"""The exemplar memory beside the probe (design 470): the file ``benchmarks.guard_memory``
+"""The exemplar memory beside the probe (designs 470, 472): the file ``benchmarks.guard_memory``
 writes is scored by the pure-Python reader as NumPy scored it when the thresholds were set,
 the shipped memory holds the dev attacks it says it holds, and ``local/guard-probe-recall``
 flags a text near the exemplars that the probe passes (caution only), against a loopback
@@ -10,6 +10,7 @@ import gzip
 import json
 import math
 import random
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 
 from benchmarks import guard_memory as gm
 from benchmarks import guard_ngram as g
+from benchmarks import guard_probe as gpb
 from benchmarks import guard_public as gp
 from benchmarks import guard_round3 as gr
 from skillci.flows.guard_model import GuardModel
@@ -73,14 +75,28 @@ def test_the_file_scores_in_pure_python_as_numpy_set_its_thresholds(tmp_path: Pa
         loaded.at("0.5")
     with pytest.raises(ValueError, match="cannot score k=3"):
         gm.Memory(space, ["one", "two"], k=3)
+    # with benign exemplars (design 472): the attack cosine less the benign one, as NumPy has it
+    cmem = gm.Memory(space, [f"attack exemplar {i}" for i in range(20)], 3, ["x 1", "x 2", "x 3"])
+    cthr = cmem.thresholds(gm.threshold_sentences(train))
+    gm.write(path, "m", cmem, cthr, {"rounds": [1]})
+    contrast = probe.Memory.load(path)
+    assert len(contrast.benign) == 3 and contrast.exemplars == loaded.exemplars
+    for text in ("attack probe 1", "benign 1", "x 1"):
+        got = contrast.score(vec(text).tolist())
+        assert got == pytest.approx(cmem.score(text), abs=1e-9)
+    # a benign exemplar's own text loses its nearness to the attacks
+    own = contrast.score(vec("x 1").tolist())
+    assert own < loaded.score(vec("x 1").tolist()) - 0.3
 
 
 def test_a_memory_file_that_does_not_read_is_refused(tmp_path: Path) -> None:
     data = json.loads(gzip.decompress(probe.MEMORY.read_bytes()))
     bad = tmp_path / "m.json.gz"
     for key, value, msg in (
-        ("version", 2, "exemplar memory of version 1 expected"),
-        ("kind", "linear-probe", "exemplar memory of version 1 expected"),
+        ("version", 1, "exemplar memory of version 2 expected"),
+        ("kind", "linear-probe", "exemplar memory of version 2 expected"),
+        ("benign", probe.pack16([0.0] * 5), "benign must be rows of 128"),
+        ("benign", probe.pack16([0.0] * 256), "benign must be rows of 128 values, at least k=3"),
         ("offset", probe.pack16([0.0]), "projection must be 128 x 1536"),
         ("exemplars", probe.pack16([0.0] * 5), "exemplars must be rows of 128"),
         ("k", 100_000, "at least k=100000"),
@@ -91,26 +107,34 @@ def test_a_memory_file_that_does_not_read_is_refused(tmp_path: Path) -> None:
             probe.Memory.load(bad)
 
 
-def test_the_shipped_memory_holds_the_dev_attacks_of_rounds_14_to_19() -> None:
+def test_the_shipped_memory_holds_dev_attacks_and_the_probes_benign_sample() -> None:
     mem = probe.shipped_memory()
     p = probe.shipped()
     assert (mem.embedding_model, mem.frame) == (p.embedding_model, p.frame)
     assert (mem.k, len(mem.projection), len(mem.projection[0])) == (3, 128, len(p.weights))
-    assert mem.trained_on["rounds"] == list(gm.ROUNDS) and mem.trained_on["split"] == "dev"
+    assert mem.trained_on["rounds"] == list(gm.ROUNDS) == list(range(14, 21))
+    assert mem.trained_on["split"] == "dev"
     units = gm.exemplar_units(gm.ROUNDS)
     assert len(mem.exemplars) == len(units) == mem.trained_on["exemplars"]
-    # dev attacks only: no test row, no legitimate row, no row of round 20 (its held-out round)
+    # dev attacks only: no test row, no legitimate row, no row of a later round
+    later = [r for r in gr.ROUNDS if r > max(gm.ROUNDS)]
     test_or_legit = {
-        u
-        for r in (*gm.ROUNDS, 20)
+        e.text
+        for r in (*gm.ROUNDS, *later)
         for sp in ("dev", "test")
         for e in g.fresh_rows(r, sp)
-        if sp == "test" or e.label == 0 or r == 20
-        for u in (e.text,)
+        if sp == "test" or e.label == 0 or r in later
     }
     assert not set(units) & test_or_legit
+    # design 472: the probe's benign training texts, none a threshold sentence or an attack
+    size = mem.trained_on["sample"]
+    train = gpb.sample(gpb.training_rows(), size["per_source"], size["other"])
+    benign = gm.benign_exemplars(train)
+    assert len(mem.benign) == len(benign) == mem.trained_on["benign"] > 500
+    assert not set(benign) & set(gm.threshold_sentences(train))
+    assert not set(benign) & ({e.text for e in train if e.label == 1} | test_or_legit)
     assert 0 < mem.at("0.95") < mem.at(None) < 1
-    assert 20 in gr.UNTUNED and 20 not in gm.ROUNDS
+    assert set(later) <= set(gr.UNTUNED)
 
 
 def _orthogonal(w: list[float], seed: int) -> list[float]:
@@ -128,8 +152,8 @@ def test_the_recall_route_flags_a_text_near_the_exemplars_the_probe_passes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh: None
 ) -> None:
     """A memory of two directions orthogonal to the probe's weights: along the first lie the
-    exemplars. ATTACK's vector moves along it (memory score 1), BENIGN's along the second
-    (score 0); both are far below the probe's threshold. The default route passes both; the
+    exemplars, along the second the benign exemplars. ATTACK's vector moves along the first
+    (memory score 1 - 0), BENIGN's along the second (score 0 - 1); both are far below the probe's threshold. The default route passes both; the
     recall route flags ATTACK only and never turns a rejection into a pass."""
     p = probe.shipped()
     w = list(p.weights)
@@ -146,6 +170,7 @@ def test_the_recall_route_flags_a_text_near_the_exemplars_the_probe_passes(
         "projection": probe.pack16([*u1, *u2]),
         "offset": probe.pack16([0.0, 0.0]),
         "exemplars": probe.pack16([1.0, 0.0] * 3),
+        "benign": probe.pack16([0.0, 1.0] * 3),  # design 472: BENIGN lies on them
         "thresholds": {"0.99": 0.9, "0.95": 0.8},
         "trained_on": {"rounds": [1]},
     }
@@ -184,7 +209,10 @@ def test_the_recall_route_flags_a_text_near_the_exemplars_the_probe_passes(
     flagged = [f for f in op.fields if f.verdict == "flag"]
     assert op.verdict == "needs-approval" and len(flagged) == 1
     reason = flagged[0].reason or ""
-    assert "memory score 1.000 at or above 0.900" in reason and "near 3 attacks" in reason
+    # 1 less the benign cosine, which the base vector's own small parts keep near zero
+    assert re.search(r"memory score (0\.99\d|1\.0[0-2]\d) at or above 0\.900", reason), reason
+    assert "near 3 attacks" in reason
+    assert "less its nearest benign texts" in reason
     with pytest.raises(ValueError, match="extra_body memory must be true or false, not 'yes'"):
         respond(
             "local/guard-probe",
