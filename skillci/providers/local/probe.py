@@ -71,29 +71,46 @@ class ProbeError(RuntimeError):
     the weights need. A measurement that failed, never a pass."""
 
 
+#: struct codes of the packed vectors: float32 (the weights), float16 (the memory's matrices)
+_WIDTH = {"f": 4, "e": 2}
+
+
+def _pack(values: Sequence[float], code: str) -> str:
+    return base64.b64encode(struct.pack(f"<{len(values)}{code}", *values)).decode()
+
+
+def _unpack(data: str, code: str, what: str) -> list[float]:
+    raw, width = base64.b64decode(data, validate=True), _WIDTH[code]
+    if len(raw) % width:
+        raise ValueError(f"{what}'s length is not a multiple of {width} bytes")
+    return list(struct.unpack(f"<{len(raw) // width}{code}", raw))
+
+
 def pack(values: Sequence[float]) -> str:
     """float32 little-endian, base64 (the weights file's vectors)."""
-    return base64.b64encode(struct.pack(f"<{len(values)}f", *values)).decode()
+    return _pack(values, "f")
 
 
 def unpack(data: str) -> list[float]:
-    raw = base64.b64decode(data, validate=True)
-    if len(raw) % 4:
-        raise ValueError("a vector's length is not a multiple of 4 bytes")
-    return list(struct.unpack(f"<{len(raw) // 4}f", raw))
+    return _unpack(data, "f", "a vector")
 
 
 def pack16(values: Sequence[float]) -> str:
     """float16 little-endian, base64 (the memory's matrices: half the size, and the memory
     is scored, and its thresholds set, on the rounded values)."""
-    return base64.b64encode(struct.pack(f"<{len(values)}e", *values)).decode()
+    return _pack(values, "e")
 
 
 def unpack16(data: str) -> list[float]:
-    raw = base64.b64decode(data, validate=True)
-    if len(raw) % 2:
-        raise ValueError("a float16 matrix's length is not a multiple of 2 bytes")
-    return list(struct.unpack(f"<{len(raw) // 2}e", raw))
+    return _unpack(data, "e", "a float16 matrix")
+
+
+def _threshold(thresholds: dict[str, float], percentile: str | None, what: str) -> float:
+    key = percentile or "0.99"
+    if key not in thresholds:
+        known = ", ".join(sorted(thresholds))
+        raise ValueError(f"no {what} at percentile {key!r}; known: {known}")
+    return thresholds[key]
 
 
 def _flat(v: Any) -> bool:
@@ -209,11 +226,7 @@ class Probe:
         )
 
     def at(self, percentile: str | None) -> float:
-        key = percentile or "0.99"
-        if key not in self.thresholds:
-            known = ", ".join(sorted(self.thresholds))
-            raise ValueError(f"no threshold at percentile {key!r}; known: {known}")
-        return self.thresholds[key]
+        return _threshold(self.thresholds, percentile, "threshold")
 
     def score(self, vector: Sequence[float]) -> float:
         if len(vector) != len(self.weights):
@@ -303,11 +316,7 @@ class Memory:
         )
 
     def at(self, percentile: str | None) -> float:
-        key = percentile or "0.99"
-        if key not in self.thresholds:
-            known = ", ".join(sorted(self.thresholds))
-            raise ValueError(f"no memory threshold at percentile {key!r}; known: {known}")
-        return self.thresholds[key]
+        return _threshold(self.thresholds, percentile, "memory threshold")
 
     def score(self, vector: Sequence[float]) -> float:
         """The mean cosine of ``vector``'s :attr:`k` nearest exemplars, less that of its

@@ -101,6 +101,7 @@ def test_a_memory_file_that_does_not_read_is_refused(tmp_path: Path) -> None:
         ("exemplars", probe.pack16([0.0] * 5), "exemplars must be rows of 128"),
         ("k", 100_000, "at least k=100000"),
         ("frame", "no slot", "frame must be a string holding"),
+        ("exemplars", "AAAA", "a float16 matrix's length is not a multiple of 2 bytes"),
     ):
         bad.write_bytes(gzip.compress(json.dumps({**data, key: value}).encode()))
         with pytest.raises(ValueError, match=msg):
