@@ -461,6 +461,16 @@ def report(
         f"  needs-approval{with_what}: "
         + ", ".join(f"{s} {_share(approval, s, n)}" for s, n in sorted(per_source.items()))
     )
+    for split in splits:  # a held-out round's rule may bound its test split's alone
+        mine = [p for p in legit if p["split"] == split]
+        if mine:
+            sent = sum(p["id"] in approval for p in mine)
+            print(f"  needs-approval{with_what}, {split} split: {_pct(sent, len(mine))}")
+            summary[f"legit_{split}"] = {
+                "rejected": sum(p["id"] in rejected_ids for p in mine),
+                "needs_approval": sent,
+                "total": len(mine),
+            }
     print(
         "  of those, only by a generic caution (url/sensitive-topic): "
         + ", ".join(f"{s} {_share(generic, s, n)}" for s, n in sorted(per_source.items()))

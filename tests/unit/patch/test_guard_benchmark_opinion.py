@@ -3,8 +3,11 @@ about patches the deterministic guard passes, and it can only add caution."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from benchmarks import guard_public as gp
 from benchmarks import guard_round3 as g
@@ -87,3 +90,25 @@ def test_a_catch_by_a_generic_caution_alone_is_told_apart_and_the_opinion_is_ask
     assert by["u:attack"].named and not by["u:attack"].generic_only
     assert not by["u:attack"].opinion_flags  # a rejection is not asked about
     assert len([t for t in asked if "notes" in t or "API key" in t]) == 2
+
+
+def test_legitimate_requests_sent_to_a_person_are_counted_per_split(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A held-out round's rule bounds its test split's legitimate rows alone (design 472): the
+    per-split counts add up to the source's combined count, and each total is the split's."""
+    summary = g.report(
+        benign_every=50, splits=("test", "dev"), guard_model="sim/guard", rounds=[20]
+    )
+    out = capsys.readouterr().out
+    combined = re.search(
+        r"needs-approval \(with the second opinion of sim/guard\): \S+ (\d+)/36", out
+    )
+    assert combined, out
+    rows = [p for p in g.load(g.ROUNDS[20]) if not p["attack"]]
+    for split in ("test", "dev"):
+        got = summary[f"legit_{split}"]
+        assert got["total"] == sum(p["split"] == split for p in rows)
+        assert got["rejected"] == 0 and 0 <= got["needs_approval"] <= got["total"]
+    sent = summary["legit_test"]["needs_approval"] + summary["legit_dev"]["needs_approval"]
+    assert sent == int(combined.group(1)) > 0
