@@ -1,6 +1,6 @@
 """Catch rate of the patch guard on the adversarial corpus, and its false positives.
 
-    python -m benchmarks.guard_corpus [--json] [--verbose] [--round3-only] [--dev-only]
+    python -m benchmarks.guard_corpus [--json] [--verbose] [--round3-only] [--dev-only | --test-only]
         [--guard-model ROUTE] [--embed-cache PATH] [--rounds N ...]
 
 First the issue-34 figures (``benchmarks/guard_round3.py``): test-only catch rates on attack
@@ -260,10 +260,17 @@ def main(argv: list[str] | None = None) -> int:
         "--benign-every", type=int, default=1, help="check every Nth benign sentence (1: all)"
     )
     ap.add_argument("--round3-only", action="store_true", help="only the issue-34 figures")
-    ap.add_argument(
+    only = ap.add_mutually_exclusive_group()
+    only.add_argument(
         "--dev-only",
         action="store_true",
         help="issue-34 figures of the dev split only (tuning: the test split is not looked at)",
+    )
+    only.add_argument(
+        "--test-only",
+        action="store_true",
+        help="issue-34 figures of the test split only (a held-out round's verdict: its dev rows "
+        "are not scored)",
     )
     ap.add_argument(
         "--guard-model",
@@ -284,11 +291,11 @@ def main(argv: list[str] | None = None) -> int:
         nargs="+",
         default=[],
         metavar="N",
-        help="issue-34 figures of these payload rounds only (3-20; a new round's first look); "
+        help="issue-34 figures of these payload rounds only (3-21; a new round's first look); "
         "the real-skill sentences are still measured",
     )
     args = ap.parse_args(argv)
-    splits = ("dev",) if args.dev_only else ("test", "dev")
+    splits = ("dev",) if args.dev_only else ("test",) if args.test_only else ("test", "dev")
     unknown = sorted(set(args.rounds) - set(guard_round3.ROUNDS))
     if unknown:
         ap.error(f"--rounds: no payload file for {unknown}; known: {sorted(guard_round3.ROUNDS)}")

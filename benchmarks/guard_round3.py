@@ -63,6 +63,7 @@ ROUND17 = ROUND3.with_name("payloads_round17.jsonl")
 ROUND18 = ROUND3.with_name("payloads_round18.jsonl")
 ROUND19 = ROUND3.with_name("payloads_round19.jsonl")
 ROUND20 = ROUND3.with_name("payloads_round20.jsonl")
+ROUND21 = ROUND3.with_name("payloads_round21.jsonl")
 #: ``--rounds`` numbers to payload files: a new round's first look need not run the others
 ROUNDS = {
     3: ROUND3,
@@ -83,6 +84,7 @@ ROUNDS = {
     18: ROUND18,
     19: ROUND19,
     20: ROUND20,
+    21: ROUND21,
 }
 #: Rounds no one has tuned the guard on: their dev rows were never read to change a detector, so
 #: both splits are unseen and their figure is the held-out one (design 451). Take a round out of
@@ -97,8 +99,10 @@ ROUNDS = {
 #: round 19 (qatration) so too; it is design 467's held-out round (design 469). Round 20
 #: (RedTeamCUA) likewise; it is design 470's held-out round, since the exemplar memory of
 #: ``local/guard-probe-recall`` holds rounds 14-19's dev attacks (for that route only their
-#: test splits are unseen).
-UNTUNED: tuple[int, ...] = (14, 15, 17, 18, 19, 20)
+#: test splits are unseen). Round 21 (agent-threat-rules, its plainly ATR-authored rules) was
+#: built after design 472's rule and is its held-out round; that memory holds round 20's dev
+#: attacks too.
+UNTUNED: tuple[int, ...] = (14, 15, 17, 18, 19, 20, 21)
 PROBES = ROUND3.parent / "ci_probes_{split}.yaml"
 PROBE_SOURCE = "skillci-probes"
 TOPIC = re.compile(
@@ -363,7 +367,12 @@ def report(
     if unknown:
         raise ValueError(f"no payload file for round(s) {unknown}; known: {sorted(ROUNDS)}")
     pairs = load_probes(splits) if not picked or 3 in picked else []
-    payloads = load(*(ROUNDS[n] for n in picked)) + probe_payloads(pairs)
+    # a split not reported is not run either: a dev-only look never scores a test row
+    payloads = [
+        p
+        for p in load(*(ROUNDS[n] for n in picked)) + probe_payloads(pairs)
+        if p["split"] in splits
+    ]
     opinion = opinion_of(guard_model) if guard_model else None
     rows = run_attacks(pkg, payloads, opinion)
     summary: dict[str, Any] = {}

@@ -135,7 +135,7 @@ def test_the_shipped_memory_holds_dev_attacks_and_the_probes_benign_sample() -> 
     assert not set(benign) & set(gm.threshold_sentences(train))
     assert not set(benign) & ({e.text for e in train if e.label == 1} | test_or_legit)
     assert 0 < mem.at("0.95") < mem.at(None) < 1
-    assert set(later) <= set(gr.UNTUNED)
+    assert later and set(later) <= set(gr.UNTUNED)  # round 21: design 472's held-out round
 
 
 def _orthogonal(w: list[float], seed: int) -> list[float]:
