@@ -294,13 +294,27 @@ def main(argv: list[str] | None = None) -> int:
         help="issue-34 figures of these payload rounds only (3-21; a new round's first look); "
         "the real-skill sentences are still measured",
     )
+    ap.add_argument(
+        "--without-near-earlier",
+        action="store_true",
+        help="leave out the rows of --rounds that lie near an earlier round's "
+        "(guard_round3.near_earlier: a re-packed text)",
+    )
     args = ap.parse_args(argv)
     splits = ("dev",) if args.dev_only else ("test",) if args.test_only else ("test", "dev")
     unknown = sorted(set(args.rounds) - set(guard_round3.ROUNDS))
     if unknown:
         ap.error(f"--rounds: no payload file for {unknown}; known: {sorted(guard_round3.ROUNDS)}")
     stores = route_cache.install(args.embed_cache) if args.embed_cache else {}
-    guard_round3.report(args.verbose, args.benign_every, splits, args.guard_model, args.rounds)
+    leave_out: set[str] = set()
+    if args.without_near_earlier:
+        if not args.rounds:
+            ap.error("--without-near-earlier needs --rounds")
+        leave_out = {i for n in args.rounds for i in guard_round3.near_earlier(n)}
+        print(f"left out: {len(leave_out)} rows near an earlier round's")
+    guard_round3.report(
+        args.verbose, args.benign_every, splits, args.guard_model, args.rounds, leave_out
+    )
     for (base, name), store in stores.items():
         print(
             f"embed cache {args.embed_cache} ({base}, {name}): {store.hits} read, "

@@ -137,6 +137,36 @@ def load(*paths: Path) -> list[dict[str, Any]]:
     return out
 
 
+#: a word-set Jaccard at or above this with an earlier round's row: the same text re-packed
+NEAR_JACCARD = 0.7
+#: an earlier row at least this long found inside a row: re-packed with more around it
+NEAR_MIN_CHARS = 20
+
+
+def near_earlier(n: int) -> set[str]:
+    """The ids of round ``n``'s rows that lie near a row of an earlier round (lowercased,
+    stripped): equal to one, contained in one, containing one of :data:`NEAR_MIN_CHARS` or more
+    characters, or of word-set Jaccard :data:`NEAR_JACCARD` or more with one. A publisher may
+    re-pack a used corpus without saying so (round 21, design 472); its figure without these
+    rows says what the new texts alone give."""
+    earlier = [
+        str(p["text"]).strip().lower() for r in sorted(ROUNDS) if r < n for p in load(ROUNDS[r])
+    ]
+    words = [frozenset(t.split()) for t in earlier]
+    out = set()
+    for p in load(ROUNDS[n]):
+        t = str(p["text"]).strip().lower()
+        w = frozenset(t.split())
+        if any(
+            t in e
+            or (len(e) >= NEAR_MIN_CHARS and e in t)
+            or (w and len(w & ew) >= NEAR_JACCARD * len(w | ew))
+            for e, ew in zip(earlier, words, strict=True)
+        ):
+            out.add(str(p["id"]))
+    return out
+
+
 def load_probes(splits: Iterable[str], pattern: str = str(PROBES)) -> list[dict[str, Any]]:
     """The probe pairs of ``splits`` only: one file per split, no other file is opened."""
     out = []
@@ -356,8 +386,10 @@ def report(
     splits: tuple[str, ...] = ("test", "dev"),
     guard_model: str | None = None,
     rounds: Iterable[int] = (),
+    leave_out: Iterable[str] = (),
 ) -> dict[str, Any]:
     """Print the figures of ``splits``; ``("dev",)`` leaves the test split unlooked at.
+    ``leave_out``: row ids not scored (e.g. :func:`near_earlier`'s).
     With ``guard_model`` (a route), also the figures once its second opinion is asked on
     every patch the deterministic guard passes (design 443). ``rounds``: only these
     payload files (:data:`ROUNDS`; the CI probes come with round 3), e.g. a first look."""
@@ -368,10 +400,11 @@ def report(
         raise ValueError(f"no payload file for round(s) {unknown}; known: {sorted(ROUNDS)}")
     pairs = load_probes(splits) if not picked or 3 in picked else []
     # a split not reported is not run either: a dev-only look never scores a test row
+    dropped = set(leave_out)
     payloads = [
         p
         for p in load(*(ROUNDS[n] for n in picked)) + probe_payloads(pairs)
-        if p["split"] in splits
+        if p["split"] in splits and p["id"] not in dropped
     ]
     opinion = opinion_of(guard_model) if guard_model else None
     rows = run_attacks(pkg, payloads, opinion)
