@@ -137,6 +137,8 @@ def load(*paths: Path) -> list[dict[str, Any]]:
     return out
 
 
+#: the round-2 corpus, the first attack file the guard's models were trained on
+ROUND2 = ROUND3.parents[1] / "payloads.jsonl"
 #: a word-set Jaccard at or above this with an earlier round's row: the same text re-packed
 NEAR_JACCARD = 0.7
 #: an earlier row at least this long found inside a row: re-packed with more around it
@@ -144,14 +146,14 @@ NEAR_MIN_CHARS = 20
 
 
 def near_earlier(n: int) -> set[str]:
-    """The ids of round ``n``'s rows that lie near a row of an earlier round (lowercased,
-    stripped): equal to one, contained in one, containing one of :data:`NEAR_MIN_CHARS` or more
-    characters, or of word-set Jaccard :data:`NEAR_JACCARD` or more with one. A publisher may
-    re-pack a used corpus without saying so (round 21, design 472); its figure without these
-    rows says what the new texts alone give."""
-    earlier = [
-        str(p["text"]).strip().lower() for r in sorted(ROUNDS) if r < n for p in load(ROUNDS[r])
-    ]
+    """The ids of round ``n``'s rows that lie near a row of an earlier round (lowercased, stripped;
+    the round-2 corpus :data:`ROUND2` counts as earlier): equal to one, contained in one,
+    containing one of :data:`NEAR_MIN_CHARS` or more characters, or of word-set Jaccard
+    :data:`NEAR_JACCARD` or more with one. A publisher may re-pack a used corpus without
+    saying so (round 21, design 472); its figure without these rows says what the new texts
+    alone give."""
+    files = [ROUND2, *(ROUNDS[r] for r in sorted(ROUNDS) if r < n)]
+    earlier = [str(p["text"]).strip().lower() for p in load(*files)]
     words = [frozenset(t.split()) for t in earlier]
     out = set()
     for p in load(ROUNDS[n]):

@@ -245,7 +245,7 @@ BUILTIN_ROUTES: dict[str, ModelRoute] = {
         "learned-probe-guard",
         "local/guard-probe with an exemplar memory of later public sources' dev attacks beside "
         "it: a text nearer three of them than three benign texts of the probe's sample is "
-        "flagged too (designs 470-472); opt-in: on round 21 it catches 9 more of 506 attacks "
+        "flagged too (designs 470-472); opt-in: on round 21 it catches 9 more of 486 attacks "
         "and sends 5 more of 131 legitimate texts to a person.",
         revision="probe-v3+memory-v2",
         params={"extra_body": {"memory": True}},

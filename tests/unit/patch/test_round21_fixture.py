@@ -54,17 +54,17 @@ def test_rows_follow_the_filter_and_split_rules() -> None:
         per_rule[(rid, r["attack"])] += 1
     assert max(n for (_rid, attack), n in per_rule.items() if attack) <= b.ATTACKS_PER_RULE
     assert max(n for (_rid, attack), n in per_rule.items() if not attack) == 1
-    assert len(categories) == 325
+    assert len(categories) == 316
     classes = Counter(r["policy_class"] for r in rows)
     assert classes == {
         "atr-agent-manipulation": 32,
         "atr-benign": 296,
-        "atr-context-exfiltration": 140,
+        "atr-context-exfiltration": 127,
         "atr-data-poisoning": 9,
         "atr-excessive-autonomy": 44,
-        "atr-model-abuse": 18,
-        "atr-privilege-escalation": 47,
-        "atr-prompt-injection": 143,
+        "atr-model-abuse": 12,
+        "atr-privilege-escalation": 45,
+        "atr-prompt-injection": 131,
         "atr-skill-compromise": 40,
         "atr-tool-poisoning": 97,
     }
@@ -74,30 +74,30 @@ def test_rows_follow_the_filter_and_split_rules() -> None:
         ("atr-agent-manipulation", "test"): 15,
         ("atr-benign", "dev"): 165,
         ("atr-benign", "test"): 131,
-        ("atr-context-exfiltration", "dev"): 77,
-        ("atr-context-exfiltration", "test"): 63,
+        ("atr-context-exfiltration", "dev"): 67,
+        ("atr-context-exfiltration", "test"): 60,
         ("atr-data-poisoning", "dev"): 7,
         ("atr-data-poisoning", "test"): 2,
         ("atr-excessive-autonomy", "dev"): 24,
         ("atr-excessive-autonomy", "test"): 20,
-        ("atr-model-abuse", "dev"): 8,
-        ("atr-model-abuse", "test"): 10,
-        ("atr-privilege-escalation", "dev"): 24,
+        ("atr-model-abuse", "dev"): 6,
+        ("atr-model-abuse", "test"): 6,
+        ("atr-privilege-escalation", "dev"): 22,
         ("atr-privilege-escalation", "test"): 23,
-        ("atr-prompt-injection", "dev"): 85,
-        ("atr-prompt-injection", "test"): 58,
+        ("atr-prompt-injection", "dev"): 76,
+        ("atr-prompt-injection", "test"): 55,
         ("atr-skill-compromise", "dev"): 28,
         ("atr-skill-compromise", "test"): 12,
         ("atr-tool-poisoning", "dev"): 47,
         ("atr-tool-poisoning", "test"): 50,
     }
     assert Counter((r["split"], r["attack"]) for r in rows) == {
-        ("dev", True): 317,
-        ("test", True): 253,
+        ("dev", True): 294,
+        ("test", True): 243,
         ("dev", False): 165,
         ("test", False): 131,
     }
-    assert Counter(r["language"] for r in rows) == {"English": 865, "Korean": 1}
+    assert Counter(r["language"] for r in rows) == {"English": 832, "Korean": 1}
 
 
 def test_no_text_of_an_earlier_round() -> None:
@@ -105,6 +105,10 @@ def test_no_text_of_an_earlier_round() -> None:
     earlier = b.earlier_texts()
     assert earlier
     assert not [r["id"] for r in _rows() if r["text"].strip() in earlier]
+    # nor of the round-2 corpus, the guard's models' first training file (33 were, at first)
+    round2 = b.round2_texts()
+    assert len(round2) > 100 and b.ROUND2.name == "payloads.jsonl"
+    assert not [r["id"] for r in _rows() if r["text"].strip() in round2]
 
 
 def test_the_filter_and_split_rules() -> None:
