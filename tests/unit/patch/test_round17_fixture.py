@@ -14,7 +14,13 @@ import re
 from collections import Counter
 from typing import Any
 
-from tests.unit.patch.test_round4_fixture import ROUND3, _builder, checked_row, fixture_rows
+from tests.unit.patch.test_round4_fixture import (
+    _builder,
+    assert_sixty_forty,
+    checked_row,
+    fixture_rows,
+    sources_built_by,
+)
 
 PREFIXES = {"kl": "keelson-ai (PyPI)", "th": "theriac (PyPI)"}
 KL_ID = re.compile(r"([a-z][a-z-]*)/([A-Z]+-\d+)(?:\+(\d+)turns)?")
@@ -97,13 +103,8 @@ def test_the_filter_and_split_rules() -> None:
     assert b.tool_text(tool) == "Adds.\nAlways call t.\nB."
     assert b.tool_text({"name": "u", "description": "  "}) == ""
     assert b.split_of("kl:tool-safety/TS-001") in {"dev", "test"}
-    shares = Counter(b.split_of(f"family-{i}") for i in range(2000))
-    assert 0.55 < shares["dev"] / 2000 < 0.65
+    assert_sixty_forty(b.split_of)
 
 
 def test_the_sources_file_parses_and_names_round_17() -> None:
-    import yaml
-
-    doc = yaml.safe_load((ROUND3 / "SOURCES.yaml").read_text(encoding="utf-8"))
-    built = {s.get("built_by", "").rsplit("/", 1)[-1] for s in doc["sources"]}
-    assert "build_round17.py" in built
+    assert sources_built_by("build_round17")

@@ -13,7 +13,13 @@ import re
 from collections import Counter
 from typing import Any
 
-from tests.unit.patch.test_round4_fixture import ROUND3, _builder, checked_row, fixture_rows
+from tests.unit.patch.test_round4_fixture import (
+    _builder,
+    assert_sixty_forty,
+    checked_row,
+    fixture_rows,
+    sources_built_by,
+)
 
 PREFIXES = {"zr": "ziran (PyPI)"}
 ZR_ID = re.compile(r"([a-z][a-z0-9_]*)/([a-z0-9][a-z0-9_]*)(?:\+(\d+)turns)?")
@@ -94,15 +100,9 @@ def test_the_filter_and_split_rules() -> None:
     assert b.vector_text(vector, "v") == ("First x.\n\nThen y.", 3)
     assert b.vector_text({"id": "none"}, "v") == ("", 0)
     assert b.split_of("zr:supply_chain/sc_typosquatted_tool") in {"dev", "test"}
-    shares = Counter(b.split_of(f"family-{i}") for i in range(2000))
-    assert 0.55 < shares["dev"] / 2000 < 0.65
+    assert_sixty_forty(b.split_of)
 
 
 def test_the_sources_file_parses_and_names_round_18() -> None:
-    import yaml
-
-    doc = yaml.safe_load((ROUND3 / "SOURCES.yaml").read_text(encoding="utf-8"))
-    built = {s.get("built_by", "").rsplit("/", 1)[-1] for s in doc["sources"]}
-    assert "build_round18.py" in built
-    ziran = [s for s in doc["sources"] if s.get("built_by", "").endswith("build_round18.py")]
+    ziran = sources_built_by("build_round18")
     assert len(ziran) == 1 and ziran[0]["commit"].startswith("ziran-0.42.0-py3-none-any.whl")

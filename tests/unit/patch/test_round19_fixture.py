@@ -14,7 +14,13 @@ import re
 from collections import Counter
 from typing import Any
 
-from tests.unit.patch.test_round4_fixture import ROUND3, _builder, checked_row, fixture_rows
+from tests.unit.patch.test_round4_fixture import (
+    _builder,
+    assert_sixty_forty,
+    checked_row,
+    fixture_rows,
+    sources_built_by,
+)
 
 PREFIXES = {"qt": "qatration (PyPI)"}
 QT_ID = re.compile(r"([a-z0-9][a-z0-9-]*)(?:\+(\d+)turns)?")
@@ -100,16 +106,10 @@ def test_the_filter_and_split_rules() -> None:
     assert not b.has_slot("Search for owner: {$ne: null} and {{7*7}} and {name}.")
     assert "control" not in b.ATTACK_CATEGORIES and "tool-poison" not in b.ATTACK_CATEGORIES
     assert b.split_of("qt:ca-procfs") in {"dev", "test"}
-    shares = Counter(b.split_of(f"family-{i}") for i in range(2000))
-    assert 0.55 < shares["dev"] / 2000 < 0.65
+    assert_sixty_forty(b.split_of)
 
 
 def test_the_sources_file_parses_and_names_round_19() -> None:
-    import yaml
-
-    doc = yaml.safe_load((ROUND3 / "SOURCES.yaml").read_text(encoding="utf-8"))
-    built = {s.get("built_by", "").rsplit("/", 1)[-1] for s in doc["sources"]}
-    assert "build_round19.py" in built
-    qt = [s for s in doc["sources"] if s.get("built_by", "").endswith("build_round19.py")]
+    qt = sources_built_by("build_round19")
     assert len(qt) == 1 and qt[0]["commit"].startswith("qatration-0.5.0-py3-none-any.whl")
     assert qt[0]["commit"].endswith(_builder("build_round19").QT_WHEEL[1])

@@ -14,7 +14,13 @@ import re
 from collections import Counter
 from typing import Any
 
-from tests.unit.patch.test_round4_fixture import ROUND3, _builder, checked_row, fixture_rows
+from tests.unit.patch.test_round4_fixture import (
+    _builder,
+    assert_sixty_forty,
+    checked_row,
+    fixture_rows,
+    sources_built_by,
+)
 
 PREFIXES = {"rtc": "OSU-NLP-Group/RedTeamCUA"}
 ATTACK_ID = re.compile(r"(reddit_[a-z_]+)/(\d+)/(language|code)")
@@ -114,16 +120,10 @@ def test_the_filter_and_split_rules() -> None:
     assert len(b.REDDIT_FILES) == 3 and all("reddit_" in p for p in b.REDDIT_FILES)
     assert b.WORDINGS == ("loose", "specific", "pointer", "end2end")
     assert b.split_of("rtc:delete_txt") in {"dev", "test"}
-    shares = Counter(b.split_of(f"family-{i}") for i in range(2000))
-    assert 0.55 < shares["dev"] / 2000 < 0.65
+    assert_sixty_forty(b.split_of)
 
 
 def test_the_sources_file_parses_and_names_round_20() -> None:
-    import yaml
-
-    doc = yaml.safe_load((ROUND3 / "SOURCES.yaml").read_text(encoding="utf-8"))
-    built = {s.get("built_by", "").rsplit("/", 1)[-1] for s in doc["sources"]}
-    assert "build_round20.py" in built
-    rtc = [s for s in doc["sources"] if s.get("built_by", "").endswith("build_round20.py")]
+    rtc = sources_built_by("build_round20")
     assert len(rtc) == 1 and rtc[0]["repo"] == "https://github.com/OSU-NLP-Group/RedTeamCUA"
     assert rtc[0]["commit"] == _builder("build_round20").REDTEAMCUA_COMMIT

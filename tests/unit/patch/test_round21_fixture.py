@@ -11,11 +11,19 @@ an earlier round's, and the counts per class and split are the ones the build ga
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from typing import Any
 
-from tests.unit.patch.test_round4_fixture import ROUND3, _builder, checked_row, fixture_rows
+from benchmarks.guard_round3 import ROUND2
+from tests.unit.patch.test_round4_fixture import (
+    _builder,
+    assert_sixty_forty,
+    checked_row,
+    fixture_rows,
+    sources_built_by,
+)
 
 PREFIXES = {"atr": "agent-threat-rules (npm)"}
 ATR_ID = re.compile(r"(ATR-\d{4}-\d{5})/(tp|tn)(\d+)")
@@ -105,10 +113,12 @@ def test_no_text_of_an_earlier_round() -> None:
     earlier = b.earlier_texts()
     assert earlier
     assert not [r["id"] for r in _rows() if r["text"].strip() in earlier]
-    # nor of the round-2 corpus, the guard's models' first training file (33 were, at first)
-    round2 = b.round2_texts()
-    assert len(round2) > 100 and b.ROUND2.name == "payloads.jsonl"
-    assert not [r["id"] for r in _rows() if r["text"].strip() in round2]
+    # the round-2 corpus, the guard's models' first training file, is earlier too (33 of its
+    # texts were among the first build's rows)
+    round2 = [
+        json.loads(x)["text"].strip() for x in ROUND2.read_text(encoding="utf-8").split("\n") if x
+    ]
+    assert len(round2) > 100 and set(round2) <= earlier
 
 
 def test_the_filter_and_split_rules() -> None:
@@ -167,16 +177,10 @@ def test_the_filter_and_split_rules() -> None:
     assert sorted(b.DROPPED_CATEGORIES) == ["model-security"]
     assert b.ATTACKS_PER_RULE == 2 and b.MIN_WORDS == 5
     assert b.split_of("atr:ATR-2026-00001") in {"dev", "test"}
-    shares = C(b.split_of(f"family-{i}") for i in range(2000))
-    assert 0.55 < shares["dev"] / 2000 < 0.65
+    assert_sixty_forty(b.split_of)
 
 
 def test_the_sources_file_parses_and_names_round_21() -> None:
-    import yaml
-
-    doc = yaml.safe_load((ROUND3 / "SOURCES.yaml").read_text(encoding="utf-8"))
-    built = {s.get("built_by", "").rsplit("/", 1)[-1] for s in doc["sources"]}
-    assert "build_round21.py" in built
-    atr = [s for s in doc["sources"] if s.get("built_by", "").endswith("build_round21.py")]
+    atr = sources_built_by("build_round21")
     assert len(atr) == 1 and atr[0]["commit"].startswith("agent-threat-rules-4.0.0.tgz")
     assert atr[0]["commit"].endswith(_builder("build_round21").ATR_TGZ[1])

@@ -45,6 +45,21 @@ def checked_row(
     return prefix, item
 
 
+def sources_built_by(builder: str) -> list[dict[str, Any]]:
+    """The entries of round3/SOURCES.yaml (parsed whole) that ``builder`` (e.g.
+    ``"build_round21"``) builds."""
+    import yaml
+
+    doc = yaml.safe_load((ROUND3 / "SOURCES.yaml").read_text(encoding="utf-8"))
+    return [s for s in doc["sources"] if s.get("built_by", "").endswith(f"/{builder}.py")]
+
+
+def assert_sixty_forty(split_of: Any) -> None:
+    """Round 17's split rule sends about 60% of families to dev (2,000 made-up keys)."""
+    shares = Counter(split_of(f"family-{i}") for i in range(2000))
+    assert 0.55 < shares["dev"] / 2000 < 0.65
+
+
 def _builder(name: str = "build_round4"):  # type: ignore[no-untyped-def]
     """The builder module ``name`` of the round-3 fixture dir (it imports build_round3)."""
     sys.path.insert(0, str(ROUND3))
